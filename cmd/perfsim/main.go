@@ -1,0 +1,181 @@
+// Command perfsim is an analytical performance model of AI workloads on
+// accelerators. It decomposes a workload into kernels, costs each kernel
+// with a calibrated roofline model, and answers capacity-planning
+// questions: prefill and decode latency, memory, the largest model that
+// fits, what a training step costs, which hardware wins.
+//
+// Usage:
+//
+//	perfsim <command> [flags]
+//
+// The commands:
+//
+//	simulate   latency, throughput and memory of a model on hardware
+//	gemms      the GEMMs (with MAC counts) a model decomposes into
+//	kernel     the predicted time of one kernel (a GEMM, a copy)
+//	maxmodel   the largest model that fits a device or a node
+//	hardware   list and show the hardware catalog or a hardware file
+//	calibrate  measure kernels, fit the cost model, validate a fit
+//	sweep      simulate the cartesian product of scenarios
+//	plot       rooflines, breakdowns, memory and sweep charts
+//	version    print the version
+//
+// Run "perfsim help <command>" for a command's flags and examples.
+//
+// Exit status: 0 on success (and for --help), 1 when a run fails, 2 for a
+// usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// A command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the table of subcommands.
+func commands() map[string]command {
+	return map[string]command{
+		"simulate":  {"latency, throughput and memory of a model on hardware", runSimulateCmd},
+		"gemms":     {"the GEMMs (with MAC counts) a model decomposes into", runGemmsCmd},
+		"kernel":    {"the predicted time of one kernel (a GEMM, a copy)", runKernelCmd},
+		"maxmodel":  {"the largest model that fits a device or a node", runMaxModelCmd},
+		"hardware":  {"list and show the hardware catalog or a hardware file", runHardwareCmd},
+		"calibrate": {"measure kernels, fit the cost model, validate a fit", runCalibrateCmd},
+		"sweep":     {"simulate the cartesian product of scenarios", runSweepCmd},
+		"plot":      {"rooflines, breakdowns, memory and sweep charts", runPlotCmd},
+		"version":   {"print the version", runVersionCmd},
+	}
+}
+
+// A usageError is a mistake in how perfsim was called; it exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode maps an error returned by a command to the process exit status.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs perfsim with args and returns the exit status. Tests call it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	if err != nil && !errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(stderr, "perfsim: %v\n", err)
+		if exitCode(err) == 2 {
+			fmt.Fprintln(stderr, "perfsim: run 'perfsim help' for usage")
+		}
+	}
+	return exitCode(err)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmds := commands()
+	if len(args) == 0 {
+		printUsage(stderr, cmds)
+		return usagef("no command given")
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			c, ok := cmds[args[1]]
+			if !ok {
+				return usagef("unknown command %q", args[1])
+			}
+			return c.run(ctx, []string{"--help"}, stdout, stderr)
+		}
+		printUsage(stdout, cmds)
+		return nil
+	case "-v", "--version":
+		name = "version"
+	}
+	c, ok := cmds[name]
+	if !ok {
+		return usagef("unknown command %q (commands: %s)", name, strings.Join(sortedKeys(cmds), ", "))
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func printUsage(w io.Writer, cmds map[string]command) {
+	fmt.Fprint(w, `perfsim: an analytical performance model of AI workloads
+
+Usage:
+  perfsim <command> [flags]
+
+Commands:
+`)
+	for _, k := range sortedKeys(cmds) {
+		fmt.Fprintf(w, "  %-10s %s\n", k, cmds[k].summary)
+	}
+	fmt.Fprint(w, `
+Run 'perfsim help <command>' for a command's flags and examples.
+
+Exit status: 0 success, 1 failure, 2 usage error.
+`)
+}
+
+// newFlagSet returns a flag set for a subcommand whose --help prints
+// usage (the synopsis), the flags, and examples.
+func newFlagSet(name, synopsis, examples string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		if examples != "" {
+			fmt.Fprintf(stderr, "\nExamples:\n%s", examples)
+		}
+		fmt.Fprint(stderr, "\nExit status: 0 success, 1 failure, 2 usage error.\n")
+	}
+	return fs
+}
+
+// parseFlags parses args and turns flag mistakes into usage errors.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}

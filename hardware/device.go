@@ -1,0 +1,94 @@
+package hardware
+
+import "github.com/perfsim/perfsim/model"
+
+// A Device is one accelerator or CPU as a hardware file describes it.
+//
+// The Go names below are the package's API (sim and cmd use them); the
+// TOML layout is documented in doc.go and the README.
+type Device struct {
+	Name         string
+	Vendor       string
+	Kind         string   // gpu, cpu, tpu, accelerator
+	Aliases      []string // short names accepted by --hw: "h100", ...
+	ComputeUnits int      // SMs, CUs, cores, TensorCores
+	Clock        model.Hertz
+	TDP          model.Watts
+	Launch       model.Seconds // kernel launch overhead
+
+	// Dense peaks per data type. Matrix holds the tensor-core (matrix
+	// unit) peaks, Vector the CUDA-core (vector unit) peaks where they
+	// differ, Sparse the 2:4 structured-sparsity peaks where given.
+	Matrix map[model.DType]model.FLOPRate
+	Vector map[model.DType]model.FLOPRate
+	Sparse map[model.DType]model.FLOPRate
+
+	Memory Memory
+	Eff    model.Efficiency // achievable fractions: defaults or fitted
+
+	Intra Network // scale-up link within a node (NVLink, Infinity Fabric, ICI)
+	Inter Network // scale-out network between nodes (InfiniBand, Ethernet)
+	Host  Network // host link (PCIe, C2C)
+
+	// Sources maps a field's TOML key (e.g. "peak.matrix.bf16") to where
+	// its number came from.
+	Sources map[string]string
+	File    string // the file it was loaded from, or "catalog:<name>"
+}
+
+// Memory is the device's main memory and caches.
+type Memory struct {
+	Capacity  model.Bytes
+	Bandwidth model.ByteRate
+	L2        model.Bytes
+	Reserve   model.Bytes // held back for the framework, CUDA context and workspace
+}
+
+// A Network is one tier of interconnect, as one device sees it.
+type Network struct {
+	Name           string         // "NVLink 4", "InfiniBand NDR", "PCIe 5.0 x16"
+	Bandwidth      model.ByteRate // per device, per direction
+	Latency        model.Seconds  // per message step
+	Efficiency     float64        // achievable fraction of Bandwidth (NCCL bus bandwidth / link rate)
+	DevicesPerNode int            // devices that share this tier in one node (intra-node only)
+	Topology       string         // switch, ring, mesh, torus
+}
+
+// Link returns the network as the alpha-beta model sees it.
+func (n Network) Link() model.Link {
+	return model.Link{Bandwidth: n.Bandwidth, Latency: n.Latency, Efficiency: n.Efficiency}
+}
+
+// Processor returns what the cost model needs of d.
+func (d *Device) Processor() model.Processor {
+	return model.Processor{
+		Name:         d.Name,
+		ComputeUnits: d.ComputeUnits,
+		Matrix:       d.Matrix,
+		Vector:       d.Vector,
+		Bandwidth:    d.Memory.Bandwidth,
+		L2:           d.Memory.L2,
+		Launch:       d.Launch,
+		Eff:          d.Eff,
+	}
+}
+
+// A System is a number of identical devices in nodes, joined by the
+// device's networks.
+type System struct {
+	Device         *Device
+	DevicesPerNode int
+	Nodes          int
+	Intra, Inter   Network
+}
+
+// Devices returns the total device count.
+func (s *System) Devices() int { return s.DevicesPerNode * s.Nodes }
+
+// Link returns the network a collective over tier t uses.
+func (s *System) Link(t model.Tier) model.Link {
+	if t == model.InterNode {
+		return s.Inter.Link()
+	}
+	return s.Intra.Link()
+}
