@@ -12,8 +12,8 @@ type Measurement struct {
 	Source  string // where the row came from: "perfsim-cuda", "aiconfigurator", ...
 	Kernel  string // gemm, copy, read, write, triad, launch, attention_prefill, attention_decode, all_reduce, ...
 	DType   model.DType
-	M, N, K int   // GEMM shape; 0 where not a GEMM
-	Batch   int   // batched GEMMs, or the batch of an attention kernel
+	M, N, K int // GEMM shape; 0 where not a GEMM
+	Batch   int // batched GEMMs, or the batch of an attention kernel
 	Bytes   model.Bytes
 	FLOPs   model.FLOPs
 	Time    model.Seconds // median
@@ -24,5 +24,6 @@ type Measurement struct {
 	Heads, KVHeads, HeadDim, QLen, KVLen int
 	// Ranks of a collective.
 	Ranks int
-	Line  int // line in the file it was read from
+	File  string // file it was read from, for messages; not written by WriteCSV
+	Line  int    // line in the file it was read from; not written by WriteCSV
 }
