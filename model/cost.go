@@ -38,19 +38,22 @@ type Efficiency struct {
 // GEMMParams are the parameters of the GEMM cost model (see GEMMTime).
 // The TOML keys are those of an [efficiency.gemm.<dtype>] table.
 type GEMMParams struct {
-	Compute     float64 `toml:"compute"`              // η_c: fraction of the matrix peak a full tile sustains
-	Memory      float64 `toml:"memory"`               // η_m: fraction of the bandwidth GEMM traffic sustains
-	Launch      Seconds `toml:"launch"`               // t0: fixed cost per GEMM launch
-	CTAOverhead Seconds `toml:"cta_overhead"`         // a: fixed cost per CTA (prologue, epilogue)
-	StepFloor   Seconds `toml:"k_step_floor"`         // τ: latency floor of one K step of a tile
-	SplitK      Seconds `toml:"split_k_cost"`         // t_split: cost of a split-K reduction
-	Overlap     float64 `toml:"overlap_exponent"`     // p: soft maximum exponent; 0 means max
-	L2Factor    float64 `toml:"l2_factor"`            // l2f: L2 bandwidth as a multiple of HBM, for activations that fit
-	QuantBytes  float64 `toml:"quant_bytes"`          // q: bytes per activation element of an fp8 quantisation pass
-	Source      string  `toml:"source"`               // where these came from
-	Points      int     `toml:"points,omitempty"`     // measurements fitted, when fitted
-	ErrMedian   float64 `toml:"err_median,omitempty"` // held-out median |relative error|
-	ErrP90      float64 `toml:"err_p90,omitempty"`    // held-out p90 |relative error|
+	Compute     float64 `toml:"compute"`          // η_c: fraction of the matrix peak a full tile sustains
+	Memory      float64 `toml:"memory"`           // η_m: fraction of the bandwidth GEMM traffic sustains
+	Launch      Seconds `toml:"launch"`           // t0: fixed cost per GEMM launch
+	CTAOverhead Seconds `toml:"cta_overhead"`     // a: fixed cost per CTA (prologue, epilogue)
+	StepFloor   Seconds `toml:"k_step_floor"`     // τ: latency floor of one K step of a tile
+	SplitK      Seconds `toml:"split_k_cost"`     // t_split: cost of a split-K reduction
+	Overlap     float64 `toml:"overlap_exponent"` // p: soft maximum exponent; 0 means max
+	L2Factor    float64 `toml:"l2_factor"`        // l2f: L2 bandwidth as a multiple of HBM, for activations that fit
+	QuantBytes  float64 `toml:"quant_bytes"`      // q: bytes per activation element of an fp8 quantisation pass
+	Waves       string  `toml:"waves,omitempty"`  // "whole" (⌈CTAs/S⌉, default) or "fractional" (max(1, CTAs/S)); see gemm.go
+	// Residual is a fitted correction over log-shape space; nil for none.
+	Residual  *Residual `toml:"residual,omitempty"`
+	Source    string    `toml:"source"`               // where these came from
+	Points    int       `toml:"points,omitempty"`     // measurements fitted, when fitted
+	ErrMedian float64   `toml:"err_median,omitempty"` // held-out median |relative error|
+	ErrP90    float64   `toml:"err_p90,omitempty"`    // held-out p90 |relative error|
 }
 
 // MemoryParams model streaming bandwidth against transfer size:
@@ -63,15 +66,41 @@ type MemoryParams struct {
 	ErrP90     float64 `toml:"err_p90,omitempty"`
 }
 
-// AttentionParams model a fused attention kernel.
+// AttentionParams model an attention kernel: a soft-maximum roofline per
+// phase. Prefill (more than DecodeQueries queries per sequence) uses
+// Compute, Memory, Launch, Overlap and WaveOverhead; decode uses the
+// Decode* fields, each falling back to its prefill counterpart when unset.
+// Unset efficiencies mean 1, an unset launch the device's launch cost, an
+// unset overlap exponent a plain max.
+//
+// Prefill compute runs in CTAs of 128 queries of one head of one sequence
+// (FlashAttention-2 and -3 on Ampere and Hopper), in waves over the
+// compute units: t_c = W·WaveOverhead + W·S/CTAs · F/(P·η_c), with W
+// whole or fractional waves as for GEMMs (Waves). Decode runs one CTA per
+// sequence and KV head.
 type AttentionParams struct {
-	Compute   float64 `toml:"compute"` // fraction of the matrix peak
-	Memory    float64 `toml:"memory"`  // fraction of the bandwidth
-	Launch    Seconds `toml:"launch"`
+	Compute      float64 `toml:"compute"` // fraction of the matrix peak
+	Memory       float64 `toml:"memory"`  // fraction of the bandwidth
+	Launch       Seconds `toml:"launch"`
+	Overlap      float64 `toml:"overlap_exponent,omitempty"` // soft-maximum exponent p; 0 means max
+	WaveOverhead Seconds `toml:"wave_overhead,omitempty"`    // fixed cost per wave of CTAs
+	Waves        string  `toml:"waves,omitempty"`            // "whole" (default) or "fractional"
+
+	DecodeCompute      float64 `toml:"decode_compute,omitempty"`
+	DecodeMemory       float64 `toml:"decode_memory,omitempty"`
+	DecodeLaunch       Seconds `toml:"decode_launch,omitempty"`
+	DecodeOverlap      float64 `toml:"decode_overlap_exponent,omitempty"`
+	DecodeWaveOverhead Seconds `toml:"decode_wave_overhead,omitempty"`
+
 	Source    string  `toml:"source"`
+	Points    int     `toml:"points,omitempty"`
 	ErrMedian float64 `toml:"err_median,omitempty"`
 	ErrP90    float64 `toml:"err_p90,omitempty"`
 }
+
+// DecodeQueries is the most queries per sequence an attention kernel may
+// have and still be priced as decode.
+const DecodeQueries = 16
 
 // Bound says what limits an op.
 type Bound uint8
@@ -216,41 +245,6 @@ func roofline(f FLOPs, b Bytes, peak FLOPRate, bw ByteRate, launch Seconds, d DT
 		c.Bound = MemoryBound
 	}
 	return c
-}
-
-// GEMMCost prices a GEMM: a roofline at the calibrated compute and memory
-// efficiencies, plus the launch cost.
-func (p *Processor) GEMMCost(g GEMM) Cost {
-	d, _ := p.Supported(g.Compute())
-	peak, _ := p.Peak(d)
-	e := p.gemmParams(d)
-	ec, em := e.Compute, e.Memory
-	if ec <= 0 {
-		ec = 1
-	}
-	if em <= 0 {
-		em = 1
-	}
-	return roofline(g.FLOPs(), g.Bytes(), FLOPRate(float64(peak)*ec), ByteRate(float64(p.Bandwidth)*em), e.Launch, d)
-}
-
-// AttentionCost prices a fused or unfused attention kernel.
-func (p *Processor) AttentionCost(a Attention) Cost {
-	d, _ := p.Supported(a.DType)
-	peak, _ := p.Peak(d)
-	e := p.Eff.Attention
-	ec, em := e.Compute, e.Memory
-	if ec <= 0 {
-		ec = 1
-	}
-	if em <= 0 {
-		em = 1
-	}
-	launch := e.Launch
-	if launch == 0 {
-		launch = p.Launch
-	}
-	return roofline(a.FLOPs(), a.Bytes(), FLOPRate(float64(peak)*ec), ByteRate(float64(p.Bandwidth)*em), launch, d)
 }
 
 // StreamCost prices a memory-bound pass doing f of arithmetic in type d

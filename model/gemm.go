@@ -1,0 +1,437 @@
+package model
+
+import "math"
+
+// The tile-aware GEMM roofline (DESIGN.md, "What a GEMM efficiency model
+// needs"). A GEMM library splits C[M×N] into output tiles of Tm×Tn, each
+// computed by one CTA (thread block) on one compute unit, optionally
+// splitting K s ways and reducing the partial tiles afterwards. The model
+// prices every candidate tile and split and keeps the fastest, a stand-in
+// for the library's own heuristic:
+//
+//	N_t      = ⌈m/Tm⌉·⌈n/Tn⌉·batch                 tiles
+//	CTAs     = N_t·s                                s ∈ gemmSplits; s > 1 only when
+//	                                                CTAs ≤ 2·S and k/s ≥ 128
+//	W        = ⌈CTAs/S⌉ (whole waves, A100-class) or max(1, CTAs/S) (fractional, Hopper)
+//	T_cta    = a + ⌈k/s⌉·max(2·T'm·T'n / (P/S·η_c), τ)   T'm = min(Tm, ⌈m/16⌉·16), likewise T'n
+//	T_c      = W·T_cta
+//	T_m      = (e_B·k·n + e_C·m·n)/(W_hbm·η_m)
+//	         + e_A·m·k/(l2f·W_hbm·η_m) when the activation fits in L2 and l2f > 0,
+//	           else e_A·m·k/(W_hbm·η_m)
+//	         + q·m·k/(W_hbm·η_m) for an fp8 activation (its quantisation pass)
+//	t(s)     = (T_c^p + T_m^p)^(1/p) + [s > 1]·(t_split + 2·4·s·m·n/(W_hbm·η_m)) + t0
+//	t        = min over tiles and splits of t(s), times exp(residual(log m, log n, log k))
+//
+// and never less than the plain roofline F/P, B/W_hbm. S is the number of
+// compute units, P the matrix peak of the compute type, e_X the element
+// sizes of A, B and C.
+//
+// Defaults for parameters a hardware file does not set (uncalibrated
+// catalog entries set only compute, memory and launch): a = 0, τ = 0,
+// t_split = 0, p = 0 (a plain max), l2f = 0 (activation from HBM), q = 0,
+// whole waves, no residual. With those, a large GEMM costs about
+// F/(P·η_c) + t0: wave quantisation of the smallest tile that fits is
+// then the only loss, under 1% for a 4096³ GEMM on 108 SMs. A device
+// without ComputeUnits gets no tile or wave quantisation at all.
+
+// gemmTiles are the candidate output tiles (Tm, Tn): those of cuBLAS and
+// CUTLASS on Ampere and Hopper (DESIGN.md).
+var gemmTiles = [...][2]float64{{64, 64}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}}
+
+// gemmSplits are the candidate split-K factors, in increasing order.
+var gemmSplits = [...]int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
+
+// minSplitK is the least K a split-K slice keeps (DESIGN.md).
+const minSplitK = 128
+
+// partialBytes is the size of one partial-sum element of a split-K GEMM:
+// partials accumulate in fp32.
+const partialBytes = 4
+
+// The wave models a GEMMParams.Waves names.
+const (
+	WavesWhole      = "whole"      // ⌈CTAs/S⌉: the last partial wave costs a whole wave (A100)
+	WavesFractional = "fractional" // max(1, CTAs/S): persistent, stream-K-like scheduling (H100)
+)
+
+// A Residual is a fitted correction over GEMM shape space: the natural log
+// of measured/modelled time at the nodes of a grid in log2 m, log2 n and
+// log2 k, interpolated trilinearly and held constant beyond the grid's
+// edges. It follows what the analytical model cannot: the library's kernel
+// choice, which jumps between neighbouring shapes. Values is indexed
+// [(i·len(Log2N)+j)·len(Log2K)+l] for node (Log2M[i], Log2N[j], Log2K[l]).
+type Residual struct {
+	Log2M  []float64 `toml:"log2_m"`
+	Log2N  []float64 `toml:"log2_n"`
+	Log2K  []float64 `toml:"log2_k"`
+	Values []float64 `toml:"values"`
+}
+
+// Valid reports whether r has at least one node on each axis, increasing
+// axes and one value per node.
+func (r *Residual) Valid() bool {
+	if r == nil || len(r.Log2M) == 0 || len(r.Log2N) == 0 || len(r.Log2K) == 0 {
+		return false
+	}
+	if len(r.Values) != len(r.Log2M)*len(r.Log2N)*len(r.Log2K) {
+		return false
+	}
+	for _, ax := range [...][]float64{r.Log2M, r.Log2N, r.Log2K} {
+		for i := range ax {
+			if math.IsNaN(ax[i]) || math.IsInf(ax[i], 0) || (i > 0 && !(ax[i] > ax[i-1])) {
+				return false
+			}
+		}
+	}
+	for _, v := range r.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// locate returns the cell index i and weight w of x on axis ax, so that x
+// interpolates as (1−w)·ax[i] + w·ax[i+1]; beyond the edges w is 0 or 1.
+func locate(ax []float64, x float64) (int, float64) {
+	n := len(ax)
+	if n == 1 || x <= ax[0] {
+		return 0, 0
+	}
+	if x >= ax[n-1] {
+		return n - 2, 1
+	}
+	i := 0
+	for i < n-2 && x >= ax[i+1] {
+		i++
+	}
+	return i, (x - ax[i]) / (ax[i+1] - ax[i])
+}
+
+// Weights returns the 8 grid nodes (as indexes into Values) and their
+// trilinear weights at (m, n, k). Nodes repeat where an axis has one
+// point. r must be Valid.
+func (r *Residual) Weights(m, n, k float64) (idx [8]int, w [8]float64) {
+	i, wi := locate(r.Log2M, math.Log2(m))
+	j, wj := locate(r.Log2N, math.Log2(n))
+	l, wl := locate(r.Log2K, math.Log2(k))
+	nn, nk := len(r.Log2N), len(r.Log2K)
+	for c := 0; c < 8; c++ {
+		ii, jj, ll := i, j, l
+		f := 1.0
+		if c&4 != 0 {
+			ii, f = min(i+1, len(r.Log2M)-1), f*wi
+		} else {
+			f *= 1 - wi
+		}
+		if c&2 != 0 {
+			jj, f = min(j+1, nn-1), f*wj
+		} else {
+			f *= 1 - wj
+		}
+		if c&1 != 0 {
+			ll, f = min(l+1, nk-1), f*wl
+		} else {
+			f *= 1 - wl
+		}
+		idx[c], w[c] = (ii*nn+jj)*nk+ll, f
+	}
+	return idx, w
+}
+
+// At returns the interpolated log correction at (m, n, k); 0 for an
+// invalid table.
+func (r *Residual) At(m, n, k float64) float64 {
+	if !r.Valid() {
+		return 0
+	}
+	idx, w := r.Weights(m, n, k)
+	v := 0.0
+	for c := range idx {
+		v += w[c] * r.Values[idx[c]]
+	}
+	return v
+}
+
+// A GEMMChoice is what the model picked for a GEMM: the output tile, the
+// split-K factor and the waves of CTAs it ran in.
+type GEMMChoice struct {
+	TileM, TileN int
+	Split        int
+	Waves        float64
+	Residual     float64 // log correction applied from the residual table
+}
+
+// gemmSetup holds a GEMM's parameters with the defaults filled in.
+type gemmSetup struct {
+	etaC, etaM         float64
+	t0, a, tau, tsplit float64
+	p, l2f, q          float64
+	fractional         bool
+	res                *Residual
+	peak, bw, l2, cus  float64
+}
+
+func clampEff(e float64) float64 {
+	if !(e > 0) || math.IsInf(e, 0) {
+		return 1
+	}
+	return math.Min(e, 1)
+}
+
+func nonNeg(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+// GEMMDetail prices g like GEMMCost and also says which tile and split the
+// model chose.
+func (p *Processor) GEMMDetail(g GEMM) (Cost, GEMMChoice) {
+	d, _ := p.Supported(g.Compute())
+	peak, _ := p.Peak(d)
+	e := p.gemmParams(d)
+	s := gemmSetup{
+		etaC: clampEff(e.Compute), etaM: clampEff(e.Memory),
+		t0: nonNeg(float64(e.Launch)), a: nonNeg(float64(e.CTAOverhead)), tau: nonNeg(float64(e.StepFloor)),
+		tsplit: nonNeg(float64(e.SplitK)), p: nonNeg(e.Overlap), l2f: nonNeg(e.L2Factor), q: nonNeg(e.QuantBytes),
+		fractional: e.Waves == WavesFractional,
+		peak:       nonNeg(float64(peak)), bw: nonNeg(float64(p.Bandwidth)), l2: nonNeg(float64(p.L2)),
+		cus: float64(max(p.ComputeUnits, 0)),
+	}
+	if e.Launch == 0 {
+		s.t0 = nonNeg(float64(p.Launch))
+	}
+	if e.Residual.Valid() {
+		s.res = e.Residual
+	}
+	return s.cost(g, d)
+}
+
+// GEMMCost prices a GEMM with the tile-aware roofline described above.
+func (p *Processor) GEMMCost(g GEMM) Cost {
+	c, _ := p.GEMMDetail(g)
+	return c
+}
+
+func (s *gemmSetup) cost(g GEMM, d DType) (Cost, GEMMChoice) {
+	c := Cost{FLOPs: g.FLOPs(), Bytes: g.Bytes(), DType: d}
+	var ch GEMMChoice
+	m, n, k, b := float64(g.M), float64(g.N), float64(g.K), g.batch()
+	if !(m > 0 && n > 0 && k > 0) || math.IsInf(float64(c.FLOPs), 0) || math.IsInf(float64(c.Bytes), 0) {
+		c.Time, c.Bound = Seconds(s.t0), LatencyBound
+		return c, ch
+	}
+	bw := s.bw * s.etaM
+	// Memory: weights and output from HBM, the activation from HBM or L2,
+	// and an fp8 activation's quantisation pass.
+	var tm float64
+	if bw > 0 {
+		act := b * m * k * g.A.Size()
+		tm = b * (k*n*g.B.Size()*(1+g.B.ScaleOverhead()) + m*n*g.C.Size()) / bw
+		if s.l2f > 0 && act <= s.l2 {
+			tm += act / (bw * s.l2f)
+		} else {
+			tm += act / bw
+		}
+		if s.q > 0 && g.A.Peak() == FP8 {
+			tm += s.q * b * m * k / bw
+		}
+	}
+	// Compute: the best tile for each split factor.
+	var best [len(gemmSplits)]float64
+	var bestTile [len(gemmSplits)]int
+	var bestWaves [len(gemmSplits)]float64
+	var bestFloored [len(gemmSplits)]bool
+	for i := range best {
+		best[i] = math.Inf(1)
+	}
+	floored := false
+	if s.peak > 0 && s.cus > 0 {
+		perCU := s.peak * s.etaC / s.cus
+		for ti, t := range gemmTiles {
+			tmc := math.Min(t[0], math.Ceil(m/16)*16)
+			tnc := math.Min(t[1], math.Ceil(n/16)*16)
+			nt := math.Ceil(m/t[0]) * math.Ceil(n/t[1]) * b
+			step := 2 * tmc * tnc / perCU
+			fl := s.tau > step
+			if fl {
+				step = s.tau
+			}
+			for si, sp := range gemmSplits {
+				fs := float64(sp)
+				if sp > 1 && (nt*fs > 2*s.cus || k/fs < minSplitK) {
+					break
+				}
+				ctas := nt * fs
+				w := ctas / s.cus
+				if s.fractional {
+					w = math.Max(1, w)
+				} else {
+					w = math.Ceil(w)
+				}
+				tc := w * (s.a + math.Ceil(k/fs)*step)
+				if tc < best[si] {
+					best[si], bestTile[si], bestWaves[si], bestFloored[si] = tc, ti, w, fl
+				}
+			}
+		}
+	} else if s.peak > 0 {
+		best[0] = float64(c.FLOPs) / (s.peak * s.etaC)
+		bestWaves[0] = 1
+	}
+	total := math.Inf(1)
+	for si, tc := range best {
+		if math.IsInf(tc, 1) {
+			continue
+		}
+		t := s.t0
+		if sp := float64(gemmSplits[si]); sp > 1 {
+			t += s.tsplit
+			if bw > 0 {
+				t += 2 * partialBytes * sp * b * m * n / bw
+			}
+		}
+		// The soft maximum is at least the max: skip the power
+		// functions when that already loses.
+		if t+math.Max(tc, tm) >= total {
+			continue
+		}
+		t += s.soft(tc, tm)
+		if t < total {
+			total = t
+			c.Compute, c.Memory = Seconds(tc), Seconds(tm)
+			floored = bestFloored[si]
+			ch = GEMMChoice{TileM: int(gemmTiles[bestTile[si]][0]), TileN: int(gemmTiles[bestTile[si]][1]), Split: gemmSplits[si], Waves: bestWaves[si]}
+		}
+	}
+	if math.IsInf(total, 1) { // no peak: memory and launch only
+		total = tm + s.t0
+		c.Memory = Seconds(tm)
+	}
+	if s.res != nil {
+		ch.Residual = s.res.At(m, n, k)
+		total *= math.Exp(ch.Residual)
+	}
+	// Never faster than the plain roofline.
+	floor := 0.0
+	if s.peak > 0 {
+		floor = float64(c.FLOPs) / s.peak
+	}
+	if s.bw > 0 {
+		floor = math.Max(floor, float64(c.Bytes)/s.bw)
+	}
+	if !(total >= floor) {
+		total = floor
+	}
+	c.Time = Seconds(total)
+	switch {
+	case s.t0 >= float64(c.Compute) && s.t0 >= float64(c.Memory), floored && c.Compute >= c.Memory:
+		c.Bound = LatencyBound
+	case c.Compute >= c.Memory:
+		c.Bound = ComputeBound
+	default:
+		c.Bound = MemoryBound
+	}
+	return c, ch
+}
+
+// soft is the soft maximum (x^p + y^p)^(1/p); a plain max when p is 0.
+func (s *gemmSetup) soft(x, y float64) float64 {
+	return SoftMax(x, y, s.p)
+}
+
+// SoftMax returns (x^p + y^p)^(1/p) for non-negative x and y, the way
+// compute and memory time combine when they overlap only in part: p = 1
+// is no overlap (a sum), p → ∞ perfect overlap (a max). p ≤ 0 means max.
+func SoftMax(x, y, p float64) float64 {
+	hi, lo := math.Max(x, y), math.Min(x, y)
+	if !(p > 0) || hi == 0 || math.IsInf(p, 1) {
+		return hi
+	}
+	r := lo / hi
+	if r == 0 {
+		return hi
+	}
+	return hi * math.Pow(1+math.Pow(r, p), 1/p)
+}
+
+// AttentionCost prices a fused or unfused attention kernel with the
+// parameters of its phase (see AttentionParams). Unfused attention moves
+// the scores through memory (Attention.Bytes counts them); its arithmetic
+// is priced the same way.
+func (p *Processor) AttentionCost(a Attention) Cost {
+	d, _ := p.Supported(a.DType)
+	peak, _ := p.Peak(d)
+	e := p.Eff.Attention
+	ec, em, t0, ov, wo := e.Compute, e.Memory, e.Launch, e.Overlap, e.WaveOverhead
+	decode := a.QLen <= DecodeQueries
+	if decode {
+		if e.DecodeCompute > 0 {
+			ec = e.DecodeCompute
+		}
+		if e.DecodeMemory > 0 {
+			em = e.DecodeMemory
+		}
+		if e.DecodeLaunch > 0 {
+			t0 = e.DecodeLaunch
+		}
+		if e.DecodeOverlap > 0 {
+			ov = e.DecodeOverlap
+		}
+		if e.DecodeWaveOverhead > 0 {
+			wo = e.DecodeWaveOverhead
+		}
+	}
+	if t0 <= 0 {
+		t0 = p.Launch
+	}
+	c := Cost{FLOPs: a.FLOPs(), Bytes: a.Bytes(), DType: d}
+	pk, bw := nonNeg(float64(peak)), nonNeg(float64(p.Bandwidth))
+	var tc, tm float64
+	if pk > 0 {
+		tc = float64(c.FLOPs) / (pk * clampEff(ec))
+		// Waves of CTAs: 128-query tiles per head and sequence in
+		// prefill; one CTA per sequence and KV head in decode.
+		if cus := float64(p.ComputeUnits); cus > 0 && a.Batch > 0 && a.Heads > 0 {
+			ctas := float64(a.Batch) * float64(a.Heads) * math.Ceil(float64(a.QLen)/128)
+			if decode {
+				ctas = float64(a.Batch) * float64(max(a.KVHeads, 1))
+			}
+			w := ctas / cus
+			if e.Waves == WavesFractional {
+				w = math.Max(1, w)
+			} else {
+				w = math.Ceil(w)
+			}
+			if ctas > 0 && !math.IsInf(w, 0) {
+				tc = w*nonNeg(float64(wo)) + w*cus/ctas*tc
+			}
+		}
+	}
+	if bw > 0 {
+		tm = float64(c.Bytes) / (bw * clampEff(em))
+	}
+	t := SoftMax(tc, tm, nonNeg(ov)) + nonNeg(float64(t0))
+	floor := 0.0
+	if pk > 0 {
+		floor = float64(c.FLOPs) / pk
+	}
+	if bw > 0 {
+		floor = math.Max(floor, float64(c.Bytes)/bw)
+	}
+	if !(t >= floor) || math.IsInf(t, 0) {
+		t = floor
+	}
+	c.Compute, c.Memory, c.Time = Seconds(tc), Seconds(tm), Seconds(t)
+	switch {
+	case float64(t0) >= tc && float64(t0) >= tm:
+		c.Bound = LatencyBound
+	case tc >= tm:
+		c.Bound = ComputeBound
+	default:
+		c.Bound = MemoryBound
+	}
+	return c
+}
