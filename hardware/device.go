@@ -11,6 +11,7 @@ type Device struct {
 	Vendor       string
 	Kind         string   // gpu, cpu, tpu, accelerator
 	Aliases      []string // short names accepted by --hw: "h100", ...
+	Architecture string   // "Hopper GH100"; informative
 	ComputeUnits int      // SMs, CUs, cores, TensorCores
 	Clock        model.Hertz
 	TDP          model.Watts
@@ -34,10 +35,13 @@ type Device struct {
 	// its number came from.
 	Sources map[string]string
 	File    string // the file it was loaded from, or "catalog:<name>"
+
+	pos map[string]int // dotted key -> line in File, for Validate's messages
 }
 
 // Memory is the device's main memory and caches.
 type Memory struct {
+	Type      string // "HBM3", "GDDR6", "DDR5"; informative
 	Capacity  model.Bytes
 	Bandwidth model.ByteRate
 	L2        model.Bytes

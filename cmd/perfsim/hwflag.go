@@ -1,0 +1,35 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/perfsim/perfsim/hardware"
+)
+
+// hwFlagUsage is the help text of every --hw flag.
+const hwFlagUsage = "hardware: a catalog name or alias (h100, a100, mi300x; see 'perfsim hardware list') or a hardware TOML file"
+
+// resolveHardware returns the device a --hw argument names: a catalog
+// name or alias, or a path to a hardware TOML file. A file's problems
+// come back one per line, each prefixed "perfsim: " when printed, so that
+// every line on stderr carries the prefix.
+func resolveHardware(arg string) (*hardware.Device, error) {
+	if strings.TrimSpace(arg) == "" {
+		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
+	}
+	d, err := hardware.Resolve(arg)
+	if err != nil {
+		return nil, linesError{err}
+	}
+	return d, nil
+}
+
+// A linesError prints a joined error with "perfsim: " before every line
+// after the first (main prints the first prefix).
+type linesError struct{ err error }
+
+func (e linesError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), "\n", "\nperfsim: ")
+}
+
+func (e linesError) Unwrap() error { return e.err }

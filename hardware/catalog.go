@@ -1,0 +1,123 @@
+package hardware
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+)
+
+//go:embed devices/*.toml
+var devicesFS embed.FS
+
+// catalogOrder is the order of Catalog: NVIDIA data-centre parts by
+// generation, NVIDIA PCIe and consumer parts, AMD, Google, Intel, CPUs.
+// Each is the stem of a file in devices/.
+var catalogOrder = []string{
+	"h100-sxm",
+}
+
+// loadCatalogFile loads one embedded device by its file stem.
+func loadCatalogFile(stem string) (*Device, error) {
+	data, err := devicesFS.ReadFile(path.Join("devices", stem+".toml"))
+	if err != nil {
+		return nil, err
+	}
+	d, err := Load(bytes.NewReader(data), "hardware/devices/"+stem+".toml")
+	if err != nil {
+		return nil, err
+	}
+	d.File = "catalog:" + stem
+	return d, nil
+}
+
+// Catalog returns every embedded device, freshly loaded (callers may
+// change them), in a fixed order. The embedded files are tested to load;
+// a broken one is a programmer error and panics.
+func Catalog() []*Device {
+	out := make([]*Device, 0, len(catalogOrder))
+	for _, stem := range catalogOrder {
+		d, err := loadCatalogFile(stem)
+		if err != nil {
+			panic(fmt.Sprintf("hardware: embedded catalog: %v", err))
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// normName folds a device name for matching: case, spaces, hyphens and
+// underscores are ignored, so "H100 SXM", "h100-sxm" and "h100sxm" match.
+func normName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.NewReplacer(" ", "", "-", "", "_", "").Replace(s)
+}
+
+// names returns every name d answers to: its name, its aliases and its
+// catalog file stem.
+func (d *Device) names() []string {
+	n := append([]string{d.Name}, d.Aliases...)
+	if stem, ok := strings.CutPrefix(d.File, "catalog:"); ok {
+		n = append(n, stem)
+	}
+	return n
+}
+
+// Lookup returns the catalog device called name, by its name, one of its
+// aliases ("h100", "mi300x") or its file stem; case, spaces and hyphens
+// are ignored. An unknown name is an error wrapping ErrUnknownDevice,
+// with the closest name when one is close.
+func Lookup(name string) (*Device, error) {
+	want := normName(name)
+	var all []string
+	for _, d := range Catalog() {
+		for _, n := range d.names() {
+			if normName(n) == want {
+				return d, nil
+			}
+			all = append(all, n)
+		}
+	}
+	hint := ""
+	if s := suggestName(name, all); s != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return nil, fmt.Errorf("hardware: %w %q%s", ErrUnknownDevice, name, hint)
+}
+
+// suggestName finds the closest name ignoring case.
+func suggestName(name string, names []string) string {
+	lower := make([]string, len(names))
+	for i, n := range names {
+		lower[i] = strings.ToLower(n)
+	}
+	s := suggest(strings.ToLower(name), lower)
+	for i, l := range lower {
+		if l == s && s != "" {
+			return names[i]
+		}
+	}
+	return ""
+}
+
+// Resolve returns the device arg names: a path to a TOML file (anything
+// ending in .toml or containing a path separator) or a catalog name or
+// alias. A name not in the catalog that is an existing file is loaded.
+func Resolve(arg string) (*Device, error) {
+	if arg == "" {
+		return nil, fmt.Errorf("hardware: no device named (give a catalog name such as h100, or a .toml file)")
+	}
+	if strings.HasSuffix(strings.ToLower(arg), ".toml") || strings.ContainsAny(arg, `/\`) {
+		return LoadFile(arg)
+	}
+	d, err := Lookup(arg)
+	if err != nil {
+		if st, serr := os.Stat(arg); serr == nil && st.Mode().IsRegular() {
+			return LoadFile(arg)
+		}
+		return nil, err
+	}
+	return d, nil
+}

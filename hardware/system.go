@@ -1,0 +1,132 @@
+package hardware
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// NewSystem returns nodes nodes of devicesPerNode devices d, joined by the
+// device's own networks. devicesPerNode 0 means the device's intra-node
+// domain (interconnect.intra.devices_per_node, or 1 without one).
+func NewSystem(d *Device, devicesPerNode, nodes int) (*System, error) {
+	if d == nil {
+		return nil, errors.New("hardware: system without a device")
+	}
+	var errs []error
+	if devicesPerNode == 0 {
+		devicesPerNode = max(1, d.Intra.DevicesPerNode)
+	}
+	if devicesPerNode < 0 {
+		errs = append(errs, fmt.Errorf("hardware: %s: devices per node must be positive, not %d", d.Name, devicesPerNode))
+	}
+	if nodes < 1 {
+		errs = append(errs, fmt.Errorf("hardware: %s: nodes must be at least 1, not %d", d.Name, nodes))
+	}
+	if devicesPerNode > 1 {
+		switch {
+		case d.Intra.Bandwidth <= 0:
+			errs = append(errs, fmt.Errorf("hardware: %s: %d devices per node, but the device has no intra-node network (interconnect.intra)", d.Name, devicesPerNode))
+		case devicesPerNode > d.Intra.DevicesPerNode:
+			errs = append(errs, fmt.Errorf("hardware: %s: %d devices per node, but its %s joins at most %d (interconnect.intra.devices_per_node)", d.Name, devicesPerNode, d.Intra.Name, d.Intra.DevicesPerNode))
+		}
+	}
+	if nodes > 1 && d.Inter.Bandwidth <= 0 {
+		errs = append(errs, fmt.Errorf("hardware: %s: %d nodes, but the device has no inter-node network (interconnect.inter)", d.Name, nodes))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &System{Device: d, DevicesPerNode: devicesPerNode, Nodes: nodes, Intra: d.Intra, Inter: d.Inter}, nil
+}
+
+// The keys of a system file.
+var systemKeys = []string{"source", "device", "devices_per_node", "nodes", "intra", "inter"}
+
+// LoadSystemFile reads the system file at path.
+func LoadSystemFile(path string) (*System, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("hardware: %w", err)
+	}
+	defer f.Close()
+	return LoadSystem(f, path)
+}
+
+// LoadSystem reads a system from the TOML in r: a device (a catalog name
+// or a device file, relative to file's directory), devices per node,
+// nodes, and optional [intra] and [inter] tables whose keys override the
+// device's interconnect.intra and interconnect.inter.
+func LoadSystem(r io.Reader, file string) (*System, error) {
+	t, d, err := parse(r, file)
+	if err != nil {
+		return nil, err
+	}
+	name, _ := t.str("device", true)
+	perNode, _ := t.integer("devices_per_node", false)
+	nodes, ok := t.integer("nodes", false)
+	if !ok && !d.bad["nodes"] {
+		nodes = 1
+	}
+	var dev *Device
+	if name != "" {
+		arg := name
+		if strings.HasSuffix(strings.ToLower(arg), ".toml") && !filepath.IsAbs(arg) {
+			arg = filepath.Join(filepath.Dir(file), arg)
+		}
+		dev, err = Resolve(arg)
+		if err != nil {
+			d.fail(t.lines["device"], "device", err)
+		}
+	}
+	var intra, inter Network
+	if dev != nil {
+		intra, inter = dev.Intra, dev.Inter
+	}
+	override(t, "intra", intraKeys, &intra)
+	override(t, "inter", networkKeys, &inter)
+	t.close()
+	if len(d.errs) > 0 || dev == nil {
+		return nil, joinSorted(d.errs)
+	}
+	dev.Intra, dev.Inter = intra, inter
+	for k, s := range d.srcs {
+		dev.Sources["system."+k] = s
+	}
+	if err := dev.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := NewSystem(dev, perNode, nodes)
+	if err != nil {
+		return nil, &ParseError{File: file, Err: err}
+	}
+	return s, nil
+}
+
+// override applies the keys of the [tier] table of a system file to n.
+func override(t *table, tier string, known []string, n *Network) {
+	o := t.sub(tier, known, false)
+	if o == nil {
+		return
+	}
+	if s, ok := o.str("name", false); ok {
+		n.Name = s
+	}
+	o.quantity("bandwidth", &n.Bandwidth, false)
+	o.quantity("latency", &n.Latency, false)
+	if e, ok := o.float("efficiency", false); ok {
+		n.Efficiency = e
+	}
+	if tier == "intra" {
+		if k, ok := o.integer("devices_per_node", false); ok {
+			n.DevicesPerNode = k
+		}
+		if s, ok := o.str("topology", false); ok {
+			n.Topology = s
+		}
+	}
+	o.close()
+}
