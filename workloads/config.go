@@ -1,0 +1,89 @@
+package workloads
+
+// Kind is the family of a model: how it decomposes into kernels.
+type Kind string
+
+// The model kinds.
+const (
+	Decoder Kind = "decoder" // causal language model (GPT, Llama, Mixtral)
+	Encoder Kind = "encoder" // bidirectional encoder (BERT)
+	ViT     Kind = "vit"     // vision transformer: patch embedding, class token, encoder
+	CNN     Kind = "cnn"     // convolutional network described layer by layer
+)
+
+// Config is a model description as a TOML file writes it. Every key is
+// documented in doc.go; zero values mean "not given" and take the
+// defaults Validate documents. A Config is turned into a Model by New
+// (or Load, LoadHF, Resolve), which validates it.
+type Config struct {
+	Name   string `toml:"name"`
+	Source string `toml:"source"` // where the numbers come from: a paper, an HF config
+	Kind   Kind   `toml:"kind"`
+
+	// Transformers.
+	Layers         int    `toml:"layers"`
+	DModel         int    `toml:"d_model"`
+	Heads          int    `toml:"heads"`
+	KVHeads        int    `toml:"kv_heads"` // default heads (multi-head); 1 is multi-query
+	HeadDim        int    `toml:"head_dim"` // default d_model/heads
+	FFN            int    `toml:"ffn"`
+	Vocab          int    `toml:"vocab"`
+	MaxContext     int    `toml:"max_context"`
+	Norm           string `toml:"norm"`       // layernorm | rmsnorm
+	Activation     string `toml:"activation"` // gelu | relu | silu | swiglu | geglu
+	Position       string `toml:"position"`   // learned | rope | sinusoidal | alibi | none
+	Bias           *bool  `toml:"bias"`       // biases in the linear layers
+	QKVBias        *bool  `toml:"qkv_bias"`   // biases in Q, K, V (default bias)
+	OutBias        *bool  `toml:"out_bias"`   // bias in the attention output projection (default bias)
+	LMHeadBias     bool   `toml:"lm_head_bias"`
+	TiedEmbeddings bool   `toml:"tied_embeddings"`
+	ParallelAttn   bool   `toml:"parallel_attn"` // attention and MLP share one norm (GPT-J)
+	FinalNorm      *bool  `toml:"final_norm"`
+	EmbeddingNorm  bool   `toml:"embedding_norm"`
+	TypeVocab      int    `toml:"type_vocab"` // token-type embeddings (BERT)
+	Pooler         bool   `toml:"pooler"`
+	MLMHead        bool   `toml:"mlm_head"` // BERT's masked-LM head (tied decoder)
+
+	// Mixture of experts.
+	Experts       int `toml:"experts"`
+	TopK          int `toml:"top_k"`
+	SharedExperts int `toml:"shared_experts"`
+	ExpertFFN     int `toml:"expert_ffn"` // default ffn
+
+	// Vision transformers and CNNs.
+	ImageSize  int   `toml:"image_size"`
+	PatchSize  int   `toml:"patch_size"`
+	Channels   int   `toml:"channels"`
+	Classes    int   `toml:"classes"`
+	ClassToken *bool `toml:"class_token"`
+
+	// CNNs: the layers in order.
+	Layer []Layer `toml:"layer"`
+}
+
+// A Layer is one layer of a CNN. Shapes are inferred from the input
+// image; only what a layer adds is written.
+type Layer struct {
+	Name       string `toml:"name"`
+	Op         string `toml:"op"`    // conv | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | flatten
+	Input      string `toml:"input"` // read the output of this named layer instead of the previous one
+	From       string `toml:"from"`  // add: the layer whose output is added to the input
+	Out        int    `toml:"out"`   // conv: output channels; fc: output features
+	Kernel     int    `toml:"kernel"`
+	Stride     *int   `toml:"stride"`   // default 1 (conv) or kernel (pooling)
+	Padding    int    `toml:"padding"`  // default 0
+	Dilation   int    `toml:"dilation"` // default 1
+	Groups     int    `toml:"groups"`   // default 1
+	Bias       *bool  `toml:"bias"`     // conv default false, fc default true
+	Norm       string `toml:"norm"`     // "batchnorm" after a conv or fc
+	Activation string `toml:"activation"`
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func gated(act string) bool { return act == "swiglu" || act == "geglu" }

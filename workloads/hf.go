@@ -1,0 +1,308 @@
+package workloads
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// HFArchitectures lists the HuggingFace architectures LoadHF reads.
+var HFArchitectures = []string{
+	"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
+	"GPT2LMHeadModel", "GPTNeoXForCausalLM", "GemmaForCausalLM",
+	"BertModel", "BertForMaskedLM", "ViTModel",
+}
+
+// ErrUnsupportedArchitecture is wrapped by LoadHF for an architecture it
+// does not know.
+var ErrUnsupportedArchitecture = errors.New("unsupported architecture")
+
+// LoadHF reads a HuggingFace config.json from r; file names it in errors
+// and, without a "_name_or_path", names the model (its directory).
+func LoadHF(r io.Reader, file string) (*Model, error) {
+	src, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("workloads: %s: %w", file, err)
+	}
+	if len(src) > maxFileSize {
+		return nil, &ConfigError{File: file, Err: fmt.Errorf("over %d bytes: %w", maxFileSize, ErrTooLarge)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &ConfigError{File: file, Line: 1 + bytes.Count(src[:min(int(se.Offset), len(src))], []byte("\n")), Err: err}
+		}
+		return nil, &ConfigError{File: file, Err: fmt.Errorf("not a JSON object: %w", err)}
+	}
+	h := hfReader{raw: raw, file: file, src: src}
+	c := h.config()
+	if len(h.errs) > 0 {
+		return nil, errors.Join(h.errs...)
+	}
+	m, err := New(c)
+	if err != nil {
+		return nil, h.locate(err)
+	}
+	return m, nil
+}
+
+// hfReader pulls typed values out of a decoded config.json, collecting
+// every problem.
+type hfReader struct {
+	raw  map[string]any
+	file string
+	src  []byte
+	errs []error
+}
+
+func (h *hfReader) line(key string) int {
+	i := bytes.Index(h.src, []byte(`"`+key+`"`))
+	if i < 0 {
+		return 0
+	}
+	return 1 + bytes.Count(h.src[:i], []byte("\n"))
+}
+
+func (h *hfReader) bad(key string, err error) {
+	h.errs = append(h.errs, &ConfigError{File: h.file, Line: h.line(key), Key: key, Err: err})
+}
+
+// int returns the integer at key, def when absent or null.
+func (h *hfReader) int(key string, def int) int {
+	v, ok := h.raw[key]
+	if !ok || v == nil {
+		return def
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		h.bad(key, fmt.Errorf("want an integer, got %v", v))
+		return def
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > maxDim*64 {
+		h.bad(key, fmt.Errorf("want an integer size, got %s", n))
+		return def
+	}
+	return int(f)
+}
+
+func (h *hfReader) float(key string, def float64) float64 {
+	v, ok := h.raw[key]
+	if !ok || v == nil {
+		return def
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		h.bad(key, fmt.Errorf("want a number, got %v", v))
+		return def
+	}
+	f, err := n.Float64()
+	if err != nil || !finite(f) {
+		h.bad(key, fmt.Errorf("want a number, got %s", n))
+		return def
+	}
+	return f
+}
+
+func (h *hfReader) bool(key string, def bool) bool {
+	v, ok := h.raw[key]
+	if !ok || v == nil {
+		return def
+	}
+	b, ok := v.(bool)
+	if !ok {
+		h.bad(key, fmt.Errorf("want true or false, got %v", v))
+		return def
+	}
+	return b
+}
+
+func (h *hfReader) string(key, def string) string {
+	v, ok := h.raw[key]
+	if !ok || v == nil {
+		return def
+	}
+	s, ok := v.(string)
+	if !ok {
+		h.bad(key, fmt.Errorf("want a string, got %v", v))
+		return def
+	}
+	return s
+}
+
+// act maps an HF hidden_act to an activation; gated says the MLP has a
+// gate projection.
+func (h *hfReader) act(key, def string, isGated bool) string {
+	a := strings.ToLower(h.string(key, def))
+	switch {
+	case strings.HasPrefix(a, "gelu"):
+		if isGated {
+			return "geglu"
+		}
+		return "gelu"
+	case a == "silu" || a == "swish":
+		if isGated {
+			return "swiglu"
+		}
+		return "silu"
+	case a == "relu":
+		return "relu"
+	}
+	h.bad(key, fmt.Errorf("unknown activation %q (want gelu, silu or relu)", a))
+	return "gelu"
+}
+
+func bptr(b bool) *bool { return &b }
+
+func (h *hfReader) config() Config {
+	var arch string
+	switch a := h.raw["architectures"].(type) {
+	case []any:
+		if len(a) > 0 {
+			arch, _ = a[0].(string)
+		}
+	}
+	if arch == "" {
+		h.bad("architectures", fmt.Errorf("missing: want one of %s", strings.Join(HFArchitectures, ", ")))
+		return Config{}
+	}
+	name := h.string("_name_or_path", "")
+	if name == "" {
+		name = filepath.Base(filepath.Dir(h.file))
+		if name == "." || name == "/" || name == "" {
+			name = strings.TrimSuffix(filepath.Base(h.file), filepath.Ext(h.file))
+		}
+	}
+	c := Config{Name: name, Source: "HuggingFace config.json: " + h.file}
+	switch arch {
+	case "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "GemmaForCausalLM":
+		c.Kind = Decoder
+		c.DModel = h.int("hidden_size", 0)
+		c.Layers = h.int("num_hidden_layers", 0)
+		c.Heads = h.int("num_attention_heads", 0)
+		c.KVHeads = h.int("num_key_value_heads", c.Heads)
+		c.HeadDim = h.int("head_dim", 0)
+		c.FFN = h.int("intermediate_size", 0)
+		c.Vocab = h.int("vocab_size", 0)
+		c.MaxContext = h.int("max_position_embeddings", 0)
+		c.Norm, c.Position = "rmsnorm", "rope"
+		c.TiedEmbeddings = h.bool("tie_word_embeddings", arch == "GemmaForCausalLM")
+		c.Bias = bptr(h.bool("attention_bias", false) && arch == "LlamaForCausalLM")
+		c.QKVBias = bptr(arch == "Qwen2ForCausalLM" || *c.Bias)
+		if arch == "GemmaForCausalLM" {
+			c.Activation = h.act("hidden_activation", h.string("hidden_act", "gelu_pytorch_tanh"), true)
+		} else {
+			c.Activation = h.act("hidden_act", "silu", true)
+		}
+		if arch == "MixtralForCausalLM" {
+			c.Experts = h.int("num_local_experts", 0)
+			c.TopK = h.int("num_experts_per_tok", 0)
+			c.ExpertFFN, c.FFN = c.FFN, 0
+		}
+	case "GPT2LMHeadModel":
+		c.Kind = Decoder
+		c.DModel = h.int("n_embd", 0)
+		c.Layers = h.int("n_layer", 0)
+		c.Heads = h.int("n_head", 0)
+		c.FFN = h.int("n_inner", 4*c.DModel)
+		c.Vocab = h.int("vocab_size", 0)
+		c.MaxContext = h.int("n_positions", 0)
+		c.Norm, c.Position, c.Bias = "layernorm", "learned", bptr(true)
+		c.Activation = h.act("activation_function", "gelu_new", false)
+		c.TiedEmbeddings = h.bool("tie_word_embeddings", true)
+	case "GPTNeoXForCausalLM":
+		c.Kind = Decoder
+		c.DModel = h.int("hidden_size", 0)
+		c.Layers = h.int("num_hidden_layers", 0)
+		c.Heads = h.int("num_attention_heads", 0)
+		c.FFN = h.int("intermediate_size", 0)
+		c.Vocab = h.int("vocab_size", 0)
+		c.MaxContext = h.int("max_position_embeddings", 0)
+		c.Norm, c.Position, c.Bias = "layernorm", "rope", bptr(h.bool("attention_bias", true))
+		c.Activation = h.act("hidden_act", "gelu", false)
+		c.TiedEmbeddings = h.bool("tie_word_embeddings", false)
+		h.float("rotary_pct", 1) // partial rotary changes no parameter count
+	case "BertModel", "BertForMaskedLM":
+		c.Kind = Encoder
+		c.DModel = h.int("hidden_size", 0)
+		c.Layers = h.int("num_hidden_layers", 0)
+		c.Heads = h.int("num_attention_heads", 0)
+		c.FFN = h.int("intermediate_size", 0)
+		c.Vocab = h.int("vocab_size", 0)
+		c.MaxContext = h.int("max_position_embeddings", 0)
+		c.TypeVocab = h.int("type_vocab_size", 2)
+		c.Norm, c.Position, c.Bias = "layernorm", "learned", bptr(true)
+		c.Activation = h.act("hidden_act", "gelu", false)
+		c.FinalNorm, c.EmbeddingNorm = bptr(false), true
+		c.Pooler = arch == "BertModel"
+		c.MLMHead = arch == "BertForMaskedLM"
+	case "ViTModel":
+		c.Kind = ViT
+		c.DModel = h.int("hidden_size", 0)
+		c.Layers = h.int("num_hidden_layers", 0)
+		c.Heads = h.int("num_attention_heads", 0)
+		c.FFN = h.int("intermediate_size", 0)
+		c.ImageSize = h.int("image_size", 224)
+		c.PatchSize = h.int("patch_size", 16)
+		c.Channels = h.int("num_channels", 3)
+		c.Norm, c.Position, c.Bias = "layernorm", "learned", bptr(true)
+		c.QKVBias = bptr(h.bool("qkv_bias", true))
+		c.Activation = h.act("hidden_act", "gelu", false)
+		c.Pooler = true // ViTModel's add_pooling_layer defaults to true
+	default:
+		known := append([]string(nil), HFArchitectures...)
+		sort.Strings(known)
+		h.bad("architectures", fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedArchitecture, arch, strings.Join(known, ", ")))
+	}
+	return c
+}
+
+// hfKeys maps Config keys to the config.json keys they came from, for
+// error positions.
+var hfKeys = map[string][]string{
+	"layers": {"num_hidden_layers", "n_layer"}, "d_model": {"hidden_size", "n_embd"},
+	"heads": {"num_attention_heads", "n_head"}, "kv_heads": {"num_key_value_heads"},
+	"head_dim": {"head_dim"}, "ffn": {"intermediate_size", "n_inner"}, "vocab": {"vocab_size"},
+	"max_context": {"max_position_embeddings", "n_positions"}, "experts": {"num_local_experts"},
+	"top_k": {"num_experts_per_tok"}, "expert_ffn": {"intermediate_size"},
+	"image_size": {"image_size"}, "patch_size": {"patch_size"}, "channels": {"num_channels"},
+	"type_vocab": {"type_vocab_size"},
+}
+
+// locate renames the Config keys in err's *ConfigErrors to config.json
+// keys with their lines.
+func (h *hfReader) locate(err error) error {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, len(list))
+	for i, e := range list {
+		var ce *ConfigError
+		if !errors.As(e, &ce) {
+			out[i] = e
+			continue
+		}
+		c := *ce
+		c.File = h.file
+		for _, k := range hfKeys[c.Key] {
+			if _, ok := h.raw[k]; ok {
+				c.Key, c.Line = k, h.line(k)
+				break
+			}
+		}
+		out[i] = &c
+	}
+	return errors.Join(out...)
+}

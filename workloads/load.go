@@ -1,0 +1,238 @@
+package workloads
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// maxFileSize bounds what the loaders read: model descriptions are small.
+const maxFileSize = 4 << 20
+
+// Load reads a model description in TOML from r; file names it in
+// errors. Unknown keys are errors, and every problem is reported at once,
+// each as a *ConfigError with the file, the line and the key.
+func Load(r io.Reader, file string) (*Model, error) {
+	src, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("workloads: %s: %w", file, err)
+	}
+	if len(src) > maxFileSize {
+		return nil, &ConfigError{File: file, Err: fmt.Errorf("over %d bytes: %w", maxFileSize, ErrTooLarge)}
+	}
+	return parseTOML(src, file)
+}
+
+// LoadFile reads a model description from a .toml file or a HuggingFace
+// config.json (by its extension).
+func LoadFile(path string) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("workloads: %w", err)
+	}
+	defer f.Close()
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return LoadHF(f, path)
+	}
+	return Load(f, path)
+}
+
+func parseTOML(src []byte, file string) (*Model, error) {
+	var c Config
+	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(&c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &ConfigError{File: file, Line: pe.Position.Line, Err: errors.New(pe.Message)}
+		}
+		// A type mismatch: the message names the key.
+		return nil, &ConfigError{File: file, Err: err}
+	}
+	var errs []error
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		errs = append(errs, &ConfigError{File: file, Line: keyLine(src, undecodedKey(k)), Key: key, Err: errors.New("unknown key")})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	m, err := New(c)
+	if err != nil {
+		return nil, locate(err, src, file)
+	}
+	return m, nil
+}
+
+// undecodedKey turns a toml key path into keyLine's form: an unknown key
+// inside some [[layer]] is searched from the first layer.
+func undecodedKey(k toml.Key) string {
+	if len(k) == 2 && k[0] == "layer" {
+		return "layer[*]." + k[1]
+	}
+	return strings.Join(k, ".")
+}
+
+// locate fills the file and line of every *ConfigError in err.
+func locate(err error, src []byte, file string) error {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, len(list))
+	for i, e := range list {
+		var ce *ConfigError
+		if errors.As(e, &ce) {
+			c := *ce
+			c.File = file
+			if src != nil {
+				c.Line = keyLine(src, c.Key)
+			}
+			out[i] = &c
+		} else {
+			out[i] = e
+		}
+	}
+	return errors.Join(out...)
+}
+
+var layerKey = regexp.MustCompile(`^layer\[(\d+|\*)\]\.(\w+)$`)
+
+// keyLine returns the line of key in a TOML source: a top-level key, or
+// "layer[i].key" for the i-th [[layer]] table (the table's header when the
+// key is absent there). It returns 0 when the key is not written.
+func keyLine(src []byte, key string) int {
+	layer, name := -2, key // -2: top level
+	if m := layerKey.FindStringSubmatch(key); m != nil {
+		name = m[2]
+		layer = -1 // any
+		if m[1] != "*" {
+			layer, _ = strconv.Atoi(m[1])
+		}
+	}
+	cur, header := -2, 0 // the table the scan is in; -2 top level, ≥0 a layer, -3 another
+	lines := bytes.Split(src, []byte("\n"))
+	for i, ln := range lines {
+		s := strings.TrimSpace(string(ln))
+		switch {
+		case strings.HasPrefix(s, "[[layer]]"):
+			if cur < 0 {
+				cur = -1
+			}
+			cur++
+			if cur == layer {
+				header = i + 1
+			}
+			continue
+		case strings.HasPrefix(s, "["):
+			cur = -3
+			continue
+		}
+		inScope := cur == layer || (layer == -1 && cur >= 0) || (layer == -2 && cur == -2)
+		if !inScope {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(s, name); ok {
+			rest = strings.TrimSpace(rest)
+			if strings.HasPrefix(rest, "=") {
+				return i + 1
+			}
+		}
+	}
+	return header
+}
+
+//go:embed models/*.toml
+var catalogFS embed.FS
+
+// Catalog returns the models of the embedded catalog, by family and size.
+func Catalog() ([]*Model, error) {
+	entries, err := catalogFS.ReadDir("models")
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]*Model, 0, len(entries))
+	var errs []error
+	for _, e := range entries {
+		m, err := catalogModel(strings.TrimSuffix(e.Name(), ".toml"))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ms = append(ms, m)
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		fi, fj := family(ms[i].Name()), family(ms[j].Name())
+		if fi != fj {
+			return fi < fj
+		}
+		if ms[i].Params() != ms[j].Params() {
+			return ms[i].Params() < ms[j].Params()
+		}
+		return ms[i].Name() < ms[j].Name()
+	})
+	return ms, errors.Join(errs...)
+}
+
+// CatalogNames returns the names in the embedded catalog, sorted.
+func CatalogNames() []string {
+	entries, _ := catalogFS.ReadDir("models")
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = strings.TrimSuffix(e.Name(), ".toml")
+	}
+	sort.Strings(names)
+	return names
+}
+
+func family(name string) string {
+	if i := strings.IndexByte(name, '-'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+func catalogModel(name string) (*Model, error) {
+	src, err := catalogFS.ReadFile("models/" + name + ".toml")
+	if err != nil {
+		return nil, err
+	}
+	return parseTOML(src, "catalog:"+name)
+}
+
+// ErrUnknownModel is wrapped by Resolve when an argument is neither a
+// catalog name nor a file.
+var ErrUnknownModel = errors.New("unknown model")
+
+// Resolve returns the model an argument names: a catalog name (case
+// ignored), or a path to a .toml description or a HuggingFace
+// config.json.
+func Resolve(arg string) (*Model, error) {
+	name := strings.ToLower(strings.TrimSpace(arg))
+	if name == "" {
+		return nil, fmt.Errorf("workloads: no model given (a catalog name or a .toml or config.json file): %w", ErrUnknownModel)
+	}
+	looksLikeFile := strings.ContainsAny(arg, `/\`) || strings.HasSuffix(name, ".toml") || strings.HasSuffix(name, ".json")
+	if !looksLikeFile {
+		for _, n := range CatalogNames() {
+			if n == name {
+				return catalogModel(n)
+			}
+		}
+		if _, err := os.Stat(arg); err != nil {
+			return nil, fmt.Errorf("workloads: %w %q: not in the catalog (%s) and not a file", ErrUnknownModel, arg, strings.Join(CatalogNames(), ", "))
+		}
+	}
+	return LoadFile(arg)
+}

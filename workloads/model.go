@@ -1,0 +1,310 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// MaxParams is the largest model perfsim accepts: 100 trillion
+// parameters. Larger descriptions are refused rather than computed wrong.
+const MaxParams = 100e12
+
+// maxDim bounds every single size (d_model, vocabulary, channels, ...),
+// so that products of a few sizes stay exact in float64 and in int.
+const maxDim = 1 << 24
+
+// A Model is a validated model description. It is immutable; its methods
+// decompose it into kernels and size its memory.
+type Model struct {
+	cfg    Config
+	params breakdown
+	cnn    *cnnPlan // for CNNs: the layers with their inferred shapes
+}
+
+// breakdown is a parameter count by part.
+type breakdown struct {
+	embedding float64 // token, position and type embeddings, patch embedding, class token
+	perLayer  float64 // one transformer block, all experts
+	expert    float64 // one routed expert of one layer
+	norms     float64 // norm parameters in all layers and the final norm (included above)
+	head      float64 // LM head (untied), pooler, classifier, final norm
+	total     float64
+}
+
+// A ConfigError is one problem with a model description: the file, the
+// line where known, the key and the rule broken.
+type ConfigError struct {
+	File string // "" when the Config was built in code
+	Line int    // 0 when unknown
+	Key  string // "heads", "layer[3].stride"
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("workloads: ")
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+		}
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ErrTooLarge is wrapped by errors for sizes that would overflow or models
+// beyond MaxParams.
+var ErrTooLarge = errors.New("too large")
+
+// New validates cfg, fills its defaults and returns the model. Every
+// problem is reported at once (errors.Join of *ConfigError).
+func New(cfg Config) (*Model, error) {
+	errs := validate(&cfg)
+	if len(errs) > 0 {
+		return nil, joinConfigErrors(errs)
+	}
+	m := &Model{cfg: cfg}
+	if cfg.Kind == CNN {
+		plan, errs := planCNN(&m.cfg)
+		if len(errs) > 0 {
+			return nil, joinConfigErrors(errs)
+		}
+		m.cnn = plan
+		m.params = breakdown{total: plan.params}
+	} else {
+		m.params = transformerParams(&m.cfg)
+	}
+	if !(m.params.total <= MaxParams) {
+		return nil, &ConfigError{Key: "", Err: fmt.Errorf("%.4g parameters is over the limit of %.0e: %w", m.params.total, MaxParams, ErrTooLarge)}
+	}
+	return m, nil
+}
+
+func joinConfigErrors(errs []*ConfigError) error {
+	es := make([]error, len(errs))
+	for i, e := range errs {
+		es[i] = e
+	}
+	return errors.Join(es...)
+}
+
+// Name returns the model's name.
+func (m *Model) Name() string { return m.cfg.Name }
+
+// Source returns where the model's numbers come from.
+func (m *Model) Source() string { return m.cfg.Source }
+
+// Kind returns the model's family.
+func (m *Model) Kind() Kind { return m.cfg.Kind }
+
+// Config returns a copy of the validated description with its defaults
+// filled in.
+func (m *Model) Config() Config {
+	c := m.cfg
+	c.Layer = append([]Layer(nil), m.cfg.Layer...)
+	return c
+}
+
+// Params returns the total parameter count (all experts).
+func (m *Model) Params() float64 { return m.params.total }
+
+// ActiveParams returns the parameters one token uses: for a mixture of
+// experts, the total less the experts it is not routed to.
+func (m *Model) ActiveParams() float64 {
+	c := &m.cfg
+	if c.Experts == 0 {
+		return m.params.total
+	}
+	return m.params.total - float64(c.Layers)*float64(c.Experts-c.TopK)*m.params.expert
+}
+
+// Shape is what the simulator needs to size training activations with
+// the formulas of Korthikanti et al. (2022): the transformer's
+// dimensions, or for a CNN its kind alone (use ActivationBytes).
+type Shape struct {
+	Kind       Kind
+	Layers     int
+	DModel     int
+	Heads      int
+	KVHeads    int
+	HeadDim    int
+	FFN        int
+	Vocab      int
+	Experts    int
+	TopK       int
+	MaxContext int
+	// Tokens is the sequence length of one image for a ViT (patches plus
+	// the class token); 0 otherwise.
+	Tokens int
+}
+
+// Shape returns the model's dimensions.
+func (m *Model) Shape() Shape {
+	c := &m.cfg
+	s := Shape{Kind: c.Kind, Layers: c.Layers, DModel: c.DModel, Heads: c.Heads, KVHeads: c.KVHeads,
+		HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, Experts: c.Experts, TopK: c.TopK, MaxContext: c.MaxContext}
+	if c.Kind == ViT {
+		s.Tokens = vitTokens(c)
+	}
+	if c.Kind == CNN {
+		s.Layers = len(c.Layer)
+	}
+	return s
+}
+
+// KVBytesPerToken returns the KV cache of one token in all layers:
+// 2·layers·kv_heads·head_dim elements of kv. It is 0 for models without
+// a KV cache (encoders, ViTs, CNNs).
+func (m *Model) KVBytesPerToken(kv model.DType) model.Bytes {
+	c := &m.cfg
+	if c.Kind != Decoder {
+		return 0
+	}
+	return kv.Bytes(2 * float64(c.Layers) * float64(c.KVHeads) * float64(c.HeadDim))
+}
+
+// WeightBytes returns the storage of all parameters in w, with the block
+// scales of 4-bit formats (model.DType.ScaleOverhead).
+func (m *Model) WeightBytes(w model.DType) model.Bytes {
+	return model.Bytes(float64(w.Bytes(m.params.total)) * (1 + w.ScaleOverhead()))
+}
+
+// ActivationBytes returns, for a CNN, the sum of every layer's output at
+// a batch in d: what training keeps for the backward pass. For a
+// transformer it returns 0: use Shape with the formulas of Korthikanti et
+// al. instead.
+func (m *Model) ActivationBytes(batch int, d model.DType) model.Bytes {
+	if m.cnn == nil || batch <= 0 {
+		return 0
+	}
+	return d.Bytes(m.cnn.activations * float64(batch))
+}
+
+// ImageSize returns the input image side of a ViT or CNN, 0 otherwise.
+func (m *Model) ImageSize() int { return m.cfg.ImageSize }
+
+// transformerParams counts the parameters of a validated transformer.
+func transformerParams(c *Config) breakdown {
+	d := float64(c.DModel)
+	bias := boolOr(c.Bias, false)
+	qkvBias := boolOr(c.QKVBias, bias)
+	norm := 2 * d // LayerNorm: gain and bias
+	if c.Norm == "rmsnorm" {
+		norm = d
+	}
+	var b breakdown
+
+	// Embeddings.
+	switch c.Kind {
+	case ViT:
+		p := float64(c.PatchSize)
+		b.embedding = float64(c.Channels)*p*p*d + d // patch embedding as a conv with bias
+		if boolOr(c.ClassToken, true) {
+			b.embedding += d
+		}
+		b.embedding += float64(vitTokens(c)) * d // learned positions
+	default:
+		b.embedding = float64(c.Vocab) * d
+		if c.Position == "learned" {
+			b.embedding += float64(c.MaxContext) * d
+		}
+		b.embedding += float64(c.TypeVocab) * d
+	}
+	if c.EmbeddingNorm {
+		b.embedding += norm
+	}
+
+	// One block.
+	hd := float64(c.HeadDim)
+	qkv := float64(c.Heads+2*c.KVHeads) * hd
+	attn := d*qkv + float64(c.Heads)*hd*d
+	if qkvBias {
+		attn += qkv
+	}
+	if boolOr(c.OutBias, bias) {
+		attn += d
+	}
+	norms := 2 * norm
+	if c.ParallelAttn {
+		norms = norm
+	}
+	b.perLayer = attn + norms
+	if c.Experts > 0 {
+		b.expert = ffnParams(d, float64(c.ExpertFFN), c.Activation, bias)
+		b.perLayer += float64(c.Experts)*b.expert + d*float64(c.Experts) // experts and router
+		if c.SharedExperts > 0 {
+			b.perLayer += ffnParams(d, float64(c.SharedExperts)*float64(c.ExpertFFN), c.Activation, bias)
+		}
+	} else {
+		b.perLayer += ffnParams(d, float64(c.FFN), c.Activation, bias)
+	}
+	b.norms = float64(c.Layers) * norms
+
+	// Head.
+	if boolOr(c.FinalNorm, true) {
+		b.head += norm
+		b.norms += norm
+	}
+	switch c.Kind {
+	case Decoder:
+		if !c.TiedEmbeddings {
+			b.head += float64(c.Vocab) * d
+		}
+		if c.LMHeadBias {
+			b.head += float64(c.Vocab)
+		}
+	case Encoder, ViT:
+		if c.Pooler {
+			b.head += d*d + d
+		}
+		if c.MLMHead {
+			b.head += d*d + d + 2*d + float64(c.Vocab) // transform, its LayerNorm, the decoder's bias
+		}
+		if c.Classes > 0 {
+			b.head += d*float64(c.Classes) + float64(c.Classes)
+		}
+	}
+	b.total = b.embedding + float64(c.Layers)*b.perLayer + b.head
+	return b
+}
+
+// ffnParams counts one MLP of width f: two matrices, or three when gated.
+func ffnParams(d, f float64, act string, bias bool) float64 {
+	p := 2 * d * f
+	if gated(act) {
+		p += d * f
+	}
+	if bias {
+		p += d + f
+		if gated(act) {
+			p += f
+		}
+	}
+	return p
+}
+
+// vitTokens returns the tokens of one image: the patches and the class token.
+func vitTokens(c *Config) int {
+	if c.PatchSize <= 0 {
+		return 0
+	}
+	n := (c.ImageSize / c.PatchSize) * (c.ImageSize / c.PatchSize)
+	if boolOr(c.ClassToken, true) {
+		n++
+	}
+	return n
+}
+
+// finite reports whether x is a usable number.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

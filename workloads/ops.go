@@ -1,0 +1,282 @@
+package workloads
+
+import (
+	"github.com/perfsim/perfsim/model"
+)
+
+// Stage names, as the seed's GPT-3 table names the parts of a model.
+const (
+	StageEmbedding = "embedding"
+	StageAttention = "attention"
+	StageFFN       = "ffn"
+	StageDecoding  = "decoding" // final norm and LM head
+	StageHead      = "head"     // pooler and classifier of encoders, ViTs and CNNs
+)
+
+// Ops decomposes the model for a phase into kernels. Ops that repeat in
+// every layer appear once with Count = layers (an expert GEMM with its
+// Batch the experts in use), so the list is short whatever the depth. With
+// ph.TP > 1 the ops are those of one device. The backward phase holds,
+// for every forward GEMM, a data-gradient and a weight-gradient GEMM of
+// the same MACs, and twice the attention and elementwise work.
+func (m *Model) Ops(ph Phase) ([]model.Op, error) {
+	ph, err := ph.norm(m)
+	if err != nil {
+		return nil, err
+	}
+	var ops []model.Op
+	if m.cfg.Kind == CNN {
+		ops = m.cnnOps(ph)
+	} else {
+		ops = m.transformerOps(ph)
+	}
+	if ph.Kind == TrainBackward {
+		ops = backward(ops)
+	}
+	return ops, nil
+}
+
+// Elementwise FLOPs per element, rough counts of the arithmetic each pass
+// does (they matter little: these passes are memory-bound).
+const (
+	flopsLayerNorm = 7 // mean, variance, normalise, scale, shift
+	flopsRMSNorm   = 4 // square-sum, rsqrt-scale, gain
+	flopsGELU      = 8 // tanh approximation
+	flopsSiLUMul   = 5 // x·σ(x)·up
+	flopsReLU      = 1
+	flopsAdd       = 1
+	flopsRotary    = 3 // two multiplies and an add per element
+	flopsSoftmax   = 5 // max, subtract, exp, sum, divide
+)
+
+// ew returns an elementwise pass over n elements of d reading `reads`
+// tensors of n elements and writing `writes`.
+func ew(kind string, n float64, flopsPer float64, reads, writes float64, d model.DType) model.Elementwise {
+	return model.Elementwise{Kind: kind, Elements: n, Work: model.FLOPs(n * flopsPer),
+		Read: d.Bytes(n * reads), Written: d.Bytes(n * writes)}
+}
+
+func (m *Model) transformerOps(ph Phase) []model.Op {
+	c := &m.cfg
+	b, s, tp := ph.Batch, ph.Seq, ph.TP
+	t := b * s // tokens in this pass
+	d, hd, L := c.DModel, c.HeadDim, c.Layers
+	hq, hkv := c.Heads/tp, c.KVHeads/tp
+	act, w := ph.Act, ph.Weights
+	T, D := float64(t), float64(d)
+	gemm := func(m_, k, n int) model.GEMM { return model.GEMM{M: m_, K: k, N: n, A: act, B: w, C: act} }
+	ops := make([]model.Op, 0, 32)
+	add := func(name, stage string, class model.Class, count int, k model.Kernel) {
+		ops = append(ops, model.Op{Name: name, Stage: stage, Class: class, Count: count, Kernel: k})
+	}
+	normFLOPs, normKind := float64(flopsLayerNorm), "layernorm"
+	if c.Norm == "rmsnorm" {
+		normFLOPs, normKind = flopsRMSNorm, "rmsnorm"
+	}
+
+	// Embeddings.
+	switch c.Kind {
+	case ViT:
+		p := c.PatchSize
+		patches := (c.ImageSize / p) * (c.ImageSize / p)
+		add("embed.patch", StageEmbedding, model.ClassEmbedding, 1, gemm(b*patches, c.Channels*p*p, d))
+		add("embed.position", StageEmbedding, model.ClassEmbedding, 1, ew("add", T*D, flopsAdd, 2, 1, act))
+	default:
+		if ph.Embedding == EmbedOneHot {
+			add("embed.onehot", StageEmbedding, model.ClassEmbedding, 1, gemm(t, c.Vocab, d))
+		} else {
+			add("embed.tokens", StageEmbedding, model.ClassEmbedding, 1, model.Gather{Rows: t, Width: d, DType: act})
+		}
+		if c.Position == "learned" || c.Position == "sinusoidal" {
+			add("embed.position", StageEmbedding, model.ClassEmbedding, 1, ew("add", T*D, flopsAdd, 2, 1, act))
+		}
+		if c.TypeVocab > 0 {
+			add("embed.type", StageEmbedding, model.ClassEmbedding, 1, ew("add", T*D, flopsAdd, 2, 1, act))
+		}
+	}
+	if c.EmbeddingNorm {
+		add("embed.norm", StageEmbedding, model.ClassNorm, 1, ew(normKind, T*D, normFLOPs, 1, 1, act))
+	}
+
+	// One block, Count = layers.
+	add("attn.norm", StageAttention, model.ClassNorm, L, ew(normKind, T*D, normFLOPs, 1, 1, act))
+	if ph.PerHead {
+		add("attn.q", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hq))
+		add("attn.k", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hkv))
+		add("attn.v", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hkv))
+	} else {
+		add("attn.qkv", StageAttention, model.ClassQKV, L, gemm(t, d, (hq+2*hkv)*hd))
+	}
+	if c.Position == "rope" {
+		add("attn.rotary", StageAttention, model.ClassElementwise, L, ew("rotary", T*float64((hq+hkv)*hd), flopsRotary, 1, 1, act))
+	}
+	add("attn.core", StageAttention, model.ClassAttention, L, model.Attention{
+		Batch: b, Heads: hq, KVHeads: hkv, QLen: s, KVLen: ph.Context + s, HeadDim: hd,
+		Causal: c.Kind == Decoder, Fused: !ph.Unfused, DType: act, KVDType: ph.KV})
+	add("attn.out", StageAttention, model.ClassOutProj, L, gemm(t, hq*hd, d))
+	if tp > 1 {
+		add("attn.allreduce", StageAttention, model.ClassComm, L, model.Collective{Kind: model.AllReduce, Size: act.Bytes(T * D), Ranks: tp, Tier: model.IntraNode})
+	}
+	add("residual", StageFFN, model.ClassElementwise, 2*L, ew("add", T*D, flopsAdd, 2, 1, act))
+	if !c.ParallelAttn {
+		add("ffn.norm", StageFFN, model.ClassNorm, L, ew(normKind, T*D, normFLOPs, 1, 1, act))
+	}
+	if c.Experts > 0 {
+		E := c.Experts
+		add("moe.router", StageFFN, model.ClassExperts, L, gemm(t, d, E))
+		add("moe.topk", StageFFN, model.ClassExperts, L, ew("softmax-topk", T*float64(E), flopsSoftmax, 1, 1, act))
+		// Routed tokens spread over the experts: t·top_k assignments
+		// over min(experts, t·top_k) experts in use, evenly.
+		routed := t * c.TopK
+		active := min(E, routed)
+		per := (routed + active - 1) / active
+		m.ffnOps(&ops, "expert", model.ClassExperts, L, active, per, c.ExpertFFN/tp, ph)
+		if c.SharedExperts > 0 {
+			m.ffnOps(&ops, "shared", model.ClassExperts, L, 1, t, c.SharedExperts*c.ExpertFFN/tp, ph)
+		}
+	} else {
+		m.ffnOps(&ops, "ffn", model.ClassFFN, L, 1, t, c.FFN/tp, ph)
+	}
+	if tp > 1 {
+		add("ffn.allreduce", StageFFN, model.ClassComm, L, model.Collective{Kind: model.AllReduce, Size: act.Bytes(T * D), Ranks: tp, Tier: model.IntraNode})
+	}
+
+	// Head.
+	if boolOr(c.FinalNorm, true) {
+		stage := StageDecoding
+		if c.Kind != Decoder {
+			stage = StageHead
+		}
+		add("final.norm", stage, model.ClassNorm, 1, ew(normKind, T*D, normFLOPs, 1, 1, act))
+	}
+	switch c.Kind {
+	case Decoder:
+		rows := t
+		if ph.Kind == Decode || (ph.Kind == Prefill && !ph.AllLogits) {
+			rows = b
+		}
+		add("lm_head", StageDecoding, model.ClassLogits, 1, gemm(rows, d, (c.Vocab+tp-1)/tp))
+	case Encoder, ViT:
+		if c.Pooler {
+			add("pooler", StageHead, model.ClassLogits, 1, gemm(b, d, d))
+		}
+		if c.MLMHead {
+			add("mlm.transform", StageHead, model.ClassLogits, 1, gemm(t, d, d))
+			add("mlm.norm", StageHead, model.ClassNorm, 1, ew(normKind, T*D, normFLOPs, 1, 1, act))
+			add("mlm.logits", StageHead, model.ClassLogits, 1, gemm(t, d, c.Vocab))
+		}
+		if c.Classes > 0 {
+			add("classifier", StageHead, model.ClassLogits, 1, gemm(b, d, c.Classes))
+		}
+	}
+	return ops
+}
+
+// ffnOps appends an MLP of width f run `groups` times (experts in use) on
+// `rows` tokens each.
+func (m *Model) ffnOps(ops *[]model.Op, prefix string, class model.Class, L, groups, rows, f int, ph Phase) {
+	c := &m.cfg
+	act, w := ph.Act, ph.Weights
+	g := func(k, n int) model.GEMM {
+		return withBatch(model.GEMM{M: rows, K: k, N: n, A: act, B: w, C: act}, groups)
+	}
+	add := func(name string, class model.Class, k model.Kernel) {
+		*ops = append(*ops, model.Op{Name: name, Stage: StageFFN, Class: class, Count: L, Kernel: k})
+	}
+	n := float64(rows) * float64(groups) * float64(f)
+	if gated(c.Activation) {
+		add(prefix+".gate", class, g(c.DModel, f))
+		add(prefix+".up", class, g(c.DModel, f))
+		add(prefix+".act", model.ClassElementwise, ew(c.Activation, n, flopsSiLUMul, 2, 1, act))
+	} else {
+		add(prefix+".up", class, g(c.DModel, f))
+		fl := float64(flopsGELU)
+		if c.Activation == "relu" {
+			fl = flopsReLU
+		}
+		add(prefix+".act", model.ClassElementwise, ew(c.Activation, n, fl, 1, 1, act))
+	}
+	add(prefix+".down", class, g(f, c.DModel))
+}
+
+func withBatch(g model.GEMM, n int) model.GEMM {
+	if n > 1 {
+		g.Batch = n
+	}
+	return g
+}
+
+// backward turns forward ops into the ops of the backward pass, last
+// layer first: each GEMM Y[M×N] = X[M×K]·W[K×N] gives a data gradient
+// dX = dY·Wᵀ (M×N·N×K) and a weight gradient dW = Xᵀ·dY (K×M·M×N), each
+// of the forward MACs. Attention runs twice the forward work (a close
+// match to FlashAttention's backward without the recomputation, which
+// counts as hardware FLOPs, not model FLOPs); elementwise passes read the
+// gradient and the saved input and write a gradient, about twice the
+// forward traffic; gathers become scatter-adds of the same traffic;
+// collectives repeat on the gradients.
+func backward(fwd []model.Op) []model.Op {
+	out := make([]model.Op, 0, 2*len(fwd))
+	for i := len(fwd) - 1; i >= 0; i-- {
+		op := fwd[i]
+		switch k := op.Kernel.(type) {
+		case model.GEMM:
+			dg := k
+			dg.K, dg.N = k.N, k.K
+			dg.A, dg.B, dg.C = k.C, k.B, k.A
+			wg := k
+			wg.M, wg.K, wg.N = k.K, k.M, k.N
+			wg.A, wg.B, wg.C = k.A, k.C, k.B
+			out = append(out,
+				model.Op{Name: op.Name + ".dgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: dg},
+				model.Op{Name: op.Name + ".wgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: wg})
+		case model.Attention, model.Elementwise:
+			op.Name += ".bwd"
+			op.Count *= 2
+			out = append(out, op)
+		default:
+			op.Name += ".bwd"
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// AttentionGEMMs returns the two products a (fused) attention computes,
+// per head and sequence, as GEMMs: Q·Kᵀ (QLen × HeadDim · HeadDim ×
+// KVLen) and scores·V (QLen × KVLen · KVLen × HeadDim), each with Batch =
+// sequences × heads. As a GEMM computes them, the causal mask saves
+// nothing: the full rectangle is counted, as the seed's table does.
+func AttentionGEMMs(a model.Attention) (qk, pv model.GEMM) {
+	n := a.Batch * a.Heads
+	qk = model.GEMM{M: a.QLen, K: a.HeadDim, N: a.KVLen, Batch: n, A: a.DType, B: a.KVDType, C: a.DType}
+	pv = model.GEMM{M: a.QLen, K: a.KVLen, N: a.HeadDim, Batch: n, A: a.DType, B: a.KVDType, C: a.DType}
+	return qk, pv
+}
+
+// ExpandAttention returns ops with every attention kernel replaced by its
+// Q·Kᵀ GEMM, its softmax and its scores·V GEMM (see AttentionGEMMs):
+// the view of the seed's table, which lists the attention products as
+// GEMMs.
+func ExpandAttention(ops []model.Op) []model.Op {
+	out := make([]model.Op, 0, len(ops)+4)
+	for _, op := range ops {
+		a, ok := op.Kernel.(model.Attention)
+		if !ok {
+			out = append(out, op)
+			continue
+		}
+		suffix := ""
+		if n := len(op.Name); n > 4 && op.Name[n-4:] == ".bwd" {
+			suffix = ".bwd"
+		}
+		qk, pv := AttentionGEMMs(a)
+		scores := float64(a.Batch) * float64(a.Heads) * float64(a.QLen) * float64(a.KVLen)
+		out = append(out,
+			model.Op{Name: "attn.qk" + suffix, Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: qk},
+			model.Op{Name: "attn.softmax" + suffix, Stage: op.Stage, Class: op.Class, Count: op.Count,
+				Kernel: ew("softmax", scores, flopsSoftmax, 1, 1, a.DType)},
+			model.Op{Name: "attn.pv" + suffix, Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: pv})
+	}
+	return out
+}
