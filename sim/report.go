@@ -1,0 +1,142 @@
+package sim
+
+import "github.com/perfsim/perfsim/model"
+
+// A Report is what Run returns: the scenario's answer, phase by phase,
+// with per-class and per-op rows, the memory per device, and warnings.
+// It is a plain struct, in base units, meant to be read by programs
+// (sweeps, plots) as well as printed.
+type Report struct {
+	Model    string
+	Hardware string
+	Arch     Arch
+	Scenario Scenario // normalised: parallel degrees at least 1
+	Devices  int      // devices the scenario runs on: TP·PP·DP
+
+	// Params and ActiveParams are the workload's parameter counts.
+	Params, ActiveParams float64
+
+	Inference *InferenceResult // nil in training mode
+	Training  *TrainingResult  // nil in inference mode
+
+	Memory Memory
+
+	// Interval names the error figure behind every Low and High: "p90"
+	// when the hardware's efficiency parameters carry held-out p90 errors
+	// from a calibration, "none" when they do not (Low = High = time).
+	Interval string
+
+	// Warnings are things the user should know that did not stop the
+	// run: a data-type fallback, a context past the model's trained one.
+	Warnings []error
+}
+
+// InferenceResult answers an inference scenario. For a CNN or a vision
+// transformer, TTFT is the latency of one batch of images and there is
+// no decode.
+type InferenceResult struct {
+	// TTFT is the time to the first token: the prefill of Batch prompts of
+	// Input tokens (no queueing is modelled).
+	TTFT, TTFTLow, TTFTHigh model.Seconds
+	// TPOT is the mean time per output token after the first:
+	// (E2E − TTFT)/(Output − 1), 0 when Output is 1.
+	TPOT, TPOTLow, TPOTHigh model.Seconds
+	// E2E is the latency of a request: TTFT plus every decode step.
+	E2E, E2ELow, E2EHigh model.Seconds
+
+	// OutputTokensPerSecond is Batch·Output/E2E for the whole system;
+	// PerDevice divides by the devices. Images and sequences per second
+	// are Batch/TTFT for models without decode.
+	OutputTokensPerSecond          float64
+	OutputTokensPerSecondPerDevice float64
+	ImagesPerSecond                float64 // CNNs and vision transformers
+
+	Prefill PhaseReport  // one prefill
+	Decode  *PhaseReport // every decode step summed; nil without decode
+}
+
+// TrainingResult answers a training scenario.
+type TrainingResult struct {
+	// StepTime is one optimizer step: the micro-batches' forward,
+	// backward and recomputation, the gradient synchronisation, and the
+	// optimizer's pass over its state.
+	StepTime, StepTimeLow, StepTimeHigh model.Seconds
+	MicroBatches                        int     // gradient-accumulation steps per optimizer step
+	TokensPerSecond                     float64 // whole system; images for CNNs
+	SamplesPerSecond                    float64 // sequences or images per second
+	// ModelFLOPs is the matrix arithmetic of forward and backward per
+	// step over all devices (≈ 6·N·tokens plus attention); HardwareFLOPs
+	// adds recomputation.
+	ModelFLOPs, HardwareFLOPs model.FLOPs
+	// MFU and HFU divide those by StepTime, the devices and the peak of
+	// the activation type.
+	MFU, HFU float64
+	// TimeToTrain is Tokens/TokensPerSecond, 0 without a budget.
+	TimeToTrain model.Seconds
+
+	Forward   PhaseReport  // one micro-batch
+	Backward  PhaseReport  // one micro-batch
+	Recompute *PhaseReport // one micro-batch; nil without recomputation
+	Gradients *PhaseReport // data-parallel gradient synchronisation; nil when DP is 1
+	Optimizer PhaseReport
+}
+
+// A PhaseReport is the cost of one phase: its totals, a row per op class
+// and a row per op, all totals over Steps runs of the phase.
+type PhaseReport struct {
+	Name            string
+	Steps           int // runs of the pass summed here (decode steps; 1 otherwise)
+	Time, Low, High model.Seconds
+	FLOPs           model.FLOPs
+	Bytes           model.Bytes
+	// Bound is the bound of the ops that take most of the time.
+	Bound   model.Bound
+	Classes []ClassRow
+	Ops     []OpRow
+}
+
+// Intensity returns the phase's arithmetic intensity.
+func (p *PhaseReport) Intensity() model.Intensity { return model.IntensityOf(p.FLOPs, p.Bytes) }
+
+// A ClassRow sums the ops of one class in a phase.
+type ClassRow struct {
+	Class model.Class
+	Time  model.Seconds
+	FLOPs model.FLOPs
+	Bytes model.Bytes
+	Share float64 // of the phase's time
+	Bound model.Bound
+}
+
+// An OpRow is one op of a phase, totalled over its Count launches per
+// pass and over the phase's Steps.
+type OpRow struct {
+	Name, Stage     string
+	Class           model.Class
+	Kind            string // gemm, attention, elementwise, gather, collective
+	Count           int    // launches per pass
+	FLOPs           model.FLOPs
+	Bytes           model.Bytes
+	Time, Low, High model.Seconds
+	Bound           model.Bound
+	DType           model.DType // the type it computed at
+}
+
+// Intensity returns the op's arithmetic intensity.
+func (r *OpRow) Intensity() model.Intensity { return model.IntensityOf(r.FLOPs, r.Bytes) }
+
+// Memory is the footprint on the most loaded device.
+type Memory struct {
+	Weights     model.Bytes
+	KVCache     model.Bytes // inference
+	KVPerToken  model.Bytes // one token of one sequence, this device's share
+	Activations model.Bytes // inference working set, or training activations
+	Gradients   model.Bytes
+	Optimizer   model.Bytes // master weights and moments
+	Reserve     model.Bytes // framework, CUDA context, workspace
+	Total       model.Bytes
+	Capacity    model.Bytes
+	Fits        bool
+	// Headroom is Capacity − Total: negative is the shortfall.
+	Headroom model.Bytes
+}

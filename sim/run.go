@@ -1,0 +1,262 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+)
+
+// A runner holds one Run's state.
+type runner struct {
+	sys   *hardware.System
+	w     Workload
+	sc    Scenario
+	shape Shape
+	c     *coster
+	rep   *Report
+	buf   []model.Op // scratch for a decomposition plus extra ops
+}
+
+// Run simulates one scenario of workload w on system sys and returns the
+// report. It prints nothing and keeps no state, so sweeps may call it
+// many times (and from several goroutines).
+//
+// Errors: an invalid scenario (every problem at once, each a
+// *ScenarioError), a system with too few devices, a workload that cannot
+// decompose the phase, or a data type the device cannot compute in (or,
+// with Scenario.Strict, one it would fall back from). A scenario that
+// does not fit in memory is not an error: Report.Memory says so, and by
+// how much.
+func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
+	if sys == nil || sys.Device == nil {
+		return nil, errors.New("sim: no system")
+	}
+	if w == nil {
+		return nil, errors.New("sim: no workload")
+	}
+	shape := w.Shape()
+	if err := sc.Validate(shape); err != nil {
+		return nil, err
+	}
+	sc = sc.normalized()
+	need := sc.TP * sc.PP * sc.DP
+	if sys.Devices() < need {
+		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sys.Devices())
+	}
+	p := sys.Device.Processor()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{sys: sys, w: w, sc: sc, shape: shape, c: newCoster(sys, sc.Strict)}
+	r.rep = &Report{
+		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need,
+		Params: w.Params(), ActiveParams: w.ActiveParams(), Interval: intervalName(&p.Eff),
+	}
+	var err error
+	if sc.Mode == Training {
+		err = r.training()
+	} else {
+		err = r.inference()
+	}
+	if err == nil {
+		err = r.c.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.rep.Warnings = append(r.c.warnings, r.rep.Warnings...)
+	if err := r.rep.checkFinite(); err != nil {
+		return nil, err
+	}
+	return r.rep, nil
+}
+
+// intervalName says whether the efficiencies carry held-out errors.
+func intervalName(e *model.Efficiency) string {
+	if e.Attention.ErrP90 > 0 || e.Memory.ErrP90 > 0 {
+		return "p90"
+	}
+	for _, g := range e.GEMM {
+		if g.ErrP90 > 0 {
+			return "p90"
+		}
+	}
+	return "none"
+}
+
+// phase returns the scenario's phase template.
+func (r *runner) phase(k PhaseKind) Phase {
+	return Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP}
+}
+
+// ops decomposes ph and appends extra, in r's scratch buffer (valid until
+// the next call).
+func (r *runner) ops(ph Phase, extra []model.Op) ([]model.Op, error) {
+	ops, err := r.w.Ops(ph)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %s %s: %w", r.w.Name(), ph.Kind, err)
+	}
+	if len(extra) == 0 {
+		return ops, nil
+	}
+	r.buf = append(append(r.buf[:0], ops...), extra...)
+	return r.buf, nil
+}
+
+// tier returns the network tier that a group of n devices, placed
+// consecutively after groups of inner devices, needs.
+func (r *runner) tier(span int) model.Tier {
+	if span > r.sys.DevicesPerNode {
+		return model.InterNode
+	}
+	return model.IntraNode
+}
+
+// ppTransfer returns the point-to-point activation transfers between
+// pipeline stages for tokens tokens, or nil without pipelining.
+func (r *runner) ppTransfer(tokens int) []model.Op {
+	if r.sc.PP <= 1 {
+		return nil
+	}
+	size := r.sc.Act.Bytes(float64(tokens) * float64(r.shape.DModel))
+	return []model.Op{{
+		Name: "pp.send_recv", Stage: "pipeline", Class: model.ClassComm, Count: r.sc.PP - 1,
+		Kernel: model.Collective{Kind: model.SendRecv, Size: size, Ranks: 2, Tier: r.tier(r.sc.TP * r.sc.PP)},
+	}}
+}
+
+// inference simulates prefill and decode (or one forward pass of a model
+// without decode).
+func (r *runner) inference() error {
+	sc, rep := r.sc, r.rep
+	res := &InferenceResult{}
+	rep.Inference = res
+
+	ph := r.phase(Prefill)
+	ph.Seq = sc.Input
+	ops, err := r.ops(ph, r.ppTransfer(sc.Batch*sc.Input))
+	if err != nil {
+		return err
+	}
+	res.Prefill = r.c.pass("prefill", ops)
+	working := workingSet(ops)
+	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
+	res.E2E, res.E2ELow, res.E2EHigh = res.TTFT, res.TTFTLow, res.TTFTHigh
+
+	if r.shape.Arch == Decoder {
+		if steps := sc.Output - 1; steps > 0 {
+			d, err := r.decode(r.phase(Decode), sc.Input, steps, r.ppTransfer(sc.Batch))
+			if err != nil {
+				return err
+			}
+			res.Decode = d
+			n := model.Seconds(steps)
+			res.TPOT, res.TPOTLow, res.TPOTHigh = d.Time/n, d.Low/n, d.High/n
+			res.E2E += d.Time
+			res.E2ELow += d.Low
+			res.E2EHigh += d.High
+		}
+		if res.E2E > 0 {
+			res.OutputTokensPerSecond = float64(sc.Batch) * float64(sc.Output) / float64(res.E2E)
+			res.OutputTokensPerSecondPerDevice = res.OutputTokensPerSecond / float64(rep.Devices)
+		}
+		if mc := r.shape.MaxContext; mc > 0 && sc.Input+sc.Output > mc {
+			rep.Warnings = append(rep.Warnings, fmt.Errorf("%d tokens in and %d out exceed %s's trained context of %d", sc.Input, sc.Output, r.w.Name(), mc))
+		}
+	} else if res.TTFT > 0 && (r.shape.Arch == CNN || r.shape.Arch == Vision) {
+		res.ImagesPerSecond = float64(sc.Batch) / float64(res.TTFT)
+	}
+	rep.Memory = r.inferenceMemory(working)
+	return nil
+}
+
+// workingSet returns the largest activation footprint of one launch: its
+// activation inputs and outputs (a GEMM's weight operand excluded), what
+// an allocator must hold at the peak of an inference pass besides the
+// weights and the KV cache.
+func workingSet(ops []model.Op) model.Bytes {
+	var m model.Bytes
+	for _, o := range ops {
+		var b model.Bytes
+		switch k := o.Kernel.(type) {
+		case model.GEMM:
+			n := float64(max(k.Batch, 1))
+			b = model.Bytes(n * (float64(k.M)*float64(k.K)*k.A.Size() + float64(k.M)*float64(k.N)*k.C.Size()))
+		case model.Collective:
+			b = k.Size
+		case nil:
+		default:
+			b = k.Bytes()
+		}
+		m = max(m, b)
+	}
+	return m
+}
+
+// reserve returns the framework reserve.
+func (r *runner) reserve() model.Bytes {
+	if r.sc.Reserve != nil {
+		return *r.sc.Reserve
+	}
+	return r.sys.Device.Memory.Reserve
+}
+
+// stageShare returns the fraction of the layers on the most loaded
+// pipeline stage.
+func (r *runner) stageShare() float64 {
+	L := r.shape.Layers
+	if r.sc.PP <= 1 || L <= 0 {
+		return 1
+	}
+	return math.Ceil(float64(L)/float64(r.sc.PP)) / float64(L)
+}
+
+// inferenceMemory sizes one device: weights split by TP (and by PP, the
+// first stage also holding the embedding), the KV cache of every sequence
+// at its full length (Input + Output tokens) split by TP over KV heads and
+// by PP over layers, the working set, and the reserve.
+func (r *runner) inferenceMemory(working model.Bytes) Memory {
+	sc := r.sc
+	w := float64(r.w.WeightBytes(sc.Weights))
+	if sc.PP > 1 {
+		emb := float64(sc.Weights.Bytes(float64(r.shape.Vocab) * float64(r.shape.DModel)))
+		emb = math.Min(emb, w)
+		w = (w-emb)*r.stageShare() + emb
+	}
+	m := Memory{Weights: model.Bytes(w / float64(sc.TP))}
+	perTok := float64(r.w.KVBytesPerToken(sc.KV)) / float64(sc.TP) * r.stageShare()
+	m.KVPerToken = model.Bytes(perTok)
+	m.KVCache = model.Bytes(perTok * float64(sc.Batch) * float64(sc.Input+sc.Output))
+	m.Activations = working
+	m.Reserve = r.reserve()
+	return r.fit(m)
+}
+
+// fit totals m against the device's capacity.
+func (r *runner) fit(m Memory) Memory {
+	m.Total = m.Weights + m.KVCache + m.Activations + m.Gradients + m.Optimizer + m.Reserve
+	m.Capacity = r.sys.Device.Memory.Capacity
+	m.Headroom = m.Capacity - m.Total
+	m.Fits = m.Total <= m.Capacity
+	return m
+}
+
+// checkFinite refuses a report with a NaN or an infinity in a total.
+func (rep *Report) checkFinite() error {
+	vals := []float64{float64(rep.Memory.Total), float64(rep.Memory.Headroom)}
+	if in := rep.Inference; in != nil {
+		vals = append(vals, float64(in.TTFT), float64(in.TPOT), float64(in.E2E), float64(in.E2EHigh), in.OutputTokensPerSecond, in.ImagesPerSecond)
+	}
+	if tr := rep.Training; tr != nil {
+		vals = append(vals, float64(tr.StepTime), float64(tr.StepTimeHigh), tr.TokensPerSecond, tr.MFU, tr.HFU, float64(tr.TimeToTrain), float64(tr.HardwareFLOPs))
+	}
+	for _, v := range vals {
+		if !finite(v) {
+			return fmt.Errorf("sim: %s on %s: the model produced a non-finite number (check the hardware file's peaks and bandwidth)", rep.Model, rep.Hardware)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// Mode says what a scenario simulates.
+type Mode uint8
+
+// The modes.
+const (
+	Inference Mode = iota // prefill and decode of a batch of requests
+	Training              // one optimizer step
+)
+
+func (m Mode) String() string { return [...]string{"inference", "training"}[m] }
+
+// ParseMode parses "inference" or "training" ("train" too).
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(s) {
+	case "inference", "infer":
+		return Inference, nil
+	case "training", "train":
+		return Training, nil
+	}
+	return 0, fmt.Errorf("unknown mode %q (want inference or training)", s)
+}
+
+// Recompute is the activation recomputation of a training step
+// (Korthikanti et al., "Reducing Activation Recomputation in Large
+// Transformer Models", 2022).
+type Recompute uint8
+
+// The recomputation policies.
+const (
+	RecomputeNone      Recompute = iota // keep every activation
+	RecomputeSelective                  // recompute the attention core (scores, softmax, dropout)
+	RecomputeFull                       // keep only each layer's input, recompute the layer
+)
+
+func (r Recompute) String() string { return [...]string{"none", "selective", "full"}[r] }
+
+// ParseRecompute parses none, selective or full.
+func ParseRecompute(s string) (Recompute, error) {
+	for i, n := range [...]string{"none", "selective", "full"} {
+		if strings.EqualFold(s, n) {
+			return Recompute(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown recomputation %q (want none, selective or full)", s)
+}
+
+// Optimizer is the optimizer of a training step.
+type Optimizer uint8
+
+// The optimizers. All are mixed precision: fp32 master weights beside the
+// 16-bit weights and gradients.
+const (
+	Adam  Optimizer = iota // fp32 master weights, first and second moments
+	AdamW                  // as Adam; the decoupled weight decay costs no memory
+	SGD                    // fp32 master weights and a momentum
+)
+
+func (o Optimizer) String() string { return [...]string{"adam", "adamw", "sgd"}[o] }
+
+// ParseOptimizer parses adam, adamw or sgd.
+func ParseOptimizer(s string) (Optimizer, error) {
+	for i, n := range [...]string{"adam", "adamw", "sgd"} {
+		if strings.EqualFold(s, n) {
+			return Optimizer(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown optimizer %q (want adam, adamw or sgd)", s)
+}
+
+// stateBytes returns the optimizer's fp32 state per parameter: the master
+// weights and the moments. Mixed-precision Adam keeps a 4-byte master
+// copy and two 4-byte moments, 12 bytes, which with 2-byte weights and
+// 2-byte gradients makes the 16 bytes per parameter of Rajbhandari et
+// al., "ZeRO" (2020), §3.1. SGD with momentum keeps a master copy and one
+// momentum: 8 bytes.
+func (o Optimizer) stateBytes() float64 {
+	if o == SGD {
+		return 8
+	}
+	return 12
+}
+
+// stepTraffic returns the bytes an optimizer step moves per parameter and
+// the arithmetic it does: Adam reads the gradient, the master weight and
+// two moments, writes them back and writes the 16-bit weight; SGD has
+// one moment fewer. The FLOPs are our count of the update's arithmetic
+// (Loshchilov & Hutter, "Decoupled Weight Decay Regularization", 2019,
+// Algorithm 2: about 12 operations per parameter for AdamW, 4 for SGD
+// with momentum).
+func (o Optimizer) stepTraffic(grad model.DType) (bytes, flops float64) {
+	g := grad.Size()
+	if o == SGD {
+		return g + 8 + 8 + g, 4
+	}
+	return g + 12 + 12 + g, 12
+}
+
+// A Scenario is one question put to the simulator.
+type Scenario struct {
+	Mode Mode
+
+	// Batch is the sequences (or images) processed together: the
+	// requests in a decode batch, or the micro-batch per data-parallel
+	// replica in training.
+	Batch int
+	// Input and Output are the prompt tokens and the generated tokens per
+	// request (inference).
+	Input, Output int
+
+	// Seq is the training sequence length.
+	Seq int
+	// GlobalBatch is the sequences per optimizer step; 0 means Batch·DP.
+	// Steps accumulate gradients over GlobalBatch/(Batch·DP) micro-batches.
+	GlobalBatch int
+	Recompute   Recompute
+	Optimizer   Optimizer
+	// ZeRO is what the data-parallel replicas shard (Rajbhandari et al.
+	// 2020): 1 the optimizer state, 2 also the gradients, 3 also the
+	// weights. 0 shards nothing.
+	ZeRO int
+	// Tokens is a training token budget (0: none) for the time to train.
+	Tokens float64
+
+	// TP, PP and DP are the tensor-, pipeline- and data-parallel degrees;
+	// 0 means 1.
+	TP, PP, DP int
+
+	// Weights, Act and KV are the storage types of the weights, the
+	// activations (and the compute) and the KV cache.
+	Weights, Act, KV model.DType
+
+	// Reserve overrides the hardware's framework reserve when non-nil.
+	Reserve *model.Bytes
+
+	// Strict turns data-type fallbacks into errors.
+	Strict bool
+}
+
+// Default returns the default inference scenario: batch 1, 2048 tokens
+// in, 128 out, bf16 throughout, one device.
+func Default() Scenario {
+	return Scenario{
+		Mode: Inference, Batch: 1, Input: 2048, Output: 128, Seq: 2048,
+		TP: 1, PP: 1, DP: 1,
+		Weights: model.BF16, Act: model.BF16, KV: model.BF16,
+		Optimizer: Adam, Recompute: RecomputeNone,
+	}
+}
+
+// A ScenarioError is a scenario field with an invalid value. Field is the
+// field's name as the CLI flag spells it ("batch", "tp", "kv").
+type ScenarioError struct {
+	Field string
+	Err   error
+}
+
+func (e *ScenarioError) Error() string { return "--" + e.Field + ": " + e.Err.Error() }
+func (e *ScenarioError) Unwrap() error { return e.Err }
+
+func deg(n int) int {
+	if n <= 0 {
+		return 1
+	}
+	return n
+}
+
+// normalized returns sc with the parallel degrees defaulted.
+func (sc Scenario) normalized() Scenario {
+	sc.TP, sc.PP, sc.DP = deg(sc.TP), deg(sc.PP), deg(sc.DP)
+	if sc.GlobalBatch == 0 {
+		sc.GlobalBatch = sc.Batch * sc.DP
+	}
+	return sc
+}
+
+// Validate checks sc against the workload's shape and reports every
+// problem at once, each a *ScenarioError.
+func (sc Scenario) Validate(s Shape) error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &ScenarioError{field, fmt.Errorf(format, args...)})
+	}
+	if sc.Batch <= 0 {
+		bad("batch", "batch must be at least 1, got %d", sc.Batch)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"global-batch", sc.GlobalBatch}} {
+		if f.v < 0 {
+			bad(f.name, "must not be negative, got %d", f.v)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    model.DType
+	}{{"weights", sc.Weights}, {"act", sc.Act}, {"kv", sc.KV}} {
+		if !d.v.Valid() {
+			bad(d.name, "no data type given")
+		}
+	}
+	if sc.ZeRO < 0 || sc.ZeRO > 3 {
+		bad("zero", "ZeRO stage must be 0, 1, 2 or 3, got %d", sc.ZeRO)
+	}
+	if sc.Tokens < 0 || sc.Tokens != sc.Tokens {
+		bad("tokens", "token budget must not be negative")
+	}
+	n := sc.normalized()
+	if s.Arch != CNN {
+		// Megatron-LM splits heads, KV heads and FFN columns evenly.
+		switch {
+		case s.Heads > 0 && s.Heads%n.TP != 0:
+			bad("tp", "tensor parallelism %d does not divide the %d attention heads", n.TP, s.Heads)
+		case s.KVHeads > 0 && s.KVHeads%n.TP != 0:
+			bad("tp", "tensor parallelism %d does not divide the %d KV heads", n.TP, s.KVHeads)
+		case s.FFN > 0 && s.FFN%n.TP != 0:
+			bad("tp", "tensor parallelism %d does not divide the FFN width %d", n.TP, s.FFN)
+		}
+		if s.Layers > 0 && n.PP > s.Layers {
+			bad("pp", "%d pipeline stages for %d layers", n.PP, s.Layers)
+		}
+	} else if n.TP > 1 {
+		bad("tp", "tensor parallelism is not modelled for CNNs")
+	}
+	switch sc.Mode {
+	case Inference:
+		if sc.Input < 0 {
+			bad("input", "input length must not be negative, got %d", sc.Input)
+		} else if sc.Input == 0 && s.Arch != CNN && s.Arch != Vision {
+			bad("input", "input length must be at least 1")
+		}
+		if sc.Output < 0 {
+			bad("output", "output length must not be negative, got %d", sc.Output)
+		}
+		if s.Arch == Decoder && sc.Output == 0 {
+			bad("output", "a decoder generates at least 1 token")
+		}
+	case Training:
+		if sc.Seq <= 0 && s.Arch != CNN && s.Arch != Vision {
+			bad("seq", "sequence length must be at least 1, got %d", sc.Seq)
+		}
+		if n.PP > 1 {
+			bad("pp", "pipeline-parallel training is not modelled yet; use --tp and --dp")
+		}
+		if sc.Batch > 0 && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
+			bad("global-batch", "global batch %d is not a multiple of batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
+		}
+	default:
+		bad("mode", "unknown mode %d", sc.Mode)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,90 @@
+package sim
+
+import "github.com/perfsim/perfsim/model"
+
+// A Workload is what the simulator needs of a model: its kernels for a
+// phase at a shape, its parameter counts and storage, its KV cache per
+// token, and the dimensions the training-activation formulas use. It is
+// declared here, where it is used, so that sim never imports the concrete
+// architectures; cmd/perfsim adapts workloads.Model to it.
+type Workload interface {
+	Name() string
+	// Params is the total parameter count (all experts).
+	Params() float64
+	// ActiveParams is the parameters one token uses (fewer for a MoE).
+	ActiveParams() float64
+	// Ops decomposes the phase into kernels, per device when ph.TP > 1
+	// (with the tensor-parallel collectives among the ops).
+	Ops(ph Phase) ([]model.Op, error)
+	// KVBytesPerToken is the KV cache of one token in all layers; 0 for
+	// models without one.
+	KVBytesPerToken(kv model.DType) model.Bytes
+	// WeightBytes is the storage of all parameters in w, with the block
+	// scales of 4-bit formats.
+	WeightBytes(w model.DType) model.Bytes
+	// ActivationBytes is, for a CNN, every layer's output at a batch (what
+	// training keeps for the backward pass); 0 for transformers.
+	ActivationBytes(batch int, d model.DType) model.Bytes
+	// Shape returns the dimensions.
+	Shape() Shape
+}
+
+// Arch is a workload's architecture, as far as the simulator cares.
+type Arch uint8
+
+// The architectures.
+const (
+	Decoder Arch = iota // causal language model: prefill, decode, KV cache
+	Encoder             // bidirectional encoder (BERT): one forward pass
+	Vision              // vision transformer: one forward pass over patches
+	CNN                 // convolutional network: images
+)
+
+func (a Arch) String() string {
+	return [...]string{"decoder", "encoder", "vision", "cnn"}[a]
+}
+
+// Shape holds the dimensions of a workload that the memory formulas use.
+type Shape struct {
+	Arch       Arch
+	Layers     int
+	DModel     int
+	Heads      int
+	KVHeads    int
+	HeadDim    int
+	FFN        int
+	Vocab      int
+	Experts    int
+	TopK       int
+	MaxContext int
+	Tokens     int // sequence length of one image for a vision transformer
+	ImageSize  int // input image side for a CNN or ViT
+}
+
+// PhaseKind names a phase of a workload.
+type PhaseKind uint8
+
+// The phases.
+const (
+	Prefill PhaseKind = iota // S new tokens (or images) through the model
+	Decode                   // one new token per sequence at a context
+	TrainForward
+	TrainBackward
+)
+
+func (k PhaseKind) String() string {
+	return [...]string{"prefill", "decode", "train_forward", "train_backward"}[k]
+}
+
+// A Phase is one pass of a workload at a shape. Seq is the new tokens per
+// sequence (1 when decoding; ignored by vision models and CNNs, whose
+// image fixes it); Context is the tokens already in the KV cache, so that
+// a decode step attends to Context+1 keys.
+type Phase struct {
+	Kind             PhaseKind
+	Batch            int
+	Seq              int
+	Context          int
+	Weights, Act, KV model.DType
+	TP               int
+}
