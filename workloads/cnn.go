@@ -32,6 +32,7 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 type cnnPlan struct {
 	ops         []cnnOp
 	params      float64
+	normParams  float64
 	activations float64 // elements of every layer's output, per image
 }
 
@@ -220,6 +221,7 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			emit(cnnOp{name: l.Name + ".bn", stage: stage, class: model.ClassNorm, kind: "batchnorm",
 				elems: out.elems(), flopsPer: 2, reads: 1})
 			p.params += 2 * float64(out.c)
+			p.normParams += 2 * float64(out.c)
 		}
 		if l.Activation != "" {
 			emit(cnnOp{name: l.Name + "." + l.Activation, stage: stage, class: model.ClassElementwise, kind: l.Activation,

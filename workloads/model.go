@@ -81,7 +81,7 @@ func New(cfg Config) (*Model, error) {
 			return nil, joinConfigErrors(errs)
 		}
 		m.cnn = plan
-		m.params = breakdown{total: plan.params}
+		m.params = breakdown{total: plan.params, norms: plan.normParams}
 	} else {
 		m.params = transformerParams(&m.cfg)
 	}
@@ -118,6 +118,12 @@ func (m *Model) Config() Config {
 
 // Params returns the total parameter count (all experts).
 func (m *Model) Params() float64 { return m.params.total }
+
+// NormParams returns the parameters of the normalisation layers (gains
+// and biases of LayerNorm, RMSNorm, BatchNorm), which are in Params. Some
+// published counts leave them out: seed 003's 1.7461E+11 for GPT-3 175B
+// is Params less NormParams.
+func (m *Model) NormParams() float64 { return m.params.norms }
 
 // ActiveParams returns the parameters one token uses: for a mixture of
 // experts, the total less the experts it is not routed to.
@@ -223,6 +229,7 @@ func transformerParams(c *Config) breakdown {
 	}
 	if c.EmbeddingNorm {
 		b.embedding += norm
+		b.norms += norm
 	}
 
 	// One block.
@@ -249,7 +256,7 @@ func transformerParams(c *Config) breakdown {
 	} else {
 		b.perLayer += ffnParams(d, float64(c.FFN), c.Activation, bias)
 	}
-	b.norms = float64(c.Layers) * norms
+	b.norms += float64(c.Layers) * norms
 
 	// Head.
 	if boolOr(c.FinalNorm, true) {
@@ -270,6 +277,7 @@ func transformerParams(c *Config) breakdown {
 		}
 		if c.MLMHead {
 			b.head += d*d + d + 2*d + float64(c.Vocab) // transform, its LayerNorm, the decoder's bias
+			b.norms += 2 * d
 		}
 		if c.Classes > 0 {
 			b.head += d*float64(c.Classes) + float64(c.Classes)
