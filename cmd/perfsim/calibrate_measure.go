@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/calibrate"
+)
+
+const calibrateMeasureSynopsis = "perfsim calibrate measure --device cpu [--quick] [--kernels LIST] [-o FILE]"
+
+const calibrateMeasureExamples = `  perfsim calibrate measure --device cpu -o cpu.csv
+  perfsim calibrate measure --device cpu --quick --kernels gemm,copy
+
+GPUs are measured with the CUDA suite, not by perfsim:
+  make -C kernels && kernels/run.sh > h200.csv
+`
+
+// calibrateMeasureOptions are the flags of "perfsim calibrate measure".
+type calibrateMeasureOptions struct {
+	device  string
+	quick   bool
+	kernels []string
+	output  string
+}
+
+func (o *calibrateMeasureOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.device, "device", "cpu", "the device to measure: only cpu (GPUs: kernels/run.sh)")
+	fs.BoolVar(&o.quick, "quick", false, "a small grid, a few seconds, for smoke runs")
+	fs.StringSliceVar(&o.kernels, "kernels", nil, "measure only these kernels: "+strings.Join(calibrate.CPUKernels, ","))
+	fs.StringVarP(&o.output, "output", "o", "", "write the CSV to this file (whole or not at all) instead of stdout")
+}
+
+// runCalibrateMeasure implements "perfsim calibrate measure": it times
+// kernels on this machine's CPU (calibrate.MeasureCPU) and writes them as
+// CSV in the schema of kernels/README.md. Progress goes to stderr.
+func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("calibrate measure", calibrateMeasureSynopsis, calibrateMeasureExamples, stderr)
+	var o calibrateMeasureOptions
+	o.addFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("calibrate measure: unexpected argument %q", fs.Arg(0))
+	}
+	if strings.ToLower(o.device) != "cpu" {
+		return usagef("calibrate measure: --device %q: perfsim measures only the cpu; GPUs are measured with the CUDA suite: make -C kernels && kernels/run.sh > gpu.csv (see kernels/README.md)", o.device)
+	}
+	for _, k := range o.kernels {
+		if !slices.Contains(calibrate.CPUKernels, k) {
+			return usagef("calibrate measure: --kernels: unknown kernel %q (want %s)", k, strings.Join(calibrate.CPUKernels, ","))
+		}
+	}
+	if o.output != "" {
+		// Fail before minutes of measuring, not after.
+		if st, err := os.Stat(filepath.Dir(o.output)); err != nil || !st.IsDir() {
+			return fmt.Errorf("calibrate measure: -o %s: no such directory", o.output)
+		}
+	}
+
+	progress := &measureProgressWriter{w: stderr, prefix: "perfsim: "}
+	ms, err := calibrate.MeasureCPU(ctx, calibrate.CPUOptions{Quick: o.quick, Kernels: o.kernels}, progress)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := calibrate.WriteCSV(&buf, ms); err != nil {
+		return err
+	}
+	if o.output == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	return writeMeasurementsFile(o.output, buf.Bytes())
+}
+
+// writeMeasurementsFile writes data to path through a temporary file in the same
+// directory and a rename, so that path holds the old contents or the new,
+// never a part.
+func writeMeasurementsFile(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// A measureProgressWriter writes each line given to it with a prefix.
+type measureProgressWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p *measureProgressWriter) Write(b []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(p.w, p.prefix+line); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
