@@ -3,10 +3,219 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
 )
 
-// runSimulateCmd is a placeholder until its issue lands.
-func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("simulate: not implemented yet")
+const simulateSynopsis = "perfsim simulate --hw NAME|FILE --model NAME|FILE [--batch B] [--input S] [--output G] [--tp N] [--pp N] [--dtype T | --weights T --act T --kv T] [--mode inference|training] [--breakdown] [--format table|json|csv]"
+
+const simulateExamples = `  # the default scenario: batch 1, 2048 tokens in, 128 out, bf16
+  perfsim simulate --hw h100 --model llama3-8b
+
+  # Llama 3 70B in fp8 on four H100s with tensor parallelism, where the time goes
+  perfsim simulate --hw h100 --model llama3-70b --tp 4 --dtype fp8 --batch 16 --breakdown
+
+  # int4 weights with bf16 activations, as JSON
+  perfsim simulate --hw h100 --model llama2-7b --weights int4 --format json
+
+  # a training step of GPT-3 2.7B with selective recomputation, and the time for 300B tokens
+  perfsim simulate --hw h100 --model gpt3-2.7b --mode training --seq 2048 --global-batch 8 --recompute selective --tokens 300e9
+`
+
+// simulateOptions are the flags of perfsim simulate.
+type simulateOptions struct {
+	hw, model, mode, format  string
+	batch, input, output     int
+	tp, pp, dp, zero         int
+	seq, globalBatch, top    int
+	dtype, weights, act, kv  model.DType
+	recompute, optimizer     string
+	tokens                   float64
+	reserve                  model.Bytes
+	breakdown, strict, quiet bool
 }
+
+func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.mode, "mode", "inference", "inference or training")
+	fs.IntVar(&o.batch, "batch", 1, "sequences (images) per batch; in training, the micro-batch per data-parallel replica")
+	fs.IntVar(&o.input, "input", 2048, "prompt tokens per sequence (inference)")
+	fs.IntVar(&o.output, "output", 128, "generated tokens per sequence (inference)")
+	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree")
+	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree (inference)")
+	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree (training)")
+	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
+	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4")
+	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype); int4/int8 with 16-bit activations is weight-only quantisation")
+	fs.Var(&o.act, "act", "data type of the activations and the compute (overrides --dtype)")
+	fs.Var(&o.kv, "kv", "data type of the KV cache (overrides --dtype)")
+	fs.IntVar(&o.seq, "seq", 2048, "sequence length (training)")
+	fs.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step (training; default batch × dp)")
+	fs.StringVar(&o.recompute, "recompute", "none", "activation recomputation (training): none, selective or full")
+	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer (training): adam, adamw or sgd")
+	fs.IntVar(&o.zero, "zero", 0, "ZeRO stage over the data-parallel replicas (training): 0 none, 1 optimizer state, 2 + gradients, 3 + weights")
+	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time to train, e.g. 300e9")
+	fs.Var(&o.reserve, "reserve", "framework memory reserve per device (default: the hardware file's)")
+	fs.BoolVar(&o.breakdown, "breakdown", false, "per op class and top ops: time, share, bound, intensity")
+	fs.IntVar(&o.top, "top", 10, "ops listed per phase with --breakdown")
+	addFormatFlag(fs, &o.format)
+	fs.BoolVar(&o.strict, "strict", false, "a data type the hardware has no peak for is an error, not a fallback")
+}
+
+// scenario builds the sim scenario from the flags.
+func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
+	sc := sim.Default()
+	var errs []error
+	mode, err := sim.ParseMode(o.mode)
+	if err != nil {
+		errs = append(errs, usagef("--mode: %v", err))
+	}
+	sc.Mode = mode
+	sc.Batch, sc.Input, sc.Output = o.batch, o.input, o.output
+	sc.TP, sc.PP, sc.DP, sc.ZeRO = o.tp, o.pp, o.dp, o.zero
+	sc.Seq, sc.GlobalBatch, sc.Tokens = o.seq, o.globalBatch, o.tokens
+	if rc, err := sim.ParseRecompute(o.recompute); err != nil {
+		errs = append(errs, usagef("--recompute: %v", err))
+	} else {
+		sc.Recompute = rc
+	}
+	if opt, err := sim.ParseOptimizer(o.optimizer); err != nil {
+		errs = append(errs, usagef("--optimizer: %v", err))
+	} else {
+		sc.Optimizer = opt
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"top", o.top}} {
+		if f.v < 1 {
+			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
+		}
+	}
+	if math.IsNaN(o.tokens) || math.IsInf(o.tokens, 0) || o.tokens < 0 {
+		errs = append(errs, usagef("--tokens: must be a non-negative number, got %v", o.tokens))
+	}
+	pick := func(name string, v model.DType) model.DType {
+		if fs.Changed(name) {
+			return v
+		}
+		return o.dtype
+	}
+	sc.Weights, sc.Act, sc.KV = pick("weights", o.weights), pick("act", o.act), pick("kv", o.kv)
+	if fs.Changed("reserve") {
+		if o.reserve < 0 {
+			errs = append(errs, usagef("--reserve: must not be negative"))
+		}
+		r := o.reserve
+		sc.Reserve = &r
+	}
+	sc.Strict = o.strict
+	return sc, errors.Join(errs...)
+}
+
+// systemFor returns a system of d big enough for n devices: one node
+// when they fit in the device's intra-node domain, else full nodes.
+func systemFor(d *hardware.Device, n int) (*hardware.System, error) {
+	per := min(n, max(1, d.Intra.DevicesPerNode))
+	nodes := (n + per - 1) / per
+	return hardware.NewSystem(d, per, nodes)
+}
+
+// scenarioUsage turns a scenario's validation errors into a usage error.
+func scenarioUsage(err error) error {
+	var se *sim.ScenarioError
+	if errors.As(err, &se) {
+		return usageError{err}
+	}
+	return err
+}
+
+func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o simulateOptions
+	fs := newFlagSet("simulate", simulateSynopsis, simulateExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("simulate: unexpected argument %q", fs.Arg(0))
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	sc, err := o.scenario(fs)
+	if err != nil {
+		return err
+	}
+	dev, err := resolveHardware(o.hw)
+	if err != nil {
+		return err
+	}
+	m, err := resolveModel(o.model)
+	if err != nil {
+		return err
+	}
+	w := simWorkload{m}
+	if err := sc.Validate(w.Shape()); err != nil {
+		return scenarioUsage(err)
+	}
+	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1)
+	sys, err := systemFor(dev, n)
+	if err != nil {
+		return usagef("--tp/--pp/--dp: %d devices: %v", n, err)
+	}
+	rep, err := sim.Run(sys, w, sc)
+	if err != nil {
+		return scenarioUsage(err)
+	}
+	lim := limits(sys, w, rep)
+	for _, wn := range rep.Warnings {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, simulateJSON(rep, lim, o.breakdown))
+	case formatCSV:
+		return writeSimulateCSV(stdout, rep, lim, o.breakdown)
+	}
+	return writeSimulateTable(stdout, rep, lim, o.breakdown, o.top)
+}
+
+// limitsResult holds the inverse queries simulate answers beside the run.
+type limitsResult struct {
+	MaxBatch, MaxContext int
+}
+
+// limits answers the inverse queries for the scenario: the largest batch
+// at its lengths and the largest context at its batch. Failures leave 0.
+func limits(sys *hardware.System, w sim.Workload, rep *sim.Report) limitsResult {
+	var l limitsResult
+	if rep.Arch != sim.Decoder && rep.Scenario.Mode == sim.Inference {
+		l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
+		return l
+	}
+	l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
+	l.MaxContext, _ = sim.MaxContext(sys, w, rep.Scenario)
+	return l
+}
+
+// intensity returns f/b for output: 0 when nothing moves.
+func intensity(f model.FLOPs, b model.Bytes) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(f) / float64(b)
+}
+
+// fnum formats a float with 4 significant digits for tables.
+func fnum(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

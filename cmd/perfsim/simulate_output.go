@@ -1,0 +1,443 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// The JSON of perfsim simulate, documented in docs/simulate.md. Keys are
+// stable; values are in base units with the unit in the key.
+
+type simJSON struct {
+	Schema       string       `json:"schema"`
+	Model        string       `json:"model"`
+	Hardware     string       `json:"hardware"`
+	Mode         string       `json:"mode"`
+	Params       float64      `json:"params"`
+	ActiveParams float64      `json:"active_params"`
+	Devices      int          `json:"devices"`
+	Scenario     scenarioJSON `json:"scenario"`
+	Interval     string       `json:"interval"`
+
+	TTFT         *float64 `json:"ttft_s,omitempty"`
+	TTFTLow      *float64 `json:"ttft_s_low,omitempty"`
+	TTFTHigh     *float64 `json:"ttft_s_high,omitempty"`
+	TPOT         *float64 `json:"tpot_s,omitempty"`
+	TPOTLow      *float64 `json:"tpot_s_low,omitempty"`
+	TPOTHigh     *float64 `json:"tpot_s_high,omitempty"`
+	E2E          *float64 `json:"e2e_s,omitempty"`
+	E2ELow       *float64 `json:"e2e_s_low,omitempty"`
+	E2EHigh      *float64 `json:"e2e_s_high,omitempty"`
+	OutTok       *float64 `json:"output_tokens_per_s,omitempty"`
+	OutTokDevice *float64 `json:"output_tokens_per_s_per_device,omitempty"`
+	Images       *float64 `json:"images_per_s,omitempty"`
+	PrefillBound string   `json:"prefill_bound,omitempty"`
+	DecodeBound  string   `json:"decode_bound,omitempty"`
+
+	Training *trainingJSON `json:"training,omitempty"`
+
+	Fits     bool        `json:"fits"`
+	Memory   memoryJSON  `json:"memory"`
+	Phases   []phaseJSON `json:"phases"`
+	Warnings []string    `json:"warnings"`
+}
+
+type scenarioJSON struct {
+	Batch        int     `json:"batch"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	Seq          int     `json:"seq"`
+	GlobalBatch  int     `json:"global_batch"`
+	TP           int     `json:"tp"`
+	PP           int     `json:"pp"`
+	DP           int     `json:"dp"`
+	Weights      string  `json:"weights"`
+	Act          string  `json:"act"`
+	KV           string  `json:"kv"`
+	Recompute    string  `json:"recompute"`
+	Optimizer    string  `json:"optimizer"`
+	ZeRO         int     `json:"zero"`
+	Tokens       float64 `json:"tokens"`
+}
+
+type trainingJSON struct {
+	StepTime        float64 `json:"step_time_s"`
+	StepTimeLow     float64 `json:"step_time_s_low"`
+	StepTimeHigh    float64 `json:"step_time_s_high"`
+	MicroBatches    int     `json:"micro_batches"`
+	TokensPerSecond float64 `json:"tokens_per_s"`
+	SamplesPerSec   float64 `json:"samples_per_s"`
+	ModelFLOPs      float64 `json:"model_flops"`
+	HardwareFLOPs   float64 `json:"hardware_flops"`
+	MFU             float64 `json:"mfu"`
+	HFU             float64 `json:"hfu"`
+	TimeToTrain     float64 `json:"time_to_train_s"`
+}
+
+type memoryJSON struct {
+	Weights     float64 `json:"weights_bytes"`
+	KVCache     float64 `json:"kv_cache_bytes"`
+	KVPerToken  float64 `json:"kv_cache_per_token_bytes"`
+	Activations float64 `json:"activations_bytes"`
+	Gradients   float64 `json:"gradients_bytes"`
+	Optimizer   float64 `json:"optimizer_bytes"`
+	Reserve     float64 `json:"reserve_bytes"`
+	Total       float64 `json:"total_bytes"`
+	Capacity    float64 `json:"capacity_bytes"`
+	Headroom    float64 `json:"headroom_bytes"`
+	Fits        bool    `json:"fits"`
+	MaxBatch    int     `json:"max_batch"`
+	MaxContext  int     `json:"max_context"`
+}
+
+type phaseJSON struct {
+	Name      string      `json:"name"`
+	Steps     int         `json:"steps"`
+	Time      float64     `json:"time_s"`
+	TimeLow   float64     `json:"time_s_low"`
+	TimeHigh  float64     `json:"time_s_high"`
+	FLOPs     float64     `json:"flops"`
+	Bytes     float64     `json:"bytes"`
+	Intensity float64     `json:"intensity_flop_per_byte"`
+	Bound     string      `json:"bound"`
+	Classes   []classJSON `json:"classes"`
+	Ops       []opJSON    `json:"ops,omitempty"`
+}
+
+type classJSON struct {
+	Class     string  `json:"class"`
+	Time      float64 `json:"time_s"`
+	Share     float64 `json:"share"`
+	Bound     string  `json:"bound"`
+	FLOPs     float64 `json:"flops"`
+	Bytes     float64 `json:"bytes"`
+	Intensity float64 `json:"intensity_flop_per_byte"`
+}
+
+type opJSON struct {
+	Name      string  `json:"name"`
+	Class     string  `json:"class"`
+	Kind      string  `json:"kind"`
+	Count     int     `json:"count"`
+	Time      float64 `json:"time_s"`
+	TimeLow   float64 `json:"time_s_low"`
+	TimeHigh  float64 `json:"time_s_high"`
+	Share     float64 `json:"share"`
+	Bound     string  `json:"bound"`
+	DType     string  `json:"dtype"`
+	FLOPs     float64 `json:"flops"`
+	Bytes     float64 `json:"bytes"`
+	Intensity float64 `json:"intensity_flop_per_byte"`
+}
+
+func fp(v float64) *float64 { return &v }
+
+// allPhases returns the report's phases in print order.
+func allPhases(r *sim.Report) []*sim.PhaseReport {
+	var ps []*sim.PhaseReport
+	if in := r.Inference; in != nil {
+		ps = append(ps, &in.Prefill)
+		if in.Decode != nil {
+			ps = append(ps, in.Decode)
+		}
+	}
+	if tr := r.Training; tr != nil {
+		ps = append(ps, &tr.Forward, &tr.Backward)
+		if tr.Recompute != nil {
+			ps = append(ps, tr.Recompute)
+		}
+		if tr.Gradients != nil {
+			ps = append(ps, tr.Gradients)
+		}
+		ps = append(ps, &tr.Optimizer)
+	}
+	return ps
+}
+
+func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
+	sc := r.Scenario
+	j := simJSON{
+		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Mode: sc.Mode.String(),
+		Params: r.Params, ActiveParams: r.ActiveParams, Devices: r.Devices, Interval: r.Interval,
+		Scenario: scenarioJSON{
+			Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: sc.GlobalBatch,
+			TP: sc.TP, PP: sc.PP, DP: sc.DP, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
+			Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
+		},
+		Fits:     r.Memory.Fits,
+		Warnings: []string{},
+	}
+	if in := r.Inference; in != nil {
+		j.TTFT, j.TTFTLow, j.TTFTHigh = fp(float64(in.TTFT)), fp(float64(in.TTFTLow)), fp(float64(in.TTFTHigh))
+		j.E2E, j.E2ELow, j.E2EHigh = fp(float64(in.E2E)), fp(float64(in.E2ELow)), fp(float64(in.E2EHigh))
+		j.PrefillBound = in.Prefill.Bound.String()
+		if r.Arch == sim.Decoder {
+			j.TPOT, j.TPOTLow, j.TPOTHigh = fp(float64(in.TPOT)), fp(float64(in.TPOTLow)), fp(float64(in.TPOTHigh))
+			j.OutTok, j.OutTokDevice = fp(in.OutputTokensPerSecond), fp(in.OutputTokensPerSecondPerDevice)
+			if in.Decode != nil {
+				j.DecodeBound = in.Decode.Bound.String()
+			}
+		}
+		if r.Arch == sim.CNN || r.Arch == sim.Vision {
+			j.Images = fp(in.ImagesPerSecond)
+		}
+	}
+	if tr := r.Training; tr != nil {
+		j.Training = &trainingJSON{
+			StepTime: float64(tr.StepTime), StepTimeLow: float64(tr.StepTimeLow), StepTimeHigh: float64(tr.StepTimeHigh),
+			MicroBatches: tr.MicroBatches, TokensPerSecond: tr.TokensPerSecond, SamplesPerSec: tr.SamplesPerSecond,
+			ModelFLOPs: float64(tr.ModelFLOPs), HardwareFLOPs: float64(tr.HardwareFLOPs), MFU: tr.MFU, HFU: tr.HFU,
+			TimeToTrain: float64(tr.TimeToTrain),
+		}
+	}
+	m := r.Memory
+	j.Memory = memoryJSON{
+		Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
+		Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
+		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Headroom: float64(m.Headroom),
+		Fits: m.Fits, MaxBatch: lim.MaxBatch, MaxContext: lim.MaxContext,
+	}
+	for _, p := range allPhases(r) {
+		pj := phaseJSON{Name: p.Name, Steps: p.Steps, Time: float64(p.Time), TimeLow: float64(p.Low), TimeHigh: float64(p.High),
+			FLOPs: float64(p.FLOPs), Bytes: float64(p.Bytes), Intensity: intensity(p.FLOPs, p.Bytes), Bound: p.Bound.String(),
+			Classes: []classJSON{}}
+		for _, c := range p.Classes {
+			pj.Classes = append(pj.Classes, classJSON{Class: c.Class.String(), Time: float64(c.Time), Share: c.Share,
+				Bound: c.Bound.String(), FLOPs: float64(c.FLOPs), Bytes: float64(c.Bytes), Intensity: intensity(c.FLOPs, c.Bytes)})
+		}
+		if ops {
+			pj.Ops = []opJSON{}
+			for _, o := range p.Ops {
+				pj.Ops = append(pj.Ops, opJSON{Name: o.Name, Class: o.Class.String(), Kind: o.Kind, Count: o.Count,
+					Time: float64(o.Time), TimeLow: float64(o.Low), TimeHigh: float64(o.High), Share: shareOf(o.Time, p.Time),
+					Bound: o.Bound.String(), DType: dtypeName(o.DType), FLOPs: float64(o.FLOPs), Bytes: float64(o.Bytes),
+					Intensity: intensity(o.FLOPs, o.Bytes)})
+			}
+		}
+		j.Phases = append(j.Phases, pj)
+	}
+	for _, w := range r.Warnings {
+		j.Warnings = append(j.Warnings, w.Error())
+	}
+	return j
+}
+
+func shareOf(part, whole model.Seconds) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+func dtypeName(d model.DType) string {
+	if !d.Valid() {
+		return ""
+	}
+	return d.String()
+}
+
+// writeSimulateCSV writes the summary as metric,value rows (the JSON's
+// keys, dotted), or with breakdown one row per op of every phase.
+func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool) error {
+	if breakdown {
+		header := []string{"phase", "op", "class", "kind", "count", "time_s", "time_s_low", "time_s_high", "share", "bound", "dtype", "flops", "bytes", "intensity_flop_per_byte"}
+		var rows [][]string
+		for _, p := range allPhases(r) {
+			for _, o := range p.Ops {
+				rows = append(rows, []string{p.Name, o.Name, o.Class.String(), o.Kind, strconv.Itoa(o.Count),
+					num(float64(o.Time)), num(float64(o.Low)), num(float64(o.High)), num(shareOf(o.Time, p.Time)),
+					o.Bound.String(), dtypeName(o.DType), num(float64(o.FLOPs)), num(float64(o.Bytes)), num(intensity(o.FLOPs, o.Bytes))})
+			}
+		}
+		return writeCSV(w, header, rows)
+	}
+	j := simulateJSON(r, lim, false)
+	var rows [][]string
+	add := func(k string, v string) { rows = append(rows, []string{k, v}) }
+	addf := func(k string, v *float64) {
+		if v != nil {
+			add(k, num(*v))
+		}
+	}
+	add("model", j.Model)
+	add("hardware", j.Hardware)
+	add("mode", j.Mode)
+	add("devices", strconv.Itoa(j.Devices))
+	add("params", num(j.Params))
+	add("interval", j.Interval)
+	addf("ttft_s", j.TTFT)
+	addf("ttft_s_low", j.TTFTLow)
+	addf("ttft_s_high", j.TTFTHigh)
+	addf("tpot_s", j.TPOT)
+	addf("tpot_s_low", j.TPOTLow)
+	addf("tpot_s_high", j.TPOTHigh)
+	addf("e2e_s", j.E2E)
+	addf("e2e_s_low", j.E2ELow)
+	addf("e2e_s_high", j.E2EHigh)
+	addf("output_tokens_per_s", j.OutTok)
+	addf("output_tokens_per_s_per_device", j.OutTokDevice)
+	addf("images_per_s", j.Images)
+	if j.PrefillBound != "" {
+		add("prefill_bound", j.PrefillBound)
+	}
+	if j.DecodeBound != "" {
+		add("decode_bound", j.DecodeBound)
+	}
+	if t := j.Training; t != nil {
+		add("training.step_time_s", num(t.StepTime))
+		add("training.step_time_s_low", num(t.StepTimeLow))
+		add("training.step_time_s_high", num(t.StepTimeHigh))
+		add("training.micro_batches", strconv.Itoa(t.MicroBatches))
+		add("training.tokens_per_s", num(t.TokensPerSecond))
+		add("training.samples_per_s", num(t.SamplesPerSec))
+		add("training.mfu", num(t.MFU))
+		add("training.hfu", num(t.HFU))
+		add("training.time_to_train_s", num(t.TimeToTrain))
+	}
+	m := j.Memory
+	add("fits", strconv.FormatBool(j.Fits))
+	for _, kv := range []struct {
+		k string
+		v float64
+	}{{"weights_bytes", m.Weights}, {"kv_cache_bytes", m.KVCache}, {"kv_cache_per_token_bytes", m.KVPerToken},
+		{"activations_bytes", m.Activations}, {"gradients_bytes", m.Gradients}, {"optimizer_bytes", m.Optimizer},
+		{"reserve_bytes", m.Reserve}, {"total_bytes", m.Total}, {"capacity_bytes", m.Capacity}, {"headroom_bytes", m.Headroom}} {
+		add("memory."+kv.k, num(kv.v))
+	}
+	add("memory.max_batch", strconv.Itoa(m.MaxBatch))
+	add("memory.max_context", strconv.Itoa(m.MaxContext))
+	for _, p := range j.Phases {
+		add("phases."+p.Name+".time_s", num(p.Time))
+		add("phases."+p.Name+".bound", p.Bound)
+	}
+	return writeCSV(w, []string{"metric", "value"}, rows)
+}
+
+// span formats a time with its interval when there is one.
+func span(t, lo, hi model.Seconds, interval string) string {
+	if interval == "none" || lo == hi {
+		return t.String()
+	}
+	return fmt.Sprintf("%v  (%s: %v – %v)", t, interval, lo, hi)
+}
+
+func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool, top int) error {
+	sc := r.Scenario
+	fmt.Fprintf(w, "%s on %s", r.Model, r.Hardware)
+	if r.Devices > 1 {
+		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
+	}
+	fmt.Fprintf(w, ": %s, %.4g B parameters\n", sc.Mode, r.Params/1e9)
+	tw := newTable(w)
+	if in := r.Inference; in != nil {
+		if r.Arch == sim.Decoder {
+			fmt.Fprintf(tw, "scenario\tbatch %d, %d tokens in, %d out; weights %s, activations %s, KV cache %s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, sc.Act, sc.KV)
+			fmt.Fprintf(tw, "TTFT\t%s\tprefill %s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), in.Prefill.Bound)
+			if in.Decode != nil {
+				fmt.Fprintf(tw, "TPOT\t%s\tdecode %s-bound\n", span(in.TPOT, in.TPOTLow, in.TPOTHigh, r.Interval), in.Decode.Bound)
+			} else {
+				fmt.Fprintf(tw, "TPOT\t-\tone output token: no decode\n")
+			}
+			fmt.Fprintf(tw, "E2E\t%s\n", span(in.E2E, in.E2ELow, in.E2EHigh, r.Interval))
+			fmt.Fprintf(tw, "output tokens/s\t%s\tsystem (%s per device)\n", fnum(in.OutputTokensPerSecond), fnum(in.OutputTokensPerSecondPerDevice))
+		} else {
+			fmt.Fprintf(tw, "scenario\tbatch %d; weights %s, activations %s\n", sc.Batch, sc.Weights, sc.Act)
+			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), in.Prefill.Bound)
+			if in.ImagesPerSecond > 0 {
+				fmt.Fprintf(tw, "images/s\t%s\n", fnum(in.ImagesPerSecond))
+			}
+		}
+	}
+	if tr := r.Training; tr != nil {
+		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d, seq %d; %s, recompute %s, ZeRO %d; weights %s, activations %s\n",
+			sc.Batch, tr.MicroBatches, sc.DP, sc.Seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act)
+		fmt.Fprintf(tw, "step time\t%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval))
+		if r.Arch == sim.CNN || r.Arch == sim.Vision {
+			fmt.Fprintf(tw, "images/s\t%s\tsystem\n", fnum(tr.SamplesPerSecond))
+		} else {
+			fmt.Fprintf(tw, "tokens/s\t%s\tsystem\n", fnum(tr.TokensPerSecond))
+		}
+		fmt.Fprintf(tw, "MFU\t%.1f%%\tHFU %.1f%%\n", 100*tr.MFU, 100*tr.HFU)
+		if tr.TimeToTrain > 0 {
+			fmt.Fprintf(tw, "time to train\t%v\t%.4g days for %.4g tokens\n", tr.TimeToTrain, float64(tr.TimeToTrain)/86400, sc.Tokens)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	m := r.Memory
+	fmt.Fprintf(w, "\nmemory per device\n")
+	tw = newTable(w)
+	row := func(name string, b model.Bytes, note string) {
+		fmt.Fprintf(tw, "  %s\t%v\t%s\n", name, b, note)
+	}
+	row("weights", m.Weights, "")
+	if r.Inference != nil && m.KVPerToken > 0 {
+		row("KV cache", m.KVCache, fmt.Sprintf("%v per token", m.KVPerToken))
+	}
+	row("activations", m.Activations, "")
+	if r.Training != nil {
+		row("gradients", m.Gradients, "")
+		row("optimizer", m.Optimizer, "")
+	}
+	row("reserve", m.Reserve, "")
+	verdict := fmt.Sprintf("fits, %v headroom", m.Headroom)
+	if !m.Fits {
+		verdict = fmt.Sprintf("DOES NOT FIT: %v short", -m.Headroom)
+	}
+	row("total", m.Total, fmt.Sprintf("of %v: %s", m.Capacity, verdict))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if lim.MaxBatch > 0 || lim.MaxContext > 0 {
+		fmt.Fprintf(w, "  limits: max batch %d", lim.MaxBatch)
+		if lim.MaxContext > 0 {
+			fmt.Fprintf(w, ", max context %d", lim.MaxContext)
+		}
+		fmt.Fprintln(w)
+	}
+	if breakdown {
+		for _, p := range allPhases(r) {
+			writePhaseTable(w, p, top)
+		}
+	}
+	return nil
+}
+
+func writePhaseTable(w io.Writer, p *sim.PhaseReport, top int) {
+	steps := ""
+	if p.Steps > 1 {
+		steps = fmt.Sprintf(", %d steps", p.Steps)
+	}
+	fmt.Fprintf(w, "\n%s: %v%s, %s-bound, %v, %v\n", p.Name, p.Time, steps, p.Bound, p.FLOPs, p.Bytes)
+	tw := newTable(w)
+	fmt.Fprintf(tw, "  class\ttime\tshare\tbound\tintensity\n")
+	for _, c := range p.Classes {
+		fmt.Fprintf(tw, "  %s\t%v\t%.1f%%\t%s\t%s\n", c.Class, c.Time, 100*c.Share, c.Bound, fnum(intensity(c.FLOPs, c.Bytes)))
+	}
+	tw.Flush()
+	idx := make([]int, len(p.Ops))
+	for i := range idx {
+		idx[i] = i
+	}
+	// Largest time first; ties in op order, for deterministic output.
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && p.Ops[idx[j]].Time > p.Ops[idx[j-1]].Time; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	if len(idx) > top {
+		idx = idx[:top]
+	}
+	tw = newTable(w)
+	fmt.Fprintf(tw, "  top ops\tcount\ttime\tshare\tbound\tintensity\tdtype\n")
+	for _, i := range idx {
+		o := &p.Ops[i]
+		fmt.Fprintf(tw, "  %s\t%d\t%v\t%.1f%%\t%s\t%s\t%s\n", o.Name, o.Count, o.Time, 100*shareOf(o.Time, p.Time), o.Bound, fnum(intensity(o.FLOPs, o.Bytes)), dtypeName(o.DType))
+	}
+	tw.Flush()
+}
