@@ -45,12 +45,31 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 	}
 	h := hfReader{raw: raw, file: file, src: src}
 	c := h.config()
-	if len(h.errs) > 0 {
+	if c.Kind == "" { // no architecture, or an unsupported one
 		return nil, errors.Join(h.errs...)
 	}
 	m, err := New(c)
-	if err != nil {
-		return nil, h.locate(err)
+	if err != nil || len(h.errs) > 0 {
+		// Every problem at once: those of the JSON values, then those of
+		// the model, less the keys already reported.
+		seen := map[string]bool{}
+		for _, e := range h.errs {
+			var ce *ConfigError
+			if errors.As(e, &ce) {
+				seen[ce.Key] = true
+			}
+		}
+		errs := h.errs
+		if err != nil {
+			for _, e := range h.locate(err).(interface{ Unwrap() []error }).Unwrap() {
+				var ce *ConfigError
+				if errors.As(e, &ce) && seen[ce.Key] {
+					continue
+				}
+				errs = append(errs, e)
+			}
+		}
+		return nil, errors.Join(errs...)
 	}
 	return m, nil
 }

@@ -91,10 +91,17 @@ func New(cfg Config) (*Model, error) {
 	return m, nil
 }
 
+// maxErrors bounds the problems reported for one description.
+const maxErrors = 50
+
 func joinConfigErrors(errs []*ConfigError) error {
-	es := make([]error, len(errs))
-	for i, e := range errs {
+	n := min(len(errs), maxErrors)
+	es := make([]error, n, n+1)
+	for i, e := range errs[:n] {
 		es[i] = e
+	}
+	if len(errs) > n {
+		es = append(es, fmt.Errorf("workloads: and %d more problems", len(errs)-n))
 	}
 	return errors.Join(es...)
 }

@@ -1,0 +1,68 @@
+package workloads
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// seedFiles adds every catalog model and test file to a fuzz corpus.
+func seedFiles(f *testing.F, pattern string) {
+	paths, _ := filepath.Glob(pattern)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+// checkModel decomposes a loaded model in every phase it has: no panic,
+// and nothing non-finite.
+func checkModel(t *testing.T, m *Model) {
+	if !finite(m.Params()) || m.Params() < 0 || m.Params() > MaxParams {
+		t.Fatalf("%s: Params() = %v", m.Name(), m.Params())
+	}
+	for _, k := range []PhaseKind{Prefill, Decode, TrainForward, TrainBackward} {
+		ops, err := m.Ops(Phase{Kind: k, Batch: 3, Seq: 7, Context: 5})
+		if err != nil {
+			continue
+		}
+		for _, o := range ExpandAttention(ops) {
+			if f, b := float64(o.FLOPs()), float64(o.Bytes()); !finite(f) || !finite(b) || f < 0 || b < 0 {
+				t.Fatalf("%s %s %s: FLOPs %v bytes %v", m.Name(), k, o.Name, f, b)
+			}
+		}
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	seedFiles(f, filepath.Join("models", "*.toml"))
+	seedFiles(f, filepath.Join("testdata", "bad", "*.toml"))
+	f.Add([]byte("name = \"x\"\nkind = \"cnn\"\nimage_size = 4\nchannels = 1\n[[layer]]\nop = \"conv\"\nout = 2\nkernel = 3\npadding = 1\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		m, err := Load(bytes.NewReader(src), "fuzz.toml")
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		checkModel(t, m)
+	})
+}
+
+func FuzzLoadHF(f *testing.F) {
+	seedFiles(f, filepath.Join("testdata", "hf", "*.json"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		m, err := LoadHF(bytes.NewReader(src), "fuzz/config.json")
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		checkModel(t, m)
+	})
+}
