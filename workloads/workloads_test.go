@@ -100,10 +100,10 @@ func TestMACs(t *testing.T) {
 		want float64
 		tol  float64
 	}{
-		{"resnet50", 4.09e9, 0.01},  // issue 3; torchvision resnet50: 4.09 GFLOPS (MACs)
-		{"vgg16", 15.47e9, 0.01},    // torchvision vgg16: 15.47 GFLOPS (MACs)
-		{"vit-b16", 17.6e9, 0.02},   // issue 3; torchvision vit_b_16: 17.56 GFLOPS (MACs)
-		{"vit-l16", 61.55e9, 0.02},  // torchvision vit_l_16: 61.55 GFLOPS (MACs)
+		{"resnet50", 4.09e9, 0.01}, // issue 3; torchvision resnet50: 4.09 GFLOPS (MACs)
+		{"vgg16", 15.47e9, 0.01},   // torchvision vgg16: 15.47 GFLOPS (MACs)
+		{"vit-b16", 17.6e9, 0.02},  // issue 3; torchvision vit_b_16: 17.56 GFLOPS (MACs)
+		{"vit-l16", 61.55e9, 0.02}, // torchvision vit_l_16: 61.55 GFLOPS (MACs)
 	}
 	for _, tt := range tests {
 		m := mustResolve(t, tt.name)
