@@ -2,4 +2,119 @@
 // transformers, mixtures of experts, vision transformers, CNNs) and
 // decomposes each phase (training forward and backward, prefill, one
 // decode step) at a shape into the kernels of package model.
+//
+// # Reading guide
+//
+//   - Resolve turns a --model argument into a *Model: a name from the
+//     embedded catalog (Catalog, CatalogNames; files in models/), a .toml
+//     description (Load, LoadFile) or a HuggingFace config.json (LoadHF).
+//   - A *Model answers Name, Params, ActiveParams, NormParams, Shape,
+//     KVBytesPerToken, WeightBytes and ActivationBytes, and Ops(Phase),
+//     the kernels of one phase at a batch, sequence, context and tensor
+//     parallel degree. Per-layer kernels appear once with Count = layers.
+//   - ExpandAttention and AttentionGEMMs turn a fused attention into the
+//     Q·Kᵀ and scores·V GEMMs that the seed's GPT-3 table lists.
+//   - Scale grows a GPT-3-like or Llama-like model to a parameter count,
+//     for "what is the largest model that fits".
+//
+// # Decomposition
+//
+// A transformer layer is: norm, Q/K/V projections (one fused GEMM, or one
+// per head with Phase.PerHead), rotary embedding (RoPE models), attention
+// (model.Attention; causal for decoders), output projection, residual
+// adds, norm, MLP (up and down; gate, up and down when gated), or for a
+// mixture of experts a router GEMM, a top-k softmax and the experts as
+// grouped GEMMs over the experts in use (t·top_k routed tokens spread
+// evenly over min(experts, t·top_k) experts). With TP > 1, heads, FFN
+// columns and the vocabulary are split over the ranks and each layer has
+// two all-reduces of the activations (Megatron-LM). The token embedding
+// is a gather, or the seed's one-hot GEMM (Phase.Embedding); prefill
+// computes the last position's logits unless Phase.AllLogits. A CNN
+// convolution is an implicit GEMM: M = batch·H_out·W_out, K =
+// C_in·R·S/groups, N = C_out/groups, once per group (GEMM.Batch =
+// groups); layers with the same GEMM are one op with a count. The
+// backward phase has, for each forward GEMM Y = X·W, a data gradient
+// dX = dY·Wᵀ and a weight gradient dW = Xᵀ·dY of the same MACs each, and
+// twice the forward attention and elementwise work.
+//
+// # The model description (TOML)
+//
+// Unknown keys are errors. Every problem is reported at once, each naming
+// the file, the line, the key and the rule broken. Sizes above 2^24, and
+// models above MaxParams (100 T parameters), are refused.
+//
+// Every model:
+//
+//	name            string, required: the model's name
+//	source          string: where the numbers come from (paper, HF config)
+//	kind            "decoder" | "encoder" | "vit" | "cnn", required
+//
+// Transformers (decoder, encoder, vit):
+//
+//	layers          blocks, required
+//	d_model         hidden width, required
+//	heads           query heads, required
+//	kv_heads        key/value heads (default heads; fewer is grouped-query,
+//	                1 is multi-query); must divide heads
+//	head_dim        width of a head (default d_model/heads, which must then
+//	                divide evenly)
+//	ffn             MLP width, required unless experts is set
+//	vocab           vocabulary, required for decoders and encoders
+//	max_context     longest sequence; required with learned positions
+//	norm            "layernorm" (default) | "rmsnorm"
+//	activation      "gelu" (default) | "relu" | "silu" | "swiglu" | "geglu";
+//	                the last two are gated (three MLP matrices)
+//	position        "learned" (default; "rope" for rmsnorm decoders) |
+//	                "rope" | "sinusoidal" | "alibi" | "none"
+//	bias            biases in the linear layers (default false)
+//	qkv_bias        biases in Q, K and V (default bias; Qwen2: true alone)
+//	out_bias        bias in the attention output projection (default bias)
+//	lm_head_bias    bias in the LM head (GPT-J)
+//	tied_embeddings the LM head is the token embedding (GPT-2/3, Gemma)
+//	parallel_attn   attention and MLP read one norm (GPT-J): one norm a layer
+//	final_norm      a norm after the last block (default true; BERT false)
+//	embedding_norm  a norm after the embeddings (BERT)
+//	type_vocab      token-type embeddings (BERT: 2)
+//	pooler          a dense d_model×d_model pooler on the first token (BERT, ViTModel)
+//	mlm_head        BERT's masked-LM head: dense, norm, tied decoder with bias
+//	classes         a classifier of this many classes (ViT: 1000)
+//
+// Mixture of experts (decoders):
+//
+//	experts         routed experts per layer
+//	top_k           experts per token, at most experts
+//	shared_experts  experts every token uses (DeepSeek, Qwen-MoE)
+//	expert_ffn      an expert's MLP width (default ffn)
+//
+// Vision transformers:
+//
+//	image_size      input side in pixels, required
+//	patch_size      patch side, required; must divide image_size
+//	channels        input channels (default 3)
+//	class_token     a class token is prepended (default true)
+//
+// CNNs: image_size and channels, then the layers in order as [[layer]]
+// tables. Shapes are inferred from the image; a layer reads the previous
+// layer's output unless input names another.
+//
+//	name        the layer's name; the text before the first "." is its
+//	            stage in breakdowns (layer1.0.conv1 → layer1)
+//	op          "conv" | "fc" | "maxpool" | "avgpool" | "global_avgpool" |
+//	            "batchnorm" | "act" | "add" | "flatten"
+//	input       read this earlier layer's output instead of the previous one
+//	from        add: the earlier layer whose output is added (same shape)
+//	out         conv: output channels; fc: output features
+//	kernel      conv and pooling: the window side
+//	stride      default 1 (conv) or kernel (pooling); 0 is an error
+//	padding     default 0
+//	dilation    default 1
+//	groups      conv: default 1; must divide the input and output channels
+//	bias        conv default false, fc default true
+//	norm        "batchnorm" after the conv or fc
+//	activation  "relu" | "relu6" | "silu" | "gelu" | "sigmoid" | "hardswish",
+//	            after the layer (and its norm); required for op "act"
+//
+// A kernel larger than the padded input, groups that do not divide the
+// channels, an add of mismatched shapes and a reference to no earlier
+// layer are errors.
 package workloads
