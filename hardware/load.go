@@ -109,7 +109,7 @@ func (d *decoder) finish(dev *Device) error {
 	if err := dev.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			var pe *ParseError
-			if errors.As(e, &pe) && d.bad[pe.Key] {
+			if errors.As(e, &pe) && d.reported(pe.Key) {
 				continue
 			}
 			if pe != nil {
@@ -118,6 +118,22 @@ func (d *decoder) finish(dev *Device) error {
 		}
 	}
 	return joinSorted(d.errs)
+}
+
+// reported says whether key, or a table enclosing it, already has an
+// error from decoding.
+func (d *decoder) reported(key string) bool {
+	for k := key; k != ""; {
+		if d.bad[k] {
+			return true
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return false
 }
 
 // unjoin splits an errors.Join error into its parts.

@@ -145,6 +145,15 @@ func (d *decoder) tomlType(key string) string {
 }
 
 func (t *table) typeErr(k, want string) error {
+	var v any
+	if p, ok := t.keys[k]; ok && t.d.md.PrimitiveDecode(p, &v) == nil {
+		switch v := v.(type) {
+		case string:
+			return fmt.Errorf("expected %s, found the string %q", want, v)
+		case int64, float64, bool:
+			return fmt.Errorf("expected %s, found %s %v", want, t.d.tomlType(t.join(k)), v)
+		}
+	}
 	return fmt.Errorf("expected %s, found %s", want, t.d.tomlType(t.join(k)))
 }
 
@@ -159,8 +168,17 @@ func (t *table) take(k string) (toml.Primitive, bool) {
 
 // missing reports a required key that is absent.
 func (t *table) missing(k string) {
-	t.d.fail(t.line, "", fmt.Errorf("missing required key %q", t.join(k)))
+	t.d.fail(t.keyLine(), "", fmt.Errorf("missing required key %q", t.join(k)))
 	t.d.bad[t.join(k)] = true
+}
+
+// keyLine is the line a problem with the table as a whole is reported
+// at: its header, or none for the document itself.
+func (t *table) keyLine() int {
+	if t.path == "" {
+		return 0
+	}
+	return t.line
 }
 
 // str reads a string.
@@ -396,7 +414,7 @@ func (t *table) close() {
 		t.d.srcs[t.join(k)] = src
 	}
 	if needSource {
-		t.d.fail(t.line, "", fmt.Errorf("missing required key %q: every number needs a source (a datasheet, \"measured\", \"assumed\"), or give sources = { key = \"...\" }", t.join("source")))
+		t.d.fail(t.keyLine(), "", fmt.Errorf("missing required key %q: every number needs a source (a datasheet, \"measured\", \"assumed\"), or give sources = { key = \"...\" }", t.join("source")))
 	}
 }
 
