@@ -2,11 +2,246 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+	"github.com/perfsim/perfsim/workloads"
 )
 
-// runMaxModelCmd is a placeholder until its issue lands.
+const maxModelSynopsis = "perfsim maxmodel --hw NAME|FILE --mode train|inference [--devices N] [--family gpt3|llama] [--batch B] [--seq S] [--dtype T] [--recompute none|selective|full] [--shard-optimizer] [--format table|json|csv]"
+
+const maxModelExamples = `  # the largest GPT-3-shaped model one H100 can train (seed 002: about 3.5–4 B)
+  perfsim maxmodel --hw h100 --mode train
+
+  # on a node of four with the model states sharded ZeRO-3 style (seed 002: about 16 B)
+  perfsim maxmodel --hw h100 --mode train --devices 4 --shard-optimizer --recompute selective
+
+  # the largest Llama-shaped model one H100 serves in fp8 at batch 8 and 4096 tokens
+  perfsim maxmodel --hw h100 --mode inference --family llama --dtype fp8 --batch 8 --input 4096 --output 128
+`
+
+// maxModelOptions are the flags of perfsim maxmodel.
+type maxModelOptions struct {
+	hw, mode, family, format string
+	devices, batch, seq      int
+	input, output, zero      int
+	dtype                    model.DType
+	recompute, optimizer     string
+	shard                    bool
+	reserve                  model.Bytes
+}
+
+func (o *maxModelOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringVar(&o.mode, "mode", "train", "train or inference")
+	fs.IntVar(&o.devices, "devices", 1, "devices in the node: training shards the model states over them (with --shard-optimizer), inference splits the layers")
+	fs.StringVar(&o.family, "family", "gpt3", "model family to scale: "+strings.Join(workloads.Families, " or "))
+	fs.IntVar(&o.batch, "batch", 1, "sequences per device (training: the micro-batch)")
+	fs.IntVar(&o.seq, "seq", 2048, "training sequence length")
+	fs.IntVar(&o.input, "input", 2048, "inference: prompt tokens per sequence")
+	fs.IntVar(&o.output, "output", 128, "inference: generated tokens per sequence")
+	o.dtype = model.BF16
+	fs.Var(&o.dtype, "dtype", "data type of weights and activations (and KV cache)")
+	fs.StringVar(&o.recompute, "recompute", "none", "training: activation recomputation none, selective or full")
+	fs.StringVar(&o.optimizer, "optimizer", "adam", "training: adam, adamw or sgd (mixed precision)")
+	fs.BoolVar(&o.shard, "shard-optimizer", false, "training: shard the model states over --devices (ZeRO stage 3: weights, gradients, optimizer state; see --zero)")
+	fs.IntVar(&o.zero, "zero", 0, "training: ZeRO stage 1, 2 or 3 when sharding (default 3 with --shard-optimizer)")
+	fs.Var(&o.reserve, "reserve", "framework memory reserve per device (default: the hardware file's)")
+	addFormatFlag(fs, &o.format)
+}
+
+// maxModelJSON is the JSON of perfsim maxmodel (docs/simulate.md).
+type maxModelJSON struct {
+	Hardware string       `json:"hardware"`
+	Mode     string       `json:"mode"`
+	Family   string       `json:"family"`
+	Devices  int          `json:"devices"`
+	Scenario scenarioJSON `json:"scenario"`
+	Found    bool         `json:"found"`
+	Model    *memberJSON  `json:"model"`
+	Next     *memberJSON  `json:"next"`
+	Capacity float64      `json:"capacity_bytes"`
+}
+
+type memberJSON struct {
+	Name    string     `json:"name"`
+	Params  float64    `json:"params"`
+	Layers  int        `json:"layers"`
+	DModel  int        `json:"d_model"`
+	Heads   int        `json:"heads"`
+	KVHeads int        `json:"kv_heads"`
+	FFN     int        `json:"ffn"`
+	Vocab   int        `json:"vocab"`
+	Memory  memoryJSON `json:"memory"`
+}
+
+func member(w sim.Workload, m sim.Memory) *memberJSON {
+	if w == nil {
+		return nil
+	}
+	s := w.Shape()
+	return &memberJSON{Name: w.Name(), Params: w.Params(), Layers: s.Layers, DModel: s.DModel, Heads: s.Heads,
+		KVHeads: s.KVHeads, FFN: s.FFN, Vocab: s.Vocab,
+		Memory: memoryJSON{Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
+			Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
+			Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Headroom: float64(m.Headroom), Fits: m.Fits}}
+}
+
 func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("maxmodel: not implemented yet")
+	var o maxModelOptions
+	fs := newFlagSet("maxmodel", maxModelSynopsis, maxModelExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("maxmodel: unexpected argument %q", fs.Arg(0))
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	sc, err := o.scenario(fs)
+	if err != nil {
+		return err
+	}
+	dev, err := resolveHardware(o.hw)
+	if err != nil {
+		return err
+	}
+	sys, err := systemFor(dev, o.devices)
+	if err != nil {
+		return usagef("--devices: %v", err)
+	}
+	fam := simFamily(strings.ToLower(o.family))
+	if _, err := fam.Member(1e9); err != nil {
+		return usagef("--family: %v", err)
+	}
+	// Search from 10 M to 50 T parameters (under workloads.MaxParams, which
+	// a scaled member may overshoot by a layer).
+	res, err := sim.MaxModel(sys, fam, sc, 1e7, workloads.MaxParams/2)
+	if err != nil {
+		return scenarioUsage(err)
+	}
+	j := maxModelJSON{Hardware: dev.Name, Mode: sc.Mode.String(), Family: string(fam), Devices: o.devices,
+		Found: res.Model != nil, Model: member(res.Model, res.Memory), Next: member(res.Next, res.NextMemory),
+		Capacity: float64(dev.Memory.Capacity)}
+	j.Scenario = scenarioJSON{Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq,
+		GlobalBatch: sc.GlobalBatch, TP: max(sc.TP, 1), PP: max(sc.PP, 1), DP: max(sc.DP, 1), Weights: sc.Weights.String(),
+		Act: sc.Act.String(), KV: sc.KV.String(), Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO}
+	if sc.GlobalBatch == 0 {
+		j.Scenario.GlobalBatch = sc.Batch * max(sc.DP, 1)
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, j)
+	case formatCSV:
+		var rows [][]string
+		for _, m := range []struct {
+			what string
+			m    *memberJSON
+		}{{"largest_fitting", j.Model}, {"next_not_fitting", j.Next}} {
+			if m.m == nil {
+				continue
+			}
+			rows = append(rows, []string{m.what, m.m.Name, num(m.m.Params), strconv.Itoa(m.m.Layers), strconv.Itoa(m.m.DModel),
+				strconv.Itoa(m.m.Heads), strconv.Itoa(m.m.KVHeads), strconv.Itoa(m.m.FFN), num(m.m.Memory.Total), num(m.m.Memory.Capacity), strconv.FormatBool(m.m.Memory.Fits)})
+		}
+		return writeCSV(stdout, []string{"result", "name", "params", "layers", "d_model", "heads", "kv_heads", "ffn", "total_bytes", "capacity_bytes", "fits"}, rows)
+	}
+	what := "train"
+	if sc.Mode == sim.Inference {
+		what = "serve"
+	}
+	where := "one " + dev.Name
+	if o.devices > 1 {
+		where = fmt.Sprintf("a node of %d × %s", o.devices, dev.Name)
+	}
+	if res.Model == nil {
+		fmt.Fprintf(stdout, "no %s-family model of 10 M parameters or more can %s on %s in this scenario\n", fam, what, where)
+		return nil
+	}
+	fmt.Fprintf(stdout, "largest %s-family model to %s on %s: %.3g B parameters\n", fam, what, where, res.Model.Params()/1e9)
+	s := res.Model.Shape()
+	fmt.Fprintf(stdout, "  shape: %d layers, d_model %d, %d heads (%d KV), ffn %d, vocab %d\n", s.Layers, s.DModel, s.Heads, s.KVHeads, s.FFN, s.Vocab)
+	m := res.Memory
+	tw := newTable(stdout)
+	fmt.Fprintf(tw, "  weights\t%v\n", m.Weights)
+	if sc.Mode == sim.Training {
+		fmt.Fprintf(tw, "  gradients\t%v\n", m.Gradients)
+		fmt.Fprintf(tw, "  optimizer\t%v\n", m.Optimizer)
+	} else {
+		fmt.Fprintf(tw, "  KV cache\t%v\n", m.KVCache)
+	}
+	fmt.Fprintf(tw, "  activations\t%v\n", m.Activations)
+	fmt.Fprintf(tw, "  reserve\t%v\n", m.Reserve)
+	fmt.Fprintf(tw, "  total\t%v\tof %v per device, %v headroom\n", m.Total, m.Capacity, m.Headroom)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if res.Next != nil {
+		fmt.Fprintf(stdout, "  the next size, %.3g B, needs %v\n", res.Next.Params()/1e9, res.NextMemory.Total)
+	}
+	if sc.Mode == sim.Training {
+		fmt.Fprintf(stdout, "assumptions: mixed-precision %s (%g bytes of model state per parameter before sharding), micro-batch %d × %d tokens, recompute %s, ZeRO %d over %d devices\n",
+			sc.Optimizer, 4+map[bool]float64{true: 8, false: 12}[sc.Optimizer == sim.SGD], sc.Batch, sc.Seq, sc.Recompute, sc.ZeRO, max(sc.DP, 1))
+	} else {
+		fmt.Fprintf(stdout, "assumptions: batch %d, %d tokens in and %d out, %s weights, layers split over %d devices\n", sc.Batch, sc.Input, sc.Output, sc.Weights, max(sc.PP, 1))
+	}
+	return nil
+}
+
+// scenario builds the maxmodel scenario from the flags.
+func (o *maxModelOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
+	sc := sim.Default()
+	mode, err := sim.ParseMode(o.mode)
+	if err != nil {
+		return sc, usagef("--mode: %v", err)
+	}
+	sc.Mode = mode
+	if o.devices < 1 {
+		return sc, usagef("--devices: must be at least 1, got %d", o.devices)
+	}
+	if o.batch < 1 {
+		return sc, usagef("--batch: must be at least 1, got %d", o.batch)
+	}
+	sc.Batch, sc.Seq, sc.Input, sc.Output = o.batch, o.seq, o.input, o.output
+	sc.Weights, sc.Act, sc.KV = o.dtype, o.dtype, o.dtype
+	if sc.Mode == sim.Training {
+		if sc.Weights.Size() < 2 {
+			return sc, usagef("--dtype: training keeps 16-bit or wider weights, not %s", o.dtype)
+		}
+		rc, err := sim.ParseRecompute(o.recompute)
+		if err != nil {
+			return sc, usagef("--recompute: %v", err)
+		}
+		opt, err := sim.ParseOptimizer(o.optimizer)
+		if err != nil {
+			return sc, usagef("--optimizer: %v", err)
+		}
+		sc.Recompute, sc.Optimizer = rc, opt
+		sc.DP = o.devices
+		switch {
+		case fs.Changed("zero"):
+			sc.ZeRO = o.zero
+		case o.shard:
+			sc.ZeRO = 3
+		}
+	} else {
+		sc.PP = o.devices
+	}
+	if fs.Changed("reserve") {
+		r := o.reserve
+		sc.Reserve = &r
+	}
+	if err := sc.Validate(sim.Shape{Arch: sim.Decoder}); err != nil {
+		return sc, scenarioUsage(err)
+	}
+	return sc, nil
 }
