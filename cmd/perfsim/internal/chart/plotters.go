@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -42,8 +43,11 @@ type anchor struct {
 // the point); a note that fits nowhere goes at its first anchor. Placement
 // happens at draw time on the real canvas, so it is exact at any size.
 type markers struct {
-	Points  []marker
-	Notes   []note
+	Points []marker
+	Notes  []note
+	// Lines are polylines (in the plot's coordinates) that notes and
+	// labels must not cross: the roofs.
+	Lines   []plotter.XYs
 	Text    text.Style
 	Dropped int // labels dropped at the last draw
 }
@@ -68,6 +72,19 @@ func (m *markers) Plot(c draw.Canvas, p *plot.Plot) {
 		pts[i] = vg.Point{X: tx(mk.X), Y: ty(mk.Y)}
 		r := mk.Style.Rectangle()
 		taken = append(taken, vg.Rectangle{Min: pts[i].Add(r.Min), Max: pts[i].Add(r.Max)})
+	}
+	// The lines, as a chain of small boxes every 2 points along them.
+	for _, l := range m.Lines {
+		for k := 1; k < len(l); k++ {
+			a := vg.Point{X: tx(l[k-1].X), Y: ty(l[k-1].Y)}
+			b := vg.Point{X: tx(l[k].X), Y: ty(l[k].Y)}
+			n := int(math.Hypot(float64(b.X-a.X), float64(b.Y-a.Y))/2) + 1
+			for j := 0; j <= n; j++ {
+				f := vg.Length(float64(j) / float64(n))
+				p := vg.Point{X: a.X + (b.X-a.X)*f, Y: a.Y + (b.Y-a.Y)*f}
+				taken = append(taken, vg.Rectangle{Min: vg.Point{X: p.X - 1, Y: p.Y - 1}, Max: vg.Point{X: p.X + 1, Y: p.Y + 1}})
+			}
+		}
 	}
 	// Large glyphs first, so that small ones stay visible on top.
 	order := make([]int, len(m.Points))

@@ -123,13 +123,22 @@ func (r Roofline) Chart() (*Chart, error) {
 	setLog(&p.Y, ylo, yhi)
 	p.Add(gridLines())
 
+	var notes []note
+	var obstacles []plotter.XYs
+	obstacle := func(xys plotter.XYs) {
+		t := make(plotter.XYs, len(xys))
+		for i, xy := range xys {
+			t[i] = plotter.XY{X: lg(xy.X), Y: lg(xy.Y)}
+		}
+		obstacles = append(obstacles, t)
+	}
 	roof := draw.LineStyle{Color: color.Gray{Y: 30}, Width: vg.Points(2)}
 	diag := plotter.XYs{{X: xlo, Y: r.Bandwidth * xlo}, {X: ridge(top, r.Bandwidth), Y: top}}
 	c.record("bandwidth", diag)
 	addLine(p, diag, roof, true, true)
+	obstacle(diag)
 	c.Legend.Add("peaks, "+SIUnit(r.Bandwidth, "B/s"), lineThumb(roof))
 
-	var notes []note
 	below := func(x, y float64) anchor { return anchor{X: lg(x), Y: lg(y), XAlign: draw.XRight, YAlign: draw.YTop} }
 	above := func(x, y float64) anchor {
 		return anchor{X: lg(x), Y: lg(y), XAlign: draw.XRight, YAlign: draw.YBottom}
@@ -140,6 +149,7 @@ func (r Roofline) Chart() (*Chart, error) {
 		c.record("peak "+pk.Name, ceil)
 		c.record("ridge "+pk.Name, plotter.XYs{{X: x, Y: pk.Rate}})
 		addLine(p, ceil, roof, true, true)
+		obstacle(ceil)
 		drop := draw.LineStyle{Color: color.Gray{Y: 120}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}}
 		addLine(p, plotter.XYs{{X: x, Y: ylo}, {X: x, Y: pk.Rate}}, drop, true, true)
 		notes = append(notes,
@@ -158,21 +168,24 @@ func (r Roofline) Chart() (*Chart, error) {
 		ad := plotter.XYs{{X: xlo, Y: r.AttainableBandwidth * xlo}, {X: ridge(atop, r.AttainableBandwidth), Y: atop}}
 		c.record("attainable bandwidth", ad)
 		addLine(p, ad, att, true, true)
+		obstacle(ad)
 		for _, a := range r.Attainable {
 			x := ridge(a.Rate, r.AttainableBandwidth)
 			ceil := plotter.XYs{{X: x, Y: a.Rate}, {X: xhi, Y: a.Rate}}
 			c.record("attainable "+a.Name, ceil)
 			c.record("ridge attainable "+a.Name, plotter.XYs{{X: x, Y: a.Rate}})
 			addLine(p, ceil, att, true, true)
-			notes = append(notes, note{Text: a.Name + " attainable " + SIUnit(a.Rate, "FLOP/s"), Color: att.Color,
-				At: []anchor{below(xhi, a.Rate), above(xhi, a.Rate)}})
+			obstacle(ceil)
 		}
 		c.Legend.Add("attainable, "+SIUnit(r.AttainableBandwidth, "B/s"), lineThumb(att))
+		for _, a := range r.Attainable {
+			c.Legend.Add(" "+a.Name+" "+SIUnit(a.Rate, "FLOP/s"), lineThumb{})
+		}
 	}
 
 	// Points: a colour per label, a shape per group, in first-seen order.
 	labels, groups := firstSeen(pts, func(p RoofPoint) string { return p.Label }), firstSeen(pts, func(p RoofPoint) string { return p.Group })
-	mk := &markers{Notes: notes, Text: textStyle(noteSize+1, false)}
+	mk := &markers{Notes: notes, Lines: obstacles, Text: textStyle(noteSize+1, false)}
 	for _, g := range groups {
 		var xys plotter.XYs
 		for _, pt := range pts {
@@ -222,6 +235,9 @@ func addLine(p *plot.Plot, xys plotter.XYs, s draw.LineStyle, logX, logY bool) *
 type lineThumb draw.LineStyle
 
 func (l lineThumb) Thumbnail(c *draw.Canvas) {
+	if l.Width == 0 {
+		return // a text-only legend line
+	}
 	y := c.Center().Y
 	c.StrokeLine2(draw.LineStyle(l), c.Min.X, y, c.Max.X, y)
 }

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxListLen bounds one expanded list, so that a typo such as 1..1e9+1
+// fails fast instead of filling memory.
+const maxListLen = 1 << 20
+
+// parseIntList parses a list of positive integers: values and ranges
+// separated by commas. A range is lo..hi (step 1), lo..hi+d (additive
+// step d) or lo..hi×f / lo..hi*f / lo..hixf (multiplicative factor f ≥ 2);
+// it includes hi when the steps land on it. "1,2,4", "1..256x2" (1, 2, 4,
+// ..., 256), "1..8+1" and "512..4096x2,6144" are all lists. The result
+// keeps the order given, without duplicates.
+func parseIntList(flag, s string) ([]int, error) {
+	bad := func(format string, args ...any) error {
+		return usagef("--%s %q: %s", flag, s, fmt.Sprintf(format, args...))
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, bad("empty list")
+	}
+	var out []int
+	seen := map[int]bool{}
+	add := func(v int) error {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+		if len(out) > maxListLen {
+			return bad("more than %d values", maxListLen)
+		}
+		return nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		lo, rest, isRange := strings.Cut(item, "..")
+		if !isRange {
+			v, err := positiveInt(item)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			if err := add(v); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		a, err := positiveInt(lo)
+		if err != nil {
+			return nil, bad("range start: %v", err)
+		}
+		hiText, step, mul := rest, 1, false
+		if i := strings.IndexAny(rest, "+x*×"); i >= 0 {
+			op := rest[i:]
+			hiText = rest[:i]
+			sym := op[:1]
+			if strings.HasPrefix(op, "×") {
+				sym = "×"
+			}
+			step, err = positiveInt(op[len(sym):])
+			if err != nil {
+				return nil, bad("range step: %v", err)
+			}
+			mul = sym != "+"
+			if mul && step < 2 {
+				return nil, bad("a multiplicative range needs a factor of at least 2")
+			}
+		}
+		b, err := positiveInt(hiText)
+		if err != nil {
+			return nil, bad("range end: %v", err)
+		}
+		if b < a {
+			return nil, bad("range end %d is below its start %d", b, a)
+		}
+		for v := a; v <= b; {
+			if err := add(v); err != nil {
+				return nil, err
+			}
+			if mul {
+				if v > b/step {
+					break
+				}
+				v *= step
+			} else {
+				if v > b-step {
+					break
+				}
+				v += step
+			}
+		}
+	}
+	return out, nil
+}
+
+// positiveInt parses a positive integer written in digits (no "4k":
+// lists mean exactly what they say).
+func positiveInt(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("%d must be at least 1", v)
+	}
+	return v, nil
+}
+
+// parseNameList splits a comma list of names (hardware, models, dtypes),
+// dropping empty items and duplicates, keeping the order given.
+func parseNameList(flag, s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" || seen[item] {
+			continue
+		}
+		seen[item] = true
+		out = append(out, item)
+	}
+	if len(out) == 0 {
+		return nil, usagef("--%s: empty list", flag)
+	}
+	return out, nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+	"github.com/perfsim/perfsim/workloads"
+)
+
+// A sweepSpec is a design space: the cartesian product of its lists.
+// Points are numbered in a fixed order, the first list outermost:
+// hardware, model, dtype, tp, pp, batch, input, output. So row i of a
+// sweep is always the same point, whatever the number of workers.
+type sweepSpec struct {
+	HW      []*hardware.Device
+	Models  []*workloads.Model
+	DTypes  []model.DType
+	TP, PP  []int
+	Batch   []int
+	Input   []int
+	Output  []int
+	// Base is the scenario every point starts from (sim.Default when
+	// zero); a point sets its batch, lengths, degrees and data types.
+	Base sim.Scenario
+}
+
+// size returns the number of points, as a float64 so that a huge product
+// does not overflow before it is refused.
+func (s *sweepSpec) size() float64 {
+	n := 1.0
+	for _, l := range s.lens() {
+		n *= float64(l)
+	}
+	return n
+}
+
+func (s *sweepSpec) lens() [8]int {
+	return [8]int{len(s.HW), len(s.Models), len(s.DTypes), len(s.TP), len(s.PP), len(s.Batch), len(s.Input), len(s.Output)}
+}
+
+// A sweepPoint is one point of a sweep: indices into the spec's hardware
+// and models, and the scenario values.
+type sweepPoint struct {
+	Index                     int
+	HW, Model                 int
+	DType                     model.DType
+	TP, PP, Batch, In, Output int
+}
+
+// point decodes point i (mixed radix, the last list fastest).
+func (s *sweepSpec) point(i int) sweepPoint {
+	l := s.lens()
+	var idx [8]int
+	r := i
+	for k := 7; k >= 0; k-- {
+		idx[k] = r % l[k]
+		r /= l[k]
+	}
+	return sweepPoint{Index: i, HW: idx[0], Model: idx[1], DType: s.DTypes[idx[2]], TP: s.TP[idx[3]], PP: s.PP[idx[4]],
+		Batch: s.Batch[idx[5]], In: s.Input[idx[6]], Output: s.Output[idx[7]]}
+}
+
+// scenario returns the scenario of point p.
+func (s *sweepSpec) scenario(p sweepPoint) sim.Scenario {
+	sc := s.Base
+	if sc.Batch == 0 {
+		sc = sim.Default()
+	}
+	sc.Batch, sc.Input, sc.Output = p.Batch, p.In, p.Output
+	sc.TP, sc.PP = p.TP, p.PP
+	sc.Weights, sc.Act, sc.KV = p.DType, p.DType, p.DType
+	return sc
+}
+
+// A sweepResult is one point's outcome: a report, or why it has none.
+type sweepResult struct {
+	Point  sweepPoint
+	Report *sim.Report
+	Err    error
+}
+
+// sweepOptions tune runSweep.
+type sweepOptions struct {
+	Workers int // 0: GOMAXPROCS
+	// Progress, when set, is called now and then from the workers with
+	// the points done so far.
+	Progress func(done, total int)
+	// Keep is called in the worker for each result, in no particular
+	// order; it may shrink the result (drop per-op rows) before it is
+	// stored. Nil keeps everything.
+	Keep func(*sweepResult)
+}
+
+// chunk is the points a worker takes at a time: large enough that the
+// shared counter is not contended, small enough to balance the load.
+const chunk = 64
+
+// runSweep simulates every point of s on a pool of workers and returns
+// the results in point order. A point that cannot run (a tp that does
+// not divide the heads, too few devices) carries its error; runSweep
+// itself fails only when ctx is cancelled.
+func runSweep(ctx context.Context, s *sweepSpec, o sweepOptions) ([]sweepResult, error) {
+	total := int(s.size())
+	out := make([]sweepResult, total)
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, (total+chunk-1)/chunk))
+
+	// Systems and workloads are built once, before the workers start,
+	// and shared read-only: one system per hardware and device count.
+	type sysKey struct{ hw, n int }
+	type sysVal struct {
+		sys *hardware.System
+		err error
+	}
+	systems := map[sysKey]sysVal{}
+	for hw, d := range s.HW {
+		for _, tp := range s.TP {
+			for _, pp := range s.PP {
+				k := sysKey{hw, tp * pp}
+				if _, ok := systems[k]; ok {
+					continue
+				}
+				sys, err := systemFor(d, k.n)
+				if err != nil {
+					err = fmt.Errorf("%d devices of %s: %w", k.n, d.Name, err)
+				}
+				systems[k] = sysVal{sys, err}
+			}
+		}
+	}
+	wls := make([]simWorkload, len(s.Models))
+	for i, m := range s.Models {
+		wls[i] = simWorkload{m}
+	}
+
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= total {
+					return
+				}
+				hi := min(lo+chunk, total)
+				for i := lo; i < hi; i++ {
+					r := &out[i]
+					r.Point = s.point(i)
+					sc := s.scenario(r.Point)
+					sv := systems[sysKey{r.Point.HW, r.Point.TP * r.Point.PP}]
+					err := sv.err
+					if err == nil {
+						r.Report, err = sim.Run(sv.sys, wls[r.Point.Model], sc)
+					}
+					r.Err = err
+					if o.Keep != nil {
+						o.Keep(r)
+					}
+				}
+				d := done.Add(int64(hi - lo))
+				if o.Progress != nil {
+					o.Progress(int(d), total)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
