@@ -18,13 +18,13 @@ import (
 // hardware, model, dtype, tp, pp, batch, input, output. So row i of a
 // sweep is always the same point, whatever the number of workers.
 type sweepSpec struct {
-	HW      []*hardware.Device
-	Models  []*workloads.Model
-	DTypes  []model.DType
-	TP, PP  []int
-	Batch   []int
-	Input   []int
-	Output  []int
+	HW     []*hardware.Device
+	Models []*workloads.Model
+	DTypes []model.DType
+	TP, PP []int
+	Batch  []int
+	Input  []int
+	Output []int
 	// Base is the scenario every point starts from (sim.Default when
 	// zero); a point sets its batch, lengths, degrees and data types.
 	Base sim.Scenario
