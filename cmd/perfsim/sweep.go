@@ -3,10 +3,323 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/model"
 )
 
-// runSweepCmd is a placeholder until its issue lands.
+const sweepSynopsis = "perfsim sweep --hw A[,B...] --model M[,N...] [--batch LIST] [--input LIST] [--output LIST] [--tp LIST] [--pp LIST] [--dtype LIST] [--format table|csv|json] [--phases] [--yes]"
+
+const sweepExamples = `  # batch sizes 1, 2, 4, ..., 256 on two devices
+  perfsim sweep --hw h100,a100 --model llama3-8b --batch 1..256x2
+
+  # a design space as CSV: layouts × prompt lengths
+  perfsim sweep --hw h100 --model llama3-70b --tp 2,4,8 --batch 1,8,64 --input 1024..32768x2 --format csv > space.csv
+
+  # additive ranges: batch 1 to 8 in steps of 1
+  perfsim sweep --hw h100 --model llama3-8b --batch 1..8+1 --format json
+
+A list is values and ranges separated by commas: 1,2,4; lo..hi (step 1);
+lo..hi+d (additive); lo..hixf or lo..hi*f (multiplicative). Points run in
+parallel on every core and come out in a fixed order: hardware, model,
+dtype, tp, pp, batch, input, output, the last varying fastest. A point
+that cannot run (a tp that does not divide the heads) is left out and
+counted on stderr. A sweep of more than 10 million points needs --yes.
+`
+
+// maxSweepPoints is the largest sweep run without --yes: about a minute
+// of simulation and gigabytes of output.
+const maxSweepPoints = 10_000_000
+
+// sweepFlags are the flags of perfsim sweep.
+type sweepFlags struct {
+	hw, model, batch, input, output, tp, pp, dtype, format string
+	phases, yes                                            bool
+	workers                                                int
+}
+
+func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hw, "hw", "", "hardware, a comma list: catalog names or hardware TOML files")
+	fs.StringVar(&o.model, "model", "", "models, a comma list: catalog names or model files")
+	fs.StringVar(&o.batch, "batch", "1", "batch sizes (a list)")
+	fs.StringVar(&o.input, "input", "2048", "prompt lengths in tokens (a list)")
+	fs.StringVar(&o.output, "output", "128", "generated tokens (a list)")
+	fs.StringVar(&o.tp, "tp", "1", "tensor-parallel degrees (a list)")
+	fs.StringVar(&o.pp, "pp", "1", "pipeline-parallel degrees (a list)")
+	fs.StringVar(&o.dtype, "dtype", "bf16", "data types of weights, activations and KV cache (a list)")
+	addFormatFlag(fs, &o.format)
+	fs.BoolVar(&o.phases, "phases", false, "json: each row's per-phase time by op class too (as simulate prints it)")
+	fs.BoolVar(&o.yes, "yes", false, "run a sweep of more than 10 million points")
+	fs.BoolVar(&o.yes, "force", false, "the same as --yes")
+	fs.IntVar(&o.workers, "workers", 0, "parallel workers (default: the number of CPUs)")
+	fs.MarkHidden("force")
+}
+
+// spec resolves the flags into a sweep. The size is checked before any
+// file is read.
+func (o *sweepFlags) spec() (*sweepSpec, error) {
+	s := &sweepSpec{}
+	var errs []error
+	ints := []struct {
+		name string
+		text string
+		dst  *[]int
+	}{{"batch", o.batch, &s.Batch}, {"input", o.input, &s.Input}, {"output", o.output, &s.Output}, {"tp", o.tp, &s.TP}, {"pp", o.pp, &s.PP}}
+	for _, f := range ints {
+		v, err := parseIntList(f.name, f.text)
+		errs = append(errs, err)
+		*f.dst = v
+	}
+	dts, err := parseNameList("dtype", o.dtype)
+	errs = append(errs, err)
+	for _, d := range dts {
+		t, err := model.ParseDType(d)
+		if err != nil {
+			errs = append(errs, usagef("--dtype: %v", err))
+			continue
+		}
+		s.DTypes = append(s.DTypes, t)
+	}
+	hws, err := parseNameList("hw", o.hw)
+	if err != nil {
+		errs = append(errs, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)"))
+	}
+	models, err := parseNameList("model", o.model)
+	if err != nil {
+		errs = append(errs, usagef("--model is required (a catalog name such as llama3-8b, or a model file)"))
+	}
+	if o.workers < 0 {
+		errs = append(errs, usagef("--workers: must not be negative, got %d", o.workers))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	n := float64(len(hws)*len(models)) * float64(len(s.DTypes)*len(s.TP)*len(s.PP)) *
+		float64(len(s.Batch)) * float64(len(s.Input)) * float64(len(s.Output))
+	if n > maxSweepPoints && !o.yes {
+		return nil, usagef("sweep: %.4g points is more than %d; narrow the lists or confirm with --yes", n, maxSweepPoints)
+	}
+	for _, h := range hws {
+		d, err := resolveHardware(h)
+		if err != nil {
+			return nil, err
+		}
+		s.HW = append(s.HW, d)
+	}
+	for _, m := range models {
+		w, err := resolveModel(m)
+		if err != nil {
+			return nil, err
+		}
+		s.Models = append(s.Models, w)
+	}
+	return s, nil
+}
+
 func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("sweep: not implemented yet")
+	var o sweepFlags
+	fs := newFlagSet("sweep", sweepSynopsis, sweepExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("sweep: unexpected argument %q", fs.Arg(0))
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	s, err := o.spec()
+	if err != nil {
+		return err
+	}
+	rows, skipped, err := sweepRows(ctx, s, o.workers, o.phases, progressLine(stderr))
+	if err != nil {
+		return err
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(stderr, "perfsim: sweep: %d of %d points left out: %s\n", countSkipped(skipped), int(s.size()), summarize(skipped))
+	}
+	if len(rows) == 0 {
+		return errors.New("sweep: no point could run")
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, rows)
+	case formatCSV:
+		return writeSweepCSV(stdout, rows)
+	}
+	return writeSweepTable(stdout, rows)
+}
+
+// sweepRows runs the sweep and turns each report into a row of simulate's
+// JSON, in point order, without the per-phase classes unless phases. It
+// also returns why points were left out, by message. The inverse queries
+// (max_batch, max_context) are not answered per point: they are 0.
+func sweepRows(ctx context.Context, s *sweepSpec, workers int, phases bool, progress func(done, total int)) ([]simJSON, map[string]int, error) {
+	rows := make([]simJSON, int(s.size()))
+	ok := make([]bool, len(rows))
+	var mu sync.Mutex
+	skipped := map[string]int{}
+	_, err := runSweep(ctx, s, sweepOptions{Workers: workers, Progress: progress, Keep: func(r *sweepResult) {
+		if r.Err != nil {
+			mu.Lock()
+			skipped[r.Err.Error()]++
+			mu.Unlock()
+			r.Err = nil
+			return
+		}
+		j := simulateJSON(r.Report, limitsResult{}, false)
+		if !phases {
+			j.Phases = []phaseJSON{}
+		}
+		rows[r.Point.Index], ok[r.Point.Index] = j, true
+		r.Report = nil // the row is all that is kept
+	}})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := rows[:0]
+	for i := range rows {
+		if ok[i] {
+			out = append(out, rows[i])
+		}
+	}
+	return out, skipped, nil
+}
+
+func countSkipped(m map[string]int) int {
+	n := 0
+	for _, c := range m {
+		n += c
+	}
+	return n
+}
+
+// summarize lists the reasons points were left out, most common first.
+func summarize(m map[string]int) string {
+	type kv struct {
+		msg string
+		n   int
+	}
+	var l []kv
+	for k, v := range m {
+		l = append(l, kv{k, v})
+	}
+	sort.Slice(l, func(i, j int) bool {
+		if l[i].n != l[j].n {
+			return l[i].n > l[j].n
+		}
+		return l[i].msg < l[j].msg
+	})
+	var parts []string
+	for i, x := range l {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d other reasons", len(l)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d × %s", x.n, x.msg))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// progressLine returns a progress callback that redraws one line on
+// stderr, or nil when stderr is not a terminal (a file or a pipe gets no
+// progress, so that logs stay clean).
+func progressLine(stderr io.Writer) func(done, total int) {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	last := time.Time{}
+	return func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); done < total && now.Sub(last) < 100*time.Millisecond {
+			return
+		} else {
+			last = now
+		}
+		fmt.Fprintf(f, "\rperfsim: sweep: %d/%d points (%.0f%%)", done, total, 100*float64(done)/float64(total))
+		if done == total {
+			fmt.Fprint(f, "\r\033[K")
+		}
+	}
+}
+
+// sweepColumns are the CSV columns: simulate's JSON keys, dotted for the
+// nested scenario and memory objects.
+var sweepColumns = []string{
+	"model", "hardware", "mode", "devices", "params",
+	"scenario.batch", "scenario.input_tokens", "scenario.output_tokens", "scenario.tp", "scenario.pp",
+	"scenario.weights", "scenario.act", "scenario.kv",
+	"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "output_tokens_per_s_per_device", "images_per_s",
+	"prefill_bound", "decode_bound", "fits",
+	"memory.weights_bytes", "memory.kv_cache_bytes", "memory.activations_bytes", "memory.reserve_bytes",
+	"memory.total_bytes", "memory.capacity_bytes", "memory.headroom_bytes",
+}
+
+func optNum(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return num(*v)
+}
+
+func writeSweepCSV(w io.Writer, rows []simJSON) error {
+	out := make([][]string, len(rows))
+	for i, j := range rows {
+		sc, m := j.Scenario, j.Memory
+		out[i] = []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
+			strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
+			sc.Weights, sc.Act, sc.KV,
+			optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
+			j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
+			num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Headroom)}
+	}
+	return writeCSV(w, sweepColumns, out)
+}
+
+func writeSweepTable(w io.Writer, rows []simJSON) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS")
+	sec := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return model.Seconds(*v).String()
+	}
+	for _, j := range rows {
+		sc := j.Scenario
+		tok := "-"
+		if j.OutTokDevice != nil {
+			tok = strconv.FormatFloat(*j.OutTokDevice, 'f', 1, 64)
+		}
+		dt := sc.Act
+		if sc.Weights != sc.Act || sc.KV != sc.Act {
+			dt = sc.Weights + "/" + sc.Act + "/" + sc.KV
+		}
+		fits := "yes"
+		if !j.Fits {
+			fits = "no (" + model.Bytes(-j.Memory.Headroom).String() + " short)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
+			sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits)
+	}
+	return tw.Flush()
 }
