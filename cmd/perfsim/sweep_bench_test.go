@@ -54,4 +54,4 @@ func BenchmarkSweep(b *testing.B) {
 }
 
 // benchHardware are the catalog devices the benchmark sweeps.
-var benchHardware = []string{"h100", "h100", "h100", "h100"}
+var benchHardware = []string{"h100", "a100", "h200", "mi300x"}

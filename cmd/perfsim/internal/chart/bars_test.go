@@ -1,8 +1,12 @@
 package chart
 
 import (
+	"io"
 	"math"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 )
 
 func breakdownData() (Bars, Bars) {
@@ -95,3 +99,116 @@ func TestLinesReview(t *testing.T) {
 }
 
 func itoa(i int) string { return SI(float64(i)) }
+
+func TestStackedBarsData(t *testing.T) {
+	pre, dec := breakdownData()
+	c, err := StackedBars("t", pre, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ffn, _ := c.Series("prefill (TTFT)/ffn")
+	if len(ffn) != 4 || ffn[1] != (plotter.XY{X: 1, Y: 120}) {
+		t.Errorf("prefill ffn = %v", ffn)
+	}
+	tot, _ := c.Series("decode (TPOT)/total")
+	// A100 decode: 5 + 2 + 4 + 30 + 1 + 0 = 42 ms, by hand.
+	if len(tot) != 4 || tot[0].Y != 42 {
+		t.Errorf("decode totals = %v, want 42 first", tot)
+	}
+	if len(c.Panels) != 2 {
+		t.Errorf("%d panels, want 2", len(c.Panels))
+	}
+
+	bad := []Bars{
+		{Title: "short", Categories: []string{"a", "b"}, Stacks: []Stack{{"x", []float64{1}}}},
+		{Title: "negative", Categories: []string{"a"}, Stacks: []Stack{{"x", []float64{-1}}}},
+		{Title: "nan", Categories: []string{"a"}, Stacks: []Stack{{"x", []float64{math.NaN()}}}},
+		{Title: "stacked log", Log: true, Categories: []string{"a"}, Stacks: []Stack{{"x", []float64{1}}, {"y", []float64{1}}}},
+		{Title: "empty"},
+	}
+	for _, b := range bad {
+		if _, err := StackedBars("t", b); err == nil {
+			t.Errorf("StackedBars(%s) succeeded", b.Title)
+		}
+	}
+	// A zero on a log axis is left out, not a panic.
+	c, err = StackedBars("t", Bars{Log: true, Horizontal: true, Categories: []string{"a", "b"}, Stacks: []Stack{{"x", []float64{0, 1e9}}}, Totals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Skipped) != 1 {
+		t.Errorf("Skipped = %v, want the zero", c.Skipped)
+	}
+	if err := Write(io.Discard, c, DefaultWidth, DefaultHeight, "png"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestLinesData(t *testing.T) {
+	l := Lines{Title: "t", XLabel: "x", YLabel: "y", LogY: true, Lines: []Line{
+		{"a", []LinePoint{{1, 10, "1"}, {2, math.NaN(), "2"}, {3, 0, "3"}, {4, 40, "4"}}},
+	}}
+	c, err := l.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := c.Series("a")
+	if len(a) != 2 || a[1] != (plotter.XY{X: 4, Y: 40}) {
+		t.Errorf("series a = %v, want the two drawable points", a)
+	}
+	if len(c.Skipped) != 2 {
+		t.Errorf("Skipped = %v", c.Skipped)
+	}
+	if _, err := (Lines{}).Chart(); err == nil {
+		t.Error("Lines{}.Chart() succeeded")
+	}
+}
+
+func TestHeatmapData(t *testing.T) {
+	h := Heatmap{Cols: []string{"1", "2"}, Rows: []string{"a", "b"}, Values: [][]float64{{1, 2}, {math.NaN(), 0.5}}}
+	c, err := h.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Series("row b")
+	if len(b) != 2 || !math.IsNaN(b[0].Y) || b[1].Y != 0.5 {
+		t.Errorf("row b = %v", b)
+	}
+	if _, err := (Heatmap{Cols: []string{"1"}, Rows: []string{"a"}, Values: [][]float64{{1, 2}}}).Chart(); err == nil {
+		t.Error("a row longer than the columns was accepted")
+	}
+	if err := Write(io.Discard, c, DefaultWidth, DefaultHeight, "svg"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSI(t *testing.T) {
+	tests := []struct {
+		v    float64
+		want string
+	}{{0, "0"}, {1, "1"}, {0.1, "0.1"}, {1e12, "1T"}, {989.4e12, "989T"}, {2.5e-3, "2.5m"}, {1500, "1.5k"}, {-2e9, "-2G"}, {4096, "4.1k"}}
+	for _, tt := range tests {
+		if got := SI(tt.v); got != tt.want {
+			t.Errorf("SI(%v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+	if got := SIUnit(3.35e12, "B/s"); got != "3.35 TB/s" {
+		t.Errorf("SIUnit = %q", got)
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	ts := logTicks{}.Ticks(-1, 3) // 0.1 to 1000
+	var labels []string
+	for _, tk := range ts {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0.1 1 10 100 1k" {
+		t.Errorf("labels = %q", got)
+	}
+	if n := len(ts); n != 4*9+1 {
+		t.Errorf("%d ticks, want 37 (9 per decade and the last)", n)
+	}
+}

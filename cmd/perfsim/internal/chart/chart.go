@@ -12,8 +12,6 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	gofont "golang.org/x/image/font"
 )
 
 // The default size of a chart: 8×5 in, a slide's content area.
@@ -24,7 +22,7 @@ const (
 
 // Type sizes, chosen to read on a projected slide.
 const (
-	titleSize  = 14
+	titleSize  = 15
 	panelSize  = 12
 	labelSize  = 12
 	tickSize   = 11
@@ -114,13 +112,15 @@ func (c *Chart) Draw(dc draw.Canvas) {
 	}
 }
 
-// textStyle returns the chart's text style at size points.
+// textStyle returns the chart's text style at size points. Titles are
+// not bold: gonum/plot v0.17's PDF backend cannot find the bold face
+// ("undefined font: liberationserif-bold B"), and a chart must look the
+// same in every format; they stand out by size instead.
 func textStyle(size vg.Length, bold bool) text.Style {
-	f := font.From(plot.DefaultFont, size)
 	if bold {
-		f.Weight = gofont.WeightBold
+		size += 1
 	}
-	return text.Style{Color: color.Black, Font: f, Handler: plot.DefaultTextHandler}
+	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, size), Handler: plot.DefaultTextHandler}
 }
 
 // newPanel returns a plot styled for a slide, with the given panel title
