@@ -27,19 +27,21 @@ import (
 // (exact, slower).
 const (
 	exactSteps   = 64
-	quadSegments = 32
+	quadSegments = 16
 )
 
 // decode prices steps decode steps at contexts first, first+1, ..., with
-// extra ops (pipeline transfers) appended to every step.
+// extra ops (pipeline transfers) appended to every step, on r.dc (the
+// coster for decode: CUDA graphs or not).
 func (r *runner) decode(ph Phase, first, steps int, extra []model.Op) (*PhaseReport, error) {
+	c := r.dc
 	ph.Kind, ph.Seq, ph.Context = Decode, 1, first
 	ops0, err := r.ops(ph, extra)
 	if err != nil {
 		return nil, err
 	}
 	if steps == 1 {
-		p := r.c.pass("decode", ops0)
+		p := c.pass("decode", ops0)
 		return &p, nil
 	}
 	// Copy: the workload may reuse its slice between calls.
@@ -62,14 +64,14 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op) (*PhaseRep
 		row := OpRow{Name: o.Name, Stage: o.Stage, Class: o.Class, Kind: kindOf(k0), Count: o.Count}
 		cnt := float64(o.Count)
 		if k0 == k1 {
-			co, rel := r.c.cost(k0)
+			co, rel := c.cost(k0)
 			t := cnt * n * float64(co.Time)
 			row.FLOPs = model.FLOPs(cnt * n * float64(co.FLOPs))
 			row.Bytes = model.Bytes(cnt * n * float64(co.Bytes))
 			row.Time, row.Low, row.High = model.Seconds(t), model.Seconds(t*(1-rel)), model.Seconds(t*(1+rel))
 			row.Bound, row.DType = co.Bound, co.DType
 		} else {
-			s := r.sumOver(k0, k1, steps)
+			s := c.sumOver(k0, k1, steps)
 			row.FLOPs = model.FLOPs(cnt * s.flops)
 			row.Bytes = model.Bytes(cnt * s.bytes)
 			row.Time, row.Low, row.High = model.Seconds(cnt*s.t), model.Seconds(cnt*s.lo), model.Seconds(cnt*s.hi)
@@ -128,12 +130,11 @@ func (s *sum) bound() model.Bound {
 
 // sumOver sums one launch of the kernel over steps contexts, from k0 at
 // the first to k1 at the last (see the comment at the top of the file).
-func (r *runner) sumOver(k0, k1 model.Kernel, steps int) sum {
+func (c *coster) sumOver(k0, k1 model.Kernel, steps int) sum {
 	var s sum
 	last := steps - 1
 	at := func(i int, w float64) {
-		k := lerpKernel(k0, k1, i, last)
-		co, rel := r.c.price(k)
+		co, rel := c.priceBetween(k0, k1, i, last)
 		s.add(w, co, rel)
 	}
 	if steps <= exactSteps {
@@ -184,6 +185,26 @@ func lerpf(a, b float64, i, n int) float64 {
 	return a + (b-a)*float64(i)/float64(n)
 }
 
+// priceBetween prices lerpKernel(k0, k1, i, n) without boxing the common
+// kernels in an interface (this is the simulator's innermost loop).
+func (c *coster) priceBetween(k0, k1 model.Kernel, i, n int) (model.Cost, float64) {
+	switch a := k0.(type) {
+	case model.Attention:
+		b := k1.(model.Attention)
+		a.Batch, a.Heads, a.KVHeads = lerp(a.Batch, b.Batch, i, n), lerp(a.Heads, b.Heads, i, n), lerp(a.KVHeads, b.KVHeads, i, n)
+		a.QLen, a.KVLen, a.HeadDim = lerp(a.QLen, b.QLen, i, n), lerp(a.KVLen, b.KVLen, i, n), lerp(a.HeadDim, b.HeadDim, i, n)
+		c.check(a.DType)
+		return c.p.AttentionCost(a), c.p.Eff.Attention.ErrP90
+	case model.GEMM:
+		b := k1.(model.GEMM)
+		a.M, a.K, a.N, a.Batch = lerp(a.M, b.M, i, n), lerp(a.K, b.K, i, n), lerp(a.N, b.N, i, n), lerp(a.Batch, b.Batch, i, n)
+		c.check(a.Compute())
+		co := c.dequant(a, c.p.GEMMCost(a))
+		return co, c.relErr(a, co.DType)
+	}
+	return c.price(lerpKernel(k0, k1, i, n))
+}
+
 // lerpKernel interpolates every dimension of two kernels of one kind.
 func lerpKernel(k0, k1 model.Kernel, i, n int) model.Kernel {
 	switch a := k0.(type) {
@@ -224,7 +245,7 @@ func (r *runner) decodeEachStep(ph Phase, first, steps int, extra []model.Op) (*
 		if err != nil {
 			return nil, err
 		}
-		p := r.c.pass("decode", ops)
+		p := r.dc.pass("decode", ops)
 		if rep == nil {
 			rep = &p
 			rep.Steps = steps

@@ -15,7 +15,8 @@ type runner struct {
 	w     Workload
 	sc    Scenario
 	shape Shape
-	c     *coster
+	c     *coster // eager launches: prefill, training
+	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs
 	rep   *Report
 	buf   []model.Op // scratch for a decomposition plus extra ops
 }
@@ -50,7 +51,7 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{sys: sys, w: w, sc: sc, shape: shape, c: newCoster(sys, sc.Strict)}
+	r := newRunner(sys, w, sc, shape)
 	r.rep = &Report{
 		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need,
 		Params: w.Params(), ActiveParams: w.ActiveParams(), Interval: intervalName(&p.Eff),
@@ -72,6 +73,15 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 		return nil, err
 	}
 	return r.rep, nil
+}
+
+func newRunner(sys *hardware.System, w Workload, sc Scenario, shape Shape) *runner {
+	r := &runner{sys: sys, w: w, sc: sc, shape: shape, c: newCoster(sys, sc.Strict)}
+	r.dc = r.c
+	if !sc.NoGraphs {
+		r.dc = r.c.graphs()
+	}
+	return r
 }
 
 // intervalName says whether the efficiencies carry held-out errors.

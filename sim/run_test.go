@@ -192,7 +192,7 @@ func TestDecodeQuadrature(t *testing.T) {
 			for _, first := range []int{1, 2048} {
 				sc := Default()
 				sc.Batch = batch
-				r := &runner{sys: testSystem(1), w: w, sc: sc.normalized(), shape: w.Shape(), c: newCoster(testSystem(1), false)}
+				r := newRunner(testSystem(1), w, sc.normalized(), w.Shape())
 				got, err := r.decode(r.phase(Decode), first, steps, nil)
 				if err != nil {
 					t.Fatal(err)

@@ -144,6 +144,10 @@ type Scenario struct {
 
 	// Strict turns data-type fallbacks into errors.
 	Strict bool
+
+	// NoGraphs launches decode kernels one by one instead of replaying
+	// each decode step as a CUDA graph (see GraphLaunch).
+	NoGraphs bool
 }
 
 // Default returns the default inference scenario: batch 1, 2048 tokens
