@@ -283,3 +283,29 @@ bandwidth = "40 GB/s"
 		t.Errorf("LoadSystem(bad) = %v\nwant %s", err, want)
 	}
 }
+
+// TestCatalog_documented checks that docs/hardware.md's catalog table
+// has a row for every device, with its aliases.
+func TestCatalog_documented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "hardware.md"))
+	if err != nil {
+		t.Skipf("docs/hardware.md: %v", err)
+	}
+	for _, d := range Catalog() {
+		var row string
+		for _, line := range strings.Split(string(doc), "\n") {
+			if strings.HasPrefix(line, "| "+d.Name+" |") {
+				row = line
+			}
+		}
+		if row == "" {
+			t.Errorf("docs/hardware.md has no catalog row for %s", d.Name)
+			continue
+		}
+		for _, a := range d.Aliases {
+			if !strings.Contains(row, "`"+a+"`") {
+				t.Errorf("docs/hardware.md: the row of %s lacks the alias %s", d.Name, a)
+			}
+		}
+	}
+}
