@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func TestParseIntList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  string
+	}{
+		{"1,2,4", []int{1, 2, 4}, ""},
+		{"1..256x2", []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, ""},
+		{"1..100*10", []int{1, 10, 100}, ""},
+		{"1..8+1", []int{1, 2, 3, 4, 5, 6, 7, 8}, ""},
+		{"1..10+4", []int{1, 5, 9}, ""},
+		{"3..5", []int{3, 4, 5}, ""},
+		{"512..4096x2,6144", []int{512, 1024, 2048, 4096, 6144}, ""},
+		{"4,1,4", []int{4, 1}, ""},
+		{" 8 ", []int{8}, ""},
+		{"", nil, "empty list"},
+		{"0", nil, "at least 1"},
+		{"-1", nil, "at least 1"},
+		{"4k", nil, "not a whole number"},
+		{"8..1", nil, "below its start"},
+		{"1..8x1", nil, "factor of at least 2"},
+		{"1..8+0", nil, "at least 1"},
+		{"1..", nil, "range end"},
+		{"1..1000000000", nil, "more than"},
+	}
+	for _, tt := range tests {
+		got, err := parseIntList("batch", tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "--batch") {
+				t.Errorf("parseIntList(%q) error = %v, want one naming --batch and %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("parseIntList(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func FuzzParseIntList(f *testing.F) {
+	for _, s := range []string{"1,2,4", "1..256x2", "1..8+1", "5..3", "1..9×3", ",,", "1..2..3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseIntList("batch", s)
+		if err != nil {
+			return
+		}
+		seen := map[int]bool{}
+		for _, x := range v {
+			if x < 1 || seen[x] {
+				t.Fatalf("parseIntList(%q) = %v: a value below 1 or repeated", s, v)
+			}
+			seen[x] = true
+		}
+	})
+}
+
+// TestSweepMatchesSimulate checks that every sweep row is what simulate
+// prints for that point, with the same keys, in point order.
+func TestSweepMatchesSimulate(t *testing.T) {
+	out, stderr, code := perfsim(t, "sweep", "--hw", "h100,a100", "--model", "llama3-8b", "--batch", "1,8", "--input", "512,2048", "--output", "64", "--format", "json")
+	if code != 0 {
+		t.Fatalf("sweep exited %d: %s", code, stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 8 {
+		t.Fatalf("%d rows, want 2 hw × 2 batch × 2 input = 8", len(rows))
+	}
+	i := 0
+	for _, hw := range []string{"h100", "a100"} {
+		for _, b := range []string{"1", "8"} {
+			for _, in := range []string{"512", "2048"} {
+				sout, serr, code := perfsim(t, "simulate", "--hw", hw, "--model", "llama3-8b", "--batch", b, "--input", in, "--output", "64", "--format", "json")
+				if code != 0 {
+					t.Fatalf("simulate exited %d: %s", code, serr)
+				}
+				var want map[string]any
+				if err := json.Unmarshal([]byte(sout), &want); err != nil {
+					t.Fatal(err)
+				}
+				got := rows[i]
+				if !reflect.DeepEqual(keys(got), keys(want)) {
+					t.Errorf("row %d keys %v, simulate's %v", i, keys(got), keys(want))
+				}
+				for _, k := range []string{"hardware", "ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "fits", "scenario"} {
+					if !reflect.DeepEqual(got[k], want[k]) {
+						t.Errorf("row %d (%s b=%s in=%s) %s = %v, simulate says %v", i, hw, b, in, k, got[k], want[k])
+					}
+				}
+				gm, wm := got["memory"].(map[string]any), want["memory"].(map[string]any)
+				for _, k := range []string{"weights_bytes", "kv_cache_bytes", "total_bytes", "capacity_bytes"} {
+					if gm[k] != wm[k] {
+						t.Errorf("row %d memory.%s = %v, simulate says %v", i, k, gm[k], wm[k])
+					}
+				}
+				i++
+			}
+		}
+	}
+}
+
+func keys(m map[string]any) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// TestSweepDeterministic checks that the rows come out the same with one
+// worker and with many.
+func TestSweepDeterministic(t *testing.T) {
+	o := sweepFlags{hw: "h100,mi300x", model: "llama3-8b,llama2-7b", batch: "1..64x2", input: "128..2048x4", output: "16", tp: "1,2", pp: "1", dtype: "bf16,fp8"}
+	s, err := o.spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _, err := sweepRows(context.Background(), s, 1, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, _, err := sweepRows(context.Background(), s, 7, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one) != int(s.size()) || !reflect.DeepEqual(one, many) {
+		t.Fatalf("1 worker gave %d rows, 7 workers %d, or different rows", len(one), len(many))
+	}
+	// The order is hardware, model, dtype, tp, pp, batch, input, output.
+	if one[0].Hardware != "H100 SXM" || one[len(one)-1].Hardware == "H100 SXM" {
+		t.Errorf("hardware is not the outermost list: first %s, last %s", one[0].Hardware, one[len(one)-1].Hardware)
+	}
+	if one[0].Scenario.InputTokens != 128 || one[1].Scenario.InputTokens != 512 || one[1].Scenario.Batch != 1 {
+		t.Errorf("input is not the fastest list: %+v, %+v", one[0].Scenario, one[1].Scenario)
+	}
+}
+
+func TestSweepCLI(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // a substring
+		stderr string // a substring
+	}{
+		{"too many points", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "1..10000", "--input", "1..10000"}, 2, "", "more than 10000000"},
+		{"bad list", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "1..x"}, 2, "", "--batch"},
+		{"no hw", []string{"sweep", "--model", "llama3-8b"}, 2, "", "--hw"},
+		{"bad dtype", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--dtype", "bf17"}, 2, "", "--dtype"},
+		{"csv", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "1,2", "--format", "csv"}, 0, "model,hardware,mode,devices,params,scenario.batch", ""},
+		{"skipped points", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--tp", "1,3"}, 0, "llama3-8b", "1 of 2 points left out"},
+		{"table", []string{"sweep", "--hw", "h100", "--model", "llama3-70b"}, 0, "short)", ""},
+	}
+	for _, tt := range tests {
+		out, errs, code := perfsim(t, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errs, tt.stderr) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d, %q in stdout, %q in stderr", tt.name, code, trunc(out), errs, tt.code, tt.stdout, tt.stderr)
+		}
+	}
+}
+
+func trunc(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
