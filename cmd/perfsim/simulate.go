@@ -32,15 +32,15 @@ const simulateExamples = `  # the default scenario: batch 1, 2048 tokens in, 128
 
 // simulateOptions are the flags of perfsim simulate.
 type simulateOptions struct {
-	hw, model, mode, format  string
-	batch, input, output     int
-	tp, pp, dp, zero         int
-	seq, globalBatch, top    int
-	dtype, weights, act, kv  model.DType
-	recompute, optimizer     string
-	tokens                   float64
-	reserve                  model.Bytes
-	breakdown, strict, quiet bool
+	hw, model, mode, format   string
+	batch, input, output      int
+	tp, pp, dp, zero          int
+	seq, globalBatch, top     int
+	dtype, weights, act, kv   model.DType
+	recompute, optimizer      string
+	tokens                    float64
+	reserve                   model.Bytes
+	breakdown, strict, graphs bool
 }
 
 func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
@@ -69,6 +69,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.top, "top", 10, "ops listed per phase with --breakdown")
 	addFormatFlag(fs, &o.format)
 	fs.BoolVar(&o.strict, "strict", false, "a data type the hardware has no peak for is an error, not a fallback")
+	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 }
 
 // scenario builds the sim scenario from the flags.
@@ -119,6 +120,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		sc.Reserve = &r
 	}
 	sc.Strict = o.strict
+	sc.NoGraphs = !o.graphs
 	return sc, errors.Join(errs...)
 }
 
@@ -200,7 +202,7 @@ type limitsResult struct {
 // at its lengths and the largest context at its batch. Failures leave 0.
 func limits(sys *hardware.System, w sim.Workload, rep *sim.Report) limitsResult {
 	var l limitsResult
-	if rep.Arch != sim.Decoder && rep.Scenario.Mode == sim.Inference {
+	if rep.Arch == sim.CNN || rep.Arch == sim.Vision || (rep.Arch != sim.Decoder && rep.Scenario.Mode == sim.Inference) {
 		l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
 		return l
 	}

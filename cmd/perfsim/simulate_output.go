@@ -353,8 +353,12 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 		}
 	}
 	if tr := r.Training; tr != nil {
-		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d, seq %d; %s, recompute %s, ZeRO %d; weights %s, activations %s\n",
-			sc.Batch, tr.MicroBatches, sc.DP, sc.Seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act)
+		seq := fmt.Sprintf(", seq %d", sc.Seq)
+		if r.Arch == sim.CNN || r.Arch == sim.Vision {
+			seq = ""
+		}
+		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s\n",
+			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act)
 		fmt.Fprintf(tw, "step time\t%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval))
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			fmt.Fprintf(tw, "images/s\t%s\tsystem\n", fnum(tr.SamplesPerSecond))
@@ -363,7 +367,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 		}
 		fmt.Fprintf(tw, "MFU\t%.1f%%\tHFU %.1f%%\n", 100*tr.MFU, 100*tr.HFU)
 		if tr.TimeToTrain > 0 {
-			fmt.Fprintf(tw, "time to train\t%v\t%.4g days for %.4g tokens\n", tr.TimeToTrain, float64(tr.TimeToTrain)/86400, sc.Tokens)
+			fmt.Fprintf(tw, "time to train\t%.4g days\t%.4g s for %.4g tokens\n", float64(tr.TimeToTrain)/86400, float64(tr.TimeToTrain), sc.Tokens)
 		}
 	}
 	if err := tw.Flush(); err != nil {

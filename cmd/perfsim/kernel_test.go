@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestKernelGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"kernel_gemm.stdout", []string{"kernel", "gemm", "--hw", "a100", "--m", "4096", "--k", "4096", "--n", "4096", "--dtype", "fp16"}},
+		{"kernel_gemm_json.stdout", []string{"kernel", "gemm", "--hw", "h100", "--m", "1", "--k", "4096", "--n", "14336", "--dtype", "bf16", "--format", "json"}},
+		{"kernel_gemm_csv.stdout", []string{"kernel", "gemm", "--hw", "h100", "--m", "8192", "--k", "8192", "--n", "8192", "--dtype", "fp8", "--format", "csv"}},
+		{"kernel_copy.stdout", []string{"kernel", "copy", "--hw", "h100", "--bytes", "4GB"}},
+		{"kernel_copy_json.stdout", []string{"kernel", "copy", "--hw", "a100", "--bytes", "1MiB", "--format", "json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := perfsim(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+// TestKernel_seed003: seed 003's cuBLAS timings of a 4096³ GEMM on an
+// A100: FP16 tensor cores 0.58 ms, FP32 7.14 ms; within ±15%.
+func TestKernel_seed003(t *testing.T) {
+	for _, tt := range []struct {
+		dtype string
+		want  float64
+	}{{"fp16", 0.58e-3}, {"fp32", 7.14e-3}} {
+		out, stderr, code := perfsim(t, "kernel", "gemm", "--hw", "a100", "--m", "4096", "--k", "4096", "--n", "4096", "--dtype", tt.dtype, "--format", "json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var j struct {
+			Time       float64 `json:"time_s"`
+			FLOPs      float64 `json:"flops"`
+			Efficiency float64 `json:"efficiency"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(j.Time-tt.want)/tt.want > 0.15 {
+			t.Errorf("%s: time_s %v, seed 003 %v ±15%%", tt.dtype, j.Time, tt.want)
+		}
+		if j.FLOPs != 2*4096*4096*4096 || !(j.Efficiency > 0 && j.Efficiency <= 1) {
+			t.Errorf("%s: flops %v efficiency %v", tt.dtype, j.FLOPs, j.Efficiency)
+		}
+	}
+}
+
+func TestKernelBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kernel"}, "gemm or copy"},
+		{[]string{"kernel", "conv", "--hw", "h100"}, "conv"},
+		{[]string{"kernel", "gemm", "--hw", "h100", "--m", "0", "--k", "1", "--n", "1"}, "--m"},
+		{[]string{"kernel", "gemm", "--hw", "h100", "--m", "1", "--k", "1"}, "--n"},
+		{[]string{"kernel", "gemm", "--hw", "h100", "--m", "1", "--k", "1", "--n", "1", "--dtype", "fp9"}, "dtype"},
+		{[]string{"kernel", "copy", "--hw", "h100"}, "--bytes"},
+		{[]string{"kernel", "copy", "--hw", "h100", "--bytes", "12"}, "bytes"},
+		{[]string{"kernel", "gemm", "--m", "1", "--k", "1", "--n", "1"}, "--hw"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := perfsim(t, tt.args...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q (want 2, naming %s)", tt.args, code, stderr, tt.want)
+		}
+	}
+}

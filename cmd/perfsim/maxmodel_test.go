@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestMaxModelGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"maxmodel_train.stdout", []string{"maxmodel", "--hw", "h100", "--mode", "train"}},
+		{"maxmodel_node.stdout", []string{"maxmodel", "--hw", "h100", "--mode", "train", "--devices", "4", "--shard-optimizer", "--recompute", "selective"}},
+		{"maxmodel_inference_json.stdout", []string{"maxmodel", "--hw", "h100", "--mode", "inference", "--family", "llama", "--dtype", "fp8", "--batch", "8", "--format", "json"}},
+		{"maxmodel_csv.stdout", []string{"maxmodel", "--hw", "h100-nvl", "--mode", "train", "--format", "csv"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := perfsim(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+// TestMaxModel_seed002 through the CLI: seed 002 says about 3.5–4 B
+// parameters trainable on one H100 (80–96 GB) and about 16 B on a node
+// of four. Assumptions (see sim's TestMaxModel_seed002): mixed-precision
+// Adam, micro-batch 1 × 2048, GPT-3 shapes; one device without
+// recomputation; the node with ZeRO-3 sharding and selective
+// recomputation. ±10–15% around the seed's figures.
+func TestMaxModel_seed002(t *testing.T) {
+	tests := []struct {
+		args   []string
+		lo, hi float64
+	}{
+		{[]string{"--hw", "h100"}, 3.15e9, 4.4e9},
+		{[]string{"--hw", "h100-nvl"}, 3.15e9, 4.4e9},
+		{[]string{"--hw", "h100", "--devices", "4", "--shard-optimizer", "--recompute", "selective"}, 13.6e9, 18.4e9},
+	}
+	for _, tt := range tests {
+		args := append([]string{"maxmodel", "--mode", "train", "--format", "json"}, tt.args...)
+		out, stderr, code := perfsim(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, stderr)
+		}
+		var j struct {
+			Model struct{ Params float64 } `json:"model"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		if p := j.Model.Params; p < tt.lo || p > tt.hi {
+			t.Errorf("%v: %.3g parameters, want %.3g–%.3g", tt.args, p, tt.lo, tt.hi)
+		}
+	}
+}
+
+func TestMaxModelBadInput(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "fly"}, "--mode"},
+		{[]string{"--devices", "0"}, "--devices"},
+		{[]string{"--family", "bert"}, "--family"},
+		{[]string{"--batch", "0"}, "--batch"},
+		{[]string{"--dtype", "int4"}, "--dtype"},
+	} {
+		_, stderr, code := perfsim(t, append([]string{"maxmodel", "--hw", "h100"}, tt.args...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q", tt.args, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestSimulateGolden pins the output of perfsim simulate in each format.
+func TestSimulateGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"simulate_default.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-8b"}},
+		{"simulate_default_json.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--format", "json"}},
+		{"simulate_default_csv.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--format", "csv"}},
+		{"simulate_breakdown.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-70b", "--tp", "4", "--dtype", "fp8", "--batch", "16", "--breakdown", "--top", "5"}},
+		{"simulate_breakdown_csv.stdout", []string{"simulate", "--hw", "a100", "--model", "llama2-7b", "--dtype", "fp16", "--breakdown", "--format", "csv"}},
+		{"simulate_training.stdout", []string{"simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--global-batch", "8", "--recompute", "selective", "--tokens", "300e9"}},
+		{"simulate_training_json.stdout", []string{"simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--dp", "4", "--zero", "3", "--format", "json"}},
+		{"simulate_pp.stdout", []string{"simulate", "--hw", "h100", "--model", "gpt3-175b", "--tp", "4", "--pp", "2", "--batch", "4"}},
+		{"simulate_nofit.stdout", []string{"simulate", "--hw", "a100-40gb", "--model", "llama2-13b", "--batch", "8"}},
+		{"simulate_int4.stdout", []string{"simulate", "--hw", "h100", "--model", "llama2-7b", "--weights", "int4", "--act", "bf16"}},
+		{"simulate_cnn.stdout", []string{"simulate", "--hw", "a100", "--model", "resnet50", "--batch", "64"}},
+		{"simulate_cnn_training.stdout", []string{"simulate", "--hw", "a100", "--model", "resnet50", "--batch", "64", "--mode", "training"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := perfsim(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, tt.name, out)
+			// Deterministic: a second run is byte-identical.
+			if again, _, _ := perfsim(t, tt.args...); again != out {
+				t.Error("a second run differs")
+			}
+			for _, bad := range []string{"NaN", "Inf", "+Inf"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("output contains %s", bad)
+				}
+			}
+		})
+	}
+}
+
+// TestSimulateJSON checks the documented keys and their consistency.
+func TestSimulateJSON(t *testing.T) {
+	out, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--format", "json", "--output", "64")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var j map[string]any
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "fits", "ttft_s_low", "ttft_s_high", "interval", "memory", "phases", "warnings"} {
+		if _, ok := j[k]; !ok {
+			t.Errorf("no key %q", k)
+		}
+	}
+	mem := j["memory"].(map[string]any)
+	for _, k := range []string{"weights_bytes", "kv_cache_bytes", "total_bytes", "capacity_bytes", "headroom_bytes", "fits"} {
+		if _, ok := mem[k]; !ok {
+			t.Errorf("no key memory.%s", k)
+		}
+	}
+	ttft, tpot, e2e := j["ttft_s"].(float64), j["tpot_s"].(float64), j["e2e_s"].(float64)
+	// E2E = TTFT + (output − 1)·TPOT (DESIGN.md's definitions).
+	if math.Abs(e2e-(ttft+63*tpot)) > 1e-9*e2e {
+		t.Errorf("e2e %v ≠ ttft %v + 63·tpot %v", e2e, ttft, tpot)
+	}
+	if tok := j["output_tokens_per_s"].(float64); math.Abs(tok-64/e2e) > 1e-9*tok {
+		t.Errorf("output_tokens_per_s %v ≠ 64/e2e", tok)
+	}
+}
+
+// TestSimulateBadInput: usage errors name the flag and exit 2; a model
+// that does not fit is reported (exit 0).
+func TestSimulateBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--tp", "3"}, 2, "--tp"},
+		{[]string{"--batch", "0"}, 2, "--batch"},
+		{[]string{"--input", "-5"}, 2, "--input"},
+		{[]string{"--output", "-1"}, 2, "--output"},
+		{[]string{"--kv", "fp7"}, 2, "kv"},
+		{[]string{"--dtype", "float7"}, 2, "dtype"},
+		{[]string{"--mode", "serving"}, 2, "--mode"},
+		{[]string{"--recompute", "some"}, 2, "--recompute"},
+		{[]string{"--format", "xml"}, 2, "--format"},
+		{[]string{"--pp", "0"}, 2, "--pp"},
+		{[]string{"--mode", "training", "--pp", "2"}, 2, "--pp"},
+		{[]string{"--tokens", "-1"}, 2, "--tokens"},
+		{[]string{"--dtype", "fp8", "--strict", "--hw", "a100"}, 1, "fp8"},
+		{[]string{"--batch", "4096", "--input", "8192"}, 0, ""},
+	}
+	for _, tt := range tests {
+		args := append([]string{"simulate", "--hw", "h100", "--model", "llama3-8b"}, tt.args...)
+		out, stderr, code := perfsim(t, args...)
+		if code != tt.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tt.args, code, tt.code, stderr)
+			continue
+		}
+		if tt.code != 0 && !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: stderr %q does not name %s", tt.args, stderr, tt.want)
+		}
+		if tt.code == 0 && !strings.Contains(out, "DOES NOT FIT") {
+			t.Errorf("%v: no shortfall reported:\n%s", tt.args, out)
+		}
+	}
+	if _, _, code := perfsim(t, "simulate", "--model", "llama3-8b"); code != 2 {
+		t.Errorf("no --hw: exit %d", code)
+	}
+	if _, _, code := perfsim(t, "simulate", "--hw", "h100", "--model", "nosuch-model"); code != 2 {
+		t.Errorf("unknown model: exit %d", code)
+	}
+}
+
+// TestSimulateFallbackWarning: fp8 on an A100 (no fp8 peak) falls back
+// with a warning on stderr, and stdout stays clean.
+func TestSimulateFallbackWarning(t *testing.T) {
+	out, stderr, code := perfsim(t, "simulate", "--hw", "a100", "--model", "llama3-8b", "--dtype", "fp8", "--format", "csv")
+	if code != 0 || !strings.Contains(stderr, "perfsim: warning:") || strings.Contains(out, "warning") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
