@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 //go:embed devices/*.toml
@@ -80,9 +82,26 @@ func (d *Device) names() []string {
 func Lookup(name string) (*Device, error) {
 	want := normName(name)
 	var all []string
-	for _, d := range Catalog() {
-		for _, n := range d.names() {
+	for _, stem := range catalogOrder {
+		// Match on the names alone, then load only the device found: a
+		// full load (with line positions) costs milliseconds per file.
+		var head struct {
+			Name    string   `toml:"name"`
+			Aliases []string `toml:"aliases"`
+		}
+		data, err := devicesFS.ReadFile(path.Join("devices", stem+".toml"))
+		if err == nil {
+			_, err = toml.Decode(string(data), &head)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("hardware: embedded catalog: %s: %v", stem, err))
+		}
+		for _, n := range append([]string{head.Name, stem}, head.Aliases...) {
 			if normName(n) == want {
+				d, err := loadCatalogFile(stem)
+				if err != nil {
+					panic(fmt.Sprintf("hardware: embedded catalog: %v", err))
+				}
 				return d, nil
 			}
 			all = append(all, n)
