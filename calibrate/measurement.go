@@ -22,6 +22,7 @@ type Measurement struct {
 	Reps    int
 	// Attention shape, where Kernel is an attention kernel.
 	Heads, KVHeads, HeadDim, QLen, KVLen int
+	KVDType                              model.DType // the K/V cache's type; Invalid means DType
 	// Ranks of a collective.
 	Ranks int
 	File  string // file it was read from, for messages; not written by WriteCSV

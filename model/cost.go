@@ -59,8 +59,10 @@ type GEMMParams struct {
 // MemoryParams model streaming bandwidth against transfer size:
 // efficiency η·b/(b+Half), so that small copies see their latency.
 type MemoryParams struct {
-	Efficiency float64 `toml:"efficiency"` // large-transfer fraction of the bandwidth
-	Half       Bytes   `toml:"half_size"`  // size at which half of Efficiency is reached; 0 for flat
+	Efficiency float64 `toml:"efficiency"`       // large-transfer fraction of the bandwidth
+	Half       Bytes   `toml:"half_size"`        // size at which half of Efficiency is reached; 0 for flat
+	Launch     Seconds `toml:"launch,omitempty"` // fixed cost of a streaming kernel; 0 means the device's launch overhead
+	Points     int     `toml:"points,omitempty"`
 	Source     string  `toml:"source"`
 	ErrMedian  float64 `toml:"err_median,omitempty"`
 	ErrP90     float64 `toml:"err_p90,omitempty"`
@@ -77,7 +79,7 @@ type MemoryParams struct {
 // (FlashAttention-2 and -3 on Ampere and Hopper), in waves over the
 // compute units: t_c = W·WaveOverhead + W·S/CTAs · F/(P·η_c), with W
 // whole or fractional waves as for GEMMs (Waves). Decode runs one CTA per
-// sequence and KV head.
+// sequence and query head.
 type AttentionParams struct {
 	Compute      float64 `toml:"compute"` // fraction of the matrix peak
 	Memory       float64 `toml:"memory"`  // fraction of the bandwidth
@@ -91,6 +93,12 @@ type AttentionParams struct {
 	DecodeLaunch       Seconds `toml:"decode_launch,omitempty"`
 	DecodeOverlap      float64 `toml:"decode_overlap_exponent,omitempty"`
 	DecodeWaveOverhead Seconds `toml:"decode_wave_overhead,omitempty"`
+
+	// Residual tables (see Residual) correct the times over shape space:
+	// prefill over (batch, query length, query heads), decode over
+	// (batch, KV length, KV heads); nil for none.
+	Residual       *Residual `toml:"residual,omitempty"`
+	DecodeResidual *Residual `toml:"decode_residual,omitempty"`
 
 	Source    string  `toml:"source"`
 	Points    int     `toml:"points,omitempty"`
@@ -258,7 +266,11 @@ func (p *Processor) StreamCost(f FLOPs, b Bytes, d DType) Cost {
 	if ev <= 0 {
 		ev = 1
 	}
-	return roofline(f, b, FLOPRate(float64(peak)*ev), ByteRate(float64(p.Bandwidth)*p.memEff(b)), p.Launch, d)
+	launch := p.Eff.Memory.Launch
+	if !(launch > 0) {
+		launch = p.Launch
+	}
+	return roofline(f, b, FLOPRate(float64(peak)*ev), ByteRate(float64(p.Bandwidth)*p.memEff(b)), launch, d)
 }
 
 // A Link is one network tier as the alpha-beta model sees it.

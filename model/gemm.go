@@ -393,11 +393,11 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 	if pk > 0 {
 		tc = float64(c.FLOPs) / (pk * clampEff(ec))
 		// Waves of CTAs: 128-query tiles per head and sequence in
-		// prefill; one CTA per sequence and KV head in decode.
+		// prefill; one per sequence and query head in decode.
 		if cus := float64(p.ComputeUnits); cus > 0 && a.Batch > 0 && a.Heads > 0 {
 			ctas := float64(a.Batch) * float64(a.Heads) * math.Ceil(float64(a.QLen)/128)
 			if decode {
-				ctas = float64(a.Batch) * float64(max(a.KVHeads, 1))
+				ctas = float64(a.Batch) * float64(a.Heads)
 			}
 			w := ctas / cus
 			if e.Waves == WavesFractional {
@@ -414,6 +414,11 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 		tm = float64(c.Bytes) / (bw * clampEff(em))
 	}
 	t := SoftMax(tc, tm, nonNeg(ov)) + nonNeg(float64(t0))
+	if x, y, z := AttentionAxes(a); decode && e.DecodeResidual.Valid() {
+		t *= math.Exp(e.DecodeResidual.At(x, y, z))
+	} else if !decode && e.Residual.Valid() {
+		t *= math.Exp(e.Residual.At(x, y, z))
+	}
 	floor := 0.0
 	if pk > 0 {
 		floor = float64(c.FLOPs) / pk
@@ -434,4 +439,15 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 		c.Bound = MemoryBound
 	}
 	return c
+}
+
+// AttentionAxes returns the coordinates of a in its phase's residual
+// table: (batch, query length, query heads) in prefill, (batch, KV
+// length, KV heads) in decode, each at least 1.
+func AttentionAxes(a Attention) (x, y, z float64) {
+	x = float64(max(a.Batch, 1))
+	if a.QLen <= DecodeQueries {
+		return x, float64(max(a.KVLen, 1)), float64(max(a.KVHeads, 1))
+	}
+	return x, float64(max(a.QLen, 1)), float64(max(a.Heads, 1))
 }

@@ -3,10 +3,325 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/calibrate"
+	"github.com/perfsim/perfsim/hardware"
 )
 
-// runCalibrateCmd is a placeholder until its issue lands.
+const calibrateSynopsis = `perfsim calibrate fit --hw NAME|FILE --measurements FILE[,FILE...] -o calibrated.toml
+       perfsim calibrate validate --hw NAME|FILE --measurements FILE[,FILE...]
+       perfsim calibrate measure --device cpu [-o cpu.csv]   (see perfsim calibrate measure --help)
+
+fit fits the cost model's efficiency parameters of a device to measured
+kernels: per GEMM compute type the tile-aware roofline (peak and bandwidth
+fractions, launch, per-CTA and per-K-step costs, split-K cost, overlap
+exponent, L2 factor or fp8 quantisation bytes) and a residual table over
+log-shape space; the prefill and decode attention parameters; the
+streaming bandwidth against size and the launch cost. It writes the device
+with the fitted efficiency section and its provenance to -o (atomically),
+and prints, per kernel class and dtype, the median, p90 and max |error|
+in-sample and k-fold cross-validated. Measurements are perfsim's CSV
+(kernels/README.md) or a third-party table (aiconfigurator, vidur,
+llmcompass, xla; see ../shared/validation/SOURCES.md), told apart by the
+header unless --format says. Rows of another device are an error (skipped,
+with a warning, in files that mix devices by design).
+
+validate scores a device's predictions against measurements: per kernel
+class the median, p90 and max |error| and the worst rows.`
+
+const calibrateExamples = `  perfsim calibrate fit --hw h100 --measurements h100_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv -o h100-calibrated.toml
+  perfsim calibrate validate --hw h100-calibrated.toml --measurements vidur_gemm_ops.csv
+`
+
+// calibrateOptions are the flags of "perfsim calibrate".
+type calibrateOptions struct {
+	hw, measurements, format, out, date, output string
+	folds, worst                                int
+	seed                                        uint64
+	noResidual                                  bool
+}
+
+func (o *calibrateOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hw, "hw", "", "device: a catalog name or a hardware TOML file")
+	fs.StringVar(&o.measurements, "measurements", "", "measurement files, comma-separated")
+	fs.StringVar(&o.format, "input-format", calibrate.FormatAuto, "measurements format: "+strings.Join(calibrate.Formats, ", "))
+	fs.StringVarP(&o.out, "out", "o", "", "fit: the calibrated hardware TOML to write")
+	fs.IntVar(&o.folds, "folds", 5, "fit: k of the k-fold cross-validation (1 turns it off)")
+	fs.Uint64Var(&o.seed, "seed", 1, "fit: seed of the folds and subsamples")
+	fs.BoolVar(&o.noResidual, "no-residual", false, "fit: no residual tables")
+	fs.StringVar(&o.date, "date", "", "fit: the date written as provenance (default today, UTC)")
+	fs.IntVar(&o.worst, "worst", 5, "validate: worst rows listed per class")
+	addFormatFlag(fs, &o.output)
+}
+
+// runCalibrateCmd runs "perfsim calibrate fit|validate|measure".
 func runCalibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("calibrate: not implemented yet")
+	if len(args) > 0 && args[0] == "measure" {
+		return runCalibrateMeasure(ctx, args[1:], stdout, stderr)
+	}
+	var o calibrateOptions
+	fs := newFlagSet("calibrate", calibrateSynopsis, calibrateExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	f, err := parseFormat(o.output)
+	if err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) != 1 {
+		return usagef("calibrate: give one subcommand: fit, validate or measure")
+	}
+	switch rest[0] {
+	case "fit":
+		return calibrateFit(ctx, o, f, stdout, stderr)
+	case "validate":
+		return calibrateValidate(o, f, stdout, stderr)
+	}
+	return usagef("calibrate: unknown subcommand %q (want fit, validate or measure)", rest[0])
+}
+
+// loadMeasurements resolves the device and reads every measurement file.
+func loadMeasurements(o calibrateOptions, stderr io.Writer) (*hardware.Device, []calibrate.Measurement, error) {
+	if o.hw == "" {
+		return nil, nil, usagef("calibrate: --hw: give a device (a catalog name or a .toml file)")
+	}
+	if o.measurements == "" {
+		return nil, nil, usagef("calibrate: --measurements: give at least one file")
+	}
+	known := false
+	for _, f := range calibrate.Formats {
+		known = known || f == o.format
+	}
+	if !known {
+		return nil, nil, usagef("calibrate: --input-format: unknown format %q (want one of %s)", o.format, strings.Join(calibrate.Formats, ", "))
+	}
+	dev, err := hardware.Resolve(o.hw)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := append([]string{dev.Name}, dev.Aliases...)
+	var all []calibrate.Measurement
+	var errs []error
+	for _, path := range strings.Split(o.measurements, ",") {
+		path = strings.TrimSpace(path)
+		if path == "" {
+			continue
+		}
+		ms, warns, err := calibrate.ReadFile(path, o.format, strings.Join(names, "|"))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		warn(stderr, warns)
+		all = append(all, ms...)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return dev, all, nil
+}
+
+func warn(w io.Writer, warns []error) {
+	for _, e := range warns {
+		fmt.Fprintf(w, "perfsim: warning: %v\n", e)
+	}
+}
+
+func calibrateFit(ctx context.Context, o calibrateOptions, f format, stdout, stderr io.Writer) error {
+	if o.out == "" {
+		return usagef("calibrate fit: -o: give the calibrated hardware file to write")
+	}
+	dev, ms, err := loadMeasurements(o, stderr)
+	if err != nil {
+		return err
+	}
+	date := o.date
+	if date == "" {
+		date = time.Now().UTC().Format("2006-01-02")
+	}
+	res, err := calibrate.Fit(dev, ms, calibrate.Options{Folds: o.folds, Seed: o.seed, NoResidual: o.noResidual, Date: date})
+	if err != nil {
+		return err
+	}
+	warn(stderr, res.Warnings)
+	files := map[string]bool{}
+	for _, m := range ms {
+		files[baseName(m.File)] = true
+	}
+	comment := []string{
+		fmt.Sprintf("%s, calibrated by perfsim calibrate fit on %s", dev.Name, date),
+		fmt.Sprintf("from %d measurements: %s", len(ms), strings.Join(sortedKeys(files), ", ")),
+		"(each [efficiency] table's source gives its points and held-out error)",
+	}
+	if err := calibrate.WriteDeviceFile(o.out, res.Device, comment); err != nil {
+		return err
+	}
+	// The file must read back: a fit that the loader rejects is a bug.
+	if _, err := hardware.LoadFile(o.out); err != nil {
+		return fmt.Errorf("calibrate fit: the written file does not load: %w", err)
+	}
+	return printFit(stdout, f, res)
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// printFit prints the per-class errors of a fit.
+func printFit(w io.Writer, f format, res *calibrate.Result) error {
+	type stats struct {
+		N      int     `json:"n"`
+		Median float64 `json:"median_abs_err"`
+		P90    float64 `json:"p90_abs_err"`
+		Max    float64 `json:"max_abs_err"`
+	}
+	type class struct {
+		Class    string `json:"class"`
+		Points   int    `json:"points"`
+		Fitted   bool   `json:"fitted"`
+		InSample stats  `json:"in_sample"`
+		HeldOut  stats  `json:"held_out"`
+	}
+	conv := func(s calibrate.Stats) stats { return stats{s.N, s.Median, s.P90, s.Max} }
+	var cs []class
+	for _, c := range res.Classes {
+		cs = append(cs, class{c.Name(), c.Points, c.Fitted, conv(c.InSample), conv(c.HeldOut)})
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(w, struct {
+			Device  string  `json:"device"`
+			Classes []class `json:"classes"`
+		}{res.Device.Name, cs})
+	case formatCSV:
+		var rows [][]string
+		for _, c := range cs {
+			rows = append(rows, []string{c.Class, fmt.Sprint(c.Points), fmt.Sprint(c.Fitted),
+				num(c.InSample.Median), num(c.InSample.P90), num(c.InSample.Max),
+				fmt.Sprint(c.HeldOut.N), num(c.HeldOut.Median), num(c.HeldOut.P90), num(c.HeldOut.Max)})
+		}
+		return writeCSV(w, []string{"class", "points", "fitted", "in_median_abs_err", "in_p90_abs_err", "in_max_abs_err",
+			"heldout_n", "heldout_median_abs_err", "heldout_p90_abs_err", "heldout_max_abs_err"}, rows)
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "class\tpoints\tfitted\tin-sample |err| median\tp90\tmax\theld-out median\tp90\tmax")
+	for _, c := range cs {
+		ho := "-\t-\t-"
+		if c.HeldOut.N > 0 {
+			ho = fmt.Sprintf("%s\t%s\t%s", pct(c.HeldOut.Median), pct(c.HeldOut.P90), pct(c.HeldOut.Max))
+		}
+		fitted := "yes"
+		if !c.Fitted {
+			fitted = "no (defaults)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", c.Class, c.Points, fitted, pct(c.InSample.Median), pct(c.InSample.P90), pct(c.InSample.Max), ho)
+	}
+	return tw.Flush()
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+func calibrateValidate(o calibrateOptions, f format, stdout, stderr io.Writer) error {
+	if o.worst < 0 {
+		return usagef("calibrate validate: --worst must not be negative")
+	}
+	dev, ms, err := loadMeasurements(o, stderr)
+	if err != nil {
+		return err
+	}
+	scores, warns := calibrate.Score(dev, ms, o.worst)
+	warn(stderr, warns)
+	type row struct {
+		Kernel    string  `json:"kernel"`
+		DType     string  `json:"dtype"`
+		Shape     string  `json:"shape"`
+		File      string  `json:"file"`
+		Line      int     `json:"line"`
+		Measured  float64 `json:"measured_s"`
+		Predicted float64 `json:"predicted_s"`
+		Err       float64 `json:"err"`
+	}
+	type class struct {
+		Class  string  `json:"class"`
+		N      int     `json:"n"`
+		Median float64 `json:"median_abs_err"`
+		P90    float64 `json:"p90_abs_err"`
+		Max    float64 `json:"max_abs_err"`
+		Bias   float64 `json:"median_err"`
+		Worst  []row   `json:"worst"`
+	}
+	var cs []class
+	for _, s := range scores {
+		c := class{Class: s.Name, N: s.Stats.N, Median: s.Stats.Median, P90: s.Stats.P90, Max: s.Stats.Max, Bias: s.Stats.Bias}
+		for _, r := range s.Worst {
+			c.Worst = append(c.Worst, row{r.M.Kernel, r.M.DType.String(), shape(r.M), baseName(r.M.File), r.M.Line,
+				float64(r.M.Time), float64(r.Predicted), r.Err})
+		}
+		cs = append(cs, c)
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, struct {
+			Device  string  `json:"device"`
+			Classes []class `json:"classes"`
+		}{dev.Name, cs})
+	case formatCSV:
+		var rows [][]string
+		for _, c := range cs {
+			rows = append(rows, []string{c.Class, fmt.Sprint(c.N), num(c.Median), num(c.P90), num(c.Max), num(c.Bias)})
+		}
+		return writeCSV(stdout, []string{"class", "n", "median_abs_err", "p90_abs_err", "max_abs_err", "median_err"}, rows)
+	}
+	tw := newTable(stdout)
+	fmt.Fprintf(tw, "%s: predicted against measured\n", dev.Name)
+	fmt.Fprintln(tw, "class\tpoints\t|err| median\tp90\tmax\tbias")
+	for _, c := range cs {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%+.1f%%\n", c.Class, c.N, pct(c.Median), pct(c.P90), pct(c.Max), 100*c.Bias)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if len(c.Worst) == 0 {
+			continue
+		}
+		fmt.Fprintf(stdout, "\nworst %s rows:\n", c.Class)
+		tw = newTable(stdout)
+		fmt.Fprintln(tw, "  where\tshape\tmeasured\tpredicted\terror")
+		for _, r := range c.Worst {
+			fmt.Fprintf(tw, "  %s:%d\t%s\t%.4g s\t%.4g s\t%+.1f%%\n", r.File, r.Line, r.Shape, r.Measured, r.Predicted, 100*r.Err)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shape describes a measurement's kernel shape.
+func shape(m calibrate.Measurement) string {
+	switch {
+	case m.M > 0:
+		s := fmt.Sprintf("%d×%d×%d", m.M, m.N, m.K)
+		if m.Batch > 1 {
+			s = fmt.Sprintf("%d·%s", m.Batch, s)
+		}
+		return s
+	case m.Heads > 0:
+		return fmt.Sprintf("b%d h%d/%d d%d q%d kv%d", m.Batch, m.Heads, m.KVHeads, m.HeadDim, m.QLen, m.KVLen)
+	case m.Ranks > 0:
+		return fmt.Sprintf("%d ranks, %.4g B", m.Ranks, float64(m.Bytes))
+	}
+	return fmt.Sprintf("%.4g B", float64(m.Bytes))
 }

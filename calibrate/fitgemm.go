@@ -1,0 +1,364 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+)
+
+// The GEMM parameters are searched in unconstrained coordinates: the
+// efficiencies through a logistic function, times and factors through
+// exp, the overlap exponent as 1 + exp, the L2 factor as 1 + exp.
+const gemmDims = 8
+
+func gemmX(t gemmTheta) []float64 {
+	x := []float64{logit(t.etaC), logit(t.etaM), math.Log(t.t0), math.Log(t.a), math.Log(t.tau), math.Log(t.tsplit), math.Log(t.p - 1), 0}
+	if t.l2f > 1 {
+		x[7] = math.Log(t.l2f - 1)
+	} else if t.q > 0 {
+		x[7] = math.Log(t.q)
+	}
+	return x
+}
+
+func gemmFromX(x []float64, fp8, fractional bool) gemmTheta {
+	t := gemmTheta{etaC: sigmoid(x[0]), etaM: sigmoid(x[1]), t0: math.Exp(x[2]), a: math.Exp(x[3]), tau: math.Exp(x[4]),
+		tsplit: math.Exp(x[5]), p: 1 + math.Exp(x[6]), fractional: fractional}
+	if fp8 {
+		t.q = math.Exp(x[7])
+	} else {
+		t.l2f = 1 + math.Exp(x[7])
+	}
+	return t
+}
+
+// gemmStart is where the search starts: magnitudes of the prototype study
+// (DESIGN.md) on H100.
+func gemmStart(fp8, fractional bool) gemmTheta {
+	t := gemmTheta{etaC: 0.75, etaM: 0.8, t0: 4e-6, a: 1e-6, tau: 1e-9, tsplit: 3e-6, p: 2, fractional: fractional}
+	if fp8 {
+		t.q = 3
+	} else {
+		t.l2f = 2
+	}
+	return t
+}
+
+// lossGEMM is the mean robust loss of the log ratio over pts.
+func lossGEMM(pts []gemmPoint, idx []int, e *gemmEnv, t *gemmTheta) float64 {
+	s := 0.0
+	for _, i := range idx {
+		p := &pts[i]
+		v := math.Max(p.eval(e, t), p.floor(e))
+		s += softL1(math.Log(v / p.meas))
+	}
+	return s / float64(len(idx))
+}
+
+// fitTheta searches the parameters on the points idx from start.
+func fitTheta(pts []gemmPoint, idx []int, e *gemmEnv, start gemmTheta, evals int) gemmTheta {
+	fp8 := start.q > 0
+	x := minimize(func(x []float64) float64 {
+		t := gemmFromX(x, fp8, start.fractional)
+		return lossGEMM(pts, idx, e, &t)
+	}, gemmX(start), evals)
+	return gemmFromX(x, fp8, start.fractional)
+}
+
+// residualGrid returns the table's axes: whole octaves spanning the
+// points' shapes.
+func residualGrid(pts []gemmPoint) *model.Residual {
+	xyz := make([][3]float64, len(pts))
+	for i := range pts {
+		xyz[i] = [3]float64{pts[i].m, pts[i].n, pts[i].k}
+	}
+	return gridOver(xyz)
+}
+
+// residualLambda is the ridge that pulls a node with little support
+// towards no correction, in units of a point of full weight.
+const residualLambda = 0.5
+
+// fitResidual fits the table's values to the log residuals of the GEMM
+// points idx (whose weights setResidual set) against the analytical times
+// base.
+func fitResidual(pts []gemmPoint, idx []int, base []float64, vals []float64) {
+	ri := make([][8]int32, len(pts))
+	rw := make([][8]float64, len(pts))
+	target := make([]float64, len(pts))
+	for _, i := range idx {
+		ri[i], rw[i] = pts[i].ri, pts[i].rw
+		target[i] = math.Log(pts[i].meas / base[i])
+	}
+	solveResidual(ri, rw, idx, target, vals)
+}
+
+// solveResidual fits table values to the log residuals target of the
+// points idx, each touching the nodes ri with trilinear weights rw, by
+// regularised least squares (a ridge of residualLambda pulls a node with
+// little support towards no correction), solved by coordinate sweeps
+// (Gauss–Seidel). Residuals are clipped to ±1 (a factor e) so that a
+// broken measurement cannot dominate a node.
+func solveResidual(ri [][8]int32, rw [][8]float64, idx []int, target []float64, vals []float64) {
+	for i := range vals {
+		vals[i] = 0
+	}
+	n := len(vals)
+	type touch struct {
+		pt int32
+		c  int8
+	}
+	byNode := make([][]touch, n)
+	diag := make([]float64, n)
+	for _, i := range idx {
+		for c := 0; c < 8; c++ {
+			if w := rw[i][c]; w > 0 {
+				nd := ri[i][c]
+				byNode[nd] = append(byNode[nd], touch{int32(i), int8(c)})
+				diag[nd] += w * w
+			}
+		}
+	}
+	cur := make([]float64, len(target))
+	tgt := make([]float64, len(target))
+	for _, i := range idx {
+		tgt[i] = math.Max(-1, math.Min(1, target[i]))
+	}
+	for sweep := 0; sweep < 30; sweep++ {
+		for nd := 0; nd < n; nd++ {
+			if len(byNode[nd]) == 0 {
+				continue
+			}
+			num := 0.0
+			for _, tc := range byNode[nd] {
+				num += rw[tc.pt][tc.c] * (tgt[tc.pt] - cur[tc.pt])
+			}
+			d := num / (diag[nd] + residualLambda)
+			vals[nd] += d
+			for _, tc := range byNode[nd] {
+				cur[tc.pt] += rw[tc.pt][tc.c] * d
+			}
+		}
+	}
+	for i := range vals {
+		vals[i] = math.Round(vals[i]*1e4) / 1e4
+	}
+}
+
+// gridOver returns a residual grid of whole octaves spanning the points
+// xyz (each a triple of positive sizes).
+func gridOver(xyz [][3]float64) *model.Residual {
+	lo, hi := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}, [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for _, p := range xyz {
+		for a, v := range p {
+			l := math.Log2(v)
+			lo[a], hi[a] = math.Min(lo[a], l), math.Max(hi[a], l)
+		}
+	}
+	axis := func(a int) []float64 {
+		var ax []float64
+		for v := math.Floor(lo[a]); v <= math.Ceil(hi[a]); v++ {
+			ax = append(ax, v)
+		}
+		return ax
+	}
+	r := &model.Residual{Log2M: axis(0), Log2N: axis(1), Log2K: axis(2)}
+	r.Values = make([]float64, len(r.Log2M)*len(r.Log2N)*len(r.Log2K))
+	return r
+}
+
+// gemmModel is a fitted GEMM model: parameters and residual table.
+type gemmModel struct {
+	theta gemmTheta
+	res   *model.Residual
+}
+
+// trainGEMM fits parameters (both wave models when start is nil, keeping
+// the better) and the residual table on the points idx.
+func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, warm *gemmTheta, opt Options, rng *rand.Rand, grid *model.Residual) gemmModel {
+	search := idx
+	if len(search) > opt.MaxPoints {
+		sub := subsample(len(idx), opt.MaxPoints, rng)
+		search = make([]int, len(sub))
+		for i, j := range sub {
+			search[i] = idx[j]
+		}
+	}
+	var th gemmTheta
+	if warm != nil {
+		th = fitTheta(pts, search, e, *warm, 250)
+	} else {
+		// Choose the wave model on a small sample, then search with it.
+		small := search
+		if len(small) > 400 {
+			small = small[:0:0]
+			for i := 0; i < len(search); i += len(search)/400 + 1 {
+				small = append(small, search[i])
+			}
+		}
+		best := math.Inf(1)
+		for _, fr := range []bool{false, true} {
+			t := fitTheta(pts, small, e, gemmStart(fp8, fr), 600)
+			if l := lossGEMM(pts, small, e, &t); l < best {
+				best, th = l, t
+			}
+		}
+		th = fitTheta(pts, search, e, th, 1000)
+	}
+	gm := gemmModel{theta: th}
+	if grid != nil {
+		base := make([]float64, len(pts))
+		for _, i := range idx {
+			base[i] = pts[i].eval(e, &th)
+		}
+		r := *grid
+		r.Values = make([]float64, len(grid.Values))
+		fitResidual(pts, idx, base, r.Values)
+		gm.res = &r
+	}
+	return gm
+}
+
+func (gm gemmModel) predict(p *gemmPoint, e *gemmEnv) float64 {
+	var vals []float64
+	if gm.res != nil {
+		vals = gm.res.Values
+	}
+	return p.predict(e, &gm.theta, vals)
+}
+
+// fitGEMM fits one compute type's GEMM parameters into dev.
+func fitGEMM(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand) (ClassFit, []error) {
+	d := ms[0].DType.Peak()
+	cf := ClassFit{Class: "gemm", DType: d, Points: len(ms)}
+	p := dev.Processor()
+	sd, exact := p.Supported(d)
+	peak, _ := p.Peak(sd)
+	var warns []error
+	if !exact || d.Peak() != sd {
+		warns = append(warns, fmt.Errorf("gemm/%v: the device has no %v peak; %d points not fitted", d, d, len(ms)))
+		cf.InSample = scoreClass(dev, ms)
+		return cf, warns
+	}
+	if len(ms) < minGEMMPoints || dev.ComputeUnits <= 0 {
+		warns = append(warns, fmt.Errorf("gemm/%v: %d points (want at least %d) or no compute units: the parameters keep their defaults", d, len(ms), minGEMMPoints))
+		cf.InSample = scoreClass(dev, ms)
+		return cf, warns
+	}
+	e := &gemmEnv{peak: float64(peak), bw: float64(dev.Memory.Bandwidth), l2: float64(dev.Memory.L2), cus: float64(dev.ComputeUnits)}
+	pts := make([]gemmPoint, len(ms))
+	for i, m := range ms {
+		pts[i] = newGEMMPoint(m)
+		pts[i].setCands(e.cus, float64(max(m.Batch, 1)))
+	}
+	all := make([]int, len(pts))
+	for i := range all {
+		all[i] = i
+	}
+	fp8 := d == model.FP8
+	var grid *model.Residual
+	if !opt.NoResidual {
+		grid = residualGrid(pts)
+		for i := range pts {
+			pts[i].setResidual(grid)
+		}
+	}
+	full := trainGEMM(pts, all, e, fp8, nil, opt, rng, grid)
+	in := make([]float64, len(pts))
+	for i := range pts {
+		in[i] = full.predict(&pts[i], e)/pts[i].meas - 1
+	}
+	cf.InSample, cf.Fitted = newStats(in), true
+	if opt.Folds > 1 {
+		fold := folds(len(pts), opt.Folds, rng)
+		held := make([]float64, len(pts))
+		for f := 0; f < opt.Folds; f++ {
+			var train, test []int
+			for i, fi := range fold {
+				if fi == f {
+					test = append(test, i)
+				} else {
+					train = append(train, i)
+				}
+			}
+			gm := trainGEMM(pts, train, e, fp8, &full.theta, opt, rng, grid)
+			for _, i := range test {
+				held[i] = gm.predict(&pts[i], e)/pts[i].meas - 1
+			}
+		}
+		cf.HeldOut = newStats(held)
+	}
+	gp := full.theta.params()
+	gp.Residual = full.res
+	gp.Points = len(ms)
+	gp.ErrMedian, gp.ErrP90 = round4(cf.HeldOut.Median), round4(cf.HeldOut.P90)
+	gp.Source = provenance(opt, ms, cf)
+	dev.Eff.GEMM[d] = roundGEMM(gp)
+	if d == model.BF16 || d == model.FP16 {
+		// fp16 runs at the bf16 tensor rate: a device fitted on one and
+		// not the other gets the same parameters for both.
+		other := model.FP16
+		if d == model.FP16 {
+			other = model.BF16
+		}
+		if _, ok := dev.Eff.GEMM[other]; !ok || !fittedSource(dev.Eff.GEMM[other].Source) {
+			og := dev.Eff.GEMM[d]
+			og.Source = "rule: same tensor rate as " + d.String() + "; " + og.Source
+			dev.Eff.GEMM[other] = og
+		}
+	}
+	return cf, warns
+}
+
+func fittedSource(s string) bool { return len(s) > 7 && s[:7] == "fitted:" }
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// roundSig rounds x to 4 significant digits, so that the written file is
+// short; the scores are of the rounded parameters (TestFit_roundTrip).
+func roundSig(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	e := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*e) / e
+}
+
+func roundGEMM(g model.GEMMParams) model.GEMMParams {
+	g.Compute, g.Memory = roundSig(g.Compute), roundSig(g.Memory)
+	g.Launch, g.CTAOverhead, g.StepFloor, g.SplitK = model.Seconds(roundSig(float64(g.Launch))), model.Seconds(roundSig(float64(g.CTAOverhead))),
+		model.Seconds(roundSig(float64(g.StepFloor))), model.Seconds(roundSig(float64(g.SplitK)))
+	g.Overlap, g.L2Factor, g.QuantBytes = roundSig(g.Overlap), roundSig(g.L2Factor), roundSig(g.QuantBytes)
+	return g
+}
+
+// provenance describes a fit for a source field.
+func provenance(opt Options, ms []Measurement, cf ClassFit) string {
+	files := map[string]bool{}
+	for _, m := range ms {
+		if m.File != "" {
+			files[baseName(m.File)] = true
+		}
+	}
+	names := sortedKeys(files)
+	sort.Strings(names)
+	s := fmt.Sprintf("fitted: perfsim calibrate fit, %d points", cf.Points)
+	if opt.Date != "" {
+		s += ", " + opt.Date
+	}
+	if opt.Source != "" {
+		s += ", " + opt.Source
+	}
+	if len(names) > 0 {
+		s += ", from " + joinMax(names, 4)
+	}
+	if cf.HeldOut.N > 0 {
+		s += fmt.Sprintf("; %d-fold held-out |error| median %.1f%% p90 %.1f%%", opt.Folds, 100*cf.HeldOut.Median, 100*cf.HeldOut.P90)
+	}
+	s += fmt.Sprintf("; in-sample median %.1f%% p90 %.1f%%", 100*cf.InSample.Median, 100*cf.InSample.P90)
+	return s
+}

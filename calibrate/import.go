@@ -1,0 +1,567 @@
+package calibrate
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// The formats ReadFile reads. Each third-party format is documented in
+// ../shared/validation/SOURCES.md; the importer for it states how each
+// row becomes a Measurement.
+const (
+	FormatAuto           = "auto"           // decided by the header line
+	FormatPerfsim        = "perfsim"        // perfsim's own schema (ReadCSV)
+	FormatAIConfigurator = "aiconfigurator" // NVIDIA aiconfigurator: GEMM, context/generation attention, NCCL
+	FormatVidur          = "vidur"          // Microsoft Vidur: GEMMs and memory-bound ops
+	FormatLLMCompass     = "llmcompass"     // LLMCompass A100 kernels
+	FormatXLA            = "xla"            // XLA's sm_90 matmul performance table
+)
+
+// Formats lists the formats ReadFile accepts.
+var Formats = []string{FormatAuto, FormatPerfsim, FormatAIConfigurator, FormatVidur, FormatLLMCompass, FormatXLA}
+
+// Kernel names the importers use besides those of perfsim's suites.
+const (
+	KernelAttentionPrefill = "attention_prefill" // fused causal attention over a prompt (QLen = KVLen)
+	KernelAttentionDecode  = "attention_decode"  // fused attention of one new token against a KV cache
+	KernelReduceScatter    = "reduce_scatter"
+)
+
+// aiconfiguratorDevices maps the file-name prefix of an aiconfigurator
+// table to the device string its parquet files carried (SOURCES.md: the
+// constant device column, dropped in the CSV).
+var aiconfiguratorDevices = map[string]string{
+	"a100_sxm": "NVIDIA A100-SXM4-80GB",
+	"h100_sxm": "NVIDIA H100 80GB HBM3",
+	"h200_sxm": "NVIDIA H200",
+}
+
+// ReadFile reads measurements from the file at path in format (FormatAuto
+// decides by the header). Rows measured on a device other than device
+// (when device is not empty; see SameDevice) are an error in a
+// single-device file and skipped with a warning in a file that mixes
+// devices by design (Vidur's). It returns the rows, warnings, and an
+// error joining every problem found, each naming file:line.
+func ReadFile(path, format, device string) ([]Measurement, []error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("calibrate: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path, format, device)
+}
+
+// Read is ReadFile on a reader; file names it in messages and, for
+// aiconfigurator tables, gives the device by its name.
+func Read(r io.Reader, file, format, device string) ([]Measurement, []error, error) {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\uFEFF" {
+		br.Discard(3)
+	}
+	if format == "" || format == FormatAuto {
+		head, _ := br.Peek(4096)
+		line := string(head)
+		for strings.HasPrefix(line, "#") {
+			if i := strings.IndexByte(line, '\n'); i >= 0 {
+				line = line[i+1:]
+			} else {
+				line = ""
+			}
+		}
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		format = detect(strings.Split(strings.TrimSpace(line), ","))
+		if format == "" {
+			return nil, nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("unknown measurements format: header %q is none of %s (give --format)", line, strings.Join(Formats[1:], ", "))}
+		}
+	}
+	var (
+		ms    []Measurement
+		warns []error
+		err   error
+		multi bool
+	)
+	switch format {
+	case FormatPerfsim:
+		ms, warns, err = ReadCSV(br, file)
+	case FormatAIConfigurator, FormatVidur, FormatLLMCompass, FormatXLA:
+		ms, warns, err = readThirdParty(br, file, format)
+		multi = format == FormatVidur
+	default:
+		return nil, nil, fmt.Errorf("calibrate: unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if device == "" {
+		return ms, warns, nil
+	}
+	kept := ms[:0:0]
+	skipped := map[string]int{}
+	var errs []error
+	for _, m := range ms {
+		if SameDevice(m.Device, device) {
+			kept = append(kept, m)
+			continue
+		}
+		if multi {
+			skipped[m.Device]++
+			continue
+		}
+		if skipped[m.Device] == 0 {
+			errs = append(errs, &ParseError{File: file, Line: m.Line, Column: "device", Err: fmt.Errorf("rows measured on %q, not %s", m.Device, device)})
+		}
+		skipped[m.Device]++
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	for _, d := range sortedKeys(skipped) {
+		warns = append(warns, &ParseError{File: file, Err: fmt.Errorf("%d rows of device %q skipped (not %s)", skipped[d], d, device)})
+	}
+	if len(kept) == 0 {
+		return nil, warns, &ParseError{File: file, Err: fmt.Errorf("%w of device %s", ErrNoRows, device)}
+	}
+	return kept, warns, nil
+}
+
+// detect names the format a header line belongs to, or "".
+func detect(h []string) string {
+	has := func(cols ...string) bool {
+		for _, c := range cols {
+			found := false
+			for _, x := range h {
+				if strings.TrimSpace(x) == c {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case has("time_s", "kernel", "device"):
+		return FormatPerfsim
+	case has("gemm_dtype", "latency"), has("attn_dtype", "latency"), has("op_name", "message_size", "latency"):
+		return FormatAIConfigurator
+	case has("device", "model", "tp", "num_tokens", "op", "time_ms_median"):
+		return FormatVidur
+	case has("gpu", "op", "time_ms", "throughput_unit"):
+		return FormatLLMCompass
+	case has("xla_device_key", "dtype_key", "time_ms_derived"):
+		return FormatXLA
+	}
+	return ""
+}
+
+// deviceModel returns the model word of a device name: the first word
+// made of letters then digits that is not a memory size or type ("h100"
+// in "NVIDIA H100 80GB HBM3", "a100" in "A100-SXM4-80GB"), or "".
+func deviceModel(s string) string {
+	for _, w := range wordList(s) {
+		i := strings.IndexAny(w, "0123456789")
+		if i <= 0 || strings.HasPrefix(w, "hbm") || strings.HasPrefix(w, "gddr") || strings.HasPrefix(w, "sxm") || strings.HasPrefix(w, "pcie") {
+			continue
+		}
+		if strings.HasSuffix(w, "gb") && i == 0 {
+			continue
+		}
+		return w
+	}
+	return ""
+}
+
+// SameDevice reports whether a measurement's device names the device
+// want: their model words ("h100", "a100", "mi300x") agree, or, when
+// either has none, their words do. want may list several names (a
+// device's name and aliases) separated by '|'.
+func SameDevice(measured, want string) bool {
+	mm := deviceModel(measured)
+	for _, w := range strings.Split(want, "|") {
+		wm := deviceModel(w)
+		if mm != "" && wm != "" {
+			if mm == wm {
+				return true
+			}
+			continue
+		}
+		if strings.Join(wordList(measured), " ") == strings.Join(wordList(w), " ") {
+			return true
+		}
+	}
+	return false
+}
+
+// A row is one CSV record with its line, read by column name.
+type row struct {
+	file string
+	line int
+	rec  []string
+	idx  map[string]int
+	errs []error
+}
+
+func (r *row) fail(col string, err error) {
+	r.errs = append(r.errs, &ParseError{File: r.file, Line: r.line, Column: col, Err: err})
+}
+
+func (r *row) str(col string) string {
+	i, ok := r.idx[col]
+	if !ok || i >= len(r.rec) {
+		return ""
+	}
+	return strings.TrimSpace(r.rec[i])
+}
+
+// num parses a finite number ≥ 0 (> 0 when positive).
+func (r *row) num(col string, positive bool) float64 {
+	s := r.str(col)
+	v, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil:
+		r.fail(col, fmt.Errorf("not a number: %q", s))
+		return 0
+	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (positive && v == 0):
+		what := "a non-negative"
+		if positive {
+			what = "a positive"
+		}
+		r.fail(col, fmt.Errorf("want %s finite number, not %s", what, s))
+		return 0
+	}
+	return v
+}
+
+// count parses a whole number ≥ 1 (≥ 0 when zero is allowed).
+func (r *row) count(col string, zero bool) int {
+	v := r.num(col, !zero)
+	if v != math.Trunc(v) || v > 1<<40 {
+		r.fail(col, fmt.Errorf("want a whole number, not %s", r.str(col)))
+		return 0
+	}
+	return int(v)
+}
+
+func (r *row) dtype(col string) model.DType {
+	s := r.str(col)
+	switch s {
+	case "bf16xbf16->bf16":
+		return model.BF16
+	case "f32xf32->f32":
+		return model.FP32
+	}
+	d, err := model.ParseDType(s)
+	if err != nil {
+		r.fail(col, err)
+	}
+	return d
+}
+
+// ms parses a time in milliseconds into seconds.
+func (r *row) ms(col string) model.Seconds { return model.Seconds(r.num(col, true) * 1e-3) }
+
+// requiredColumns lists, per format and table kind, the columns an
+// importer reads.
+var requiredColumns = map[string][]string{
+	"aic-gemm":       {"gemm_dtype", "m", "n", "k", "latency"},
+	"aic-context":    {"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "window_size", "attn_dtype", "kv_cache_dtype", "latency"},
+	"aic-generation": {"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "window_size", "attn_dtype", "kv_cache_dtype", "step", "latency"},
+	"aic-comm":       {"op_name", "num_gpus", "message_size", "latency"},
+	"vidur-gemm":     {"device", "op", "M", "N", "K", "dtype", "time_ms_median", "time_ms_min", "time_ms_max"},
+	"vidur-memory":   {"device", "op", "elements", "dtype", "time_ms_median", "time_ms_min", "time_ms_max"},
+	"llmcompass":     {"gpu", "op", "dtype", "M", "N", "K", "elements", "time_ms"},
+	"xla":            {"xla_device_key", "b", "m", "n", "k", "dtype_key", "time_ms_derived"},
+}
+
+// tableKind names the table a third-party header describes.
+func tableKind(format string, idx map[string]int) string {
+	has := func(c string) bool { _, ok := idx[c]; return ok }
+	switch format {
+	case FormatAIConfigurator:
+		switch {
+		case has("gemm_dtype"):
+			return "aic-gemm"
+		case has("attn_dtype") && has("step"):
+			return "aic-generation"
+		case has("attn_dtype"):
+			return "aic-context"
+		}
+		return "aic-comm"
+	case FormatVidur:
+		if has("elements") {
+			return "vidur-memory"
+		}
+		return "vidur-gemm"
+	}
+	return format
+}
+
+// readThirdParty reads one of the third-party CSV formats.
+func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, nil, &ParseError{File: file, Err: errors.New("empty file: want a header line")}
+	}
+	if err != nil {
+		return nil, nil, csvError(file, err)
+	}
+	hline, _ := cr.FieldPos(0)
+	idx := map[string]int{}
+	for i, h := range header {
+		idx[strings.TrimSpace(h)] = i
+	}
+	kind := tableKind(format, idx)
+	var errs []error
+	for _, c := range requiredColumns[kind] {
+		if _, ok := idx[c]; !ok {
+			errs = append(errs, &ParseError{File: file, Line: hline, Column: c, Err: ErrMissingColumn})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	device := ""
+	if format == FormatAIConfigurator {
+		base := filepath.Base(file)
+		for p, d := range aiconfiguratorDevices {
+			if strings.HasPrefix(base, p+"_") {
+				device = d
+			}
+		}
+		if device == "" {
+			device = strings.SplitN(strings.TrimSuffix(base, ".csv"), "_", 2)[0]
+		}
+	}
+	var (
+		ms                []Measurement
+		warns             []error
+		nerr              int
+		seen              = map[Measurement]int{}
+		ndup, nwin, nskip int
+		dupAt, dupOf      int
+	)
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs = append(errs, csvError(file, err))
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		rw := &row{file: file, line: line, rec: rec, idx: idx}
+		if len(rec) != len(header) {
+			rw.fail("", fmt.Errorf("%d cells, the header has %d", len(rec), len(header)))
+		}
+		var m Measurement
+		skip := false
+		if len(rw.errs) == 0 {
+			m, skip = importRow(rw, kind, device)
+		}
+		if len(rw.errs) > 0 {
+			nerr += len(rw.errs)
+			if len(errs) < maxReported {
+				errs = append(errs, rw.errs...)
+			}
+			continue
+		}
+		if skip {
+			if strings.HasPrefix(kind, "aic-") {
+				nwin++
+			} else {
+				nskip++
+			}
+			continue
+		}
+		m.Source = format
+		if first, ok := seen[m]; ok {
+			ndup++
+			if ndup == 1 {
+				dupAt, dupOf = line, first
+			}
+			continue
+		}
+		seen[m] = line
+		m.File, m.Line = file, line
+		ms = append(ms, m)
+	}
+	if nerr > len(errs) {
+		errs = append(errs, &ParseError{File: file, Err: fmt.Errorf("%d more errors not shown", nerr-len(errs))})
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	if ndup > 0 {
+		warns = append(warns, &ParseError{File: file, Line: dupAt, Err: fmt.Errorf("%d rows identical to an earlier row dropped (the first here, a copy of line %d)", ndup, dupOf)})
+	}
+	if nwin > 0 {
+		warns = append(warns, &ParseError{File: file, Err: fmt.Errorf("%d rows with a sliding window shorter than the sequence skipped (the cost model has no sliding window)", nwin)})
+	}
+	if nskip > 0 {
+		warns = append(warns, &ParseError{File: file, Err: fmt.Errorf("%d rows of kernels the cost model does not price skipped", nskip)})
+	}
+	if len(ms) == 0 {
+		return nil, warns, &ParseError{File: file, Err: ErrNoRows}
+	}
+	return ms, warns, nil
+}
+
+// gemmMeasurement fills a GEMM row's FLOPs and bytes: A and B in d, C in
+// d, or bf16 for 8-bit inputs (aiconfigurator's fp8 GEMMs write bf16).
+func gemmMeasurement(d model.DType, m, n, k, batch int) Measurement {
+	g := GEMMOf(Measurement{DType: d, M: m, N: n, K: k, Batch: batch})
+	return Measurement{Kernel: KernelGEMM, DType: d, M: m, N: n, K: k, Batch: batch, FLOPs: g.FLOPs(), Bytes: g.Bytes()}
+}
+
+// GEMMOf returns the GEMM a gemm measurement timed.
+func GEMMOf(m Measurement) model.GEMM {
+	c := m.DType
+	if c.Size() < 2 {
+		c = model.BF16
+	}
+	return model.GEMM{M: m.M, N: m.N, K: m.K, Batch: m.Batch, A: m.DType, B: m.DType, C: c}
+}
+
+// AttentionOf returns the attention kernel an attention measurement timed:
+// fused and causal, as aiconfigurator's TensorRT-LLM kernels are.
+func AttentionOf(m Measurement) model.Attention {
+	kv := m.KVDType
+	if kv == model.Invalid {
+		kv = m.DType
+	}
+	return model.Attention{Batch: max(m.Batch, 1), Heads: m.Heads, KVHeads: m.KVHeads, QLen: m.QLen, KVLen: m.KVLen,
+		HeadDim: m.HeadDim, Causal: true, Fused: true, DType: m.DType, KVDType: kv}
+}
+
+// vidurPasses is, per Vidur memory-bound op, the bytes moved per element
+// (fp16) of its `elements` column: a norm, rotary or embedding gather
+// reads and writes each element (2 passes); a residual add reads two and
+// writes one (3); a gated activation's elements count both halves it
+// reads, and it writes one half (1.5).
+var vidurPasses = map[string]float64{
+	"input_layernorm": 2, "post_attention_layernorm": 2, "attn_rope": 2, "emb": 2, "add": 3, "mlp_act": 1.5,
+}
+
+// vidurKernels names Vidur's memory-bound ops as kernels.
+var vidurKernels = map[string]string{
+	"input_layernorm": "layernorm", "post_attention_layernorm": "layernorm", "attn_rope": "rope",
+	"emb": "embedding", "add": "add", "mlp_act": "activation",
+}
+
+// importRow turns one record into a Measurement; skip reports a row the
+// cost model cannot price (a sliding window, an unknown op).
+func importRow(r *row, kind, device string) (m Measurement, skip bool) {
+	switch kind {
+	case "aic-gemm":
+		d := r.dtype("gemm_dtype")
+		mm, n, k := r.count("m", false), r.count("n", false), r.count("k", false)
+		m = gemmMeasurement(d, mm, n, k, 1)
+		m.Time = r.ms("latency")
+		m.Device = device
+	case "aic-context", "aic-generation":
+		m = Measurement{Device: device, DType: r.dtype("attn_dtype"), KVDType: r.dtype("kv_cache_dtype"),
+			Batch: r.count("batch_size", false), Heads: r.count("num_heads", false), KVHeads: r.count("num_key_value_heads", false),
+			HeadDim: r.count("head_dim", false), Time: r.ms("latency")}
+		isl := r.count("isl", false)
+		win := r.count("window_size", true)
+		if kind == "aic-context" {
+			m.Kernel, m.QLen, m.KVLen = KernelAttentionPrefill, isl, isl
+		} else {
+			// The KV cache holds the prompt and the tokens generated so
+			// far: isl + step (an assumption; aiconfigurator's
+			// collector names the cache length s = isl + step).
+			m.Kernel, m.QLen, m.KVLen = KernelAttentionDecode, 1, isl+r.count("step", true)
+		}
+		if m.KVDType == m.DType {
+			m.KVDType = model.Invalid
+		}
+		if win > 0 && win < m.KVLen {
+			return m, true
+		}
+		a := AttentionOf(m)
+		m.FLOPs, m.Bytes = a.FLOPs(), a.Bytes()
+	case "aic-comm":
+		op := r.str("op_name")
+		switch op {
+		case "alltoall", "all_to_all":
+			op = KernelAllToAll
+		case KernelAllReduce, KernelAllGather, KernelReduceScatter:
+		default:
+			r.fail("op_name", fmt.Errorf("unknown collective %q", op))
+		}
+		d := model.FP16
+		for _, c := range []string{"nccl_dtype", "allreduce_dtype"} {
+			if r.str(c) != "" {
+				d = r.dtype(c)
+			}
+		}
+		// message_size counts elements of the dtype (an assumption:
+		// aiconfigurator's NCCL collector sizes buffers in elements).
+		m = Measurement{Device: device, Kernel: op, DType: d, Ranks: r.count("num_gpus", false),
+			Bytes: model.Bytes(r.num("message_size", true) * d.Size()), Time: r.ms("latency")}
+		m.Driver = r.str("version")
+	case "vidur-gemm":
+		d := r.dtype("dtype")
+		m = gemmMeasurement(d, r.count("M", false), r.count("N", false), r.count("K", false), 1)
+		m.Device, m.Time, m.TimeMin, m.TimeMax = r.str("device"), r.ms("time_ms_median"), r.ms("time_ms_min"), r.ms("time_ms_max")
+	case "vidur-memory":
+		op := r.str("op")
+		p, ok := vidurPasses[op]
+		if !ok {
+			return m, true
+		}
+		d := r.dtype("dtype")
+		m = Measurement{Device: r.str("device"), Kernel: vidurKernels[op], DType: d,
+			Bytes: model.Bytes(p * r.num("elements", true) * d.Size()), Time: r.ms("time_ms_median"),
+			TimeMin: r.ms("time_ms_min"), TimeMax: r.ms("time_ms_max")}
+	case "llmcompass":
+		d := r.dtype("dtype")
+		switch op := r.str("op"); op {
+		case "matmul":
+			m = gemmMeasurement(d, r.count("M", false), r.count("N", false), r.count("K", false), 1)
+		case "softmax", "layernorm", "gelu":
+			// Read and write each element once.
+			m = Measurement{Kernel: op, DType: d, Bytes: model.Bytes(2 * r.num("elements", true) * d.Size())}
+		default:
+			return m, true
+		}
+		m.Device, m.Time = r.str("gpu"), r.ms("time_ms")
+	case "xla":
+		d := r.dtype("dtype_key")
+		m = gemmMeasurement(d, r.count("m", false), r.count("n", false), r.count("k", false), r.count("b", false))
+		m.Time = r.ms("time_ms_derived")
+		m.Device = r.str("xla_device_key")
+		if m.Device == "sm_90" {
+			m.Device = "H100 (sm_90)" // SOURCES.md: upstream calls this table "GEMMS on H100"
+		}
+	}
+	return m, false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
