@@ -480,7 +480,12 @@ func WriteCSV(w io.Writer, ms []Measurement) error {
 // formatRow formats m in the column order of csvColumns.
 func formatRow(m Measurement) []string {
 	i := strconv.Itoa
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	f := func(v float64) string {
+		if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+			return strconv.FormatFloat(v, 'f', -1, 64) // whole numbers without an exponent: 3145728, not 3.145728e+06
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
 	opt := func(v float64) string {
 		if v == 0 {
 			return ""

@@ -14,7 +14,7 @@ import (
 	"github.com/perfsim/perfsim/calibrate"
 )
 
-func calibrateMeasure(t *testing.T, args ...string) (stdout, stderr string, err error) {
+func measureCmdForTest(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	err = runCalibrateMeasure(context.Background(), args, &out, &errb)
@@ -36,7 +36,7 @@ func TestCalibrateMeasure_usage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, _, err := calibrateMeasure(t, tt.args...)
+			stdout, _, err := measureCmdForTest(t, tt.args...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != tt.code {
 				t.Errorf("calibrate measure %q = %v (exit %d), want exit %d with %q", tt.args, err, exitCode(err), tt.code, tt.want)
 			}
@@ -48,14 +48,14 @@ func TestCalibrateMeasure_usage(t *testing.T) {
 }
 
 func TestCalibrateMeasure_help(t *testing.T) {
-	_, stderr, err := calibrateMeasure(t, "--help")
+	_, stderr, err := measureCmdForTest(t, "--help")
 	if !errors.Is(err, pflag.ErrHelp) || !strings.Contains(stderr, "--device") || !strings.Contains(stderr, "kernels/run.sh") {
 		t.Errorf("--help = %v, stderr:\n%s", err, stderr)
 	}
 }
 
 func TestCalibrateMeasure_stdout(t *testing.T) {
-	stdout, stderr, err := calibrateMeasure(t, "--device", "cpu", "--quick", "--kernels", "launch,copy")
+	stdout, stderr, err := measureCmdForTest(t, "--device", "cpu", "--quick", "--kernels", "launch,copy")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -79,7 +79,7 @@ func TestCalibrateMeasure_output(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old contents\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, err := calibrateMeasure(t, "--kernels", "launch", "-o", path)
+	stdout, stderr, err := measureCmdForTest(t, "--kernels", "launch", "-o", path)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
