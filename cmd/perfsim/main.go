@@ -90,7 +90,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, args, stdout, stderr)
 	if err != nil && !errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(stderr, "perfsim: %v\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "perfsim: %s\n", strings.TrimPrefix(line, "perfsim: "))
+		}
 		if exitCode(err) == 2 {
 			fmt.Fprintln(stderr, "perfsim: run 'perfsim help' for usage")
 		}
