@@ -118,7 +118,7 @@ func speedupMap(s *sweepSpec, res []sweepResult, metric string, get func(*sim.In
 		h.Cols = append(h.Cols, fmt.Sprint(v))
 	}
 	for _, v := range s.Input {
-		h.Rows = append(h.Rows, chart.SI(float64(v)))
+		h.Rows = append(h.Rows, fmt.Sprint(v))
 	}
 	h.Values = make([][]float64, len(s.Input))
 	cell := map[[3]int]*sim.Report{}

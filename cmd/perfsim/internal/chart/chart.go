@@ -263,7 +263,7 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 		return nil
 	}
 	lo, hi := int(math.Floor(min+1e-9)), int(math.Ceil(max-1e-9))
-	few := hi-lo <= 2
+	few := max-min <= 2.5
 	var ts []plot.Tick
 	for e := lo; e <= hi; e++ {
 		for m := 1; m <= 9; m++ {
@@ -281,14 +281,32 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// siTicks is gonum's default linear ticker with SI labels.
+// siTicks labels about five round values (1, 2, 2.5 or 5 times a power
+// of ten apart) with SI labels, with an unlabelled minor tick between.
 type siTicks struct{}
 
 func (siTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = SI(ts[i].Value)
+	if !finite(min) || !finite(max) || max <= min {
+		return nil
+	}
+	raw := (max - min) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []plot.Tick
+	for i := math.Ceil(min/step - 1e-9); i*step <= max+1e-9*step; i++ {
+		v := i * step
+		if math.Abs(v) < 1e-12*step {
+			v = 0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: SI(v)})
+		if m := v + step/2; m <= max {
+			ts = append(ts, plot.Tick{Value: m})
 		}
 	}
 	return ts

@@ -64,13 +64,13 @@ func (l Lines) Chart() (*Chart, error) {
 		return nil, errors.New("chart: no line has a point that can be drawn")
 	}
 	if l.LogX {
-		setLog(&p.X, decadeBelow(xlo/1.2), decadeAbove(xhi*1.2))
+		setLog(&p.X, xlo/1.5, xhi*1.5)
 	} else {
 		p.X.Tick.Marker = siTicks{}
 		p.X.Min, p.X.Max = math.Min(0, xlo), xhi*1.08
 	}
 	if l.LogY {
-		setLog(&p.Y, decadeBelow(ylo/1.2), decadeAbove(yhi*1.2))
+		setLog(&p.Y, ylo/1.5, yhi*1.5)
 	} else {
 		p.Y.Tick.Marker = siTicks{}
 		p.Y.Min, p.Y.Max = math.Min(0, ylo), yhi*1.08
