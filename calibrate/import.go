@@ -155,7 +155,7 @@ func detect(h []string) string {
 		return true
 	}
 	switch {
-	case has("time_s", "kernel", "device"):
+	case has("kernel", "device", "dtype"), has("time_s", "kernel"):
 		return FormatPerfsim
 	case has("gemm_dtype", "latency"), has("attn_dtype", "latency"), has("op_name", "message_size", "latency"):
 		return FormatAIConfigurator

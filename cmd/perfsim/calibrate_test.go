@@ -1,0 +1,133 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/calibrate"
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+)
+
+// writeSynthetic writes n bf16 GEMMs and a few copies timed by the
+// catalog's H100 with known tile-model parameters and 2% noise (seeded), in
+// perfsim's CSV schema, and returns the path.
+func writeSynthetic(t *testing.T, dir, device string, n int, seed uint64) string {
+	t.Helper()
+	dev, err := hardware.Resolve("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := dev.Eff
+	eff.GEMM = map[model.DType]model.GEMMParams{model.BF16: {Compute: 0.78, Memory: 0.83, Launch: 3e-6, CTAOverhead: 0.8e-6,
+		StepFloor: 1.2e-9, SplitK: 2.5e-6, Overlap: 2.2, L2Factor: 1.8, Waves: model.WavesFractional}}
+	eff.Memory = model.MemoryParams{Efficiency: 0.9, Launch: 3e-6}
+	dev.Eff = eff
+	p := dev.Processor()
+	rng := rand.New(rand.NewPCG(seed, 12))
+	dim := func(lo, hi float64) int { return int(math.Exp2(lo + rng.Float64()*(hi-lo))) }
+	var ms []calibrate.Measurement
+	for i := 0; i < n; i++ {
+		g := model.GEMM{M: dim(0, 13), N: dim(8, 14), K: dim(8, 14), A: model.BF16, B: model.BF16, C: model.BF16}
+		ms = append(ms, calibrate.Measurement{Device: device, Source: "synthetic", Kernel: calibrate.KernelGEMM, DType: model.BF16,
+			M: g.M, N: g.N, K: g.K, Batch: 1, FLOPs: g.FLOPs(), Bytes: g.Bytes(),
+			Time: p.GEMMCost(g).Time * model.Seconds(math.Exp(0.02*rng.NormFloat64())), Reps: 10})
+	}
+	for b := 1e5; b < 1e10; b *= 3 {
+		ms = append(ms, calibrate.Measurement{Device: device, Source: "synthetic", Kernel: calibrate.KernelCopy, DType: model.FP32,
+			Bytes: model.Bytes(b), Time: p.StreamCost(0, model.Bytes(b), model.FP32).Time, Reps: 10})
+	}
+	path := filepath.Join(dir, "h100-synthetic.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := calibrate.WriteCSV(f, ms); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCalibrate_fitValidate(t *testing.T) {
+	dir := t.TempDir()
+	csv := writeSynthetic(t, dir, "NVIDIA H100 80GB HBM3", 400, 1)
+	out := filepath.Join(dir, "h100-calibrated.toml")
+	stdout, stderr, code := perfsim(t, "calibrate", "fit", "--hw", "h100", "--measurements", csv, "--folds", "3", "--date", "2026-01-01", "-o", out)
+	if code != 0 {
+		t.Fatalf("fit: exit %d\n%s", code, stderr)
+	}
+	golden(t, "calibrate-fit.stdout", stdout)
+	dev, err := hardware.LoadFile(out)
+	if err != nil {
+		t.Fatalf("the calibrated file does not load: %v", err)
+	}
+	g := dev.Eff.GEMM[model.BF16]
+	if !g.Residual.Valid() || g.Points != 400 || !strings.Contains(g.Source, "fitted: perfsim calibrate fit, 400 points, 2026-01-01, from h100-synthetic.csv; 3-fold held-out") {
+		t.Errorf("calibrated bf16 parameters lack their provenance: %q", g.Source)
+	}
+	// Validate the fit on other measurements of the same kind.
+	other := t.TempDir()
+	csv2 := writeSynthetic(t, other, "NVIDIA H100 80GB HBM3", 100, 2)
+	stdout, stderr, code = perfsim(t, "calibrate", "validate", "--hw", out, "--measurements", csv2, "--worst", "2")
+	if code != 0 {
+		t.Fatalf("validate: exit %d\n%s", code, stderr)
+	}
+	golden(t, "calibrate-validate.stdout", stdout)
+	stdout, _, code = perfsim(t, "calibrate", "validate", "--hw", out, "--measurements", csv2, "--format", "json")
+	if code != 0 || !strings.Contains(stdout, `"class": "gemm/bf16"`) {
+		t.Errorf("validate --format json: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestCalibrate_badInput(t *testing.T) {
+	dir := t.TempDir()
+	good := writeSynthetic(t, dir, "NVIDIA H100 80GB HBM3", 40, 3)
+	a100 := filepath.Join(t.TempDir(), "a100.csv")
+	data, _ := os.ReadFile(good)
+	os.WriteFile(a100, []byte(strings.ReplaceAll(string(data), "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB")), 0o644)
+	nonNumeric := filepath.Join(dir, "bad.csv")
+	lines := strings.SplitN(string(data), "\n", 3)
+	cells := strings.Split(lines[1], ",")
+	for i, c := range cells {
+		if strings.Contains(c, "e-") { // the time_s cell
+			cells[i] = "fast"
+		}
+	}
+	os.WriteFile(nonNumeric, []byte(lines[0]+"\n"+strings.Join(cells, ",")+"\n"+lines[2]), 0o644)
+	missing := filepath.Join(dir, "missing-col.csv")
+	os.WriteFile(missing, []byte("device,kernel,dtype,m,n,k,bytes,flops\nH100,gemm,bf16,1,1,1,6,2\n"), 0o644)
+	out := filepath.Join(dir, "out.toml")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no subcommand", []string{"calibrate"}, 2, "give one subcommand"},
+		{"unknown subcommand", []string{"calibrate", "tune"}, 2, `unknown subcommand "tune"`},
+		{"no hw", []string{"calibrate", "fit", "--measurements", good, "-o", out}, 2, "--hw"},
+		{"no measurements", []string{"calibrate", "fit", "--hw", "h100", "-o", out}, 2, "--measurements"},
+		{"no out", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good}, 2, "-o"},
+		{"bad format", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "--input-format", "parquet", "-o", out}, 2, `unknown format "parquet"`},
+		{"missing file", []string{"calibrate", "fit", "--hw", "h100", "--measurements", filepath.Join(dir, "nope.csv"), "-o", out}, 1, "no such file"},
+		{"other device", []string{"calibrate", "fit", "--hw", "h100", "--measurements", a100, "-o", out}, 1, `a100.csv:2: device: rows measured on "NVIDIA A100-SXM4-80GB"`},
+		{"non-numeric", []string{"calibrate", "fit", "--hw", "h100", "--measurements", nonNumeric, "-o", out}, 1, "bad.csv:2: time_s"},
+		{"missing column", []string{"calibrate", "validate", "--hw", "h100", "--measurements", missing}, 1, "missing-col.csv:1: time_s: missing column"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := perfsim(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("perfsim %q: exit %d, stderr:\n%s\nwant exit %d and %q", tt.args, code, stderr, tt.code, tt.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was written by a failed fit", out)
+			}
+		})
+	}
+}
