@@ -284,12 +284,19 @@ bandwidth = "40 GB/s"
 	}
 }
 
-// TestCatalog_documented checks that docs/hardware.md's catalog table
-// has a row for every device, with its aliases.
+// TestCatalog_documented checks that the catalog tables of
+// docs/hardware.md and README.md have a row for every device, with its
+// aliases.
 func TestCatalog_documented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "hardware.md"))
+	for _, name := range []string{filepath.Join("..", "docs", "hardware.md"), filepath.Join("..", "README.md")} {
+		checkCatalogTable(t, name)
+	}
+}
+
+func checkCatalogTable(t *testing.T, name string) {
+	doc, err := os.ReadFile(name)
 	if err != nil {
-		t.Skipf("docs/hardware.md: %v", err)
+		t.Fatal(err)
 	}
 	for _, d := range Catalog() {
 		var row string
@@ -299,12 +306,12 @@ func TestCatalog_documented(t *testing.T) {
 			}
 		}
 		if row == "" {
-			t.Errorf("docs/hardware.md has no catalog row for %s", d.Name)
+			t.Errorf("%s has no catalog row for %s", name, d.Name)
 			continue
 		}
 		for _, a := range d.Aliases {
 			if !strings.Contains(row, "`"+a+"`") {
-				t.Errorf("docs/hardware.md: the row of %s lacks the alias %s", d.Name, a)
+				t.Errorf("%s: the row of %s lacks the alias %s", name, d.Name, a)
 			}
 		}
 	}
