@@ -1,4 +1,31 @@
 // Package calibrate reads measured kernel timings, fits the efficiency
 // parameters of the cost model to them, and reports the fit's error on
 // points it did not see.
+//
+// # Reading guide
+//
+//   - measurement.go: Measurement, one timed kernel.
+//   - csv.go: perfsim's own CSV schema (ReadCSV, WriteCSV), written by the
+//     CUDA suite (kernels/) and the CPU suite (cpu.go, MeasureCPU).
+//   - import.go: ReadFile and the third-party importers (aiconfigurator,
+//     Vidur, LLMCompass, XLA; ../shared/validation/SOURCES.md), format
+//     detection by header, the device check (SameDevice).
+//   - fit.go: Fit, per kernel class: GEMMs per compute type (fitgemm.go,
+//     with the fast evaluator of gemmfit.go), attention prefill and decode
+//     and streaming kernels (fitother.go). Parameters are searched with
+//     gonum/optimize's Nelder–Mead in unconstrained coordinates (logistic
+//     for fractions, log for times), minimising a soft-L1 loss of
+//     log(predicted/measured) on a seeded subsample of at most 2,000
+//     points; then a residual table over log-shape space (model.Residual)
+//     is fitted to the remaining log error of every point by ridge-
+//     regularised least squares. k-fold cross-validation (seeded folds,
+//     default 5) refits both on each training fold and scores the held-out
+//     fold.
+//   - score.go: Score, the scorecard of a device against measurements,
+//     with worst rows and extrapolation warnings.
+//   - write.go: WriteDevice, a hardware TOML file hardware.Load reads back,
+//     written atomically by WriteDeviceFile.
+//
+// fitted/ holds the fits of the catalog's A100, H100 and H200 to
+// aiconfigurator's measurements (see fitted/README.md).
 package calibrate

@@ -292,11 +292,18 @@ func BenchmarkFit(b *testing.B) {
 	// `calibrate fit` does per compute type.
 	dev := testDevice()
 	ms := synthetic(dev, truth, 5000, 0.02, 6)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Fit(dev, ms, Options{}); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name string
+		opt  Options
+	}{{"cv5", Options{}}, {"nocv", Options{Folds: 1}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Fit(dev, ms, bc.opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(runtime.NumCPU()), "cpus")
+		})
 	}
-	b.ReportMetric(float64(runtime.NumCPU()), "cpus")
 }

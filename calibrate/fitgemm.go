@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -212,7 +214,7 @@ func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, warm *gemmTheta
 				best, th = l, t
 			}
 		}
-		th = fitTheta(pts, search, e, th, 1000)
+		th = fitTheta(pts, search, e, th, 800)
 	}
 	gm := gemmModel{theta: th}
 	if grid != nil {
@@ -281,6 +283,11 @@ func fitGEMM(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand
 	if opt.Folds > 1 {
 		fold := folds(len(pts), opt.Folds, rng)
 		held := make([]float64, len(pts))
+		// The folds are independent: fit them in parallel, each with its
+		// own seeded generator, so that the result does not depend on
+		// scheduling.
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 		for f := 0; f < opt.Folds; f++ {
 			var train, test []int
 			for i, fi := range fold {
@@ -290,11 +297,18 @@ func fitGEMM(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand
 					train = append(train, i)
 				}
 			}
-			gm := trainGEMM(pts, train, e, fp8, &full.theta, opt, rng, grid)
-			for _, i := range test {
-				held[i] = gm.predict(&pts[i], e)/pts[i].meas - 1
-			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(f int) {
+				defer func() { <-sem; wg.Done() }()
+				frng := rand.New(rand.NewPCG(opt.Seed, uint64(f)+1))
+				gm := trainGEMM(pts, train, e, fp8, &full.theta, opt, frng, grid)
+				for _, i := range test {
+					held[i] = gm.predict(&pts[i], e)/pts[i].meas - 1
+				}
+			}(f)
 		}
+		wg.Wait()
 		cf.HeldOut = newStats(held)
 	}
 	gp := full.theta.params()

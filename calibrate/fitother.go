@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -151,7 +152,7 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 	a.DecodeCompute, a.DecodeMemory, a.DecodeOverlap = roundSig(a.DecodeCompute), roundSig(a.DecodeMemory), roundSig(a.DecodeOverlap)
 	a.DecodeLaunch, a.DecodeWaveOverhead = model.Seconds(roundSig(float64(a.DecodeLaunch))), model.Seconds(roundSig(float64(a.DecodeWaveOverhead)))
 	src := class + " " + provenance(opt, ms, cf)
-	if a.Source == "" || !fittedSource(a.Source) {
+	if !strings.Contains(a.Source, "fitted:") {
 		a.Source = src
 	} else {
 		a.Source += " | " + src

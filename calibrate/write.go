@@ -208,6 +208,11 @@ func writeAtomic(path string, data []byte) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	tmp := f.Name()
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("calibrate: %w", err)
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(tmp)
