@@ -34,6 +34,7 @@ type cnnPlan struct {
 	params      float64
 	normParams  float64
 	activations float64 // elements of every layer's output, per image
+	maxRows     float64 // the largest GEMM M of one image (H_out·W_out)
 }
 
 // A cnnOp is one kernel of one image: a GEMM (m rows per image) or an
@@ -65,6 +66,11 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 	p := &cnnPlan{}
 	shapes := make(map[string]chw, len(c.Layer))
 	cur := chw{c.Channels, c.ImageSize, c.ImageSize}
+	if cur.elems() > maxElems {
+		// Every feature map is bounded so that its size, flattened, and
+		// the GEMM dimensions made of it fit an int exactly.
+		return p, []*ConfigError{{Key: "image_size", Err: fmt.Errorf("a %dx%dx%d input is over the limit of %d elements: %w", cur.c, cur.h, cur.w, int64(maxElems), ErrTooLarge)}}
+	}
 	index := make(map[string]int, len(p.ops))
 	emit := func(o cnnOp) {
 		key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.elems, o.reads)
@@ -73,6 +79,9 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			return
 		}
 		index[key] = len(p.ops)
+		if o.gemm {
+			p.maxRows = max(p.maxRows, float64(o.m))
+		}
 		o.count = 1
 		p.ops = append(p.ops, o)
 	}
@@ -141,6 +150,9 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			if l.Out > 0 && l.Out%g != 0 {
 				bad("groups", "%d does not divide out %d", g, l.Out)
 			}
+			if kk := float64(in.c/g) * float64(l.Kernel) * float64(l.Kernel); kk > maxElems {
+				bad("kernel", "%d over %d input channels is a GEMM K of %.4g, over the limit of %d: %w", l.Kernel, in.c/g, kk, int64(maxElems), ErrTooLarge)
+			}
 			if len(errs) > n {
 				break
 			}
@@ -160,11 +172,11 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				bad("out", "missing: an fc layer needs its output features")
 				break
 			}
-			f := in.c * in.h * in.w
-			if float64(f) > maxDim*16 {
-				bad("out", "%d input features: %w", f, ErrTooLarge)
+			if in.elems() > maxDim*16 {
+				bad("out", "%.0f input features: %w", in.elems(), ErrTooLarge)
 				break
 			}
+			f := in.c * in.h * in.w // exact: in.elems() is bounded
 			out = chw{l.Out, 1, 1}
 			emit(cnnOp{name: l.Name, stage: stage, class: model.ClassLogits, gemm: true, m: 1, k: f, n: l.Out, groups: 1})
 			p.params += float64(f) * float64(l.Out)
@@ -212,7 +224,13 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		default:
 			bad("op", "unknown op %q (want one of %s)", l.Op, strings.Join(cnnOps, ", "))
 		}
+		if len(errs) == n && out.elems() > maxElems {
+			bad("out", "the output, %dx%dx%d, is over the limit of %d elements: %w", out.c, out.h, out.w, int64(maxElems), ErrTooLarge)
+		}
 		if len(errs) > n {
+			if out.elems() > maxElems {
+				out = in // keep the checks of later layers bounded
+			}
 			shapes[l.Name] = out
 			cur = out
 			continue

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/perfsim/perfsim/model"
 )
 
 // seedFiles adds every catalog model and test file to a fuzz corpus.
@@ -18,20 +20,26 @@ func seedFiles(f *testing.F, pattern string) {
 	}
 }
 
-// checkModel decomposes a loaded model in every phase it has: no panic,
-// and nothing non-finite.
+// checkModel decomposes a loaded model in every phase it has, at a small
+// shape and at one near the token limit: no panic, nothing non-finite, and
+// no GEMM dimension wrapped to zero or below.
 func checkModel(t *testing.T, m *Model) {
 	if !finite(m.Params()) || m.Params() < 0 || m.Params() > MaxParams {
 		t.Fatalf("%s: Params() = %v", m.Name(), m.Params())
 	}
 	for _, k := range []PhaseKind{Prefill, Decode, TrainForward, TrainBackward} {
-		ops, err := m.Ops(Phase{Kind: k, Batch: 3, Seq: 7, Context: 5})
-		if err != nil {
-			continue
-		}
-		for _, o := range ExpandAttention(ops) {
-			if f, b := float64(o.FLOPs()), float64(o.Bytes()); !finite(f) || !finite(b) || f < 0 || b < 0 {
-				t.Fatalf("%s %s %s: FLOPs %v bytes %v", m.Name(), k, o.Name, f, b)
+		for _, ph := range []Phase{{Kind: k, Batch: 3, Seq: 7, Context: 5}, {Kind: k, Batch: 1 << 20, Seq: 1 << 19, Context: 1 << 19}} {
+			ops, err := m.Ops(ph)
+			if err != nil {
+				continue
+			}
+			for _, o := range ExpandAttention(ops) {
+				if f, b := float64(o.FLOPs()), float64(o.Bytes()); !finite(f) || !finite(b) || f < 0 || b < 0 {
+					t.Fatalf("%s %s %s: FLOPs %v bytes %v", m.Name(), k, o.Name, f, b)
+				}
+				if g, ok := o.Kernel.(model.GEMM); ok && (g.M <= 0 || g.K <= 0 || g.N <= 0 || g.Batch < 0) {
+					t.Fatalf("%s %s %s: GEMM %dx%dx%d batch %d", m.Name(), k, o.Name, g.M, g.K, g.N, g.Batch)
+				}
 			}
 		}
 	}
@@ -40,6 +48,7 @@ func checkModel(t *testing.T, m *Model) {
 func FuzzLoad(f *testing.F) {
 	seedFiles(f, filepath.Join("models", "*.toml"))
 	seedFiles(f, filepath.Join("testdata", "bad", "*.toml"))
+	f.Add([]byte("name = \"m\"\nkind = \"decoder\"\nlayers = 1\nd_model = 1\nheads = 1\nvocab = 2\nnorm = \"rmsnorm\"\nactivation = \"swiglu\"\nexperts = 16777216\ntop_k = 16777216\nexpert_ffn = 1\n"))
 	f.Add([]byte("name = \"x\"\nkind = \"cnn\"\nimage_size = 4\nchannels = 1\n[[layer]]\nop = \"conv\"\nout = 2\nkernel = 3\npadding = 1\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		m, err := Load(bytes.NewReader(src), "fuzz.toml")

@@ -99,8 +99,13 @@ type Phase struct {
 	Unfused bool
 }
 
-// maxTokens bounds Batch·(Seq+Context) so that no GEMM dimension overflows.
-const maxTokens = 1 << 40
+// maxTokens bounds Batch·(Seq+Context), the tokens routed to experts
+// (tokens·top_k) and a CNN's batch·H_out·W_out, so that no GEMM dimension
+// overflows an int. maxElems bounds one image's feature maps likewise.
+const (
+	maxTokens = 1 << 40
+	maxElems  = 1 << 40
+)
 
 // norm checks ph against m and fills the defaults.
 func (ph Phase) norm(m *Model) (Phase, error) {
@@ -164,6 +169,12 @@ func (ph Phase) norm(m *Model) (Phase, error) {
 	}
 	if float64(ph.Batch)*(float64(ph.Seq)+float64(ph.Context)) > maxTokens {
 		errs = append(errs, fmt.Sprintf("batch %d × (seq %d + context %d) tokens is over the limit of %d", ph.Batch, ph.Seq, ph.Context, maxTokens))
+	}
+	if c.Experts > 0 && float64(ph.Batch)*float64(ph.Seq)*float64(c.TopK) > maxTokens {
+		errs = append(errs, fmt.Sprintf("batch %d × seq %d × top_k %d routed tokens is over the limit of %d", ph.Batch, ph.Seq, c.TopK, int64(maxTokens)))
+	}
+	if c.Kind == CNN && m.cnn != nil && float64(ph.Batch)*m.cnn.maxRows > maxTokens {
+		errs = append(errs, fmt.Sprintf("batch %d × %.0f output positions (the largest GEMM M of one image) is over the limit of %d", ph.Batch, m.cnn.maxRows, int64(maxTokens)))
 	}
 	if ph.TP > 1 {
 		if c.Kind == CNN {
