@@ -43,7 +43,7 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		}
 		return nil, &ConfigError{File: file, Err: fmt.Errorf("not a JSON object: %w", err)}
 	}
-	h := hfReader{raw: raw, file: file, src: src}
+	h := hfReader{raw: raw, file: file, src: src, asked: map[string]bool{}}
 	c := h.config()
 	if c.Kind == "" { // no architecture, or an unsupported one
 		return nil, errors.Join(h.errs...)
@@ -77,10 +77,11 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 // hfReader pulls typed values out of a decoded config.json, collecting
 // every problem.
 type hfReader struct {
-	raw  map[string]any
-	file string
-	src  []byte
-	errs []error
+	raw   map[string]any
+	file  string
+	src   []byte
+	errs  []error
+	asked map[string]bool // every config.json key read, present or not
 }
 
 func (h *hfReader) line(key string) int {
@@ -97,6 +98,7 @@ func (h *hfReader) bad(key string, err error) {
 
 // int returns the integer at key, def when absent or null.
 func (h *hfReader) int(key string, def int) int {
+	h.asked[key] = true
 	v, ok := h.raw[key]
 	if !ok || v == nil {
 		return def
@@ -115,6 +117,7 @@ func (h *hfReader) int(key string, def int) int {
 }
 
 func (h *hfReader) float(key string, def float64) float64 {
+	h.asked[key] = true
 	v, ok := h.raw[key]
 	if !ok || v == nil {
 		return def
@@ -133,6 +136,7 @@ func (h *hfReader) float(key string, def float64) float64 {
 }
 
 func (h *hfReader) bool(key string, def bool) bool {
+	h.asked[key] = true
 	v, ok := h.raw[key]
 	if !ok || v == nil {
 		return def
@@ -146,6 +150,7 @@ func (h *hfReader) bool(key string, def bool) bool {
 }
 
 func (h *hfReader) string(key, def string) string {
+	h.asked[key] = true
 	v, ok := h.raw[key]
 	if !ok || v == nil {
 		return def
@@ -315,9 +320,18 @@ func (h *hfReader) locate(err error) error {
 		}
 		c := *ce
 		c.File = h.file
+		// The config.json key the value came from, or, when it is
+		// missing, the key this architecture reads it from.
+		found := false
 		for _, k := range hfKeys[c.Key] {
 			if _, ok := h.raw[k]; ok {
-				c.Key, c.Line = k, h.line(k)
+				c.Key, c.Line, found = k, h.line(k), true
+				break
+			}
+		}
+		for _, k := range hfKeys[c.Key] {
+			if !found && h.asked[k] {
+				c.Key, c.Line = k, 0
 				break
 			}
 		}

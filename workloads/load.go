@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -55,7 +56,11 @@ func parseTOML(src []byte, file string) (*Model, error) {
 		if errors.As(err, &pe) {
 			return nil, &ConfigError{File: file, Line: pe.Position.Line, Err: errors.New(pe.Message)}
 		}
-		// A type mismatch: the message names the key.
+		// A value of the wrong type: the TOML package stops at the first;
+		// report every one, each with its line and key.
+		if errs := typeErrors(src, file); len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
 		return nil, &ConfigError{File: file, Err: err}
 	}
 	var errs []error
@@ -104,7 +109,18 @@ func locate(err error, src []byte, file string) error {
 			out[i] = e
 		}
 	}
+	// In file order, as the hardware loader reports them.
+	sort.SliceStable(out, func(i, j int) bool { return errLine(out[i]) < errLine(out[j]) })
 	return errors.Join(out...)
+}
+
+// errLine is the line of a *ConfigError, 0 for others.
+func errLine(err error) int {
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return ce.Line
+	}
+	return 0
 }
 
 var layerKey = regexp.MustCompile(`^layer\[(\d+|\*)\]\.(\w+)$`)
@@ -235,4 +251,76 @@ func Resolve(arg string) (*Model, error) {
 		}
 	}
 	return LoadFile(arg)
+}
+
+// typeErrors decodes src without a schema and checks each value against
+// the type of its field in Config or Layer, so that every value of the
+// wrong type is reported with its line and key.
+func typeErrors(src []byte, file string) []error {
+	var raw map[string]any
+	if _, err := toml.Decode(string(src), &raw); err != nil {
+		return nil
+	}
+	var errs []error
+	check := func(key string, v any, t reflect.Type) {
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		want, ok := "", false
+		switch t.Kind() {
+		case reflect.Int:
+			_, ok = v.(int64)
+			want = "an integer"
+		case reflect.String:
+			_, ok = v.(string)
+			want = "a string"
+		case reflect.Bool:
+			_, ok = v.(bool)
+			want = "true or false"
+		case reflect.Slice:
+			_, ok = v.([]map[string]any)
+			want = "[[" + key + "]] tables"
+		default:
+			return
+		}
+		if !ok {
+			errs = append(errs, &ConfigError{File: file, Line: keyLine(src, key), Key: key,
+				Err: fmt.Errorf("want %s, found %s", want, tomlType(v))})
+		}
+	}
+	fields := func(t reflect.Type, prefix string, m map[string]any) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if v, ok := m[f.Tag.Get("toml")]; ok {
+				check(prefix+f.Tag.Get("toml"), v, f.Type)
+			}
+		}
+	}
+	fields(reflect.TypeOf(Config{}), "", raw)
+	if layers, ok := raw["layer"].([]map[string]any); ok {
+		for i, l := range layers {
+			fields(reflect.TypeOf(Layer{}), fmt.Sprintf("layer[%d].", i), l)
+		}
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].(*ConfigError).Line < errs[j].(*ConfigError).Line })
+	return errs
+}
+
+// tomlType names the TOML type of a decoded value, for messages.
+func tomlType(v any) string {
+	switch v := v.(type) {
+	case int64:
+		return fmt.Sprintf("the integer %d", v)
+	case float64:
+		return fmt.Sprintf("the float %v", v)
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case bool:
+		return fmt.Sprintf("%v", v)
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
 }

@@ -394,6 +394,14 @@ func TestHF(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedArchitecture) || !strings.Contains(err.Error(), "T5ForConditionalGeneration") || !strings.Contains(err.Error(), "LlamaForCausalLM") {
 		t.Errorf("t5: err = %v, want unsupported architecture naming it and the supported ones", err)
 	}
+	// Missing sizes are named by the config.json keys this architecture
+	// reads (GPT-2's n_layer, n_embd), not by the TOML schema's.
+	_, err = Resolve(filepath.Join("testdata", "hf", "missing-sizes.json"))
+	for _, want := range []string{"missing-sizes.json: n_layer: missing", "missing-sizes.json: n_embd: missing", "missing-sizes.json: n_head: missing"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing-sizes.json: err = %v, want it to contain %q", err, want)
+		}
+	}
 	_, err = Resolve(filepath.Join("testdata", "hf", "bad-sizes.json"))
 	for _, want := range []string{"num_hidden_layers", "intermediate_size", "num_key_value_heads", "bad-sizes.json:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -418,6 +426,10 @@ func TestBadInput(t *testing.T) {
 		{"unknown-key.toml", []string{"unknown-key.toml:9: hiden_size: unknown key"}},
 		{"too-large.toml", []string{"over the limit", "too large"}},
 		{"overflow.toml", []string{"d_model", "too large"}},
+		{"wrong-types.toml", []string{
+			`wrong-types.toml:3: kind: want a string, found the integer 3`,
+			`wrong-types.toml:4: layers: want an integer, found the string "2"`,
+			`wrong-types.toml:10: bias: want true or false, found the string "yes"`}},
 	}
 	for _, tt := range tests {
 		_, err := Resolve(filepath.Join("testdata", "bad", tt.file))
