@@ -107,7 +107,8 @@ func Lookup(name string) (*Device, error) {
 			all = append(all, n)
 		}
 	}
-	hint := ""
+	// The closest name, or else the whole catalog by file stem.
+	hint := fmt.Sprintf(": not in the catalog (%s) and not a .toml file", strings.Join(catalogOrder, ", "))
 	if s := suggestName(name, all); s != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}

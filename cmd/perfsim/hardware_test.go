@@ -73,7 +73,8 @@ func TestHardware_errors(t *testing.T) {
 		{"not toml", []string{"hardware", "show", bad("not_toml.toml")}, 1,
 			"perfsim: hardware: " + bad("not_toml.toml") + ":1: not valid TOML: expected '.' or '=', but got 'i' instead\n"},
 		{"missing file", []string{"hardware", "show", "nosuch.toml"}, 1, "perfsim: hardware: open nosuch.toml: no such file or directory\n"},
-		{"unknown device", []string{"hardware", "show", "h1000"}, 1, "perfsim: hardware: unknown device \"h1000\" (did you mean \"h100\"?)\n"},
+		{"unknown device", []string{"hardware", "show", "h1000"}, 2, "perfsim: hardware: unknown device \"h1000\" (did you mean \"h100\"?)\n..."},
+		{"far from any device", []string{"hardware", "show", "zzzzzz"}, 2, "perfsim: hardware: unknown device \"zzzzzz\": not in the catalog (v100-sxm2-32gb, a100-sxm-40gb, ..."},
 		{"no subcommand", []string{"hardware"}, 2, "perfsim: hardware: give a subcommand: list or show NAME|FILE\n..."},
 		{"unknown subcommand", []string{"hardware", "lsit"}, 2, "perfsim: hardware: unknown subcommand \"lsit\" (want list or show)\n..."},
 		{"show without device", []string{"hardware", "show"}, 2, "perfsim: hardware show takes one device (a catalog name or a .toml file), got 0 arguments\n..."},
@@ -136,7 +137,10 @@ func TestResolveHardware(t *testing.T) {
 	if _, err := resolveHardware(""); exitCode(err) != 2 {
 		t.Errorf("resolveHardware(\"\") = %v, want a usage error", err)
 	}
-	if _, err := resolveHardware("h1000"); exitCode(err) != 1 {
-		t.Errorf("resolveHardware(h1000) = %v, want a failure", err)
+	if _, err := resolveHardware("h1000"); exitCode(err) != 2 {
+		t.Errorf("resolveHardware(h1000) = %v, want a usage error (an unknown name, like an unknown --model)", err)
+	}
+	if _, err := resolveHardware(filepath.Join("..", "..", "hardware", "testdata", "bad", "zero.toml")); exitCode(err) != 1 {
+		t.Errorf("resolveHardware(bad file) = %v, want a failure", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -18,6 +19,11 @@ func resolveHardware(arg string) (*hardware.Device, error) {
 		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
 	}
 	d, err := hardware.Resolve(arg)
+	if errors.Is(err, hardware.ErrUnknownDevice) {
+		// A name that is neither in the catalog nor a file is a usage
+		// error (exit 2), as an unknown --model is.
+		return nil, usageError{err}
+	}
 	if err != nil {
 		return nil, linesError{err}
 	}
