@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/perfsim/perfsim/hardware"
 )
@@ -162,7 +163,20 @@ func MaxModel(sys *hardware.System, fam Family, sc Scenario, lo, hi float64) (*M
 		}
 		return m.Fits, nil
 	}
+	// The smallest members may be too shallow for the layout (fewer
+	// layers than pipeline stages, fewer heads than tensor-parallel
+	// ranks): such a member is no answer, so start the search at the
+	// first size that can hold the layout. A family grows in depth and
+	// width with size, so every larger member can hold it too.
 	ok, err := try(lo)
+	for i := 0; err != nil && i < 64 && lo < hi; i++ {
+		var se *ScenarioError
+		if !errors.As(err, &se) {
+			break
+		}
+		lo = math.Min(2*lo, hi)
+		ok, err = try(lo)
+	}
 	if err != nil || !ok {
 		return res, err
 	}

@@ -408,6 +408,30 @@ func TestMaxModel(t *testing.T) {
 	}
 }
 
+// TestMaxModel_pipelineStages: with the layers split over 4 pipeline
+// stages, the family's smallest members (2 layers) cannot hold the
+// layout; the search must start above them rather than fail.
+func TestMaxModel_pipelineStages(t *testing.T) {
+	sys := testSystem(4)
+	sc := Default()
+	sc.PP = 4
+	res, err := MaxModel(sys, fakeFamily{}, sc, 1e6, 1e13)
+	if err != nil {
+		t.Fatalf("MaxModel(pp 4) = %v", err)
+	}
+	if res.Model == nil || res.Model.Shape().Layers < 4 || !res.Memory.Fits {
+		t.Fatalf("MaxModel(pp 4) found %+v", res)
+	}
+	// Four devices hold about four times what one does.
+	one, err := MaxModel(testSystem(1), fakeFamily{}, Default(), 1e6, 1e13)
+	if err != nil || one.Model == nil {
+		t.Fatalf("MaxModel(1 device) = %+v, %v", one, err)
+	}
+	if r := res.Model.Params() / one.Model.Params(); r < 3 || r > 4.5 {
+		t.Errorf("4 stages hold %.3g parameters, one device %.3g: ratio %.2f, want 3–4.5", res.Model.Params(), one.Model.Params(), r)
+	}
+}
+
 func TestRun_errors(t *testing.T) {
 	if _, err := Run(nil, tinyLlama(), Default()); err == nil {
 		t.Error("nil system accepted")
