@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -175,4 +176,15 @@ func TestAttentionPairs(t *testing.T) {
 			t.Errorf("%+v.Pairs() = %g, want %g", tt.a, got, tt.want)
 		}
 	}
+}
+
+func ExampleParseByteRate() {
+	bw, _ := ParseByteRate("3.35 TB/s")
+	peak, _ := ParseFLOPRate("989.5 TFLOP/s")
+	fmt.Println(bw, float64(bw), Ridge(peak, bw))
+	_, err := ParseByteRate("3.35")
+	fmt.Println(err)
+	// Output:
+	// 3.35 TB/s 3.35e+12 295.4 FLOP/B
+	// "3.35" is not a bandwidth: missing unit (expected "3.35 TB/s")
 }
