@@ -259,6 +259,10 @@ func TestScenario_Validate(t *testing.T) {
 		{"training pp", func(s *Scenario) { s.Mode, s.PP = Training, 2 }, "pp"},
 		{"global batch", func(s *Scenario) { s.Mode, s.Batch, s.GlobalBatch = Training, 3, 8 }, "global-batch"},
 		{"training seq", func(s *Scenario) { s.Mode, s.Seq = Training, 0 }, "seq"},
+		// 2^31 × 2176 tokens is over MaxTokens (2^40): a usage error on
+		// --batch, not a failed decomposition.
+		{"batch too large", func(s *Scenario) { s.Batch = 1 << 31 }, "batch"},
+		{"training batch too large", func(s *Scenario) { s.Mode, s.Batch, s.Seq = Training, 1<<30, 4096 }, "batch"},
 	}
 	for _, tt := range tests {
 		sc := Default()
@@ -274,6 +278,12 @@ func TestScenario_Validate(t *testing.T) {
 	}
 	if err := Default().Validate(shape); err != nil {
 		t.Errorf("default scenario: %v", err)
+	}
+	// Just under the limit is valid: 2^29 sequences of 2048 tokens.
+	sc := Default()
+	sc.Batch, sc.Input, sc.Output = 1<<29, 2047, 1
+	if err := sc.Validate(shape); err != nil {
+		t.Errorf("2^40 tokens: %v", err)
 	}
 }
 

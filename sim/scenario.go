@@ -161,6 +161,13 @@ func Default() Scenario {
 	}
 }
 
+// MaxTokens bounds the tokens of one pass (batch × tokens per sequence,
+// times the experts each token visits in a MoE), as package workloads
+// bounds a decomposition (2^40, where float64 token counts are still
+// exact and products of dimensions cannot overflow); a scenario beyond
+// it is a usage error on --batch rather than a failed run.
+const MaxTokens = 1 << 40
+
 // A ScenarioError is a scenario field with an invalid value. Field is the
 // field's name as the CLI flag spells it ("batch", "tp", "kv").
 type ScenarioError struct {
@@ -220,6 +227,25 @@ func (sc Scenario) Validate(s Shape) error {
 		bad("tokens", "token budget must not be negative")
 	}
 	n := sc.normalized()
+	if sc.Batch > 0 {
+		per := max(sc.Input, 0) + max(sc.Output, 0)
+		switch {
+		case s.Arch == CNN:
+			per = 1 // workloads bounds a CNN by its output positions
+		case s.Arch == Vision:
+			per = max(s.Tokens, 1)
+		case sc.Mode == Training:
+			per = max(sc.Seq, 0)
+		}
+		visits := max(s.TopK, 1) // a MoE routes each token to TopK experts
+		if float64(sc.Batch)*float64(per)*float64(visits) > MaxTokens {
+			moe := ""
+			if visits > 1 {
+				moe = fmt.Sprintf(" × %d experts per token", visits)
+			}
+			bad("batch", "batch %d × %d tokens per sequence%s is over the limit of %d tokens in one pass", sc.Batch, per, moe, int64(MaxTokens))
+		}
+	}
 	if s.Arch != CNN {
 		// Megatron-LM splits heads, KV heads and FFN columns evenly.
 		switch {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -99,6 +100,9 @@ func TestSimulateBadInput(t *testing.T) {
 		{[]string{"--tokens", "-1"}, 2, "--tokens"},
 		{[]string{"--dtype", "fp8", "--strict", "--hw", "a100"}, 1, "fp8"},
 		{[]string{"--batch", "4096", "--input", "8192"}, 0, ""},
+		// 2^31 sequences of 2176 tokens pass sim.MaxTokens (2^40).
+		{[]string{"--batch", "2147483648"}, 2, "--batch"},
+		{[]string{"--batch", "9223372036854775807"}, 2, "--batch"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"simulate", "--hw", "h100", "--model", "llama3-8b"}, tt.args...)
@@ -128,5 +132,36 @@ func TestSimulateFallbackWarning(t *testing.T) {
 	out, stderr, code := perfsim(t, "simulate", "--hw", "a100", "--model", "llama3-8b", "--dtype", "fp8", "--format", "csv")
 	if code != 0 || !strings.Contains(stderr, "perfsim: warning:") || strings.Contains(out, "warning") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// nonFinite matches how Go prints a NaN or an infinity as a word.
+var nonFinite = regexp.MustCompile(`(?i)\b(nan|[+-]?inf(inity)?)\b`)
+
+// TestSimulateOddInputs: extreme but valid scenarios run (exit 0) and
+// print no NaN or Inf in any format.
+func TestSimulateOddInputs(t *testing.T) {
+	for _, args := range [][]string{
+		{"--model", "llama3-8b", "--batch", "100000000"},
+		{"--model", "llama3-8b", "--input", "1", "--output", "1"},
+		{"--model", "llama3-8b", "--output", "1"},
+		{"--model", "llama3-8b", "--input", "1000000", "--output", "100000"},
+		{"--model", "mixtral-8x7b", "--batch", "1", "--input", "1", "--output", "2"},
+		{"--model", "resnet50", "--batch", "1"},
+		{"--model", "resnet50", "--batch", "1", "--mode", "training"},
+		{"--model", "gpt3-175b", "--tp", "8", "--pp", "12", "--batch", "1", "--input", "1"},
+		{"--model", "llama3-8b", "--mode", "training", "--seq", "1", "--dp", "8", "--zero", "3"},
+	} {
+		for _, f := range []string{"table", "json", "csv"} {
+			full := append([]string{"simulate", "--hw", "h100", "--breakdown", "--format", f}, args...)
+			out, stderr, code := perfsim(t, full...)
+			if code != 0 {
+				t.Errorf("%v: exit %d: %s", full, code, stderr)
+				continue
+			}
+			if nonFinite.MatchString(out) {
+				t.Errorf("%v: NaN or Inf in the output:\n%s", full, out)
+			}
+		}
 	}
 }
