@@ -87,10 +87,7 @@ func member(w sim.Workload, m sim.Memory) *memberJSON {
 	}
 	s := w.Shape()
 	return &memberJSON{Name: w.Name(), Params: w.Params(), Layers: s.Layers, DModel: s.DModel, Heads: s.Heads,
-		KVHeads: s.KVHeads, FFN: s.FFN, Vocab: s.Vocab,
-		Memory: memoryJSON{Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
-			Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
-			Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Headroom: float64(m.Headroom), Fits: m.Fits}}
+		KVHeads: s.KVHeads, FFN: s.FFN, Vocab: s.Vocab, Memory: memoryOf(m)}
 }
 
 func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -132,12 +129,7 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	j := maxModelJSON{Hardware: dev.Name, Mode: sc.Mode.String(), Family: string(fam), Devices: o.devices,
 		Found: res.Model != nil, Model: member(res.Model, res.Memory), Next: member(res.Next, res.NextMemory),
 		Capacity: float64(dev.Memory.Capacity)}
-	j.Scenario = scenarioJSON{Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq,
-		GlobalBatch: sc.GlobalBatch, TP: max(sc.TP, 1), PP: max(sc.PP, 1), DP: max(sc.DP, 1), Weights: sc.Weights.String(),
-		Act: sc.Act.String(), KV: sc.KV.String(), Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO}
-	if sc.GlobalBatch == 0 {
-		j.Scenario.GlobalBatch = sc.Batch * max(sc.DP, 1)
-	}
+	j.Scenario = scenarioOf(sc)
 	switch f {
 	case formatJSON:
 		return writeJSON(stdout, j)

@@ -163,11 +163,7 @@ func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
 	j := simJSON{
 		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Mode: sc.Mode.String(),
 		Params: r.Params, ActiveParams: r.ActiveParams, Devices: r.Devices, Interval: r.Interval,
-		Scenario: scenarioJSON{
-			Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: sc.GlobalBatch,
-			TP: sc.TP, PP: sc.PP, DP: sc.DP, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
-			Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
-		},
+		Scenario: scenarioOf(sc),
 		Fits:     r.Memory.Fits,
 		Warnings: []string{},
 	}
@@ -194,13 +190,8 @@ func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
 			TimeToTrain: float64(tr.TimeToTrain),
 		}
 	}
-	m := r.Memory
-	j.Memory = memoryJSON{
-		Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
-		Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
-		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Headroom: float64(m.Headroom),
-		Fits: m.Fits, MaxBatch: lim.MaxBatch, MaxContext: lim.MaxContext,
-	}
+	j.Memory = memoryOf(r.Memory)
+	j.Memory.MaxBatch, j.Memory.MaxContext = lim.MaxBatch, lim.MaxContext
 	for _, p := range allPhases(r) {
 		pj := phaseJSON{Name: p.Name, Steps: p.Steps, Time: float64(p.Time), TimeLow: float64(p.Low), TimeHigh: float64(p.High),
 			FLOPs: float64(p.FLOPs), Bytes: float64(p.Bytes), Intensity: intensity(p.FLOPs, p.Bytes), Bound: p.Bound.String(),
@@ -224,6 +215,31 @@ func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
 		j.Warnings = append(j.Warnings, w.Error())
 	}
 	return j
+}
+
+// scenarioOf is the JSON of a scenario, with the parallel degrees and
+// the global batch defaulted as sim.Run normalises them.
+func scenarioOf(sc sim.Scenario) scenarioJSON {
+	tp, pp, dp := max(sc.TP, 1), max(sc.PP, 1), max(sc.DP, 1)
+	gb := sc.GlobalBatch
+	if gb == 0 {
+		gb = sc.Batch * dp
+	}
+	return scenarioJSON{
+		Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: gb,
+		TP: tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
+		Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
+	}
+}
+
+// memoryOf is the JSON of a footprint (the inverse-query limits left 0).
+func memoryOf(m sim.Memory) memoryJSON {
+	return memoryJSON{
+		Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
+		Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
+		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Headroom: float64(m.Headroom),
+		Fits: m.Fits,
+	}
 }
 
 func shareOf(part, whole model.Seconds) float64 {
