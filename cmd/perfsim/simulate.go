@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
+	"github.com/BurntSushi/toml"
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -132,6 +134,37 @@ func systemFor(d *hardware.Device, n int) (*hardware.System, error) {
 	return hardware.NewSystem(d, per, nodes)
 }
 
+// resolveDeviceOrSystem reads a --hw argument that may also be a system
+// file (docs/hardware.md, "Systems": a TOML file whose top level names a
+// device, with devices_per_node and nodes). For a system file it returns
+// the system, whose size is fixed; otherwise the device, and simulate
+// builds as many nodes of it as the scenario needs.
+func resolveDeviceOrSystem(arg string) (*hardware.Device, *hardware.System, error) {
+	if isSystemFile(arg) {
+		sys, err := hardware.LoadSystemFile(arg)
+		if err != nil {
+			return nil, nil, linesError{err}
+		}
+		return sys.Device, sys, nil
+	}
+	d, err := resolveHardware(arg)
+	return d, nil, err
+}
+
+// isSystemFile reports whether arg is a TOML file with a top-level
+// "device" key, which only system files have (a device file rejects it).
+func isSystemFile(arg string) bool {
+	if !strings.HasSuffix(strings.ToLower(arg), ".toml") {
+		return false
+	}
+	var top map[string]toml.Primitive
+	if _, err := toml.DecodeFile(arg, &top); err != nil {
+		return false
+	}
+	_, ok := top["device"]
+	return ok
+}
+
 // scenarioUsage turns a scenario's validation errors into a usage error.
 func scenarioUsage(err error) error {
 	var se *sim.ScenarioError
@@ -159,7 +192,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	dev, err := resolveHardware(o.hw)
+	dev, fixed, err := resolveDeviceOrSystem(o.hw)
 	if err != nil {
 		return err
 	}
@@ -172,9 +205,14 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return scenarioUsage(err)
 	}
 	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1)
-	sys, err := systemFor(dev, n)
-	if err != nil {
-		return usagef("--tp/--pp/--dp: %d devices: %v", n, err)
+	sys := fixed
+	if sys == nil {
+		sys, err = systemFor(dev, n)
+		if err != nil {
+			return usagef("--tp/--pp/--dp: %d devices: %v", n, err)
+		}
+	} else if sys.Devices() < n {
+		return usagef("--tp/--pp/--dp: tp %d × pp %d × dp %d needs %d devices; the system in %s has %d", max(sc.TP, 1), max(sc.PP, 1), max(sc.DP, 1), n, o.hw, sys.Devices())
 	}
 	rep, err := sim.Run(sys, w, sc)
 	if err != nil {

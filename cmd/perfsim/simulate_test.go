@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -163,5 +165,47 @@ func TestSimulateOddInputs(t *testing.T) {
 				t.Errorf("%v: NaN or Inf in the output:\n%s", full, out)
 			}
 		}
+	}
+}
+
+// TestSimulateSystemFile: --hw takes a system file (docs/hardware.md,
+// "Systems"); a scenario needing more devices than it has is a usage
+// error naming the flags, and one that fits runs on its networks.
+func TestSimulateSystemFile(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.toml")
+	two := filepath.Join(dir, "two-nodes.toml")
+	for f, text := range map[string]string{
+		one: "source = \"test: one H100\"\ndevice = \"h100\"\ndevices_per_node = 1\n",
+		two: "source = \"test\"\ndevice = \"h100\"\ndevices_per_node = 4\nnodes = 2\n",
+	} {
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, code := perfsim(t, "simulate", "--hw", one, "--model", "llama3-8b", "--tp", "8")
+	if code != 2 || !strings.Contains(stderr, "--tp") || !strings.Contains(stderr, "has 1") {
+		t.Errorf("tp 8 on a 1-device system: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := perfsim(t, "simulate", "--hw", one, "--model", "llama3-8b"); code != 0 {
+		t.Errorf("1-device system: exit %d: %s", code, stderr)
+	}
+	// tp 8 over two nodes of four crosses InfiniBand: slower than one
+	// node of eight (the catalog device's own NVLink domain).
+	e2e := func(hw string) float64 {
+		out, stderr, code := perfsim(t, "simulate", "--hw", hw, "--model", "llama3-70b", "--tp", "8", "--format", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", hw, code, stderr)
+		}
+		var j struct {
+			E2E float64 `json:"e2e_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.E2E
+	}
+	if a, b := e2e(two), e2e("h100"); !(a > b) {
+		t.Errorf("tp 8 over 2 nodes: e2e %v s, one node %v s; want slower", a, b)
 	}
 }
