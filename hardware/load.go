@@ -155,7 +155,10 @@ func (d *decoder) device(t *table) *Device {
 	dev.ComputeUnits, _ = t.integer("compute_units", true)
 	t.quantity("clock", &dev.Clock, false)
 	t.quantity("tdp", &dev.TDP, false)
-	t.quantity("launch_overhead", &dev.Launch, false)
+	if !t.quantity("launch_overhead", &dev.Launch, false) && !d.bad["launch_overhead"] {
+		// Said, not silent: a file without it prices kernels with no launch cost.
+		d.srcs["launch_overhead"] = "default: 0 (not given: kernels are priced without a launch overhead)"
+	}
 
 	if p := t.sub("peak", peakKeys, true); p != nil {
 		dev.Matrix = d.peaks(p, "matrix")

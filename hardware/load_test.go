@@ -117,6 +117,10 @@ func TestLoad_minimal(t *testing.T) {
 	if d.Intra != (Network{}) || d.Inter != (Network{}) {
 		t.Errorf("networks = %+v, %+v, want none", d.Intra, d.Inter)
 	}
+	// No launch_overhead: zero, and the source says it is a default.
+	if d.Launch != 0 || !strings.HasPrefix(d.Sources["launch_overhead"], "default: 0") {
+		t.Errorf("launch overhead %v, source %q, want 0 with a default source", d.Launch, d.Sources["launch_overhead"])
+	}
 	// The top-level source covers every number below it.
 	for _, k := range []string{"compute_units", "peak.matrix.bf16", "memory.capacity", "memory.bandwidth"} {
 		if d.Sources[k] != "Acme X1 datasheet, rev. 3" {
