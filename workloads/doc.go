@@ -41,7 +41,10 @@
 //
 // Unknown keys are errors. Every problem is reported at once, each naming
 // the file, the line, the key and the rule broken. Sizes above 2^24, and
-// models above MaxParams (100 T parameters), are refused.
+// models above MaxParams (100 T parameters), are refused; so are shapes
+// whose products would overflow an int: more than 2^40 tokens
+// (batch·(seq+context)), routed tokens (tokens·top_k) or CNN GEMM rows
+// (batch·H_out·W_out), and CNN feature maps of more than 2^40 elements.
 //
 // Every model:
 //

@@ -210,8 +210,12 @@ func TestInvariants(t *testing.T) {
 		m := mustResolve(t, name)
 		decoder := m.Kind() == Decoder
 		t.Run(name+"/batch-linear", func(t *testing.T) {
-			for _, k := range []PhaseKind{Prefill, TrainForward, TrainBackward} {
-				ph := Phase{Kind: k, Batch: 2, Seq: 512, AllLogits: true}
+			kinds := []PhaseKind{Prefill, TrainForward, TrainBackward}
+			if decoder {
+				kinds = append(kinds, Decode)
+			}
+			for _, k := range kinds {
+				ph := Phase{Kind: k, Batch: 2, Seq: 512, Context: 1000, AllLogits: true}
 				one, four := ph, ph
 				four.Batch = 8
 				a := gemmMACs(ExpandAttention(mustOps(t, m, one)))
@@ -426,6 +430,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown-key.toml", []string{"unknown-key.toml:9: hiden_size: unknown key"}},
 		{"too-large.toml", []string{"over the limit", "too large"}},
 		{"overflow.toml", []string{"d_model", "too large"}},
+		{"missing-sizes.toml", []string{"missing-sizes.toml: layers: missing", "missing-sizes.toml: d_model: missing",
+			"missing-sizes.toml: ffn: missing", "missing-sizes.toml: vocab: missing"}},
 		{"wrong-types.toml", []string{
 			`wrong-types.toml:3: kind: want a string, found the integer 3`,
 			`wrong-types.toml:4: layers: want an integer, found the string "2"`,
