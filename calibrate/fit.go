@@ -139,7 +139,7 @@ func classOf(m Measurement) string {
 		return "stream"
 	case KernelLaunch:
 		return "launch"
-	case KernelAllReduce, KernelAllGather, KernelReduceScatter, KernelAllToAll:
+	case KernelAllReduce, KernelAllGather, KernelReduceScatter, KernelAllToAll, KernelAllReduceOneShot:
 		return "collective"
 	}
 	return ""
@@ -158,13 +158,10 @@ func Predict(dev *hardware.Device, p *model.Processor, m Measurement) (model.Sec
 	case "launch":
 		return p.StreamCost(0, 0, model.FP32).Time, true
 	case "collective":
-		k := map[string]model.CollectiveKind{KernelAllReduce: model.AllReduce, KernelAllGather: model.AllGather,
-			KernelReduceScatter: model.ReduceScatter, KernelAllToAll: model.AllToAll}[m.Kernel]
-		c := model.Collective{Kind: k, Size: m.Bytes, Ranks: m.Ranks}
 		if dev.Intra.Bandwidth <= 0 {
 			return 0, false
 		}
-		return model.CollectiveTime(c, dev.Intra.Link()), true
+		return collectiveTime(m, dev.Intra.Link()), true
 	}
 	return 0, false
 }
@@ -272,6 +269,8 @@ func Fit(dev *hardware.Device, ms []Measurement, opt Options) (*Result, error) {
 			cf, warns = fitGEMM(&out, g, opt, rng)
 		case name == KernelAttentionPrefill || name == KernelAttentionDecode:
 			cf, warns = fitAttention(&out, name, g, opt, rng)
+		case name == "collective":
+			cf, warns = fitCollectives(&out, g, opt, rng)
 		case name == "stream" || name == "launch":
 			cf, warns = fitStream(&out, name, g, opt, rng)
 		default:

@@ -36,6 +36,7 @@ const (
 	KernelAttentionPrefill = "attention_prefill" // fused causal attention over a prompt (QLen = KVLen)
 	KernelAttentionDecode  = "attention_decode"  // fused attention of one new token against a KV cache
 	KernelReduceScatter    = "reduce_scatter"
+	KernelAllReduceOneShot = "all_reduce_oneshot" // TensorRT-LLM's custom (one-shot) all-reduce
 )
 
 // aiconfiguratorDevices maps the file-name prefix of an aiconfigurator
@@ -516,10 +517,16 @@ func importRow(r *row, kind, device string) (m Measurement, skip bool) {
 				d = r.dtype(c)
 			}
 		}
-		// message_size counts elements of the dtype (an assumption:
-		// aiconfigurator's NCCL collector sizes buffers in elements).
+		// message_size is the buffer in bytes: read as elements, the
+		// 8-GPU NCCL all-reduce of the largest size would reach a bus
+		// bandwidth of 700 GB/s on 450 GB/s NVLink 4; as bytes, 350.
+		// TensorRT-LLM's own kernel (kernel_source TRTLLM) is the
+		// one-shot custom all-reduce.
+		if op == KernelAllReduce && r.str("kernel_source") == "TRTLLM" {
+			op = KernelAllReduceOneShot
+		}
 		m = Measurement{Device: device, Kernel: op, DType: d, Ranks: r.count("num_gpus", false),
-			Bytes: model.Bytes(r.num("message_size", true) * d.Size()), Time: r.ms("latency")}
+			Bytes: model.Bytes(r.num("message_size", true)), Time: r.ms("latency")}
 		m.Driver = r.str("version")
 	case "vidur-gemm":
 		d := r.dtype("dtype")

@@ -107,11 +107,16 @@ func WriteDevice(w io.Writer, d *hardware.Device, comment []string) error {
 		if n.n.Efficiency > 0 {
 			fmt.Fprintf(&b, "efficiency = %s\n", num(n.n.Efficiency))
 		}
+		qty("base_latency", n.n.Base, n.n.Base == 0)
+		qty("allreduce_latency", n.n.AllReduceLatency, n.n.AllReduceLatency == 0)
+		if n.n.AllReduceEfficiency > 0 {
+			fmt.Fprintf(&b, "allreduce_efficiency = %s\n", num(n.n.AllReduceEfficiency))
+		}
 		if n.tier == "intra" {
 			fmt.Fprintf(&b, "devices_per_node = %d\n", n.n.DevicesPerNode)
 			str("topology", n.n.Topology)
 		}
-		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "devices_per_node")
+		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "devices_per_node")
 	}
 	_, err := w.Write(b.Bytes())
 	return err

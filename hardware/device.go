@@ -56,11 +56,19 @@ type Network struct {
 	Efficiency     float64        // achievable fraction of Bandwidth (NCCL bus bandwidth / link rate)
 	DevicesPerNode int            // devices that share this tier in one node (intra-node only)
 	Topology       string         // switch, ring, mesh, torus
+	// Base is a fixed cost per collective (TOML base_latency), on top of
+	// Latency per ring step; AllReduceLatency and AllReduceEfficiency
+	// (allreduce_latency, allreduce_efficiency) model a one-shot
+	// all-reduce kernel for small messages (model.Link). 0 for none.
+	Base                model.Seconds
+	AllReduceLatency    model.Seconds
+	AllReduceEfficiency float64
 }
 
 // Link returns the network as the alpha-beta model sees it.
 func (n Network) Link() model.Link {
-	return model.Link{Bandwidth: n.Bandwidth, Latency: n.Latency, Efficiency: n.Efficiency}
+	return model.Link{Bandwidth: n.Bandwidth, Latency: n.Latency, Efficiency: n.Efficiency,
+		Base: n.Base, OneShotLatency: n.AllReduceLatency, OneShotEfficiency: n.AllReduceEfficiency}
 }
 
 // Processor returns what the cost model needs of d.

@@ -37,7 +37,7 @@ var (
 	peakKeys    = []string{"source", "matrix", "vector", "sparse"}
 	memoryKeys  = []string{"source", "type", "capacity", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}
-	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency"}
+	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency"}
 	intraKeys   = append(append([]string(nil), networkKeys...), "devices_per_node", "topology")
 )
 
@@ -249,6 +249,9 @@ func (d *decoder) network(ic *table, tier string, known []string) Network {
 	t.quantity("bandwidth", &n.Bandwidth, true)
 	t.quantity("latency", &n.Latency, false)
 	n.Efficiency, _ = t.float("efficiency", false)
+	t.quantity("base_latency", &n.Base, false)
+	t.quantity("allreduce_latency", &n.AllReduceLatency, false)
+	n.AllReduceEfficiency, _ = t.float("allreduce_efficiency", false)
 	if tier == "intra" {
 		n.DevicesPerNode, _ = t.integer("devices_per_node", true)
 		n.Topology, _ = t.str("topology", true)

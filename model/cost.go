@@ -68,31 +68,38 @@ type MemoryParams struct {
 	ErrP90     float64 `toml:"err_p90,omitempty"`
 }
 
-// AttentionParams model an attention kernel: a soft-maximum roofline per
-// phase. Prefill (more than DecodeQueries queries per sequence) uses
-// Compute, Memory, Launch, Overlap and WaveOverhead; decode uses the
-// Decode* fields, each falling back to its prefill counterpart when unset.
-// Unset efficiencies mean 1, an unset launch the device's launch cost, an
-// unset overlap exponent a plain max.
-//
-// Prefill compute runs in CTAs of 128 queries of one head of one sequence
-// (FlashAttention-2 and -3 on Ampere and Hopper), in waves over the
-// compute units: t_c = W·WaveOverhead + W·S/CTAs · F/(P·η_c), with W
-// whole or fractional waves as for GEMMs (Waves). Decode runs one CTA per
-// sequence and query head.
+// AttentionParams model an attention kernel, with one set of parameters
+// per phase. Prefill (more than DecodeQueries queries per sequence) uses
+// the plain fields, decode the Decode* fields. Unset efficiencies mean 1,
+// an unset launch the device's launch cost, an unset overlap exponent a
+// plain max. The models are described at AttentionCost.
 type AttentionParams struct {
-	Compute      float64 `toml:"compute"` // fraction of the matrix peak
-	Memory       float64 `toml:"memory"`  // fraction of the bandwidth
-	Launch       Seconds `toml:"launch"`
-	Overlap      float64 `toml:"overlap_exponent,omitempty"` // soft-maximum exponent p; 0 means max
-	WaveOverhead Seconds `toml:"wave_overhead,omitempty"`    // fixed cost per wave of CTAs
-	Waves        string  `toml:"waves,omitempty"`            // "whole" (default) or "fractional"
+	Compute      float64  `toml:"compute"`                    // η_c: fraction of the matrix peak (16-bit and wider)
+	Compute8     float64  `toml:"compute_fp8,omitempty"`      // η_c when the kernel runs at an 8-bit peak; 0 means Compute
+	SoftmaxRate  FLOPRate `toml:"softmax_rate,omitempty"`     // R_s: softmax scores per second (exp on the special-function units); 0 for none
+	Memory       float64  `toml:"memory"`                     // η_m: fraction of the bandwidth
+	Launch       Seconds  `toml:"launch"`                     // t0
+	Overlap      float64  `toml:"overlap_exponent,omitempty"` // soft-maximum exponent p; 0 means max
+	WaveOverhead Seconds  `toml:"wave_overhead,omitempty"`    // fixed cost per wave of CTAs
+	Waves        string   `toml:"waves,omitempty"`            // "whole" (default) or "fractional"
+	QueryTile    int      `toml:"query_tile,omitempty"`       // queries per prefill CTA; 0 means 128
 
-	DecodeCompute      float64 `toml:"decode_compute,omitempty"`
-	DecodeMemory       float64 `toml:"decode_memory,omitempty"`
-	DecodeLaunch       Seconds `toml:"decode_launch,omitempty"`
-	DecodeOverlap      float64 `toml:"decode_overlap_exponent,omitempty"`
+	DecodeCompute float64 `toml:"decode_compute,omitempty"`
+	DecodeMemory  float64 `toml:"decode_memory,omitempty"`
+	DecodeLaunch  Seconds `toml:"decode_launch,omitempty"`
+	DecodeOverlap float64 `toml:"decode_overlap_exponent,omitempty"`
+	// DecodeWaveOverhead is the per-wave cost of the coarse decode model
+	// used when DecodeCTABandwidth is unset (one CTA per sequence and
+	// query head, no KV split).
 	DecodeWaveOverhead Seconds `toml:"decode_wave_overhead,omitempty"`
+	// The split-KV decode model (set DecodeCTABandwidth to use it).
+	DecodeCTABandwidth  ByteRate `toml:"decode_cta_bandwidth,omitempty"`  // β: KV bytes per second one CTA streams
+	DecodeCTAOverhead   Seconds  `toml:"decode_cta_overhead,omitempty"`   // a_g: fixed cost of a grouped CTA (one KV head's query group)
+	DecodeGroupOverhead Seconds  `toml:"decode_group_overhead,omitempty"` // a_q: added cost per query head in a grouped CTA
+	DecodeHeadOverhead  Seconds  `toml:"decode_head_overhead,omitempty"`  // a_h: fixed cost of a per-head CTA; 0 means a_g
+	DecodeMaxGroup      int      `toml:"decode_max_group,omitempty"`      // largest query group a grouped CTA takes; 0 means any
+	DecodeSplitTokens   int      `toml:"decode_split_tokens,omitempty"`   // fewest KV tokens per split; 0 means no split
+	DecodeSplitCost     Seconds  `toml:"decode_split_cost,omitempty"`     // t_r: reduction of split partial results
 
 	// Residual tables (see Residual) correct the times over shape space:
 	// prefill over (batch, query length, query heads), decode over
@@ -276,12 +283,22 @@ func (p *Processor) StreamCost(f FLOPs, b Bytes, d DType) Cost {
 // A Link is one network tier as the alpha-beta model sees it.
 type Link struct {
 	Bandwidth  ByteRate // per device, per direction
-	Latency    Seconds  // per step
+	Latency    Seconds  // per ring step
 	Efficiency float64  // achievable fraction of Bandwidth; 0 means 1
+	// Base is the fixed cost of one collective (launch and
+	// synchronisation), paid once whatever the steps; 0 for none.
+	Base Seconds
+	// OneShotLatency and OneShotEfficiency model a one-shot all-reduce
+	// kernel (TensorRT-LLM's custom all-reduce: each rank reads every
+	// other rank's buffer over the link and reduces locally); 0 for
+	// none. An all-reduce costs the cheaper of it and the ring.
+	OneShotLatency    Seconds
+	OneShotEfficiency float64
 }
 
-// CollectiveTime prices c over l with the alpha-beta ring model:
-// Steps·latency + Traffic/(bandwidth·efficiency).
+// CollectiveTime prices c over l with the alpha-beta ring model,
+// Base + Steps·Latency + Traffic/(Bandwidth·Efficiency); an all-reduce
+// over a link with a one-shot kernel costs at most OneShotTime.
 func CollectiveTime(c Collective, l Link) Seconds {
 	if c.Traffic() == 0 {
 		return 0
@@ -290,5 +307,217 @@ func CollectiveTime(c Collective, l Link) Seconds {
 	if e <= 0 {
 		e = 1
 	}
-	return Seconds(float64(c.Steps())*float64(l.Latency)) + c.Traffic().At(ByteRate(float64(l.Bandwidth)*e))
+	t := nonNeg(float64(l.Base)) + float64(c.Steps())*float64(l.Latency) + float64(c.Traffic().At(ByteRate(float64(l.Bandwidth)*e)))
+	if c.Kind == AllReduce && l.OneShotLatency > 0 {
+		t = math.Min(t, float64(OneShotTime(c, l)))
+	}
+	return Seconds(t)
+}
+
+// OneShotTime prices an all-reduce of c.Size bytes by a one-shot kernel
+// over l: OneShotLatency + (p−1)·Size/(Bandwidth·OneShotEfficiency).
+func OneShotTime(c Collective, l Link) Seconds {
+	if c.Ranks <= 1 || c.Size <= 0 {
+		return 0
+	}
+	e := l.OneShotEfficiency
+	if e <= 0 {
+		e = 1
+	}
+	return l.OneShotLatency + Bytes(float64(c.Ranks-1)*float64(c.Size)).At(ByteRate(float64(l.Bandwidth)*e))
+}
+
+// AttentionCost prices a fused or unfused attention kernel with the
+// parameters of its phase (see AttentionParams). Unfused attention moves
+// the scores through memory (Attention.Bytes counts them); its arithmetic
+// is priced the same way.
+//
+// Prefill (FlashAttention-2/-3, TensorRT-LLM's context FMHA) runs CTAs of
+// QueryTile queries of one head of one sequence, N = B·H·⌈Q/T⌉ of them,
+// in W waves over the S compute units (W = ⌈N/S⌉ whole, or max(1, N/S)
+// fractional). The arithmetic of the pairs scored, P = B·H·pairs, is the
+// two matrix products on the tensor cores and the softmax exponentials on
+// the special-function units, which the tensor cores do not speed up (the
+// reason an fp8 kernel is not twice as fast, and small head dims are slow):
+//
+//	t_c = W·wave_overhead + W·S/N · (4·D·P/(peak·η_c) + P/R_s)
+//	t_m = bytes/(bandwidth·η_m)
+//	t   = (t_c^p + t_m^p)^(1/p) + t0
+//
+// with η_c = compute_fp8 at an 8-bit peak. Without a softmax rate the
+// softmax counts 5 FLOPs per score at the matrix peak.
+//
+// Decode (TensorRT-LLM's XQA and masked MHA, FlashDecoding) streams the KV
+// cache. A grouped kernel gives one CTA to each sequence's KV head and
+// its query group of g = H/H_kv heads (g ≤ decode_max_group); otherwise
+// one CTA per sequence and query head. With few CTAs the KV length is
+// split s ways so that the CTAs fill the compute units, s = min(⌈L/L_s⌉,
+// max(1, ⌊S/U⌋)) for U base CTAs, and the partial results are reduced.
+// One CTA streams at most β, so few CTAs cannot saturate memory:
+//
+//	N     = U·s;  W = max(1, N/S)
+//	t_cta = W·(a + 2·(L/s)·D·e_kv/β)      a = a_g + g·a_q grouped, a_h per head
+//	t     = t0 + ((max(t_m, t_c))^p + t_cta^p)^(1/p) + [s > 1]·t_r
+//
+// Either phase's time is then multiplied by exp(residual) of its table and
+// is never less than the plain roofline F/peak, bytes/bandwidth.
+func (p *Processor) AttentionCost(a Attention) Cost {
+	d, _ := p.Supported(a.DType)
+	peak, _ := p.Peak(d)
+	e := p.Eff.Attention
+	c := Cost{FLOPs: a.FLOPs(), Bytes: a.Bytes(), DType: d}
+	pk, bw := nonNeg(float64(peak)), nonNeg(float64(p.Bandwidth))
+	decode := a.QLen <= DecodeQueries
+	var tc, tm, t, t0 float64
+	if decode {
+		tc, tm, t, t0 = p.decodeAttention(a, pk, bw)
+	} else {
+		tc, tm, t, t0 = p.prefillAttention(a, d, pk, bw)
+	}
+	if x, y, z := AttentionAxes(a); decode && e.DecodeResidual.Valid() {
+		t *= math.Exp(e.DecodeResidual.At(x, y, z))
+	} else if !decode && e.Residual.Valid() {
+		t *= math.Exp(e.Residual.At(x, y, z))
+	}
+	floor := 0.0
+	if pk > 0 {
+		floor = float64(c.FLOPs) / pk
+	}
+	if bw > 0 {
+		floor = math.Max(floor, float64(c.Bytes)/bw)
+	}
+	if !(t >= floor) || math.IsInf(t, 0) {
+		t = floor
+	}
+	c.Compute, c.Memory, c.Time = Seconds(tc), Seconds(tm), Seconds(t)
+	switch {
+	case t0 >= tc && t0 >= tm:
+		c.Bound = LatencyBound
+	case tc >= tm:
+		c.Bound = ComputeBound
+	default:
+		c.Bound = MemoryBound
+	}
+	return c
+}
+
+// waves returns the waves n CTAs take on the device: whole or fractional
+// (mode), and 0 when the device has no compute-unit count.
+func (p *Processor) waves(n float64, mode string) float64 {
+	cus := float64(p.ComputeUnits)
+	if !(cus > 0) || !(n > 0) || math.IsInf(n, 0) {
+		return 0
+	}
+	if mode == WavesFractional {
+		return math.Max(1, n/cus)
+	}
+	return math.Ceil(n / cus)
+}
+
+// prefillAttention returns the compute, memory and total time of a
+// prefill attention (see AttentionCost) and its launch cost.
+func (p *Processor) prefillAttention(a Attention, d DType, pk, bw float64) (tc, tm, t, t0 float64) {
+	e := p.Eff.Attention
+	ec := e.Compute
+	if d.Size() < 2 && e.Compute8 > 0 {
+		ec = e.Compute8
+	}
+	t0 = nonNeg(float64(e.Launch))
+	if !(e.Launch > 0) {
+		t0 = nonNeg(float64(p.Launch))
+	}
+	scores := a.Pairs() * float64(max(a.Batch, 0)) * float64(max(a.Heads, 0))
+	if pk > 0 {
+		if rs := nonNeg(float64(e.SoftmaxRate)); rs > 0 {
+			tc = 4*float64(a.HeadDim)*scores/(pk*clampEff(ec)) + scores/rs
+		} else {
+			tc = float64(a.FLOPs()) / (pk * clampEff(ec))
+		}
+		tile := e.QueryTile
+		if tile <= 0 {
+			tile = 128
+		}
+		ctas := float64(a.Batch) * float64(a.Heads) * math.Ceil(float64(a.QLen)/float64(tile))
+		if w := p.waves(ctas, e.Waves); w > 0 {
+			tc = w*nonNeg(float64(e.WaveOverhead)) + w*float64(p.ComputeUnits)/ctas*tc
+		}
+	}
+	if bw > 0 {
+		tm = float64(a.Bytes()) / (bw * clampEff(e.Memory))
+	}
+	return tc, tm, SoftMax(tc, tm, nonNeg(e.Overlap)) + t0, t0
+}
+
+// decodeAttention returns the compute, memory and total time of a decode
+// attention (see AttentionCost) and its launch cost.
+func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 float64) {
+	e := p.Eff.Attention
+	pick := func(dec, pre float64) float64 {
+		if dec > 0 {
+			return dec
+		}
+		return pre
+	}
+	ec, em := pick(e.DecodeCompute, e.Compute), pick(e.DecodeMemory, e.Memory)
+	ov := nonNeg(pick(e.DecodeOverlap, e.Overlap))
+	t0 = pick(float64(e.DecodeLaunch), float64(e.Launch))
+	if !(t0 > 0) {
+		t0 = float64(p.Launch)
+	}
+	t0 = nonNeg(t0)
+	if pk > 0 {
+		tc = float64(a.FLOPs()) / (pk * clampEff(ec))
+	}
+	if bw > 0 {
+		tm = float64(a.Bytes()) / (bw * clampEff(em))
+	}
+	b, h, hkv := float64(max(a.Batch, 0)), float64(max(a.Heads, 0)), float64(max(a.KVHeads, 1))
+	cus := float64(p.ComputeUnits)
+	beta := nonNeg(float64(e.DecodeCTABandwidth))
+	if beta == 0 {
+		// The coarse model: one CTA per sequence and query head, a
+		// fixed cost per wave, compute spread over the waves.
+		if w := p.waves(b*h, e.Waves); w > 0 && tc > 0 {
+			tc = w*nonNeg(float64(e.DecodeWaveOverhead)) + w*cus/(b*h)*tc
+		}
+		return tc, tm, SoftMax(tc, tm, ov) + t0, t0
+	}
+	g := math.Ceil(h / hkv)
+	grouped := g > 1 && (e.DecodeMaxGroup <= 0 || g <= float64(e.DecodeMaxGroup))
+	units, fixed := b*h, nonNeg(float64(e.DecodeHeadOverhead))
+	if grouped {
+		units, fixed = b*hkv, nonNeg(float64(e.DecodeCTAOverhead))+g*nonNeg(float64(e.DecodeGroupOverhead))
+	} else if fixed == 0 {
+		fixed = nonNeg(float64(e.DecodeCTAOverhead)) + nonNeg(float64(e.DecodeGroupOverhead))
+	}
+	if !(units > 0) {
+		return tc, tm, math.Max(tc, tm) + t0, t0
+	}
+	kv := float64(max(a.KVLen, 0))
+	split := 1.0
+	if e.DecodeSplitTokens > 0 && cus > 0 {
+		split = math.Max(1, math.Min(math.Ceil(kv/float64(e.DecodeSplitTokens)), math.Floor(cus/units)))
+	}
+	ctas := units * split
+	w := 1.0
+	if cus > 0 {
+		w = math.Max(1, ctas/cus)
+	}
+	tcta := w * (fixed + 2*kv/split*float64(a.HeadDim)*a.KVDType.Size()/beta)
+	t = t0 + SoftMax(math.Max(tm, tc), tcta, ov)
+	if split > 1 {
+		t += nonNeg(float64(e.DecodeSplitCost))
+	}
+	return tc, tm, t, t0
+}
+
+// AttentionAxes returns the coordinates of a in its phase's residual
+// table: (batch, query length, query heads) in prefill, (batch, KV
+// length, KV heads) in decode, each at least 1.
+func AttentionAxes(a Attention) (x, y, z float64) {
+	x = float64(max(a.Batch, 1))
+	if a.QLen <= DecodeQueries {
+		return x, float64(max(a.KVLen, 1)), float64(max(a.KVHeads, 1))
+	}
+	return x, float64(max(a.QLen, 1)), float64(max(a.Heads, 1))
 }

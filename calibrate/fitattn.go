@@ -1,0 +1,238 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+)
+
+// attnVariant is one setting of an attention model's discrete choices:
+// the wave model of prefill, the grouped-kernel limit and the KV split of
+// decode. The fit tries each and keeps the best.
+type attnVariant struct {
+	waves       string
+	maxGroup    int
+	splitTokens int
+}
+
+// attnModel is the parameter vector of one attention phase (see
+// model.AttentionCost): how to start, how to install a vector.
+type attnModel struct {
+	x0       []float64
+	variants []attnVariant
+	set      func(a *model.AttentionParams, x []float64, v attnVariant)
+	round    func(a *model.AttentionParams)
+}
+
+func secs(x float64) model.Seconds { return model.Seconds(math.Exp(x)) }
+
+func roundSecs(s *model.Seconds) { *s = model.Seconds(roundSig(float64(*s))) }
+
+// prefillModel: η_c, η_c at 8 bits, the softmax rate, η_m, t0, the
+// overlap exponent and the per-wave overhead; whole or fractional waves.
+func prefillModel(fp8 bool) attnModel {
+	return attnModel{
+		x0:       []float64{logit(0.6), logit(0.6), math.Log(4e12), logit(0.8), math.Log(5e-6), 0, math.Log(1e-6)},
+		variants: []attnVariant{{waves: model.WavesWhole}, {waves: model.WavesFractional}},
+		set: func(a *model.AttentionParams, x []float64, v attnVariant) {
+			a.Compute, a.Compute8 = sigmoid(x[0]), 0
+			if fp8 {
+				a.Compute8 = sigmoid(x[1])
+			}
+			a.SoftmaxRate = model.FLOPRate(math.Exp(x[2]))
+			a.Memory, a.Launch, a.Overlap, a.WaveOverhead = sigmoid(x[3]), secs(x[4]), 1+math.Exp(x[5]), secs(x[6])
+			a.Waves = v.waves
+		},
+		round: func(a *model.AttentionParams) {
+			a.Compute, a.Compute8, a.Memory, a.Overlap = roundSig(a.Compute), roundSig(a.Compute8), roundSig(a.Memory), roundSig(a.Overlap)
+			a.SoftmaxRate = model.FLOPRate(roundSig(float64(a.SoftmaxRate)))
+			roundSecs(&a.Launch)
+			roundSecs(&a.WaveOverhead)
+		},
+	}
+}
+
+// decodeModel: η_c, η_m, t0, the overlap exponent, the per-CTA bandwidth
+// β, the CTA overheads a_g, a_q, a_h and the split reduction t_r; the
+// largest group of the grouped kernel and the fewest tokens of a split.
+func decodeModel() attnModel {
+	var vs []attnVariant
+	for _, g := range []int{0, 8, 16, 32} {
+		for _, s := range []int{0, 256, 1024} {
+			vs = append(vs, attnVariant{maxGroup: g, splitTokens: s})
+		}
+	}
+	return attnModel{
+		x0:       []float64{logit(0.3), logit(0.85), math.Log(6e-6), 1, math.Log(20e9), math.Log(3e-6), math.Log(0.1e-6), math.Log(1e-6), math.Log(2e-6)},
+		variants: vs,
+		set: func(a *model.AttentionParams, x []float64, v attnVariant) {
+			a.DecodeCompute, a.DecodeMemory, a.DecodeLaunch, a.DecodeOverlap = sigmoid(x[0]), sigmoid(x[1]), secs(x[2]), 1+math.Exp(x[3])
+			a.DecodeCTABandwidth = model.ByteRate(math.Exp(x[4]))
+			a.DecodeCTAOverhead, a.DecodeGroupOverhead, a.DecodeHeadOverhead, a.DecodeSplitCost = secs(x[5]), secs(x[6]), secs(x[7]), secs(x[8])
+			a.DecodeMaxGroup, a.DecodeSplitTokens = v.maxGroup, v.splitTokens
+			a.DecodeWaveOverhead = 0
+		},
+		round: func(a *model.AttentionParams) {
+			a.DecodeCompute, a.DecodeMemory, a.DecodeOverlap = roundSig(a.DecodeCompute), roundSig(a.DecodeMemory), roundSig(a.DecodeOverlap)
+			a.DecodeCTABandwidth = model.ByteRate(roundSig(float64(a.DecodeCTABandwidth)))
+			for _, s := range []*model.Seconds{&a.DecodeLaunch, &a.DecodeCTAOverhead, &a.DecodeGroupOverhead, &a.DecodeHeadOverhead, &a.DecodeSplitCost} {
+				roundSecs(s)
+			}
+		},
+	}
+}
+
+// fitAttention fits the prefill or decode attention parameters (see
+// prefillModel, decodeModel) and a residual table over the phase's shape
+// axes, trying each discrete variant on all points; the k-fold scores
+// refit the continuous parameters and the table with the chosen variant.
+func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Options, rng *rand.Rand) (ClassFit, []error) {
+	cf := ClassFit{Class: class, Points: len(ms)}
+	if len(ms) < minAttentionPoints {
+		cf.InSample = scoreClass(dev, ms)
+		return cf, []error{fmt.Errorf("%s: %d points (want at least %d): the parameters keep their defaults", class, len(ms), minAttentionPoints)}
+	}
+	decode := class == KernelAttentionDecode
+	kern := make([]model.Attention, len(ms))
+	fp8 := false
+	for i, m := range ms {
+		kern[i] = AttentionOf(m)
+		fp8 = fp8 || m.DType.Size() < 2
+	}
+	am := prefillModel(fp8)
+	if decode {
+		am = decodeModel()
+	}
+	base := dev.Processor()
+	loss := func(idx []int, x []float64, v attnVariant) float64 {
+		p := base
+		am.set(&p.Eff.Attention, x, v)
+		s := 0.0
+		for _, i := range idx {
+			s += softL1(math.Log(float64(p.AttentionCost(kern[i]).Time) / float64(ms[i].Time)))
+		}
+		return s / float64(len(idx))
+	}
+	train := func(idx []int, start []float64, evals int, vs []attnVariant) ([]float64, attnVariant) {
+		search := idx
+		if len(search) > opt.MaxPoints {
+			sub := subsample(len(idx), opt.MaxPoints, rng)
+			search = make([]int, len(sub))
+			for i, j := range sub {
+				search[i] = idx[j]
+			}
+		}
+		var bx []float64
+		var bv attnVariant
+		bl := math.Inf(1)
+		for _, v := range vs {
+			x := minimize(func(x []float64) float64 { return loss(search, x, v) }, start, evals)
+			if l := loss(search, x, v); l < bl {
+				bx, bv, bl = x, v, l
+			}
+		}
+		return bx, bv
+	}
+	all := make([]int, len(ms))
+	for i := range all {
+		all[i] = i
+	}
+	evals := 2000
+	if len(am.variants) > 4 {
+		evals = 1200
+	}
+	x, v := train(all, am.x0, evals, am.variants)
+	x, _ = train(all, x, 2000, []attnVariant{v})
+	install := func(a *model.AttentionParams, x []float64, r *model.Residual) {
+		am.set(a, x, v)
+		if decode {
+			a.DecodeResidual = r
+		} else {
+			a.Residual = r
+		}
+	}
+	eval := func(idx []int, x []float64, r *model.Residual, out []float64) {
+		p := base
+		install(&p.Eff.Attention, x, r)
+		for _, i := range idx {
+			out[i] = float64(p.AttentionCost(kern[i]).Time)/float64(ms[i].Time) - 1
+		}
+	}
+	// A residual table over the phase's shape axes takes what the
+	// model cannot (the library's kernel choice by shape).
+	var grid *model.Residual
+	var ri [][8]int32
+	var rw [][8]float64
+	if !opt.NoResidual {
+		xyz := make([][3]float64, len(ms))
+		for i := range ms {
+			a, b, c := model.AttentionAxes(kern[i])
+			xyz[i] = [3]float64{a, b, c}
+		}
+		grid = gridOver(xyz)
+		ri, rw = make([][8]int32, len(ms)), make([][8]float64, len(ms))
+		for i := range ms {
+			idx, wt := grid.Weights(xyz[i][0], xyz[i][1], xyz[i][2])
+			for c := range idx {
+				ri[i][c], rw[i][c] = int32(idx[c]), wt[c]
+			}
+		}
+	}
+	withTable := func(idx []int, x []float64) *model.Residual {
+		if grid == nil {
+			return nil
+		}
+		p := base
+		install(&p.Eff.Attention, x, nil)
+		target := make([]float64, len(ms))
+		for _, i := range idx {
+			target[i] = math.Log(float64(ms[i].Time) / float64(p.AttentionCost(kern[i]).Time))
+		}
+		r := *grid
+		r.Values = make([]float64, len(grid.Values))
+		solveResidual(ri, rw, idx, target, r.Values)
+		return &r
+	}
+	table := withTable(all, x)
+	in := make([]float64, len(ms))
+	eval(all, x, table, in)
+	cf.InSample, cf.Fitted = newStats(in), true
+	if opt.Folds > 1 {
+		held := make([]float64, len(ms))
+		fold := folds(len(ms), opt.Folds, rng)
+		for f := 0; f < opt.Folds; f++ {
+			var tr, te []int
+			for i, fi := range fold {
+				if fi == f {
+					te = append(te, i)
+				} else {
+					tr = append(tr, i)
+				}
+			}
+			fx, _ := train(tr, x, 400, []attnVariant{v})
+			eval(te, fx, withTable(tr, fx), held)
+		}
+		cf.HeldOut = newStats(held)
+	}
+	a := &dev.Eff.Attention
+	install(a, x, table)
+	am.round(a)
+	src := class + " " + provenance(opt, ms, cf)
+	if !strings.Contains(a.Source, "fitted:") {
+		a.Source = src
+	} else {
+		a.Source += " | " + src
+	}
+	a.Points += len(ms)
+	// The attention tables carry one error figure: the larger of the two
+	// phases' held-out errors, so that an interval is never too narrow.
+	if !strings.Contains(a.Source, " | ") {
+		a.ErrMedian, a.ErrP90 = 0, 0
+	}
+	a.ErrMedian, a.ErrP90 = math.Max(a.ErrMedian, round4(cf.HeldOut.Median)), math.Max(a.ErrP90, round4(cf.HeldOut.P90))
+	return cf, nil
+}

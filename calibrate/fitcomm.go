@@ -1,0 +1,145 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+)
+
+// collectiveOf returns the collective a measurement timed.
+func collectiveOf(m Measurement) model.Collective {
+	k := map[string]model.CollectiveKind{KernelAllReduce: model.AllReduce, KernelAllGather: model.AllGather,
+		KernelReduceScatter: model.ReduceScatter, KernelAllToAll: model.AllToAll, KernelAllReduceOneShot: model.AllReduce}[m.Kernel]
+	return model.Collective{Kind: k, Size: m.Bytes, Ranks: m.Ranks}
+}
+
+// collectiveTime prices a collective measurement over l: a one-shot
+// all-reduce by the one-shot kernel alone (when l has one), the rest by
+// the ring of model.CollectiveTime.
+func collectiveTime(m Measurement, l model.Link) model.Seconds {
+	c := collectiveOf(m)
+	if m.Kernel == KernelAllReduceOneShot && l.OneShotLatency > 0 {
+		return model.OneShotTime(c, l)
+	}
+	// A ring measurement (NCCL) is priced by the ring alone.
+	l.OneShotLatency = 0
+	return model.CollectiveTime(c, l)
+}
+
+// fitCollectives fits the intra-node link's alpha-beta parameters to
+// collective measurements: from the ring collectives (NCCL), the fixed
+// cost per collective, the latency per ring step and the bandwidth
+// efficiency; from one-shot all-reduces (TensorRT-LLM's custom kernel),
+// its latency and efficiency. The link's bandwidth stays the catalog's.
+func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand) (ClassFit, []error) {
+	cf := ClassFit{Class: "collective", Points: len(ms)}
+	if dev.Intra.Bandwidth <= 0 {
+		return cf, []error{fmt.Errorf("collective: %d points not fitted: %s has no intra-node link", len(ms), dev.Name)}
+	}
+	var ring, one []int
+	for i, m := range ms {
+		if m.Kernel == KernelAllReduceOneShot {
+			one = append(one, i)
+		} else {
+			ring = append(ring, i)
+		}
+	}
+	if len(ring) < minStreamPoints {
+		cf.InSample = scoreClass(dev, ms)
+		return cf, []error{fmt.Errorf("collective: %d ring collective points (want at least %d): the link keeps its defaults", len(ring), minStreamPoints)}
+	}
+	set := func(n *hardware.Network, x []float64) {
+		n.Base, n.Latency, n.Efficiency = model.Seconds(math.Exp(x[0])), model.Seconds(math.Exp(x[1])), sigmoid(x[2])
+		if len(x) > 3 {
+			n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(math.Exp(x[3])), sigmoid(x[4])
+		}
+	}
+	predict := func(x []float64, i int) float64 {
+		n := dev.Intra
+		set(&n, x)
+		return float64(collectiveTime(ms[i], n.Link()))
+	}
+	loss := func(idx []int, x []float64) float64 {
+		s := 0.0
+		for _, i := range idx {
+			s += softL1(math.Log(predict(x, i) / float64(ms[i].Time)))
+		}
+		return s / float64(len(idx))
+	}
+	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.8)}
+	if len(one) >= minStreamPoints {
+		x0 = append(x0, math.Log(3e-6), logit(0.3))
+	} else if len(one) > 0 {
+		cf.InSample = scoreClass(dev, ms)
+		return cf, []error{fmt.Errorf("collective: %d one-shot all-reduce points (want at least %d): the link keeps its defaults", len(one), minStreamPoints)}
+	}
+	// The parameters are fitted where the alpha-beta model holds: small
+	// messages (latency) and large ones (bandwidth). Between 64 KiB and
+	// 32 MiB NCCL switches protocols (LL, LL128, Simple) and its
+	// bandwidth dips; those points are scored but not fitted.
+	regime := func(m Measurement) bool {
+		if m.Kernel == KernelAllReduceOneShot {
+			return m.Bytes <= 1<<20 // one-shot up to 1 MiB; beyond, TensorRT-LLM's kernel is two-shot
+		}
+		return m.Bytes <= 64<<10 || m.Bytes >= 32<<20
+	}
+	train := func(idx []int, start []float64) []float64 {
+		var fit []int
+		for _, i := range idx {
+			if regime(ms[i]) {
+				fit = append(fit, i)
+			}
+		}
+		return minimize(func(x []float64) float64 { return loss(fit, x) }, start, 3000)
+	}
+	all := make([]int, len(ms))
+	for i := range all {
+		all[i] = i
+	}
+	x := train(all, x0)
+	in := make([]float64, len(ms))
+	for _, i := range all {
+		in[i] = predict(x, i)/float64(ms[i].Time) - 1
+	}
+	cf.InSample, cf.Fitted = newStats(in), true
+	if opt.Folds > 1 {
+		held := make([]float64, len(ms))
+		fold := folds(len(ms), opt.Folds, rng)
+		for f := 0; f < opt.Folds; f++ {
+			var tr, te []int
+			for i, fi := range fold {
+				if fi == f {
+					te = append(te, i)
+				} else {
+					tr = append(tr, i)
+				}
+			}
+			fx := train(tr, x)
+			for _, i := range te {
+				held[i] = predict(fx, i)/float64(ms[i].Time) - 1
+			}
+		}
+		cf.HeldOut = newStats(held)
+	}
+	n := &dev.Intra
+	set(n, x)
+	n.Base, n.Latency, n.Efficiency = model.Seconds(roundSig(float64(n.Base))), model.Seconds(roundSig(float64(n.Latency))), roundSig(n.Efficiency)
+	n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(roundSig(float64(n.AllReduceLatency))), roundSig(n.AllReduceEfficiency)
+	if dev.Sources == nil {
+		dev.Sources = map[string]string{}
+	} else {
+		src := make(map[string]string, len(dev.Sources))
+		for k, v := range dev.Sources {
+			src[k] = v
+		}
+		dev.Sources = src
+	}
+	p := provenance(opt, ms, cf)
+	for _, k := range []string{"latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency"} {
+		dev.Sources["interconnect.intra."+k] = "collective " + p
+	}
+	return cf, nil
+}
