@@ -2,9 +2,12 @@ package hardware
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/perfsim/perfsim/model"
 )
 
 // FuzzLoad checks that Load never panics, and that what it accepts
@@ -32,6 +35,14 @@ func FuzzLoad(f *testing.F) {
 		}
 		if err := d.Validate(); err != nil {
 			t.Errorf("Load accepted a device that does not validate: %v", err)
+		}
+		// What hardware show derives from an accepted device is finite.
+		for _, peaks := range []map[model.DType]model.FLOPRate{d.Matrix, d.Vector} {
+			for dt, p := range peaks {
+				if r := float64(model.Ridge(p, d.Memory.Bandwidth)); math.IsNaN(r) || math.IsInf(r, 0) {
+					t.Errorf("%v ridge point of an accepted device is %v", dt, r)
+				}
+			}
 		}
 	})
 }

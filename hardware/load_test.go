@@ -22,6 +22,10 @@ func TestLoad_bad(t *testing.T) {
 		{"duplicate_table.toml", `hardware: testdata/bad/duplicate_table.toml:14: "memory" is defined twice (a duplicate table or key)`},
 		{"empty.toml", `hardware: testdata/bad/empty.toml: empty file`},
 		{"fraction_above_one.toml", `hardware: testdata/bad/fraction_above_one.toml:15: efficiency.gemm.bf16.compute: is a fraction of the peak: 1.2 is above 1`},
+		{"implausible.toml", strings.Join([]string{
+			`hardware: testdata/bad/implausible.toml:14: memory.bandwidth: 1e-300 B/s is outside the range perfsim accepts, 1 to 1e+24 in base units`,
+			`hardware: testdata/bad/implausible.toml:17: efficiency.gemm.bf16.compute: is a fraction of the peak: 1e-300 is below 1e-06`,
+		}, "\n")},
 		{"inf.toml", `hardware: testdata/bad/inf.toml:15: efficiency.gemm.bf16.compute: must be a finite number, not +Inf`},
 		{"many_problems.toml", strings.Join([]string{
 			`hardware: testdata/bad/many_problems.toml:12: memory.bandwidth: "3.35" is not a bandwidth: missing unit (expected "3.35 TB/s")`,

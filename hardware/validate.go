@@ -115,6 +115,17 @@ func (v *validator) text(key, s string) {
 	}
 }
 
+// The range of a quantity in base units (FLOP/s, B/s, bytes, hertz,
+// watts, seconds) and the smallest fraction of a peak that Validate
+// accepts. Real devices sit far inside them (a ridge point of 1e24 FLOP/B
+// or a 1e-6 efficiency is a typo); outside them a ratio such as the
+// ridge point or a kernel's time can overflow to +Inf.
+const (
+	minQuantity = 1
+	maxQuantity = 1e24
+	minFraction = 1e-6
+)
+
 // positive checks a quantity that must be positive and finite. Optional
 // quantities may be zero (absent) unless the file gave them.
 func (v *validator) positive(key string, x float64, shown string, required bool) {
@@ -123,6 +134,8 @@ func (v *validator) positive(key string, x float64, shown string, required bool)
 		v.bad(key, "must be a finite number, not %v", x)
 	case x < 0, x == 0 && (required || v.set(key)):
 		v.bad(key, "must be positive, not %s", shown)
+	case x != 0 && (x < minQuantity || x > maxQuantity):
+		v.bad(key, "%s is outside the range perfsim accepts, %g to %g in base units", shown, float64(minQuantity), maxQuantity)
 	}
 }
 
@@ -132,6 +145,8 @@ func (v *validator) nonNegative(key string, x float64, shown string) {
 		v.bad(key, "must be a finite number, not %v", x)
 	case x < 0:
 		v.bad(key, "must not be negative, not %s", shown)
+	case x > maxQuantity:
+		v.bad(key, "%s is above the largest value perfsim accepts, %g in base units", shown, maxQuantity)
 	}
 }
 
@@ -181,6 +196,10 @@ func (v *validator) efficiency(path string, x reflect.Value) {
 			v.bad(path, "is a fraction of the peak: %v is above 1", f)
 		case fractions[last] && f == 0 && v.set(path):
 			v.bad(path, "is a fraction of the peak: 0 is not in (0, 1]")
+		case fractions[last] && f > 0 && f < minFraction:
+			v.bad(path, "is a fraction of the peak: %v is below %g", f, minFraction)
+		case f > maxQuantity:
+			v.bad(path, "%v is above the largest value perfsim accepts, %g", f, maxQuantity)
 		case last == "overlap_exponent" && f != 0 && f < 1:
 			v.bad(path, "must be 0 (plain maximum) or at least 1, not %v", f)
 		}
@@ -204,6 +223,8 @@ func (v *validator) network(key string, n Network, intra bool) {
 		v.bad(key+".efficiency", "must be a finite number, not %v", e)
 	case e < 0 || e == 0 && v.set(key+".efficiency"):
 		v.bad(key+".efficiency", "must be positive, not %v", e)
+	case e > 0 && e < minFraction:
+		v.bad(key+".efficiency", "%v is below %g of the link rate", e, minFraction)
 	case e > 2:
 		// NCCL bus bandwidth with in-switch reduction (NVLS) reaches 1.07
 		// of the link rate; twice it is a mistake.
