@@ -253,3 +253,15 @@ func TestSuggest(t *testing.T) {
 		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
 	}
 }
+
+// TestLoad_integerOutOfRange: an integer too large for a count is said to
+// be out of range, not of the wrong type.
+func TestLoad_integerOutOfRange(t *testing.T) {
+	src := "name = \"X\"\nvendor = \"V\"\nkind = \"gpu\"\nsource = \"s\"\ncompute_units = 99999999999\n" +
+		"[peak.matrix]\nbf16 = \"1 TFLOP/s\"\n[memory]\ncapacity = \"1 GB\"\nbandwidth = \"1 GB/s\"\nreserve = \"0 B\"\n"
+	_, err := Load(strings.NewReader(src), "big.toml")
+	want := "hardware: big.toml:5: compute_units: 99999999999 is out of range (at most 2147483647)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Load error:\n got: %v\nwant: %s", err, want)
+	}
+}

@@ -241,8 +241,12 @@ func (t *table) integer(k string, required bool) (int, bool) {
 		return 0, false
 	}
 	n, isInt := v.(int64)
-	if !isInt || n > math.MaxInt32 || n < math.MinInt32 {
+	if !isInt {
 		t.d.fail(t.lines[k], t.join(k), t.typeErr(k, "an integer"))
+		return 0, false
+	}
+	if n > math.MaxInt32 || n < math.MinInt32 {
+		t.d.fail(t.lines[k], t.join(k), fmt.Errorf("%d is out of range (at most %d)", n, math.MaxInt32))
 		return 0, false
 	}
 	t.numbers = append(t.numbers, k)
