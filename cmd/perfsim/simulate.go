@@ -234,6 +234,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 // limitsResult holds the inverse queries simulate answers beside the run.
 type limitsResult struct {
 	MaxBatch, MaxContext int
+	Trained              int // the model's maximum context (max_position_embeddings), 0 if unknown
 }
 
 // limits answers the inverse queries for the scenario: the largest batch
@@ -246,6 +247,7 @@ func limits(sys *hardware.System, w sim.Workload, rep *sim.Report) limitsResult 
 	}
 	l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
 	l.MaxContext, _ = sim.MaxContext(sys, w, rep.Scenario)
+	l.Trained = w.Shape().MaxContext
 	return l
 }
 

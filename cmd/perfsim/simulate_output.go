@@ -417,6 +417,9 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 		fmt.Fprintf(w, "  limits: max batch %d", lim.MaxBatch)
 		if lim.MaxContext > 0 {
 			fmt.Fprintf(w, ", max context %d", lim.MaxContext)
+			if lim.Trained > 0 && lim.MaxContext > lim.Trained {
+				fmt.Fprintf(w, " by memory (the model is trained to %d)", lim.Trained)
+			}
 		}
 		fmt.Fprintln(w)
 	}
