@@ -64,8 +64,15 @@ func Scale(family string, params float64) (*Model, error) {
 		hd = 64
 	}
 	heads := math.Max(1, math.Round(d/hd))
+	gqa := c.Kind == Decoder && c.Activation == "swiglu"
+	if gqa && heads >= 32 {
+		// Llama 2 70B and every Llama 3 size have 8 KV heads, and query
+		// heads a multiple of 8 (32, 64, 128), so that each KV head
+		// serves a whole group and tensor parallelism up to 8 divides both.
+		heads = 8 * math.Round(heads/8)
+	}
 	c.DModel, c.Heads, c.HeadDim = int(heads*hd), int(heads), int(hd)
-	if c.Kind == Decoder && c.Activation == "swiglu" {
+	if gqa {
 		c.KVHeads = 8
 		if c.Heads%8 != 0 {
 			c.KVHeads = c.Heads

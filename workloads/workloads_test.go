@@ -537,3 +537,19 @@ func BenchmarkOps(b *testing.B) {
 		})
 	}
 }
+
+// TestScale_llamaGQA checks that large scaled Llama models use grouped-query
+// attention with 8 KV heads, as Llama 2 70B and Llama 3 do (their HF
+// config.json files: num_key_value_heads = 8).
+func TestScale_llamaGQA(t *testing.T) {
+	for _, p := range []float64{8e9, 70e9, 280e9, 405e9} {
+		m, err := Scale("llama", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := m.Shape()
+		if s.KVHeads != 8 || s.Heads%8 != 0 {
+			t.Errorf("Scale(llama, %.3g): %d heads, %d KV heads; want 8 KV heads and heads a multiple of 8", p, s.Heads, s.KVHeads)
+		}
+	}
+}
