@@ -11,7 +11,10 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-//go:embed devices/*.toml
+// devicesFS holds the hand-written device files and, in devices/fitted,
+// the generated overlays of calibrated devices (catalog_fitted.go).
+//
+//go:embed devices/*.toml devices/fitted/*.toml
 var devicesFS embed.FS
 
 // catalogOrder is the order of Catalog: NVIDIA data-centre parts by
@@ -29,7 +32,8 @@ var catalogOrder = []string{
 	"epyc-7742", "xeon-8480plus",
 }
 
-// loadCatalogFile loads one embedded device by its file stem.
+// loadCatalogFile loads one embedded device by its file stem, with its
+// fitted overlay (devices/fitted/<stem>.toml) applied when it has one.
 func loadCatalogFile(stem string) (*Device, error) {
 	data, err := devicesFS.ReadFile(path.Join("devices", stem+".toml"))
 	if err != nil {
@@ -37,6 +41,9 @@ func loadCatalogFile(stem string) (*Device, error) {
 	}
 	d, err := Load(bytes.NewReader(data), "hardware/devices/"+stem+".toml")
 	if err != nil {
+		return nil, err
+	}
+	if err := loadFitted(d, stem); err != nil {
 		return nil, err
 	}
 	d.File = "catalog:" + stem

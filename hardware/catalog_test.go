@@ -45,6 +45,9 @@ func TestCatalog_files(t *testing.T) {
 	}
 	var files []string
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // devices/fitted: overlays, TestCatalog_fittedOverlays
+		}
 		files = append(files, strings.TrimSuffix(e.Name(), ".toml"))
 	}
 	order := append([]string(nil), catalogOrder...)
@@ -158,17 +161,26 @@ func TestCatalog_a100Seed(t *testing.T) {
 				t.Errorf("%s: fp32 peak %v, want the 19.5 TFLOP/s CUDA-core peak", name, peak)
 			}
 			e := d.Eff.GEMM[dt]
-			compute := float64(g.FLOPs()) / (float64(peak) * e.Compute)
-			memory := float64(g.Bytes()) / (float64(d.Memory.Bandwidth) * e.Memory)
-			got := math.Max(compute, memory) + float64(e.Launch)
-			if rel := got/tt.want - 1; math.Abs(rel) > 0.15 {
-				t.Errorf("%s %s 4096³ roofline = %.3g ms, seed 003 %.3g ms (%+.0f%%)", name, tt.dt, got*1e3, tt.want*1e3, rel*100)
+			// A fitted table's compute fraction is the per-tile rate of
+			// the tile-aware model (devices/fitted), not a flat fraction:
+			// only the hand-written defaults are checked as a plain
+			// roofline.
+			if e.Points == 0 {
+				compute := float64(g.FLOPs()) / (float64(peak) * e.Compute)
+				memory := float64(g.Bytes()) / (float64(d.Memory.Bandwidth) * e.Memory)
+				got := math.Max(compute, memory) + float64(e.Launch)
+				if rel := got/tt.want - 1; math.Abs(rel) > 0.15 {
+					t.Errorf("%s %s 4096³ roofline = %.3g ms, seed 003 %.3g ms (%+.0f%%)", name, tt.dt, got*1e3, tt.want*1e3, rel*100)
+				}
 			}
 			// The cost model proper (tile-aware) must stay within the
-			// same band with these defaults.
-			if c := p.GEMMCost(g); math.Abs(float64(c.Time)/tt.want-1) > 0.15 {
+			// same band, with defaults or fitted parameters (fitted to
+			// aiconfigurator's timings, not to seed 003's).
+			c := p.GEMMCost(g)
+			if math.Abs(float64(c.Time)/tt.want-1) > 0.15 {
 				t.Errorf("%s %s 4096³ GEMMCost = %v, seed 003 %.3g ms", name, tt.dt, c.Time, tt.want*1e3)
 			}
+			t.Logf("%s %s 4096³: %v (seed 003 %.3g ms; %d fitted points)", name, tt.dt, c.Time, tt.want*1e3, e.Points)
 		}
 	}
 }
