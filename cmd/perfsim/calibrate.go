@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 
 const calibrateSynopsis = `perfsim calibrate fit --hw NAME|FILE --measurements FILE[,FILE...] -o calibrated.toml
        perfsim calibrate validate --hw NAME|FILE --measurements FILE[,FILE...]
+       perfsim calibrate merge --hw FITTED.toml -o hardware/devices/fitted/STEM.toml [--check]
        perfsim calibrate measure --device cpu [-o cpu.csv]   (see perfsim calibrate measure --help)
 
 fit fits the cost model's efficiency parameters of a device to measured
@@ -33,7 +37,15 @@ header unless --format says. Rows of another device are an error (skipped,
 with a warning, in files that mix devices by design).
 
 validate scores a device's predictions against measurements: per kernel
-class the median, p90 and max |error| and the worst rows.`
+class the median, p90 and max |error| and the worst rows.
+
+merge writes the fitted part of a calibrated device file (the efficiency
+tables with fitted points, the interconnect keys with a fitted source) as
+the catalog overlay hardware/devices/fitted/<stem>.toml, which the catalog
+applies on top of the hand-written device file (docs/hardware.md,
+"Calibrated devices"). The output depends on the fitted file alone. With
+--check it writes nothing and fails when -o differs from what it would
+write. calibrate/fitted/regen.sh runs fit and merge for the catalog.`
 
 const calibrateExamples = `  perfsim calibrate fit --hw h100 --measurements h100_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv -o h100-calibrated.toml
   perfsim calibrate validate --hw h100-calibrated.toml --measurements vidur_gemm_ops.csv
@@ -44,19 +56,20 @@ type calibrateOptions struct {
 	hw, measurements, format, out, date, output string
 	folds, worst                                int
 	seed                                        uint64
-	noResidual                                  bool
+	noResidual, check                           bool
 }
 
 func (o *calibrateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", "device: a catalog name or a hardware TOML file")
 	fs.StringVar(&o.measurements, "measurements", "", "measurement files, comma-separated")
 	fs.StringVar(&o.format, "input-format", calibrate.FormatAuto, "measurements format: "+strings.Join(calibrate.Formats, ", "))
-	fs.StringVarP(&o.out, "out", "o", "", "fit: the calibrated hardware TOML to write")
+	fs.StringVarP(&o.out, "out", "o", "", "fit: the calibrated hardware TOML to write; merge: the overlay to write")
 	fs.IntVar(&o.folds, "folds", 5, "fit: k of the k-fold cross-validation (1 turns it off)")
 	fs.Uint64Var(&o.seed, "seed", 1, "fit: seed of the folds and subsamples")
 	fs.BoolVar(&o.noResidual, "no-residual", false, "fit: no residual tables")
 	fs.StringVar(&o.date, "date", "", "fit: the date written as provenance (default today, UTC)")
 	fs.IntVar(&o.worst, "worst", 5, "validate: worst rows listed per class")
+	fs.BoolVar(&o.check, "check", false, "merge: compare with -o instead of writing it (exit 1 when they differ)")
 	addFormatFlag(fs, &o.output)
 }
 
@@ -77,15 +90,17 @@ func runCalibrateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	rest := fs.Args()
 	if len(rest) != 1 {
-		return usagef("calibrate: give one subcommand: fit, validate or measure")
+		return usagef("calibrate: give one subcommand: fit, validate, merge or measure")
 	}
 	switch rest[0] {
 	case "fit":
 		return calibrateFit(ctx, o, f, stdout, stderr)
 	case "validate":
 		return calibrateValidate(o, f, stdout, stderr)
+	case "merge":
+		return calibrateMerge(o, stdout)
 	}
-	return usagef("calibrate: unknown subcommand %q (want fit, validate or measure)", rest[0])
+	return usagef("calibrate: unknown subcommand %q (want fit, validate, merge or measure)", rest[0])
 }
 
 // loadMeasurements resolves the device and reads every measurement file.
@@ -324,4 +339,55 @@ func shape(m calibrate.Measurement) string {
 		return fmt.Sprintf("%d ranks, %.4g B", m.Ranks, float64(m.Bytes))
 	}
 	return fmt.Sprintf("%.4g B", float64(m.Bytes))
+}
+
+// calibrateMerge writes (or, with --check, compares) the catalog overlay
+// of a fitted device file.
+func calibrateMerge(o calibrateOptions, stdout io.Writer) error {
+	if o.hw == "" {
+		return usagef("calibrate merge: --hw: give the fitted device file (calibrate/fitted/<stem>.toml)")
+	}
+	if o.out == "" {
+		return usagef("calibrate merge: -o: give the overlay to write (hardware/devices/fitted/<stem>.toml)")
+	}
+	dev, err := hardware.Resolve(o.hw)
+	if err != nil {
+		return err
+	}
+	// The overlay is applied to the catalog device of the same file stem:
+	// it must be the device that was fitted.
+	stem := strings.TrimSuffix(baseName(o.out), ".toml")
+	if cat, err := hardware.Lookup(stem); err != nil || cat.Name != dev.Name {
+		name := "no catalog device"
+		if err == nil {
+			name = cat.Name
+		}
+		return usagef("calibrate merge: -o %s: the overlay of catalog device %q must be named after its file stem (%s has %s)", o.out, dev.Name, stem, name)
+	}
+	var b bytes.Buffer
+	from := filepath.ToSlash(filepath.Clean(o.hw))
+	if err := calibrate.WriteFitted(&b, dev, from); err != nil {
+		return err
+	}
+	// The overlay must apply: a strict re-read, on the fitted device itself.
+	probe := *dev
+	if err := hardware.ApplyFitted(&probe, bytes.NewReader(b.Bytes()), o.out); err != nil {
+		return fmt.Errorf("calibrate merge: the overlay does not load: %w", err)
+	}
+	if o.check {
+		old, err := os.ReadFile(o.out)
+		if err != nil {
+			return fmt.Errorf("calibrate merge: %w", err)
+		}
+		if !bytes.Equal(old, b.Bytes()) {
+			return fmt.Errorf("calibrate merge: %s differs from the overlay of %s: run calibrate/fitted/regen.sh", o.out, from)
+		}
+		fmt.Fprintf(stdout, "%s: up to date with %s\n", o.out, from)
+		return nil
+	}
+	if err := calibrate.WriteFittedFile(o.out, dev, from); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: fitted parameters of %s from %s\n", o.out, dev.Name, from)
+	return nil
 }

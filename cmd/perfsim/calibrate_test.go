@@ -131,3 +131,75 @@ func TestCalibrate_badInput(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrate_merge checks perfsim calibrate merge: the overlay it
+// writes holds the fitted tables only, is what the catalog carries (up to
+// its header, which names the fitted file as given), and --check tells a
+// current overlay from a stale one.
+func TestCalibrate_merge(t *testing.T) {
+	dir := t.TempDir()
+	fitted := filepath.Join("..", "..", "calibrate", "fitted", "h100-sxm.toml")
+	out := filepath.Join(dir, "h100-sxm.toml")
+	stdout, stderr, code := perfsim(t, "calibrate", "merge", "--hw", fitted, "-o", out)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "fitted parameters of H100 SXM") {
+		t.Errorf("merge stdout %q", stdout)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := os.ReadFile(filepath.Join("..", "..", "hardware", "devices", "fitted", "h100-sxm.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header's second line names the fitted file as given.
+	body := func(b []byte) string {
+		lines := strings.SplitN(string(b), "\n", 3)
+		return lines[len(lines)-1]
+	}
+	if body(got) != body(shipped) {
+		t.Errorf("merge of calibrate/fitted/h100-sxm.toml differs from hardware/devices/fitted/h100-sxm.toml (run calibrate/fitted/regen.sh -merge-only)")
+	}
+	for _, no := range []string{"[peak.", "[memory]", "gemm.fp32]", "gemm.tf32]", "bandwidth =", "name ="} {
+		if strings.Contains(string(got), no) {
+			t.Errorf("the overlay has %q, which is not fitted", no)
+		}
+	}
+	if _, stderr, code := perfsim(t, "calibrate", "merge", "--check", "--hw", fitted, "-o", out); code != 0 {
+		t.Errorf("merge --check of a fresh overlay: exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(out, append(got, "# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := perfsim(t, "calibrate", "merge", "--check", "--hw", fitted, "-o", out); code != 1 || !strings.Contains(stderr, "differs") {
+		t.Errorf("merge --check of an edited overlay: exit %d, stderr %q; want 1 and 'differs'", code, stderr)
+	}
+
+	// Usage errors (exit 2) and a device with nothing fitted (exit 1).
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no --hw", []string{"-o", out}, 2, "--hw"},
+		{"no -o", []string{"--hw", fitted}, 2, "-o"},
+		{"stem of another device", []string{"--hw", fitted, "-o", filepath.Join(dir, "h200-sxm.toml")}, 2, "file stem"},
+		{"stem of no device", []string{"--hw", fitted, "-o", filepath.Join(dir, "mine.toml")}, 2, "file stem"},
+		{"nothing fitted", []string{"--hw", "h100-pcie", "-o", filepath.Join(dir, "h100-pcie.toml")}, 1, "nothing fitted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := perfsim(t, append([]string{"calibrate", "merge"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("merge %v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h100-pcie.toml")); err == nil {
+		t.Errorf("a failed merge wrote its output")
+	}
+}

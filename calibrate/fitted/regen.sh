@@ -1,0 +1,82 @@
+#!/bin/sh
+# regen.sh: fit the catalog's calibrated devices to the third-party
+# measurements in ../shared/validation and merge the fits into the
+# catalog. See README.md in this directory.
+#
+#   calibrate/fitted/regen.sh               fit and merge every device
+#   calibrate/fitted/regen.sh -merge-only   merge the fitted files as they are
+#   calibrate/fitted/regen.sh -check        fail if the catalog overlays differ
+#                                           from the fitted files (writes nothing)
+#
+# For each device it writes
+#   calibrate/fitted/<stem>.toml       the hand-written catalog device with the
+#                                      fitted [efficiency] tables and link keys
+#   calibrate/fitted/<stem>.fit.txt    the fit's per-class errors, in-sample and
+#                                      5-fold held out
+#   hardware/devices/fitted/<stem>.toml  the overlay the catalog applies
+#
+# DATE (default: today, UTC) is the provenance date written into every
+# fitted table. The fit is seeded: the same DATE and the same measurement
+# files give byte-identical output.
+set -eu
+cd "$(dirname "$0")/../.."
+
+mode=${1:-fit}
+case $mode in
+fit | -merge-only | -check) ;;
+*)
+	echo "usage: calibrate/fitted/regen.sh [-merge-only | -check]" >&2
+	exit 2
+	;;
+esac
+DATE=${DATE:-$(date -u +%Y-%m-%d)}
+A=../shared/validation/derived/aiconfigurator
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/perfsim" ./cmd/perfsim
+
+# run STEM FILE... fits the hand-written catalog file of STEM (not the
+# catalog device, which carries the previous fit) to the files in $A.
+run() {
+	stem=$1
+	shift
+	if [ "$mode" = fit ]; then
+		files=
+		for f in "$@"; do
+			if [ ! -f "$A/$f" ]; then
+				echo "regen.sh: $A/$f not found (../shared/validation is needed to fit)" >&2
+				exit 1
+			fi
+			files=${files:+$files,}$A/$f
+		done
+		echo "regen.sh: fitting $stem" >&2
+		"$tmp/perfsim" calibrate fit --hw "hardware/devices/$stem.toml" --date "$DATE" \
+			--measurements "$files" -o "calibrate/fitted/$stem.toml" >"$tmp/$stem.fit.txt"
+		mv "$tmp/$stem.fit.txt" "calibrate/fitted/$stem.fit.txt"
+	fi
+	check=
+	if [ "$mode" = -check ]; then
+		check=--check
+	fi
+	"$tmp/perfsim" calibrate merge $check --hw "calibrate/fitted/$stem.toml" -o "hardware/devices/fitted/$stem.toml"
+}
+
+run a100-sxm-80gb \
+	a100_sxm_gemm_trtllm_1.0.0_gemm_perf.csv \
+	a100_sxm_attention_trtllm_1.0.0_context_attention_perf.csv \
+	a100_sxm_attention_trtllm_1.0.0_generation_attention_perf.csv \
+	a100_sxm_comm_nccl_2.27.3_nccl_perf.csv \
+	a100_sxm_comm_trtllm_1.0.0_custom_allreduce_perf.csv
+run h100-sxm \
+	h100_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv \
+	h100_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv \
+	h100_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv \
+	h100_sxm_comm_nccl_2.29.2_nccl_perf.csv \
+	h100_sxm_comm_trtllm_1.3.0rc20_custom_allreduce_perf.csv
+run h200-sxm \
+	h200_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv \
+	h200_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv \
+	h200_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv \
+	h200_sxm_comm_nccl_2.29.2_nccl_perf.csv \
+	h200_sxm_comm_trtllm_1.3.0rc20_custom_allreduce_perf.csv
