@@ -94,7 +94,7 @@ func TestGEMMEval_matchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for i := 0; i < 400; i++ {
 		th := gemmTheta{etaC: 0.5 + 0.5*rng.Float64(), etaM: 0.5 + 0.5*rng.Float64(), t0: 1e-6 * rng.Float64() * 5,
-			a: 1e-6 * rng.Float64(), tau: 3e-9 * rng.Float64(), tsplit: 5e-6 * rng.Float64(), p: 1 + 2*rng.Float64(),
+			a: 1e-6 * rng.Float64(), tau: 3e-9 * rng.Float64(), tsplit: 5e-6 * rng.Float64(), p: 1 + 2*rng.Float64(), edge: 5e-11 * rng.Float64(),
 			fractional: i%2 == 0}
 		d := model.BF16
 		if i%3 == 0 {

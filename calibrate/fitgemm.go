@@ -14,8 +14,9 @@ import (
 
 // The GEMM parameters are searched in unconstrained coordinates: the
 // efficiencies through a logistic function, times and factors through
-// exp, the overlap exponent as 1 + exp, the L2 factor as 1 + exp.
-const gemmDims = 8
+// exp, the overlap exponent as 1 + exp, the L2 factor as 1 + exp; the
+// operand-load time (x[8]) through exp.
+const gemmDims = 9
 
 func gemmX(t gemmTheta) []float64 {
 	x := []float64{logit(t.etaC), logit(t.etaM), math.Log(t.t0), math.Log(t.a), math.Log(t.tau), math.Log(t.tsplit), math.Log(t.p - 1), 0}
@@ -24,6 +25,7 @@ func gemmX(t gemmTheta) []float64 {
 	} else if t.q > 0 {
 		x[7] = math.Log(t.q)
 	}
+	x = append(x, math.Log(t.edge))
 	return x
 }
 
@@ -35,13 +37,14 @@ func gemmFromX(x []float64, fp8, fractional bool) gemmTheta {
 	} else {
 		t.l2f = 1 + math.Exp(x[7])
 	}
+	t.edge = math.Exp(x[8])
 	return t
 }
 
 // gemmStart is where the search starts: magnitudes of the prototype study
 // (DESIGN.md) on H100.
 func gemmStart(fp8, fractional bool) gemmTheta {
-	t := gemmTheta{etaC: 0.75, etaM: 0.8, t0: 4e-6, a: 1e-6, tau: 1e-9, tsplit: 3e-6, p: 2, fractional: fractional}
+	t := gemmTheta{etaC: 0.75, etaM: 0.8, t0: 4e-6, a: 1e-6, tau: 1e-9, tsplit: 3e-6, p: 2, fractional: fractional, edge: 1e-11}
 	if fp8 {
 		t.q = 3
 	} else {
@@ -52,33 +55,83 @@ func gemmStart(fp8, fractional bool) gemmTheta {
 
 // lossGEMM is the mean robust loss of the log ratio over pts.
 func lossGEMM(pts []gemmPoint, idx []int, e *gemmEnv, t *gemmTheta) float64 {
+	return lossSum(pts, idx, e, t) / float64(len(idx))
+}
+
+func lossSum(pts []gemmPoint, idx []int, e *gemmEnv, t *gemmTheta) float64 {
 	s := 0.0
 	for _, i := range idx {
 		p := &pts[i]
 		v := math.Max(p.eval(e, t), p.floor(e))
 		s += softL1(math.Log(v / p.meas))
 	}
+	return s
+}
+
+// parLoss is lossGEMM split over workers goroutines (chunks of idx summed
+// in a fixed order, so that the result does not depend on scheduling).
+func parLoss(pts []gemmPoint, idx []int, e *gemmEnv, t *gemmTheta, workers int) float64 {
+	if workers <= 1 || len(idx) < 256 {
+		return lossGEMM(pts, idx, e, t)
+	}
+	part := make([]float64, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*len(idx)/workers, (w+1)*len(idx)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part[w] = lossSum(pts, idx[lo:hi], e, t)
+		}()
+	}
+	wg.Wait()
+	s := 0.0
+	for _, x := range part {
+		s += x
+	}
 	return s / float64(len(idx))
 }
 
 // fitTheta searches the parameters on the points idx from start.
-func fitTheta(pts []gemmPoint, idx []int, e *gemmEnv, start gemmTheta, evals int) gemmTheta {
+// The loss is evaluated on workers goroutines.
+func fitTheta(pts []gemmPoint, idx []int, e *gemmEnv, start gemmTheta, evals, workers int) gemmTheta {
 	fp8 := start.q > 0
 	x := minimize(func(x []float64) float64 {
 		t := gemmFromX(x, fp8, start.fractional)
-		return lossGEMM(pts, idx, e, &t)
+		return parLoss(pts, idx, e, &t, workers)
 	}, gemmX(start), evals)
 	return gemmFromX(x, fp8, start.fractional)
 }
 
-// residualGrid returns the table's axes: whole octaves spanning the
-// points' shapes.
+// residualGrid returns the table's axes: on each axis, the measured sizes
+// themselves when there are at most maxDataNodes of them (a benchmark grid,
+// as aiconfigurator's), else whole octaves spanning them.
 func residualGrid(pts []gemmPoint) *model.Residual {
 	xyz := make([][3]float64, len(pts))
 	for i := range pts {
 		xyz[i] = [3]float64{pts[i].m, pts[i].n, pts[i].k}
 	}
-	return gridOver(xyz)
+	var ax [3][]float64
+	for a := 0; a < 3; a++ {
+		seen := map[float64]bool{}
+		for _, p := range xyz {
+			l := math.Log2(p[a])
+			if !seen[l] && len(seen) <= maxDataNodes {
+				seen[l] = true
+				ax[a] = append(ax[a], l)
+			}
+		}
+		sort.Float64s(ax[a])
+	}
+	oct := gridOver(xyz)
+	r := &model.Residual{Log2M: oct.Log2M, Log2N: oct.Log2N, Log2K: oct.Log2K}
+	for a, dst := range [3]*[]float64{&r.Log2M, &r.Log2N, &r.Log2K} {
+		if len(ax[a]) <= maxDataNodes {
+			*dst = ax[a]
+		}
+	}
+	r.Values = make([]float64, len(r.Log2M)*len(r.Log2N)*len(r.Log2K))
+	return r
 }
 
 // residualLambda is the ridge that pulls a node with little support
@@ -93,7 +146,7 @@ const gridStep = 1.0
 // fitResidual fits the table's values to the log residuals of the GEMM
 // points idx (whose weights setResidual set) against the analytical times
 // base.
-func fitResidual(pts []gemmPoint, idx []int, base []float64, vals []float64) {
+func fitResidual(pts []gemmPoint, idx []int, base []float64, vals []float64, dims [3]int) {
 	ri := make([][8]int32, len(pts))
 	rw := make([][8]float64, len(pts))
 	target := make([]float64, len(pts))
@@ -101,7 +154,131 @@ func fitResidual(pts []gemmPoint, idx []int, base []float64, vals []float64) {
 		ri[i], rw[i] = pts[i].ri, pts[i].rw
 		target[i] = math.Log(pts[i].meas / base[i])
 	}
-	solveResidual(ri, rw, idx, target, vals)
+	solveGEMMResidual(ri, rw, idx, target, vals, dims)
+}
+
+// The GEMM residual table's regularisation (chosen by 5-fold held-out
+// error on aiconfigurator's A100 bf16 GEMMs, then checked unchanged on
+// H100 and H200): a weak ridge towards no correction, and a smoothing
+// penalty between neighbouring nodes, strongest along k (a library's kernel
+// choice for a given m and n holds over long runs of k), weaker along n and
+// weakest along m (where the choice jumps: m = 768 → 1024 on A100 costs
+// 2×). The smoothing is robust (a Huber penalty on the difference, by
+// iterative reweighting): a jump of more than gemmHuber in log time
+// between neighbours is kept as a jump instead of being smeared over its
+// neighbours, so that a single odd shape does not pull the ones around it.
+const (
+	gemmRidge   = 0.01
+	gemmSmooth  = 0.3
+	gemmHuber   = 0.05
+	gemmSweeps  = 300
+	gemmReweigh = 50 // sweeps between reweightings
+	// maxDataNodes is the most distinct sizes an axis may have for its
+	// nodes to sit at the measured sizes themselves; beyond, whole octaves.
+	maxDataNodes = 32
+)
+
+// gemmAxisSmooth weights gemmSmooth along m, n and k.
+var gemmAxisSmooth = [3]float64{0.03, 0.1, 1}
+
+// solveGEMMResidual fits table values to the log residuals target of the
+// points idx (each touching the nodes ri with trilinear weights rw) on a
+// grid of dims nodes, minimising Σ(target − table)² + gemmRidge·Σv² +
+// Σ_edges w_e·(v_a − v_b)² by Gauss–Seidel sweeps, reweighting the edges
+// (w_e = gemmSmooth·axis weight·min(1, gemmHuber/|v_a − v_b|)) every
+// gemmReweigh sweeps. Targets are clipped to ±1 (a factor e) so that a
+// broken measurement cannot dominate a node. A node no training point
+// touches (a held-out shape on a grid of measured sizes) takes the
+// weighted mean of its neighbours.
+func solveGEMMResidual(ri [][8]int32, rw [][8]float64, idx []int, target []float64, vals []float64, dims [3]int) {
+	lambda, smooth := gemmRidge, gemmSmooth
+	for i := range vals {
+		vals[i] = 0
+	}
+	n := len(vals)
+	type touch struct {
+		pt int32
+		c  int8
+	}
+	byNode := make([][]touch, n)
+	diag := make([]float64, n)
+	for _, i := range idx {
+		for c := 0; c < 8; c++ {
+			if w := rw[i][c]; w > 0 {
+				nd := ri[i][c]
+				byNode[nd] = append(byNode[nd], touch{int32(i), int8(c)})
+				diag[nd] += w * w
+			}
+		}
+	}
+	cur := make([]float64, len(target))
+	tgt := make([]float64, len(target))
+	for _, i := range idx {
+		tgt[i] = math.Max(-1, math.Min(1, target[i]))
+	}
+	nm, nn, nk := dims[0], dims[1], dims[2]
+	stride := [3]int{nn * nk, nk, 1}
+	size := [3]int{nm, nn, nk}
+	// ew[a][nd] is the weight of the edge from nd to nd+stride[a].
+	var ew [3][]float64
+	for a := range ew {
+		ew[a] = make([]float64, n)
+		for nd := range ew[a] {
+			ew[a][nd] = smooth * gemmAxisSmooth[a]
+		}
+	}
+	for sweep := 0; sweep < gemmSweeps; sweep++ {
+		if sweep > 0 && sweep%gemmReweigh == 0 {
+			for a := range ew {
+				for nd := 0; nd < n; nd++ {
+					if (nd/stride[a])%size[a] < size[a]-1 {
+						w := 1.0
+						if d := math.Abs(vals[nd+stride[a]] - vals[nd]); d > gemmHuber {
+							w = gemmHuber / d
+						}
+						ew[a][nd] = smooth * gemmAxisSmooth[a] * w
+					}
+				}
+			}
+		}
+		maxd := 0.0
+		for nd := 0; nd < n; nd++ {
+			num, den := 0.0, diag[nd]+lambda
+			for _, tc := range byNode[nd] {
+				num += rw[tc.pt][tc.c] * (tgt[tc.pt] - cur[tc.pt])
+			}
+			for a := range ew {
+				pos := (nd / stride[a]) % size[a]
+				if pos > 0 {
+					w := ew[a][nd-stride[a]]
+					num += w * (vals[nd-stride[a]] - vals[nd])
+					den += w
+				}
+				if pos < size[a]-1 {
+					w := ew[a][nd]
+					num += w * (vals[nd+stride[a]] - vals[nd])
+					den += w
+				}
+			}
+			d := (num - lambda*vals[nd]) / den
+			maxd = math.Max(maxd, math.Abs(d))
+			vals[nd] += d
+			for _, tc := range byNode[nd] {
+				cur[tc.pt] += rw[tc.pt][tc.c] * d
+			}
+		}
+		// Converged: skip to the next reweighting, or stop.
+		if maxd < 1e-6 {
+			next := (sweep/gemmReweigh + 1) * gemmReweigh
+			if next >= gemmSweeps {
+				break
+			}
+			sweep = next - 1
+		}
+	}
+	for i := range vals {
+		vals[i] = math.Round(vals[i]*1e4) / 1e4
+	}
 }
 
 // solveResidual fits table values to the log residuals target of the
@@ -184,38 +361,87 @@ type gemmModel struct {
 	res   *model.Residual
 }
 
-// trainGEMM fits parameters (both wave models when start is nil, keeping
-// the better) and the residual table on the points idx.
-func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, warm *gemmTheta, opt Options, rng *rand.Rand, grid *model.Residual) gemmModel {
+// The parameter search's budgets of loss evaluations (Nelder–Mead, plus
+// a restart of half as many): per wave model on a small sample, then with
+// the better one on the search sample.
+// The search sees at most gemmSearchPoints points (a seeded subsample;
+// fewer when Options.MaxPoints says so): nine parameters need no more, and
+// the residual table and the scores use every point.
+const (
+	waveEvals        = 150
+	searchEvals      = 300
+	waveSample       = 400
+	gemmSearchPoints = 1000
+)
+
+// gemmInit is the search's start for the points idx: gemmStart with the
+// compute efficiency and memory efficiency read off the points that are
+// clearly compute-bound (the median of F/(P·t) over points whose
+// arithmetic takes 10× their traffic, of at least 10 GFLOP) and clearly
+// memory-bound (the median of B/(W·t) over points whose traffic takes 10×
+// their arithmetic, of at least 16 MB), and the launch cost from the
+// fastest points: a start near the answer, so that the search needs few
+// evaluations.
+func gemmInit(pts []gemmPoint, idx []int, e *gemmEnv, fp8, fractional bool) gemmTheta {
+	t := gemmStart(fp8, fractional)
+	var c, m, fast []float64
+	for _, i := range idx {
+		p := &pts[i]
+		tc, tm := p.flops/e.peak, p.bytes/e.bw
+		switch {
+		case tc > 10*tm && p.flops >= 1e10:
+			c = append(c, tc/p.meas)
+		case tm > 10*tc && p.bytes >= 16e6:
+			m = append(m, tm/p.meas)
+		}
+		fast = append(fast, p.meas)
+	}
+	clamp := func(x float64) float64 { return math.Max(0.3, math.Min(0.97, x)) }
+	if len(c) >= 5 {
+		sort.Float64s(c)
+		t.etaC = clamp(quantile(c, 0.5))
+	}
+	if len(m) >= 5 {
+		sort.Float64s(m)
+		t.etaM = clamp(quantile(m, 0.5))
+	}
+	if len(fast) > 0 {
+		sort.Float64s(fast)
+		t.t0 = math.Max(1e-7, 0.5*quantile(fast, 0.01))
+	}
+	return t
+}
+
+// trainGEMM fits the parameters (both wave models, keeping the better) and
+// the residual table on the points idx, from a start computed from those
+// points alone: the k-fold folds repeat the whole fit. The loss runs on
+// workers goroutines.
+func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, opt Options, rng *rand.Rand, grid *model.Residual, workers int) gemmModel {
 	search := idx
-	if len(search) > opt.MaxPoints {
-		sub := subsample(len(idx), opt.MaxPoints, rng)
+	if limit := min(opt.MaxPoints, gemmSearchPoints); len(search) > limit {
+		sub := subsample(len(idx), limit, rng)
 		search = make([]int, len(sub))
 		for i, j := range sub {
 			search[i] = idx[j]
 		}
 	}
-	var th gemmTheta
-	if warm != nil {
-		th = fitTheta(pts, search, e, *warm, 250)
-	} else {
-		// Choose the wave model on a small sample, then search with it.
-		small := search
-		if len(small) > 400 {
-			small = small[:0:0]
-			for i := 0; i < len(search); i += len(search)/400 + 1 {
-				small = append(small, search[i])
-			}
+	// Choose the wave model on a small sample, then search with it.
+	small := search
+	if len(small) > waveSample {
+		small = small[:0:0]
+		for i := 0; i < len(search); i += len(search)/waveSample + 1 {
+			small = append(small, search[i])
 		}
-		best := math.Inf(1)
-		for _, fr := range []bool{false, true} {
-			t := fitTheta(pts, small, e, gemmStart(fp8, fr), 600)
-			if l := lossGEMM(pts, small, e, &t); l < best {
-				best, th = l, t
-			}
-		}
-		th = fitTheta(pts, search, e, th, 800)
 	}
+	var th gemmTheta
+	best := math.Inf(1)
+	for _, fr := range []bool{false, true} {
+		t := fitTheta(pts, small, e, gemmInit(pts, search, e, fp8, fr), waveEvals, workers)
+		if l := lossGEMM(pts, small, e, &t); l < best {
+			best, th = l, t
+		}
+	}
+	th = fitTheta(pts, search, e, th, searchEvals, workers)
 	gm := gemmModel{theta: th}
 	if grid != nil {
 		base := make([]float64, len(pts))
@@ -224,7 +450,7 @@ func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, warm *gemmTheta
 		}
 		r := *grid
 		r.Values = make([]float64, len(grid.Values))
-		fitResidual(pts, idx, base, r.Values)
+		fitResidual(pts, idx, base, r.Values, [3]int{len(r.Log2M), len(r.Log2N), len(r.Log2K)})
 		gm.res = &r
 	}
 	return gm
@@ -261,6 +487,7 @@ func fitGEMM(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand
 	for i, m := range ms {
 		pts[i] = newGEMMPoint(m)
 		pts[i].setCands(e.cus, float64(max(m.Batch, 1)))
+		pts[i].flr = math.Max(pts[i].flops/e.peak, pts[i].bytes/e.bw)
 	}
 	all := make([]int, len(pts))
 	for i := range all {
@@ -274,41 +501,17 @@ func fitGEMM(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand
 			pts[i].setResidual(grid)
 		}
 	}
-	full := trainGEMM(pts, all, e, fp8, nil, opt, rng, grid)
+	var fold []int
+	if opt.Folds > 1 {
+		fold = folds(len(pts), opt.Folds, rng)
+	}
+	full, held := trainAndValidate(pts, all, fold, e, fp8, opt, grid)
 	in := make([]float64, len(pts))
 	for i := range pts {
 		in[i] = full.predict(&pts[i], e)/pts[i].meas - 1
 	}
 	cf.InSample, cf.Fitted = newStats(in), true
 	if opt.Folds > 1 {
-		fold := folds(len(pts), opt.Folds, rng)
-		held := make([]float64, len(pts))
-		// The folds are independent: fit them in parallel, each with its
-		// own seeded generator, so that the result does not depend on
-		// scheduling.
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for f := 0; f < opt.Folds; f++ {
-			var train, test []int
-			for i, fi := range fold {
-				if fi == f {
-					test = append(test, i)
-				} else {
-					train = append(train, i)
-				}
-			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func(f int) {
-				defer func() { <-sem; wg.Done() }()
-				frng := rand.New(rand.NewPCG(opt.Seed, uint64(f)+1))
-				gm := trainGEMM(pts, train, e, fp8, &full.theta, opt, frng, grid)
-				for _, i := range test {
-					held[i] = gm.predict(&pts[i], e)/pts[i].meas - 1
-				}
-			}(f)
-		}
-		wg.Wait()
 		cf.HeldOut = newStats(held)
 	}
 	gp := full.theta.params()
@@ -331,6 +534,54 @@ func fitGEMM(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand
 		}
 	}
 	return cf, warns
+}
+
+// trainAndValidate fits the model on all points and, when fold is set,
+// refits it from scratch (parameters and residual table) once per fold on
+// the other folds, returning each point's held-out relative error. The
+// fits are independent and run in parallel, each with its own seeded
+// generator, so that the result does not depend on scheduling; the loss
+// of a fit is itself split over the cores the fits leave idle.
+func trainAndValidate(pts []gemmPoint, all, fold []int, e *gemmEnv, fp8 bool, opt Options, grid *model.Residual) (gemmModel, []float64) {
+	nf := 0
+	if len(fold) > 0 {
+		nf = opt.Folds
+	}
+	procs := runtime.GOMAXPROCS(0)
+	workers := max(1, procs/(nf+1))
+	var held []float64
+	if nf > 0 {
+		held = make([]float64, len(pts))
+	}
+	var full gemmModel
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, procs)
+	for f := -1; f < nf; f++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			frng := rand.New(rand.NewPCG(opt.Seed, uint64(f)+1))
+			if f < 0 {
+				full = trainGEMM(pts, all, e, fp8, opt, frng, grid, workers)
+				return
+			}
+			var train, test []int
+			for i, fi := range fold {
+				if fi == f {
+					test = append(test, i)
+				} else {
+					train = append(train, i)
+				}
+			}
+			gm := trainGEMM(pts, train, e, fp8, opt, frng, grid, workers)
+			for _, i := range test {
+				held[i] = gm.predict(&pts[i], e)/pts[i].meas - 1
+			}
+		}()
+	}
+	wg.Wait()
+	return full, held
 }
 
 func fittedSource(s string) bool { return len(s) > 7 && s[:7] == "fitted:" }

@@ -25,10 +25,12 @@ const (
 )
 
 // A cand is one tile and split: the per-K-element work of the tile in
-// FLOPs (2·T'm·T'n), ⌈k/s⌉, the CTA count and the split's index.
+// FLOPs (2·T'm·T'n), ⌈k/s⌉, the CTA count, the tile's edge T'm+T'n (the
+// operand elements it loads per K element) and the split's index.
 type cand struct {
-	area2, kk, ctas float64
-	si              int
+	area2, kk, ctas, edge float64
+	whole, frac           float64 // waves: ⌈CTAs/S⌉ and max(1, CTAs/S)
+	si                    int
 }
 
 type gemmPoint struct {
@@ -39,6 +41,7 @@ type gemmPoint struct {
 	fp8             bool
 	cands           []cand
 	m, n, k         float64
+	flr             float64  // the plain roofline on the device, once set
 	ri              [8]int32 // residual nodes and weights, when a table is set
 	rw              [8]float64
 }
@@ -46,13 +49,15 @@ type gemmPoint struct {
 // gemmTheta are the GEMM parameters in natural units.
 type gemmTheta struct {
 	etaC, etaM, t0, a, tau, tsplit, p, l2f, q float64
+	edge                                      float64 // seconds per operand element a CTA loads (model.GEMMParams.OperandLoad)
 	fractional                                bool
 }
 
 func (t gemmTheta) params() model.GEMMParams {
 	g := model.GEMMParams{Compute: t.etaC, Memory: t.etaM, Launch: model.Seconds(t.t0), CTAOverhead: model.Seconds(t.a),
 		StepFloor: model.Seconds(t.tau), SplitK: model.Seconds(t.tsplit), Overlap: t.p, L2Factor: t.l2f, QuantBytes: t.q,
-		Waves: model.WavesWhole}
+		OperandLoad: model.Seconds(t.edge),
+		Waves:       model.WavesWhole}
 	if t.fractional {
 		g.Waves = model.WavesFractional
 	}
@@ -89,7 +94,8 @@ func (p *gemmPoint) setCands(cus float64, batch float64) {
 			if sp > 1 && (nt*fs > 2*cus || p.k/fs < fitMinSplitK) {
 				break
 			}
-			c := cand{area2: 2 * tmc * tnc, kk: math.Ceil(p.k / fs), ctas: nt * fs, si: si}
+			c := cand{area2: 2 * tmc * tnc, kk: math.Ceil(p.k / fs), ctas: nt * fs, si: si, edge: tmc + tnc,
+				whole: math.Ceil(nt * fs / cus), frac: math.Max(1, nt*fs/cus)}
 			// A candidate no better than another of the same split in
 			// both tile work and CTA count never wins: drop it.
 			dominated := false
@@ -98,11 +104,11 @@ func (p *gemmPoint) setCands(cus float64, batch float64) {
 				if o.si != si {
 					continue
 				}
-				if o.area2 <= c.area2 && o.ctas <= c.ctas {
+				if o.area2 <= c.area2 && o.edge <= c.edge && o.ctas <= c.ctas {
 					dominated = true
 					break
 				}
-				if c.area2 <= o.area2 && c.ctas <= o.ctas {
+				if c.area2 <= o.area2 && c.edge <= o.edge && c.ctas <= o.ctas {
 					p.cands = append(p.cands[:j], p.cands[j+1:]...)
 					j--
 				}
@@ -127,35 +133,42 @@ func (p *gemmPoint) eval(e *gemmEnv, t *gemmTheta) float64 {
 		tm += t.q * p.qelems / bw
 	}
 	var best [len(fitSplits)]float64
+	inf := math.Inf(1)
 	for i := range best {
-		best[i] = math.Inf(1)
+		best[i] = inf
 	}
-	perCU := e.peak * t.etaC / e.cus
-	for _, c := range p.cands {
-		step := c.area2 / perCU
+	perFLOP := e.cus / (e.peak * t.etaC)
+	for i := range p.cands {
+		c := &p.cands[i]
+		step := c.area2 * perFLOP
+		if ld := c.edge * t.edge; ld > step {
+			step = ld
+		}
 		if t.tau > step {
 			step = t.tau
 		}
-		w := c.ctas / e.cus
+		w := c.whole
 		if t.fractional {
-			w = math.Max(1, w)
-		} else {
-			w = math.Ceil(w)
+			w = c.frac
 		}
 		if tc := w * (t.a + c.kk*step); tc < best[c.si] {
 			best[c.si] = tc
 		}
 	}
-	total := math.Inf(1)
+	total := inf
 	for si, tc := range best {
-		if math.IsInf(tc, 1) {
+		if tc == inf {
 			continue
 		}
 		x := t.t0
 		if sp := float64(fitSplits[si]); sp > 1 {
 			x += t.tsplit + sp*p.partial/bw
 		}
-		if x+math.Max(tc, tm) >= total {
+		hi := tc
+		if tm > hi {
+			hi = tm
+		}
+		if x+hi >= total {
 			continue
 		}
 		if x += model.SoftMax(tc, tm, t.p); x < total {
@@ -165,8 +178,12 @@ func (p *gemmPoint) eval(e *gemmEnv, t *gemmTheta) float64 {
 	return total
 }
 
-// floor is the plain roofline a prediction never goes below.
+// floor is the plain roofline a prediction never goes below (cached by
+// setCands, which knows the device).
 func (p *gemmPoint) floor(e *gemmEnv) float64 {
+	if p.flr > 0 {
+		return p.flr
+	}
 	return math.Max(p.flops/e.peak, p.bytes/e.bw)
 }
 

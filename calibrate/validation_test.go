@@ -74,12 +74,23 @@ func TestAIConfigurator_gemmHeldOut(t *testing.T) {
 	}
 	v := validationDir(t)
 	//
-	// Met: H100 and H200 held out. Not met, and bounded here at what the
-	// model reaches (measured 2026-11-22): A100 held out 4.3% / 14.7%
-	// (the prototype of DESIGN.md: 2.9% / 10.6%; interpolating measured
-	// neighbours: 2.7% / 12%); Vidur 12.7% (H100) and 11.6% (A100), a bias
-	// of −10 to −13%: Vidur times a profiler range, not one kernel, and
-	// DESIGN.md expects ~12% across sources.
+	// Measured 2026-11-22 (5-fold, every fold refitting the parameters
+	// from its own start and the residual table): H100 2.0% / 8.8%, H200
+	// 2.2% / 8.7%, A100 2.7% / 10.6%. A100's p90 misses the 10% target by
+	// 0.6 points and is bounded here at 11%: its misses are single shapes
+	// where cuBLAS's kernel choice jumps (m = 192, n = k = 4096 runs 48%
+	// slower than m = 160) and tiny kernels (k ≤ 128: p90 17%) whose
+	// repeat measurements already differ by ~9% at p90 (aiconfigurator's
+	// vllm A100 table against this one, the same shapes).
+	//
+	// Vidur: 13.5% (H100) and 11.6% (A100), a bias of −13% and −10%; the
+	// issue's 10% is not met and the bounds are the measured level. On the
+	// shapes both sources measured, Vidur is itself slower than
+	// aiconfigurator by a median 4% (A100) and 8% (H100), growing with
+	// size (16% on A100 GEMMs over 0.3 ms), so it is a multiplicative
+	// difference of the setups (clocks, library, possibly an A100-PCIe;
+	// SOURCES.md leaves that open), not a fixed per-call overhead that a
+	// documented importer adjustment could remove. DESIGN.md expects ~12%.
 	tests := []struct {
 		hw, file  string
 		vidur     bool
@@ -89,7 +100,7 @@ func TestAIConfigurator_gemmHeldOut(t *testing.T) {
 	}{
 		{"h100", "h100_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv", true, 0.03, 0.10, 0.14, "vidur h100"},
 		{"h200", "h200_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv", false, 0.03, 0.10, 0, ""},
-		{"a100", "a100_sxm_gemm_trtllm_1.0.0_gemm_perf.csv", true, 0.05, 0.16, 0.13, "vidur a100"},
+		{"a100", "a100_sxm_gemm_trtllm_1.0.0_gemm_perf.csv", true, 0.03, 0.11, 0.125, "vidur a100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.hw, func(t *testing.T) {

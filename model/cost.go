@@ -48,6 +48,9 @@ type GEMMParams struct {
 	L2Factor    float64 `toml:"l2_factor"`        // l2f: L2 bandwidth as a multiple of HBM, for activations that fit
 	QuantBytes  float64 `toml:"quant_bytes"`      // q: bytes per activation element of an fp8 quantisation pass
 	Waves       string  `toml:"waves,omitempty"`  // "whole" (⌈CTAs/S⌉, default) or "fractional" (max(1, CTAs/S)); see gemm.go
+	// OperandLoad (c_e) is the time per operand element a CTA loads per K
+	// step (T'm+T'n elements); 0 for none. See gemm.go.
+	OperandLoad Seconds `toml:"operand_load,omitempty"`
 	// Residual is a fitted correction over log-shape space; nil for none.
 	Residual  *Residual `toml:"residual,omitempty"`
 	Source    string    `toml:"source"`               // where these came from

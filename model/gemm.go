@@ -13,7 +13,8 @@ import "math"
 //	CTAs     = N_t·s                                s ∈ gemmSplits; s > 1 only when
 //	                                                CTAs ≤ 2·S and k/s ≥ 128
 //	W        = ⌈CTAs/S⌉ (whole waves, A100-class) or max(1, CTAs/S) (fractional, Hopper)
-//	T_cta    = a + ⌈k/s⌉·max(2·T'm·T'n / (P/S·η_c), τ)   T'm = min(Tm, ⌈m/16⌉·16), likewise T'n
+//	T_cta    = a + ⌈k/s⌉·max(2·T'm·T'n / (P/S·η_c), (T'm+T'n)·c_e, τ)
+//	                                                T'm = min(Tm, ⌈m/16⌉·16), likewise T'n
 //	T_c      = W·T_cta
 //	T_m      = (e_B·k·n + e_C·m·n)/(W_hbm·η_m)
 //	         + e_A·m·k/(l2f·W_hbm·η_m) when the activation fits in L2 and l2f > 0,
@@ -24,10 +25,12 @@ import "math"
 //
 // and never less than the plain roofline F/P, B/W_hbm. S is the number of
 // compute units, P the matrix peak of the compute type, e_X the element
-// sizes of A, B and C.
+// sizes of A, B and C. c_e, the time to bring one operand element into a
+// CTA (shared memory, from L2), makes a small tile slower per FLOP than a
+// large one: a T×T tile loads 2T elements for 2T² FLOPs per K step.
 //
 // Defaults for parameters a hardware file does not set (uncalibrated
-// catalog entries set only compute, memory and launch): a = 0, τ = 0,
+// catalog entries set only compute, memory and launch): a = 0, τ = 0, c_e = 0,
 // t_split = 0, p = 0 (a plain max), l2f = 0 (activation from HBM), q = 0,
 // whole waves, no residual. With those, a large GEMM costs about
 // F/(P·η_c) + t0: wave quantisation of the smallest tile that fits is
@@ -166,6 +169,7 @@ type GEMMChoice struct {
 type gemmSetup struct {
 	etaC, etaM         float64
 	t0, a, tau, tsplit float64
+	edge               float64
 	p, l2f, q          float64
 	fractional         bool
 	res                *Residual
@@ -196,6 +200,7 @@ func (p *Processor) GEMMDetail(g GEMM) (Cost, GEMMChoice) {
 		etaC: clampEff(e.Compute), etaM: clampEff(e.Memory),
 		t0: nonNeg(float64(e.Launch)), a: nonNeg(float64(e.CTAOverhead)), tau: nonNeg(float64(e.StepFloor)),
 		tsplit: nonNeg(float64(e.SplitK)), p: nonNeg(e.Overlap), l2f: nonNeg(e.L2Factor), q: nonNeg(e.QuantBytes),
+		edge:       nonNeg(float64(e.OperandLoad)),
 		fractional: e.Waves == WavesFractional,
 		peak:       nonNeg(float64(peak)), bw: nonNeg(float64(p.Bandwidth)), l2: nonNeg(float64(p.L2)),
 		cus: float64(max(p.ComputeUnits, 0)),
@@ -254,7 +259,7 @@ func (s *gemmSetup) cost(g GEMM, d DType) (Cost, GEMMChoice) {
 			tmc := math.Min(t[0], math.Ceil(m/16)*16)
 			tnc := math.Min(t[1], math.Ceil(n/16)*16)
 			nt := math.Ceil(m/t[0]) * math.Ceil(n/t[1]) * b
-			step := 2 * tmc * tnc / perCU
+			step := math.Max(2*tmc*tnc/perCU, (tmc+tnc)*s.edge)
 			fl := s.tau > step
 			if fl {
 				step = s.tau
@@ -350,9 +355,14 @@ func SoftMax(x, y, p float64) float64 {
 	if !(p > 0) || hi == 0 || math.IsInf(p, 1) {
 		return hi
 	}
-	r := lo / hi
-	if r == 0 {
+	if lo == 0 {
 		return hi
 	}
-	return hi * math.Pow(1+math.Pow(r, p), 1/p)
+	// hi·(1 + (lo/hi)^p)^(1/p) through exp and log; below 1e-17 the
+	// correction is lost in rounding anyway.
+	lp := p * math.Log(lo/hi)
+	if lp < -40 {
+		return hi
+	}
+	return hi * math.Exp(math.Log1p(math.Exp(lp))/p)
 }
