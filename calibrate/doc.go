@@ -16,11 +16,14 @@
 //     gonum/optimize's Nelder–Mead in unconstrained coordinates (logistic
 //     for fractions, log for times), minimising a soft-L1 loss of
 //     log(predicted/measured) on a seeded subsample of at most 2,000
-//     points; then a residual table over log-shape space (model.Residual)
-//     is fitted to the remaining log error of every point by ridge-
-//     regularised least squares. k-fold cross-validation (seeded folds,
-//     default 5) refits both on each training fold and scores the held-out
-//     fold.
+//     points (1,000 for GEMMs, from a start read off the clearly compute-
+//     and memory-bound points); then a residual table over log-shape space
+//     (model.Residual) is fitted to the remaining log error of every point
+//     by regularised least squares (for GEMMs: nodes at the measured sizes
+//     of a benchmark grid, robust smoothing between neighbours, strongest
+//     along k). k-fold cross-validation (seeded folds, default 5) refits
+//     both on each training fold, from that fold's own start, and scores
+//     the held-out fold; the GEMM folds and the full fit run in parallel.
 //   - score.go: Score, the scorecard of a device against measurements,
 //     with worst rows and extrapolation warnings.
 //   - write.go: WriteDevice, a hardware TOML file hardware.Load reads back,
