@@ -258,6 +258,10 @@ func showFields(d *hardware.Device) []field {
 		quantity(k+".bandwidth", "bytes_per_s", float64(n.n.Bandwidth), n.n.Bandwidth.String()+" per direction", true)
 		quantity(k+".latency", "s", float64(n.n.Latency), n.n.Latency.String(), true)
 		quantity(k+".efficiency", "", n.n.Efficiency, strconv.FormatFloat(n.n.Efficiency, 'g', -1, 64), false)
+		// The collective model's calibrated keys, when set (fitted links).
+		quantity(k+".base_latency", "s", float64(n.n.Base), n.n.Base.String(), false)
+		quantity(k+".allreduce_latency", "s", float64(n.n.AllReduceLatency), n.n.AllReduceLatency.String(), false)
+		quantity(k+".allreduce_efficiency", "", n.n.AllReduceEfficiency, strconv.FormatFloat(n.n.AllReduceEfficiency, 'g', -1, 64), false)
 		count(k+".devices_per_node", n.n.DevicesPerNode)
 		str(k+".topology", n.n.Topology)
 	}
