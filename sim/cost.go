@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"sync"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -20,15 +22,51 @@ import (
 const dequantOps = 4
 
 // A coster prices kernels on one system, remembering what it has priced
-// so that no GEMM or attention kernel is derived twice in a run, and
-// collecting data-type fallbacks.
+// so that no kernel is derived twice in a run, and collecting data-type
+// fallbacks.
 type coster struct {
 	p      model.Processor
 	sys    *hardware.System
 	strict bool
 	*diag  // shared by the costers of one run
 
-	cache []cached
+	// What has been priced, by kind, so that a lookup compares plain
+	// structs (no interface comparison, no map hashing). The slices start
+	// in the arrays of store; a model with more distinct kernels (a CNN's
+	// convolutions) grows them on the heap.
+	gemm   []memo[model.GEMM]
+	attn   []memo[model.Attention]
+	ew     []memo[model.Elementwise]
+	gather []memo[model.Gather]
+	coll   []memo[model.Collective]
+	store  costerStore
+}
+
+// costerStore is the initial room of a coster's memo: enough for the
+// distinct kernels of a transformer's pass.
+type costerStore struct {
+	gemm   [8]memo[model.GEMM]
+	attn   [2]memo[model.Attention]
+	ew     [6]memo[model.Elementwise]
+	gather [2]memo[model.Gather]
+	coll   [3]memo[model.Collective]
+}
+
+// A memo is a priced kernel.
+type memo[K comparable] struct {
+	k   K
+	c   model.Cost
+	rel float64
+}
+
+// find returns the memo of k in s, or nil.
+func find[K comparable](s []memo[K], k K) *memo[K] {
+	for i := range s {
+		if s[i].k == k {
+			return &s[i]
+		}
+	}
+	return nil
 }
 
 // diag collects a run's data-type checks, fallback warnings and error.
@@ -38,14 +76,17 @@ type diag struct {
 	err      error
 }
 
-type cached struct {
-	k   model.Kernel
-	c   model.Cost
-	rel float64
+func newCoster(sys *hardware.System, strict bool) *coster {
+	c := &coster{}
+	c.init(sys.Device.Processor(), sys, strict, &diag{})
+	return c
 }
 
-func newCoster(sys *hardware.System, strict bool) *coster {
-	return &coster{p: sys.Device.Processor(), sys: sys, strict: strict, diag: &diag{}, cache: make([]cached, 0, 32)}
+// init readies c to price on p, its memo empty.
+func (c *coster) init(p model.Processor, sys *hardware.System, strict bool, d *diag) {
+	c.p, c.sys, c.strict, c.diag = p, sys, strict, d
+	c.gemm, c.attn, c.ew = c.store.gemm[:0], c.store.attn[:0], c.store.ew[:0]
+	c.gather, c.coll = c.store.gather[:0], c.store.coll[:0]
 }
 
 // GraphLaunch is the launch overhead each kernel of a decode step pays
@@ -58,30 +99,79 @@ func newCoster(sys *hardware.System, strict bool) *coster {
 // until calibration measures it.
 const GraphLaunch model.Seconds = 1e-6
 
-// graphs returns a coster sharing c's diagnostics whose launch overheads
-// are capped at GraphLaunch.
-func (c *coster) graphs() *coster {
+// graphs readies g as a coster sharing c's diagnostics whose launch
+// overheads are capped at GraphLaunch.
+func (c *coster) graphs(g *coster) {
 	p := c.p
 	capL := func(t model.Seconds) model.Seconds { return min(t, GraphLaunch) }
 	p.Launch = capL(p.Launch)
 	p.Eff.Memory.Launch = capL(p.Eff.Memory.Launch)
 	p.Eff.Attention.Launch = capL(p.Eff.Attention.Launch)
 	p.Eff.Attention.DecodeLaunch = capL(p.Eff.Attention.DecodeLaunch)
-	copied := false
-	for d, g := range c.p.Eff.GEMM {
+	p.Eff.GEMM = graphGEMMs(c.p.Eff.GEMM)
+	g.init(p, c.sys, c.strict, c.diag)
+}
+
+// graphGEMMs returns the GEMM parameters m with every launch capped at
+// GraphLaunch: m itself when none exceeds it, else a copy. Copies are
+// remembered (a few, for the devices in use) and reused while m holds
+// what it held when copied, so that a sweep does not rebuild a map per
+// point; callers must not modify the result.
+func graphGEMMs(m map[model.DType]model.GEMMParams) map[model.DType]model.GEMMParams {
+	capped := func(g model.GEMMParams) model.GEMMParams {
+		g.Launch = min(g.Launch, GraphLaunch)
+		return g
+	}
+	over := false
+	for _, g := range m {
 		if g.Launch > GraphLaunch {
-			if !copied {
-				p.Eff.GEMM = make(map[model.DType]model.GEMMParams, len(c.p.Eff.GEMM))
-				for k, v := range c.p.Eff.GEMM {
-					p.Eff.GEMM[k] = v
-				}
-				copied = true
-			}
-			g.Launch = GraphLaunch
-			p.Eff.GEMM[d] = g
+			over = true
+			break
 		}
 	}
-	return &coster{p: p, sys: c.sys, strict: c.strict, diag: c.diag, cache: make([]cached, 0, 32)}
+	if !over {
+		return m
+	}
+	id := reflect.ValueOf(m).Pointer()
+	graphMaps.Lock()
+	defer graphMaps.Unlock()
+	for _, e := range graphMaps.entries {
+		if e.src != id || len(e.capped) != len(m) {
+			continue
+		}
+		same := true
+		for d, g := range m {
+			if h, ok := e.capped[d]; !ok || h != capped(g) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return e.capped
+		}
+	}
+	out := make(map[model.DType]model.GEMMParams, len(m))
+	for d, g := range m {
+		out[d] = capped(g)
+	}
+	graphMaps.entries[graphMaps.next] = graphMap{src: id, capped: out}
+	graphMaps.next = (graphMaps.next + 1) % len(graphMaps.entries)
+	return out
+}
+
+// graphMaps remembers the last few maps graphGEMMs built, by the address
+// of the map they were built from. An entry is used only while its source
+// still holds the same parameters, so a map changed in place (or freed
+// and its address reused) is rebuilt, never served stale.
+var graphMaps struct {
+	sync.Mutex
+	entries [8]graphMap
+	next    int
+}
+
+type graphMap struct {
+	src    uintptr
+	capped map[model.DType]model.GEMMParams
 }
 
 // check records a fallback when the device has no peak for d.
@@ -124,21 +214,33 @@ func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
 	return e.Memory.ErrP90
 }
 
-// cost prices one launch of k and returns its relative error.
+// cost prices one launch of k and returns its relative error, each
+// distinct kernel of the five kinds of package model once per coster.
 func (c *coster) cost(k model.Kernel) (model.Cost, float64) {
-	switch k.(type) {
-	case model.GEMM, model.Attention:
-		for i := range c.cache {
-			if c.cache[i].k == k {
-				return c.cache[i].c, c.cache[i].rel
-			}
-		}
+	switch kk := k.(type) {
+	case model.GEMM:
+		return memoized(c, &c.gemm, kk, k)
+	case model.Attention:
+		return memoized(c, &c.attn, kk, k)
+	case model.Elementwise:
+		return memoized(c, &c.ew, kk, k)
+	case model.Gather:
+		return memoized(c, &c.gather, kk, k)
+	case model.Collective:
+		return memoized(c, &c.coll, kk, k)
+	}
+	return c.price(k)
+}
+
+// memoized returns the memo of key in *s, pricing k (key as a
+// model.Kernel, passed along so as not to box it again) and adding it
+// first when it is new.
+func memoized[K comparable](c *coster, s *[]memo[K], key K, k model.Kernel) (model.Cost, float64) {
+	if m := find(*s, key); m != nil {
+		return m.c, m.rel
 	}
 	co, rel := c.price(k)
-	switch k.(type) {
-	case model.GEMM, model.Attention:
-		c.cache = append(c.cache, cached{k, co, rel})
-	}
+	*s = append(*s, memo[K]{key, co, rel})
 	return co, rel
 }
 

@@ -31,21 +31,26 @@ const (
 )
 
 // decode prices steps decode steps at contexts first, first+1, ..., with
-// extra ops (pipeline transfers) appended to every step, on r.dc (the
-// coster for decode: CUDA graphs or not).
-func (r *runner) decode(ph Phase, first, steps int, extra []model.Op) (*PhaseReport, error) {
-	c := r.dc
+// extra ops (pipeline transfers) appended to every step, on r.decoder()
+// (the coster for decode: CUDA graphs or not). The report goes to rep
+// when it is not nil.
+func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *PhaseReport) (*PhaseReport, error) {
+	c := r.decoder()
+	if rep == nil {
+		rep = &PhaseReport{}
+	}
 	ph.Kind, ph.Seq, ph.Context = Decode, 1, first
 	ops0, err := r.ops(ph, extra)
 	if err != nil {
 		return nil, err
 	}
 	if steps == 1 {
-		p := c.pass("decode", ops0)
-		return &p, nil
+		*rep = c.pass("decode", ops0)
+		return rep, nil
 	}
 	// Copy: the workload may reuse its slice between calls.
-	ops0 = append([]model.Op(nil), ops0...)
+	var buf [48]model.Op
+	ops0 = append(buf[:0], ops0...)
 	ph.Context = first + steps - 1
 	ops1, err := r.ops(ph, extra)
 	if err != nil {
@@ -54,7 +59,7 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op) (*PhaseRep
 	if !alike(ops0, ops1) {
 		return r.decodeEachStep(ph, first, steps, extra)
 	}
-	rep := &PhaseReport{Name: "decode", Steps: steps, Ops: make([]OpRow, 0, len(ops0))}
+	*rep = PhaseReport{Name: "decode", Steps: steps, Ops: make([]OpRow, 0, len(ops0))}
 	n := float64(steps)
 	for i, o := range ops0 {
 		if o.Count <= 0 || o.Kernel == nil {
@@ -245,7 +250,7 @@ func (r *runner) decodeEachStep(ph Phase, first, steps int, extra []model.Op) (*
 		if err != nil {
 			return nil, err
 		}
-		p := r.dc.pass("decode", ops)
+		p := r.decoder().pass("decode", ops)
 		if rep == nil {
 			rep = &p
 			rep.Steps = steps

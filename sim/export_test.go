@@ -9,7 +9,7 @@ type hwSystem = hardware.System
 func DecodeCheck(s *hwSystem, w Workload, sc Scenario, first, steps int) (summed, each float64, err error) {
 	sc = sc.normalized()
 	r := newRunner(s, w, sc, w.Shape())
-	a, err := r.decode(r.phase(Decode), first, steps, nil)
+	a, err := r.decode(r.phase(Decode), first, steps, nil, nil)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -20,7 +20,9 @@ func Footprint(sys *hardware.System, w Workload, sc Scenario) (Memory, error) {
 		return Memory{}, err
 	}
 	sc = sc.normalized()
-	r := &runner{sys: sys, w: w, sc: sc, shape: shape}
+	r := runners.Get().(*runner)
+	defer r.release()
+	r.sys, r.w, r.sc, r.shape, r.rep, r.c, r.dc = sys, w, sc, shape, nil, nil, nil // no pricing here
 	if sc.Mode == Training {
 		return r.trainingMemory(), nil
 	}

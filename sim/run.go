@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -16,9 +17,12 @@ type runner struct {
 	sc    Scenario
 	shape Shape
 	c     *coster // eager launches: prefill, training
-	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs
+	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs; see decoder
 	rep   *Report
 	buf   []model.Op // scratch for a decomposition plus extra ops
+
+	diag    diag      // the costers' shared diagnostics
+	costers [2]coster // c and, with CUDA graphs, dc
 }
 
 // Run simulates one scenario of workload w on system sys and returns the
@@ -51,16 +55,24 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	r := newRunner(sys, w, sc, shape)
-	r.rep = &Report{
+	r := runners.Get().(*runner)
+	defer r.release()
+	r.init(sys, w, sc, shape, p)
+	// The report and its results, allocated together.
+	out := &struct {
+		rep Report
+		inf InferenceResult
+		dec PhaseReport
+	}{rep: Report{
 		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need,
 		Params: w.Params(), ActiveParams: w.ActiveParams(), Interval: intervalName(&p.Eff),
-	}
+	}}
+	r.rep = &out.rep
 	var err error
 	if sc.Mode == Training {
 		err = r.training()
 	} else {
-		err = r.inference()
+		err = r.inference(&out.inf, &out.dec)
 	}
 	if err == nil {
 		err = r.c.err
@@ -76,12 +88,46 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 }
 
 func newRunner(sys *hardware.System, w Workload, sc Scenario, shape Shape) *runner {
-	r := &runner{sys: sys, w: w, sc: sc, shape: shape, c: newCoster(sys, sc.Strict)}
-	r.dc = r.c
-	if !sc.NoGraphs {
-		r.dc = r.c.graphs()
-	}
+	r := &runner{}
+	r.init(sys, w, sc, shape, sys.Device.Processor())
 	return r
+}
+
+// init readies r, new or recycled, to run sc on sys, pricing on p (sys's
+// processor).
+func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape, p model.Processor) {
+	r.sys, r.w, r.sc, r.shape, r.rep = sys, w, sc, shape, nil
+	r.diag = diag{}
+	r.costers[0].init(p, sys, sc.Strict, &r.diag)
+	r.c, r.dc = &r.costers[0], nil
+	r.buf = r.buf[:0]
+}
+
+// runners recycles Run's runners: a runner holds two costers and their
+// memos (some kilobytes), which a sweep would otherwise allocate and
+// collect at every point. Nothing of a runner outlives its Run: reports
+// copy what they keep.
+var runners = sync.Pool{New: func() any { return new(runner) }}
+
+// release returns r to runners, dropping what it references.
+func (r *runner) release() {
+	r.sys, r.w, r.rep = nil, nil, nil
+	r.diag = diag{}
+	runners.Put(r)
+}
+
+// decoder returns the coster of decode steps, made on first use: with
+// CUDA graphs (unless Scenario.NoGraphs), launch overheads are capped at
+// GraphLaunch.
+func (r *runner) decoder() *coster {
+	if r.dc == nil {
+		r.dc = r.c
+		if !r.sc.NoGraphs {
+			r.c.graphs(&r.costers[1])
+			r.dc = &r.costers[1]
+		}
+	}
+	return r.dc
 }
 
 // intervalName says whether the efficiencies carry held-out errors.
@@ -140,9 +186,10 @@ func (r *runner) ppTransfer(tokens int) []model.Op {
 
 // inference simulates prefill and decode (or one forward pass of a model
 // without decode).
-func (r *runner) inference() error {
+// res and dec are where the result and the decode phase go (allocated
+// with the report).
+func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	sc, rep := r.sc, r.rep
-	res := &InferenceResult{}
 	rep.Inference = res
 
 	ph := r.phase(Prefill)
@@ -158,7 +205,7 @@ func (r *runner) inference() error {
 
 	if r.shape.Arch == Decoder {
 		if steps := sc.Output - 1; steps > 0 {
-			d, err := r.decode(r.phase(Decode), sc.Input, steps, r.ppTransfer(sc.Batch))
+			d, err := r.decode(r.phase(Decode), sc.Input, steps, r.ppTransfer(sc.Batch), dec)
 			if err != nil {
 				return err
 			}
@@ -256,7 +303,8 @@ func (r *runner) fit(m Memory) Memory {
 
 // checkFinite refuses a report with a NaN or an infinity in a total.
 func (rep *Report) checkFinite() error {
-	vals := []float64{float64(rep.Memory.Total), float64(rep.Memory.Headroom)}
+	var buf [16]float64
+	vals := append(buf[:0], float64(rep.Memory.Total), float64(rep.Memory.Headroom))
 	if in := rep.Inference; in != nil {
 		vals = append(vals, float64(in.TTFT), float64(in.TPOT), float64(in.E2E), float64(in.E2EHigh), in.OutputTokensPerSecond, in.ImagesPerSecond)
 	}

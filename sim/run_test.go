@@ -193,7 +193,7 @@ func TestDecodeQuadrature(t *testing.T) {
 				sc := Default()
 				sc.Batch = batch
 				r := newRunner(testSystem(1), w, sc.normalized(), w.Shape())
-				got, err := r.decode(r.phase(Decode), first, steps, nil)
+				got, err := r.decode(r.phase(Decode), first, steps, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

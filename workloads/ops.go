@@ -24,17 +24,28 @@ func (m *Model) Ops(ph Phase) ([]model.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ops []model.Op
 	if m.cfg.Kind == CNN {
-		ops = m.cnnOps(ph)
-	} else {
-		ops = m.transformerOps(ph)
+		ops := m.cnnOps(ph)
+		if ph.Kind == TrainBackward {
+			ops = backward(ops)
+		}
+		return ops, nil
 	}
+	// A transformer's ops are built in a buffer on the stack and copied
+	// once into a slice of their exact length (a simulation asks for
+	// several decompositions per scenario; see BenchmarkOps).
+	var buf [maxTransformerOps]model.Op
+	ops := m.transformerOps(ph, buf[:0])
 	if ph.Kind == TrainBackward {
-		ops = backward(ops)
+		return backward(ops), nil
 	}
-	return ops, nil
+	return append(make([]model.Op, 0, len(ops)), ops...), nil
 }
+
+// maxTransformerOps is the most ops transformerOps appends (a ViT or BERT
+// with every option, or a MoE with shared experts, has about 25); more
+// would still work, only with a heap-allocated buffer.
+const maxTransformerOps = 40
 
 // Elementwise FLOPs per element, rough counts of the arithmetic each pass
 // does (they matter little: these passes are memory-bound).
@@ -56,7 +67,10 @@ func ew(kind string, n float64, flopsPer float64, reads, writes float64, d model
 		Read: d.Bytes(n * reads), Written: d.Bytes(n * writes)}
 }
 
-func (m *Model) transformerOps(ph Phase) []model.Op {
+// transformerOps appends the ops of a transformer to ops. Identical
+// kernels (the norms, the residual adds, the two all-reduces of a layer)
+// share one boxed model.Kernel value.
+func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 	c := &m.cfg
 	b, s, tp := ph.Batch, ph.Seq, ph.TP
 	t := b * s // tokens in this pass
@@ -65,13 +79,19 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 	act, w := ph.Act, ph.Weights
 	T, D := float64(t), float64(d)
 	gemm := func(m_, k, n int) model.GEMM { return model.GEMM{M: m_, K: k, N: n, A: act, B: w, C: act} }
-	ops := make([]model.Op, 0, 32)
 	add := func(name, stage string, class model.Class, count int, k model.Kernel) {
 		ops = append(ops, model.Op{Name: name, Stage: stage, Class: class, Count: count, Kernel: k})
 	}
 	normFLOPs, normKind := float64(flopsLayerNorm), "layernorm"
 	if c.Norm == "rmsnorm" {
 		normFLOPs, normKind = flopsRMSNorm, "rmsnorm"
+	}
+	// Kernels that recur, boxed once.
+	norm := model.Kernel(ew(normKind, T*D, normFLOPs, 1, 1, act))
+	addTD := model.Kernel(ew("add", T*D, flopsAdd, 2, 1, act))
+	var allReduce model.Kernel
+	if tp > 1 {
+		allReduce = model.Collective{Kind: model.AllReduce, Size: act.Bytes(T * D), Ranks: tp, Tier: model.IntraNode}
 	}
 
 	// Embeddings.
@@ -80,7 +100,7 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 		p := c.PatchSize
 		patches := (c.ImageSize / p) * (c.ImageSize / p)
 		add("embed.patch", StageEmbedding, model.ClassEmbedding, 1, gemm(b*patches, c.Channels*p*p, d))
-		add("embed.position", StageEmbedding, model.ClassEmbedding, 1, ew("add", T*D, flopsAdd, 2, 1, act))
+		add("embed.position", StageEmbedding, model.ClassEmbedding, 1, addTD)
 	default:
 		if ph.Embedding == EmbedOneHot {
 			add("embed.onehot", StageEmbedding, model.ClassEmbedding, 1, gemm(t, c.Vocab, d))
@@ -88,18 +108,18 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 			add("embed.tokens", StageEmbedding, model.ClassEmbedding, 1, model.Gather{Rows: t, Width: d, DType: act})
 		}
 		if c.Position == "learned" || c.Position == "sinusoidal" {
-			add("embed.position", StageEmbedding, model.ClassEmbedding, 1, ew("add", T*D, flopsAdd, 2, 1, act))
+			add("embed.position", StageEmbedding, model.ClassEmbedding, 1, addTD)
 		}
 		if c.TypeVocab > 0 {
-			add("embed.type", StageEmbedding, model.ClassEmbedding, 1, ew("add", T*D, flopsAdd, 2, 1, act))
+			add("embed.type", StageEmbedding, model.ClassEmbedding, 1, addTD)
 		}
 	}
 	if c.EmbeddingNorm {
-		add("embed.norm", StageEmbedding, model.ClassNorm, 1, ew(normKind, T*D, normFLOPs, 1, 1, act))
+		add("embed.norm", StageEmbedding, model.ClassNorm, 1, norm)
 	}
 
 	// One block, Count = layers.
-	add("attn.norm", StageAttention, model.ClassNorm, L, ew(normKind, T*D, normFLOPs, 1, 1, act))
+	add("attn.norm", StageAttention, model.ClassNorm, L, norm)
 	if ph.PerHead {
 		add("attn.q", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hq))
 		add("attn.k", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hkv))
@@ -115,11 +135,11 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 		Causal: c.Kind == Decoder, Fused: !ph.Unfused, DType: act, KVDType: ph.KV})
 	add("attn.out", StageAttention, model.ClassOutProj, L, gemm(t, hq*hd, d))
 	if tp > 1 {
-		add("attn.allreduce", StageAttention, model.ClassComm, L, model.Collective{Kind: model.AllReduce, Size: act.Bytes(T * D), Ranks: tp, Tier: model.IntraNode})
+		add("attn.allreduce", StageAttention, model.ClassComm, L, allReduce)
 	}
-	add("residual", StageFFN, model.ClassElementwise, 2*L, ew("add", T*D, flopsAdd, 2, 1, act))
+	add("residual", StageFFN, model.ClassElementwise, 2*L, addTD)
 	if !c.ParallelAttn {
-		add("ffn.norm", StageFFN, model.ClassNorm, L, ew(normKind, T*D, normFLOPs, 1, 1, act))
+		add("ffn.norm", StageFFN, model.ClassNorm, L, norm)
 	}
 	if c.Experts > 0 {
 		E := c.Experts
@@ -130,15 +150,15 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 		routed := t * c.TopK
 		active := min(E, routed)
 		per := (routed + active - 1) / active
-		m.ffnOps(&ops, "expert", model.ClassExperts, L, active, per, c.ExpertFFN/tp, ph)
+		ops = m.ffnOps(ops, &expertNames, model.ClassExperts, L, active, per, c.ExpertFFN/tp, ph)
 		if c.SharedExperts > 0 {
-			m.ffnOps(&ops, "shared", model.ClassExperts, L, 1, t, c.SharedExperts*c.ExpertFFN/tp, ph)
+			ops = m.ffnOps(ops, &sharedNames, model.ClassExperts, L, 1, t, c.SharedExperts*c.ExpertFFN/tp, ph)
 		}
 	} else {
-		m.ffnOps(&ops, "ffn", model.ClassFFN, L, 1, t, c.FFN/tp, ph)
+		ops = m.ffnOps(ops, &ffnNames, model.ClassFFN, L, 1, t, c.FFN/tp, ph)
 	}
 	if tp > 1 {
-		add("ffn.allreduce", StageFFN, model.ClassComm, L, model.Collective{Kind: model.AllReduce, Size: act.Bytes(T * D), Ranks: tp, Tier: model.IntraNode})
+		add("ffn.allreduce", StageFFN, model.ClassComm, L, allReduce)
 	}
 
 	// Head.
@@ -147,7 +167,7 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 		if c.Kind != Decoder {
 			stage = StageHead
 		}
-		add("final.norm", stage, model.ClassNorm, 1, ew(normKind, T*D, normFLOPs, 1, 1, act))
+		add("final.norm", stage, model.ClassNorm, 1, norm)
 	}
 	switch c.Kind {
 	case Decoder:
@@ -162,7 +182,7 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 		}
 		if c.MLMHead {
 			add("mlm.transform", StageHead, model.ClassLogits, 1, gemm(t, d, d))
-			add("mlm.norm", StageHead, model.ClassNorm, 1, ew(normKind, T*D, normFLOPs, 1, 1, act))
+			add("mlm.norm", StageHead, model.ClassNorm, 1, norm)
 			add("mlm.logits", StageHead, model.ClassLogits, 1, gemm(t, d, c.Vocab))
 		}
 		if c.Classes > 0 {
@@ -172,31 +192,43 @@ func (m *Model) transformerOps(ph Phase) []model.Op {
 	return ops
 }
 
-// ffnOps appends an MLP of width f run `groups` times (experts in use) on
-// `rows` tokens each.
-func (m *Model) ffnOps(ops *[]model.Op, prefix string, class model.Class, L, groups, rows, f int, ph Phase) {
+// mlpNames are the op names of one MLP, spelled out so that no name is
+// built per call.
+type mlpNames struct{ gate, up, act, down string }
+
+var (
+	ffnNames    = mlpNames{"ffn.gate", "ffn.up", "ffn.act", "ffn.down"}
+	expertNames = mlpNames{"expert.gate", "expert.up", "expert.act", "expert.down"}
+	sharedNames = mlpNames{"shared.gate", "shared.up", "shared.act", "shared.down"}
+)
+
+// ffnOps appends to ops an MLP of width f run `groups` times (experts in
+// use) on `rows` tokens each.
+func (m *Model) ffnOps(ops []model.Op, names *mlpNames, class model.Class, L, groups, rows, f int, ph Phase) []model.Op {
 	c := &m.cfg
 	act, w := ph.Act, ph.Weights
 	g := func(k, n int) model.GEMM {
 		return withBatch(model.GEMM{M: rows, K: k, N: n, A: act, B: w, C: act}, groups)
 	}
 	add := func(name string, class model.Class, k model.Kernel) {
-		*ops = append(*ops, model.Op{Name: name, Stage: StageFFN, Class: class, Count: L, Kernel: k})
+		ops = append(ops, model.Op{Name: name, Stage: StageFFN, Class: class, Count: L, Kernel: k})
 	}
 	n := float64(rows) * float64(groups) * float64(f)
 	if gated(c.Activation) {
-		add(prefix+".gate", class, g(c.DModel, f))
-		add(prefix+".up", class, g(c.DModel, f))
-		add(prefix+".act", model.ClassElementwise, ew(c.Activation, n, flopsSiLUMul, 2, 1, act))
+		up := model.Kernel(g(c.DModel, f)) // the gate and up GEMMs share a shape
+		add(names.gate, class, up)
+		add(names.up, class, up)
+		add(names.act, model.ClassElementwise, ew(c.Activation, n, flopsSiLUMul, 2, 1, act))
 	} else {
-		add(prefix+".up", class, g(c.DModel, f))
+		add(names.up, class, g(c.DModel, f))
 		fl := float64(flopsGELU)
 		if c.Activation == "relu" {
 			fl = flopsReLU
 		}
-		add(prefix+".act", model.ClassElementwise, ew(c.Activation, n, fl, 1, 1, act))
+		add(names.act, model.ClassElementwise, ew(c.Activation, n, fl, 1, 1, act))
 	}
-	add(prefix+".down", class, g(f, c.DModel))
+	add(names.down, class, g(f, c.DModel))
+	return ops
 }
 
 func withBatch(g model.GEMM, n int) model.GEMM {
@@ -216,7 +248,13 @@ func withBatch(g model.GEMM, n int) model.GEMM {
 // forward traffic; gathers become scatter-adds of the same traffic;
 // collectives repeat on the gradients.
 func backward(fwd []model.Op) []model.Op {
-	out := make([]model.Op, 0, 2*len(fwd))
+	n := len(fwd)
+	for _, op := range fwd {
+		if _, ok := op.Kernel.(model.GEMM); ok {
+			n++
+		}
+	}
+	out := make([]model.Op, 0, n)
 	for i := len(fwd) - 1; i >= 0; i-- {
 		op := fwd[i]
 		switch k := op.Kernel.(type) {
