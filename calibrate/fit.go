@@ -129,9 +129,10 @@ func classOf(m Measurement) string {
 	case KernelGEMM:
 		return "gemm"
 	case KernelAttentionPrefill, KernelAttentionDecode:
-		// The model prices as decode every attention of at most
-		// model.DecodeQueries queries, short prompts included.
-		if m.QLen <= model.DecodeQueries {
+		// The model prices as decode an attention of at most
+		// model.DecodeQueries queries against a longer KV cache (see
+		// model.IsDecode); a short prompt runs the prefill kernel.
+		if model.IsDecode(AttentionOf(m)) {
 			return KernelAttentionDecode
 		}
 		return KernelAttentionPrefill

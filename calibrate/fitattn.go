@@ -57,29 +57,45 @@ func prefillModel(fp8 bool) attnModel {
 }
 
 // decodeModel: η_c, η_m, t0, the overlap exponent, the per-CTA bandwidth
-// β, the CTA overheads a_g, a_q, a_h and the split reduction t_r; the
+// β of the grouped and β_h of the per-head kernel, the CTA overheads a_g,
+// a_q, a_h and a_d and the split reduction t_r; with 8-bit KV caches in
+// the data (kv8), β, β_h, a_g and a_q of the 8-bit-cache kernels; the
 // largest group of the grouped kernel and the fewest tokens of a split.
-func decodeModel() attnModel {
+func decodeModel(kv8 bool) attnModel {
 	var vs []attnVariant
-	for _, g := range []int{0, 8, 16, 32} {
-		for _, s := range []int{0, 256, 1024} {
+	for _, g := range []int{16, 32} {
+		for _, s := range []int{256, 1024} {
 			vs = append(vs, attnVariant{maxGroup: g, splitTokens: s})
 		}
 	}
+	x0 := []float64{logit(0.3), logit(0.85), math.Log(6e-6), 1, math.Log(50e9), math.Log(1.5e-6), math.Log(0.1e-6), math.Log(1.4e-6), math.Log(2e-6),
+		math.Log(50e9), math.Log(0.05e-6), math.Log(6e-6)}
+	if kv8 {
+		x0 = append(x0, math.Log(50e9), math.Log(20e9), math.Log(0.5e-6), math.Log(0.1e-6), math.Log(5e-6))
+	}
 	return attnModel{
-		x0:       []float64{logit(0.3), logit(0.85), math.Log(6e-6), 1, math.Log(20e9), math.Log(3e-6), math.Log(0.1e-6), math.Log(1e-6), math.Log(2e-6)},
+		x0:       x0,
 		variants: vs,
 		set: func(a *model.AttentionParams, x []float64, v attnVariant) {
 			a.DecodeCompute, a.DecodeMemory, a.DecodeLaunch, a.DecodeOverlap = sigmoid(x[0]), sigmoid(x[1]), secs(x[2]), 1+math.Exp(x[3])
 			a.DecodeCTABandwidth = model.ByteRate(math.Exp(x[4]))
 			a.DecodeCTAOverhead, a.DecodeGroupOverhead, a.DecodeHeadOverhead, a.DecodeSplitCost = secs(x[5]), secs(x[6]), secs(x[7]), secs(x[8])
+			a.DecodeHeadBandwidth, a.DecodeDimOverhead, a.DecodeHeadLaunch = model.ByteRate(math.Exp(x[9])), secs(x[10]), secs(x[11])
+			a.DecodeCTABandwidth8, a.DecodeHeadBandwidth8, a.DecodeCTAOverhead8, a.DecodeGroupOverhead8, a.DecodeLaunch8 = 0, 0, 0, 0, 0
+			if len(x) > 12 {
+				a.DecodeCTABandwidth8, a.DecodeHeadBandwidth8 = model.ByteRate(math.Exp(x[12])), model.ByteRate(math.Exp(x[13]))
+				a.DecodeCTAOverhead8, a.DecodeGroupOverhead8, a.DecodeLaunch8 = secs(x[14]), secs(x[15]), secs(x[16])
+			}
 			a.DecodeMaxGroup, a.DecodeSplitTokens = v.maxGroup, v.splitTokens
 			a.DecodeWaveOverhead = 0
 		},
 		round: func(a *model.AttentionParams) {
 			a.DecodeCompute, a.DecodeMemory, a.DecodeOverlap = roundSig(a.DecodeCompute), roundSig(a.DecodeMemory), roundSig(a.DecodeOverlap)
-			a.DecodeCTABandwidth = model.ByteRate(roundSig(float64(a.DecodeCTABandwidth)))
-			for _, s := range []*model.Seconds{&a.DecodeLaunch, &a.DecodeCTAOverhead, &a.DecodeGroupOverhead, &a.DecodeHeadOverhead, &a.DecodeSplitCost} {
+			for _, r := range []*model.ByteRate{&a.DecodeCTABandwidth, &a.DecodeHeadBandwidth, &a.DecodeCTABandwidth8, &a.DecodeHeadBandwidth8} {
+				*r = model.ByteRate(roundSig(float64(*r)))
+			}
+			for _, s := range []*model.Seconds{&a.DecodeLaunch, &a.DecodeCTAOverhead, &a.DecodeGroupOverhead, &a.DecodeHeadOverhead, &a.DecodeSplitCost,
+				&a.DecodeDimOverhead, &a.DecodeCTAOverhead8, &a.DecodeGroupOverhead8, &a.DecodeLaunch8, &a.DecodeHeadLaunch} {
 				roundSecs(s)
 			}
 		},
@@ -98,14 +114,15 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 	}
 	decode := class == KernelAttentionDecode
 	kern := make([]model.Attention, len(ms))
-	fp8 := false
+	fp8, kv8 := false, false
 	for i, m := range ms {
 		kern[i] = AttentionOf(m)
 		fp8 = fp8 || m.DType.Size() < 2
+		kv8 = kv8 || kern[i].KVDType.Size() < 2
 	}
 	am := prefillModel(fp8)
 	if decode {
-		am = decodeModel()
+		am = decodeModel(kv8)
 	}
 	base := dev.Processor()
 	loss := func(idx []int, x []float64, v attnVariant) float64 {
@@ -146,7 +163,7 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 		evals = 1200
 	}
 	x, v := train(all, am.x0, evals, am.variants)
-	x, _ = train(all, x, 2000, []attnVariant{v})
+	x, _ = train(all, x, 3000, []attnVariant{v})
 	install := func(a *model.AttentionParams, x []float64, r *model.Residual) {
 		am.set(a, x, v)
 		if decode {

@@ -52,9 +52,10 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		return cf, []error{fmt.Errorf("collective: %d ring collective points (want at least %d): the link keeps its defaults", len(ring), minStreamPoints)}
 	}
 	set := func(n *hardware.Network, x []float64) {
-		n.Base, n.Latency, n.Efficiency = model.Seconds(math.Exp(x[0])), model.Seconds(math.Exp(x[1])), sigmoid(x[2])
-		if len(x) > 3 {
-			n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(math.Exp(x[3])), sigmoid(x[4])
+		n.Base, n.Latency, n.Efficiency = model.Seconds(math.Exp(x[0])), model.Seconds(math.Exp(x[1])), 2*sigmoid(x[2])
+		n.EfficiencyHalf, n.EfficiencySlope = model.Bytes(math.Exp(x[3])), math.Exp(x[4])
+		if len(x) > 5 {
+			n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(math.Exp(x[5])), sigmoid(x[6])
 		}
 	}
 	predict := func(x []float64, i int) float64 {
@@ -69,22 +70,23 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		}
 		return s / float64(len(idx))
 	}
-	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.8)}
+	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.4), math.Log(1 << 20), 0}
 	if len(one) >= minStreamPoints {
 		x0 = append(x0, math.Log(3e-6), logit(0.3))
 	} else if len(one) > 0 {
 		cf.InSample = scoreClass(dev, ms)
 		return cf, []error{fmt.Errorf("collective: %d one-shot all-reduce points (want at least %d): the link keeps its defaults", len(one), minStreamPoints)}
 	}
-	// The parameters are fitted where the alpha-beta model holds: small
-	// messages (latency) and large ones (bandwidth). Between 64 KiB and
-	// 32 MiB NCCL switches protocols (LL, LL128, Simple) and its
-	// bandwidth dips; those points are scored but not fitted.
+	// The ring's efficiency rises with the message size while NCCL
+	// switches protocols (LL, LL128, Simple) and fills its channels
+	// (model.Link HalfSize, Slope): every ring point is fitted. The
+	// one-shot kernel is fitted up to 1 MiB; beyond, TensorRT-LLM's
+	// kernel is two-shot (those points are scored, not fitted).
 	regime := func(m Measurement) bool {
 		if m.Kernel == KernelAllReduceOneShot {
-			return m.Bytes <= 1<<20 // one-shot up to 1 MiB; beyond, TensorRT-LLM's kernel is two-shot
+			return m.Bytes <= 1<<20
 		}
-		return m.Bytes <= 64<<10 || m.Bytes >= 32<<20
+		return true
 	}
 	train := func(idx []int, start []float64) []float64 {
 		var fit []int
@@ -128,6 +130,7 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 	set(n, x)
 	n.Base, n.Latency, n.Efficiency = model.Seconds(roundSig(float64(n.Base))), model.Seconds(roundSig(float64(n.Latency))), roundSig(n.Efficiency)
 	n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(roundSig(float64(n.AllReduceLatency))), roundSig(n.AllReduceEfficiency)
+	n.EfficiencyHalf, n.EfficiencySlope = model.Bytes(math.Round(roundSig(float64(n.EfficiencyHalf)))), roundSig(n.EfficiencySlope)
 	if dev.Sources == nil {
 		dev.Sources = map[string]string{}
 	} else {
@@ -138,7 +141,7 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		dev.Sources = src
 	}
 	p := provenance(opt, ms, cf)
-	for _, k := range []string{"latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency"} {
+	for _, k := range []string{"latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"} {
 		dev.Sources["interconnect.intra."+k] = "collective " + p
 	}
 	return cf, nil

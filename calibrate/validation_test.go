@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,38 +135,66 @@ func TestAIConfigurator_gemmHeldOut(t *testing.T) {
 }
 
 func TestAIConfigurator_attention(t *testing.T) {
-	// Prefill (context) and decode (generation) attention on H100, 5-fold
-	// held out. The issue's target is a median of 10%; what this model
-	// reaches is logged and checked against the bound it meets (see the
-	// report: decode is not there yet).
-	if testing.Short() {
-		t.Skip("fits 40,000 points per phase; skipped with -short")
-	}
+	// Prefill (context) and decode (generation) attention, held out. The
+	// default run fits H100 on a deterministic 1-in-8 sample of each
+	// phase, 3-fold; -exhaustive fits every row of H100, H200 and A100,
+	// 5-fold (minutes). The bounds are what the model reaches (see
+	// attentionBounds), with a small margin.
 	v := validationDir(t)
-	dev := catalogDevice(t, "h100")
-	names := strings.Join(append([]string{dev.Name}, dev.Aliases...), "|")
-	tests := []struct {
-		file, class string
-		bound       float64
-	}{
-		// Measured: prefill 10.3%, decode 21.8% (5-fold, full fit).
-		{"h100_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv", KernelAttentionPrefill, 0.12},
-		{"h100_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv", KernelAttentionDecode, 0.24},
+	devs, stride, folds := []string{"h100"}, 8, 3
+	if *exhaustive {
+		devs, stride, folds = []string{"h100", "h200", "a100"}, 1, 5
+	} else if testing.Short() {
+		t.Skip("fits 12,000 attention points; skipped with -short")
 	}
-	for _, tt := range tests {
-		t.Run(tt.class, func(t *testing.T) {
-			ms := readKind(t, filepath.Join(v, "aiconfigurator", tt.file), names, tt.class, model.Invalid)
-			res, err := Fit(dev, ms, Options{Folds: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := res.Classes[0]
-			t.Logf("%s n=%d held-out median %.1f%% p90 %.1f%% (issue target: median 10%%)", c.Name(), c.Points, 100*c.HeldOut.Median, 100*c.HeldOut.P90)
-			if c.HeldOut.Median > tt.bound {
-				t.Errorf("held-out median %.1f%%, want ≤ %.0f%%", 100*c.HeldOut.Median, 100*tt.bound)
-			}
-		})
+	for _, hw := range devs {
+		dev := catalogDevice(t, hw)
+		names := strings.Join(append([]string{dev.Name}, dev.Aliases...), "|")
+		for _, class := range []string{KernelAttentionPrefill, KernelAttentionDecode} {
+			t.Run(hw+"/"+class, func(t *testing.T) {
+				var ms []Measurement
+				for _, f := range attentionFiles[hw] {
+					all := readKind(t, filepath.Join(v, "aiconfigurator", f), names, class, model.Invalid)
+					for i := 0; i < len(all); i += stride {
+						ms = append(ms, all[i])
+					}
+				}
+				res, err := Fit(dev, ms, Options{Folds: folds})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := res.Classes[0]
+				b := attentionBounds[[3]string{hw, class, fmt.Sprint(stride)}]
+				t.Logf("%s %s n=%d held-out median %.1f%% p90 %.1f%% (issue target: median 10%%)", hw, c.Name(), c.Points, 100*c.HeldOut.Median, 100*c.HeldOut.P90)
+				if c.HeldOut.Median > b[0] || c.HeldOut.P90 > b[1] {
+					t.Errorf("held-out median %.1f%% p90 %.1f%%, want ≤ %.1f%%, %.1f%%", 100*c.HeldOut.Median, 100*c.HeldOut.P90, 100*b[0], 100*b[1])
+				}
+			})
+		}
 	}
+}
+
+// attentionFiles are aiconfigurator's TensorRT-LLM context and generation
+// attention tables per device. Context rows of at most 16 tokens are a
+// short prompt, priced (and fitted) as prefill (model.IsDecode).
+var attentionFiles = map[string][]string{
+	"h100": {"h100_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv", "h100_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv"},
+	"h200": {"h200_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv", "h200_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv"},
+	"a100": {"a100_sxm_attention_trtllm_1.0.0_context_attention_perf.csv", "a100_sxm_attention_trtllm_1.0.0_generation_attention_perf.csv"},
+}
+
+// attentionBounds are the held-out (median, p90) bounds per device,
+// class and sample stride: the figures measured 2026-11-22 plus a small
+// margin.
+var attentionBounds = map[[3]string][2]float64{
+	{"h100", KernelAttentionPrefill, "8"}: {0.10, 0.30},
+	{"h100", KernelAttentionDecode, "8"}:  {0.20, 0.50},
+	{"h100", KernelAttentionPrefill, "1"}: {0.10, 0.30},
+	{"h100", KernelAttentionDecode, "1"}:  {0.20, 0.50},
+	{"h200", KernelAttentionPrefill, "1"}: {0.10, 0.30},
+	{"h200", KernelAttentionDecode, "1"}:  {0.20, 0.50},
+	{"a100", KernelAttentionPrefill, "1"}: {0.10, 0.30},
+	{"a100", KernelAttentionDecode, "1"}:  {0.20, 0.50},
 }
 
 func TestRead_thirdPartyFiles(t *testing.T) {

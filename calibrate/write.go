@@ -112,11 +112,15 @@ func WriteDevice(w io.Writer, d *hardware.Device, comment []string) error {
 		if n.n.AllReduceEfficiency > 0 {
 			fmt.Fprintf(&b, "allreduce_efficiency = %s\n", num(n.n.AllReduceEfficiency))
 		}
+		qty("efficiency_half_size", n.n.EfficiencyHalf, n.n.EfficiencyHalf == 0)
+		if n.n.EfficiencySlope > 0 {
+			fmt.Fprintf(&b, "efficiency_slope = %s\n", num(n.n.EfficiencySlope))
+		}
 		if n.tier == "intra" {
 			fmt.Fprintf(&b, "devices_per_node = %d\n", n.n.DevicesPerNode)
 			str("topology", n.n.Topology)
 		}
-		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "devices_per_node")
+		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "devices_per_node")
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -188,6 +192,8 @@ func writeFittedTables(b *bytes.Buffer, d *hardware.Device) bool {
 		add("base_latency", t.n.Base, float64(t.n.Base), false)
 		add("allreduce_latency", t.n.AllReduceLatency, float64(t.n.AllReduceLatency), false)
 		add("allreduce_efficiency", nil, t.n.AllReduceEfficiency, true)
+		add("efficiency_half_size", t.n.EfficiencyHalf, float64(t.n.EfficiencyHalf), false)
+		add("efficiency_slope", nil, t.n.EfficiencySlope, true)
 		if len(kvs) == 0 {
 			continue
 		}

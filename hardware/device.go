@@ -63,12 +63,18 @@ type Network struct {
 	Base                model.Seconds
 	AllReduceLatency    model.Seconds
 	AllReduceEfficiency float64
+	// EfficiencyHalf and EfficiencySlope (efficiency_half_size,
+	// efficiency_slope) make the ring efficiency rise with message size
+	// (model.Link HalfSize, Slope); 0 for a flat efficiency.
+	EfficiencyHalf  model.Bytes
+	EfficiencySlope float64
 }
 
 // Link returns the network as the alpha-beta model sees it.
 func (n Network) Link() model.Link {
 	return model.Link{Bandwidth: n.Bandwidth, Latency: n.Latency, Efficiency: n.Efficiency,
-		Base: n.Base, OneShotLatency: n.AllReduceLatency, OneShotEfficiency: n.AllReduceEfficiency}
+		Base: n.Base, OneShotLatency: n.AllReduceLatency, OneShotEfficiency: n.AllReduceEfficiency,
+		HalfSize: n.EfficiencyHalf, Slope: n.EfficiencySlope}
 }
 
 // Processor returns what the cost model needs of d.

@@ -37,7 +37,7 @@ var (
 	peakKeys    = []string{"source", "matrix", "vector", "sparse"}
 	memoryKeys  = []string{"source", "type", "capacity", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}
-	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency"}
+	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"}
 	intraKeys   = append(append([]string(nil), networkKeys...), "devices_per_node", "topology")
 )
 
@@ -252,6 +252,8 @@ func (d *decoder) network(ic *table, tier string, known []string) Network {
 	t.quantity("base_latency", &n.Base, false)
 	t.quantity("allreduce_latency", &n.AllReduceLatency, false)
 	n.AllReduceEfficiency, _ = t.float("allreduce_efficiency", false)
+	t.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
+	n.EfficiencySlope, _ = t.float("efficiency_slope", false)
 	if tier == "intra" {
 		n.DevicesPerNode, _ = t.integer("devices_per_node", true)
 		n.Topology, _ = t.str("topology", true)

@@ -72,8 +72,8 @@ type MemoryParams struct {
 }
 
 // AttentionParams model an attention kernel, with one set of parameters
-// per phase. Prefill (more than DecodeQueries queries per sequence) uses
-// the plain fields, decode the Decode* fields. Unset efficiencies mean 1,
+// per phase. Prefill uses the plain fields, decode (see IsDecode) the
+// Decode* fields. Unset efficiencies mean 1,
 // an unset launch the device's launch cost, an unset overlap exponent a
 // plain max. The models are described at AttentionCost.
 type AttentionParams struct {
@@ -103,6 +103,20 @@ type AttentionParams struct {
 	DecodeMaxGroup      int      `toml:"decode_max_group,omitempty"`      // largest query group a grouped CTA takes; 0 means any
 	DecodeSplitTokens   int      `toml:"decode_split_tokens,omitempty"`   // fewest KV tokens per split; 0 means no split
 	DecodeSplitCost     Seconds  `toml:"decode_split_cost,omitempty"`     // t_r: reduction of split partial results
+	// The per-head kernel streams at its own rate (0 means β), and a KV
+	// cache of 8-bit elements runs other kernels (on Hopper, TensorRT-LLM's
+	// grouped XQA kernel for an fp8 cache is a tensor-core kernel with
+	// other fixed costs; the per-head kernel converts each element, which
+	// costs more per byte): their own rates and grouped-CTA overheads,
+	// each 0 meaning the 16-bit value.
+	DecodeHeadBandwidth  ByteRate `toml:"decode_head_bandwidth,omitempty"`     // β_h: KV bytes per second one per-head CTA streams
+	DecodeCTABandwidth8  ByteRate `toml:"decode_cta_bandwidth_kv8,omitempty"`  // β at an 8-bit KV cache
+	DecodeHeadBandwidth8 ByteRate `toml:"decode_head_bandwidth_kv8,omitempty"` // β_h at an 8-bit KV cache
+	DecodeCTAOverhead8   Seconds  `toml:"decode_cta_overhead_kv8,omitempty"`   // a_g at an 8-bit KV cache
+	DecodeGroupOverhead8 Seconds  `toml:"decode_group_overhead_kv8,omitempty"` // a_q at an 8-bit KV cache
+	DecodeDimOverhead    Seconds  `toml:"decode_dim_overhead,omitempty"`       // a_d: added cost of a CTA per query head per 128 head-dim elements (Q load, output)
+	DecodeLaunch8        Seconds  `toml:"decode_launch_kv8,omitempty"`         // t0 of the grouped kernel at an 8-bit KV cache
+	DecodeHeadLaunch     Seconds  `toml:"decode_head_launch,omitempty"`        // t0 of the per-head kernel; 0 means decode_launch
 
 	// Residual tables (see Residual) correct the times over shape space:
 	// prefill over (batch, query length, query heads), decode over
@@ -119,6 +133,14 @@ type AttentionParams struct {
 // DecodeQueries is the most queries per sequence an attention kernel may
 // have and still be priced as decode.
 const DecodeQueries = 16
+
+// IsDecode reports whether a is priced as decode: at most DecodeQueries
+// new queries per sequence against a KV cache longer than they are. A
+// short prompt (its queries are all its keys, KVLen = QLen) runs the
+// prefill (context) kernel: aiconfigurator's TensorRT-LLM context rows of
+// 1 and 16 tokens take 13.5 µs at batch 1 on H100 where the generation
+// kernel takes 8.7 µs, and follow the prefill model.
+func IsDecode(a Attention) bool { return a.QLen <= DecodeQueries && a.KVLen > a.QLen }
 
 // Bound says what limits an op.
 type Bound uint8
@@ -297,19 +319,40 @@ type Link struct {
 	// none. An all-reduce costs the cheaper of it and the ring.
 	OneShotLatency    Seconds
 	OneShotEfficiency float64
+	// HalfSize and Slope make the ring's efficiency rise with the
+	// message size S, as NCCL's does while it moves from its LL to LL128
+	// to Simple protocol and fills its channels:
+	// Efficiency/(1 + (HalfSize/S)^Slope). HalfSize 0 means a flat
+	// Efficiency; Slope 0 means 1.
+	HalfSize Bytes
+	Slope    float64
 }
 
-// CollectiveTime prices c over l with the alpha-beta ring model,
-// Base + Steps·Latency + Traffic/(Bandwidth·Efficiency); an all-reduce
-// over a link with a one-shot kernel costs at most OneShotTime.
-func CollectiveTime(c Collective, l Link) Seconds {
-	if c.Traffic() == 0 {
-		return 0
-	}
+// ringEfficiency returns l's ring efficiency for a message of s bytes.
+func (l Link) ringEfficiency(s Bytes) float64 {
 	e := l.Efficiency
 	if e <= 0 {
 		e = 1
 	}
+	if l.HalfSize > 0 && s > 0 {
+		k := l.Slope
+		if !(k > 0) {
+			k = 1
+		}
+		e /= 1 + math.Pow(float64(l.HalfSize)/float64(s), k)
+	}
+	return e
+}
+
+// CollectiveTime prices c over l with the alpha-beta ring model,
+// Base + Steps·Latency + Traffic/(Bandwidth·e(Size)), with e(S) the
+// size-dependent efficiency of Link.HalfSize; an all-reduce over a link
+// with a one-shot kernel costs at most OneShotTime.
+func CollectiveTime(c Collective, l Link) Seconds {
+	if c.Traffic() == 0 {
+		return 0
+	}
+	e := l.ringEfficiency(c.Size)
 	t := nonNeg(float64(l.Base)) + float64(c.Steps())*float64(l.Latency) + float64(c.Traffic().At(ByteRate(float64(l.Bandwidth)*e)))
 	if c.Kind == AllReduce && l.OneShotLatency > 0 {
 		t = math.Min(t, float64(OneShotTime(c, l)))
@@ -370,7 +413,7 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 	e := p.Eff.Attention
 	c := Cost{FLOPs: a.FLOPs(), Bytes: a.Bytes(), DType: d}
 	pk, bw := nonNeg(float64(peak)), nonNeg(float64(p.Bandwidth))
-	decode := a.QLen <= DecodeQueries
+	decode := IsDecode(a)
 	var tc, tm, t, t0 float64
 	if decode {
 		tc, tm, t, t0 = p.decodeAttention(a, pk, bw)
@@ -487,12 +530,26 @@ func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 
 	}
 	g := math.Ceil(h / hkv)
 	grouped := g > 1 && (e.DecodeMaxGroup <= 0 || g <= float64(e.DecodeMaxGroup))
+	sz := a.KVDType.Size()
+	kv8 := sz > 0 && sz < 2
+	// or8 picks the 8-bit-cache value when the cache is 8-bit and it is set.
+	or8 := func(v8, v float64) float64 {
+		if kv8 && v8 > 0 {
+			return v8
+		}
+		return v
+	}
 	units, fixed := b*h, nonNeg(float64(e.DecodeHeadOverhead))
+	beta = or8(nonNeg(float64(e.DecodeHeadBandwidth8)), pick(nonNeg(float64(e.DecodeHeadBandwidth)), beta))
+	heads := 1.0 // query heads per CTA
 	if grouped {
-		units, fixed = b*hkv, nonNeg(float64(e.DecodeCTAOverhead))+g*nonNeg(float64(e.DecodeGroupOverhead))
+		units, heads = b*hkv, g
+		fixed = or8(nonNeg(float64(e.DecodeCTAOverhead8)), nonNeg(float64(e.DecodeCTAOverhead))) + g*or8(nonNeg(float64(e.DecodeGroupOverhead8)), nonNeg(float64(e.DecodeGroupOverhead)))
+		beta = or8(nonNeg(float64(e.DecodeCTABandwidth8)), nonNeg(float64(e.DecodeCTABandwidth)))
 	} else if fixed == 0 {
 		fixed = nonNeg(float64(e.DecodeCTAOverhead)) + nonNeg(float64(e.DecodeGroupOverhead))
 	}
+	fixed += heads * float64(max(a.HeadDim, 0)) / 128 * nonNeg(float64(e.DecodeDimOverhead))
 	if !(units > 0) {
 		return tc, tm, math.Max(tc, tm) + t0, t0
 	}
@@ -506,8 +563,15 @@ func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 
 	if cus > 0 {
 		w = math.Max(1, ctas/cus)
 	}
-	tcta := w * (fixed + 2*kv/split*float64(a.HeadDim)*a.KVDType.Size()/beta)
-	t = t0 + SoftMax(math.Max(tm, tc), tcta, ov)
+	if grouped && kv8 && e.DecodeLaunch8 > 0 {
+		t0 = float64(e.DecodeLaunch8)
+	} else if !grouped && e.DecodeHeadLaunch > 0 {
+		t0 = float64(e.DecodeHeadLaunch)
+	}
+	// The first CTA's fixed cost is exposed; after it, a compute unit's
+	// CTAs overlap their fixed costs and streams with the memory traffic.
+	tcta := (w-1)*fixed + w*2*kv/split*float64(a.HeadDim)*a.KVDType.Size()/beta
+	t = t0 + fixed + SoftMax(math.Max(tm, tc), tcta, ov)
 	if split > 1 {
 		t += nonNeg(float64(e.DecodeSplitCost))
 	}
@@ -519,7 +583,7 @@ func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 
 // length, KV heads) in decode, each at least 1.
 func AttentionAxes(a Attention) (x, y, z float64) {
 	x = float64(max(a.Batch, 1))
-	if a.QLen <= DecodeQueries {
+	if IsDecode(a) {
 		return x, float64(max(a.KVLen, 1)), float64(max(a.KVHeads, 1))
 	}
 	return x, float64(max(a.QLen, 1)), float64(max(a.Heads, 1))

@@ -42,3 +42,79 @@ func TestCollectiveOneShot(t *testing.T) {
 		t.Errorf("all-gather %v ignores the base latency", got)
 	}
 }
+
+// An 8-bit KV cache runs the grouped kernel with its own launch, CTA
+// overhead and stream rate; the per-head kernel keeps its fixed cost and
+// takes its own rates; unset 8-bit values fall back to the 16-bit ones.
+func TestDecodeAttentionKV8(t *testing.T) {
+	e := AttentionParams{DecodeMemory: 1, DecodeLaunch: 8e-6, DecodeCTABandwidth: 50e9, DecodeCTAOverhead: 4e-6, DecodeGroupOverhead: 0.1e-6,
+		DecodeHeadOverhead: 1e-6, DecodeHeadBandwidth: 80e9, DecodeMaxGroup: 32, DecodeDimOverhead: 0.05e-6}
+	p := &Processor{Name: "x", ComputeUnits: 132, Matrix: map[DType]FLOPRate{BF16: 989e12}, Bandwidth: 3.35e12, Eff: Efficiency{Attention: e}}
+	a := Attention{Batch: 1, Heads: 32, KVHeads: 8, QLen: 1, KVLen: 4096, HeadDim: 128, Causal: true, Fused: true, DType: BF16, KVDType: BF16}
+	stream := func(bytesPerElem, beta float64) float64 { return 2 * 4096 * 128 * bytesPerElem / beta }
+	// One CTA per KV head (8 < 132 compute units, one wave): t0 + a +
+	// the larger of memory time and one CTA's stream.
+	fixed := 4e-6 + 4*0.1e-6 + 4*0.05e-6
+	tm := float64(a.Bytes()) / 3.35e12
+	tests := []struct {
+		name  string
+		kv    DType
+		heads int
+		set   func(*AttentionParams)
+		want  float64
+	}{
+		{"bf16 grouped", BF16, 8, nil, 8e-6 + fixed + math.Max(tm, stream(2, 50e9))},
+		{"fp8 grouped, 16-bit values", FP8, 8, nil, 8e-6 + fixed + stream(1, 50e9)},
+		{"fp8 grouped, own values", FP8, 8, func(e *AttentionParams) {
+			e.DecodeLaunch8, e.DecodeCTAOverhead8, e.DecodeGroupOverhead8, e.DecodeCTABandwidth8 = 5e-6, 1e-6, 0.2e-6, 20e9
+		}, 5e-6 + 1e-6 + 4*0.2e-6 + 4*0.05e-6 + stream(1, 20e9)},
+		{"fp8 per head", FP8, 32, func(e *AttentionParams) { e.DecodeHeadBandwidth8 = 40e9 }, 8e-6 + 1e-6 + 0.05e-6 + stream(1, 40e9)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := *p
+			q.Eff.Attention = e
+			if tt.set != nil {
+				tt.set(&q.Eff.Attention)
+			}
+			b := a
+			b.KVDType, b.KVHeads = tt.kv, tt.heads
+			if got := float64(q.AttentionCost(b).Time); math.Abs(got/tt.want-1) > 1e-9 {
+				t.Errorf("%v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIsDecode(t *testing.T) {
+	for _, tt := range []struct {
+		q, kv int
+		want  bool
+	}{{1, 4096, true}, {16, 4096, true}, {17, 4096, false}, {16, 16, false}, {1, 1, false}, {512, 512, false}} {
+		if got := IsDecode(Attention{QLen: tt.q, KVLen: tt.kv}); got != tt.want {
+			t.Errorf("QLen %d KVLen %d: %v, want %v", tt.q, tt.kv, got, tt.want)
+		}
+	}
+}
+
+// The ring efficiency rises with message size: half of Efficiency at
+// HalfSize, nearly all of it far above, flat without HalfSize.
+func TestCollectiveEfficiencyCurve(t *testing.T) {
+	l := Link{Bandwidth: 450e9, Efficiency: 0.8, HalfSize: 4 << 20, Slope: 0.5}
+	for _, tt := range []struct {
+		size Bytes
+		want float64
+	}{{4 << 20, 0.4}, {1 << 20, 0.8 / 3}, {1 << 30, 0.8 / (1 + 1.0/16)}} {
+		if got := l.ringEfficiency(tt.size); math.Abs(got/tt.want-1) > 1e-12 {
+			t.Errorf("%v: efficiency %v, want %v", tt.size, got, tt.want)
+		}
+		c := Collective{Kind: AllGather, Size: tt.size, Ranks: 8}
+		if got, want := float64(CollectiveTime(c, l)), float64(c.Traffic())/(450e9*tt.want); math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("%v: all-gather %v, want %v", tt.size, got, want)
+		}
+	}
+	l.HalfSize = 0
+	if got := l.ringEfficiency(1 << 10); got != 0.8 {
+		t.Errorf("flat link: %v, want 0.8", got)
+	}
+}
