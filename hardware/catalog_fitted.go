@@ -27,8 +27,9 @@ import (
 //     of that name whole (with its sub-tables, such as residual); tables
 //     the overlay does not name keep the hand-written defaults;
 //   - each key of an [interconnect.<tier>] table of the overlay (latency,
-//     efficiency, base_latency, allreduce_latency, allreduce_efficiency:
-//     the calibrated ones) replaces that key of the device's tier; the
+//     efficiency, base_latency, allreduce_latency, allreduce_efficiency,
+//     efficiency_half_size, efficiency_slope: the calibrated ones)
+//     replaces that key of the device's tier; the
 //     datasheet keys (name, bandwidth, devices_per_node, topology) may not
 //     appear in an overlay;
 //   - the overlay's sources replace those of the keys it sets.
@@ -39,7 +40,7 @@ import (
 
 // fittedNetworkKeys are the keys an overlay may set in an interconnect
 // tier: those a fit calibrates.
-var fittedNetworkKeys = []string{"source", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency"}
+var fittedNetworkKeys = []string{"source", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"}
 
 // loadFitted applies devices/fitted/<stem>.toml to d when there is one.
 func loadFitted(d *Device, stem string) error {
@@ -89,6 +90,10 @@ func ApplyFitted(d *Device, r io.Reader, file string) error {
 			t.quantity("allreduce_latency", &n.AllReduceLatency, false)
 			if x, ok := t.float("allreduce_efficiency", false); ok {
 				n.AllReduceEfficiency = x
+			}
+			t.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
+			if x, ok := t.float("efficiency_slope", false); ok {
+				n.EfficiencySlope = x
 			}
 			t.close()
 		}
