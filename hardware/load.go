@@ -358,6 +358,13 @@ func (d *decoder) decodeStruct(t *table, v reflect.Value) {
 				d.decodeStruct(s, ev.Elem())
 				s.close()
 				fv.Set(ev)
+				// A table that can check itself (a residual table) is
+				// checked once here, so that the cost model need not.
+				if c, ok := ev.Interface().(interface{ Check() error }); ok {
+					if err := c.Check(); err != nil {
+						d.fail(t.lines[k], t.join(k), err)
+					}
+				}
 			}
 		default:
 			// Anything else (arrays of numbers, ...) is decoded by the

@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"errors"
+	"fmt"
+	"math"
+)
 
 // The tile-aware GEMM roofline (DESIGN.md, "What a GEMM efficiency model
 // needs"). A GEMM library splits C[M×N] into output tiles of Tm×Tn, each
@@ -70,28 +74,43 @@ type Residual struct {
 	Values []float64 `toml:"values"`
 }
 
-// Valid reports whether r has at least one node on each axis, increasing
-// axes and one value per node.
-func (r *Residual) Valid() bool {
+// Valid reports whether r has at least one node on each axis, strictly
+// increasing finite axes and one finite value per node. It reads the whole
+// table: loaders check a table once with it (or Check); the cost functions
+// use the constant-time usable and guard what At returns.
+func (r *Residual) Valid() bool { return r.Check() == nil }
+
+// Check returns what is wrong with r, or nil.
+func (r *Residual) Check() error {
 	if r == nil || len(r.Log2M) == 0 || len(r.Log2N) == 0 || len(r.Log2K) == 0 {
-		return false
+		return errors.New("residual: each of log2_m, log2_n and log2_k needs at least one node")
 	}
-	if len(r.Values) != len(r.Log2M)*len(r.Log2N)*len(r.Log2K) {
-		return false
+	if want := len(r.Log2M) * len(r.Log2N) * len(r.Log2K); len(r.Values) != want {
+		return fmt.Errorf("residual: %d values for %d×%d×%d nodes, want %d", len(r.Values), len(r.Log2M), len(r.Log2N), len(r.Log2K), want)
 	}
-	for _, ax := range [...][]float64{r.Log2M, r.Log2N, r.Log2K} {
+	for a, ax := range [...][]float64{r.Log2M, r.Log2N, r.Log2K} {
 		for i := range ax {
 			if math.IsNaN(ax[i]) || math.IsInf(ax[i], 0) || (i > 0 && !(ax[i] > ax[i-1])) {
-				return false
+				return fmt.Errorf("residual: %s must be finite and strictly increasing (node %d is %v)", [...]string{"log2_m", "log2_n", "log2_k"}[a], i, ax[i])
 			}
 		}
 	}
-	for _, v := range r.Values {
+	for i, v := range r.Values {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
+			return fmt.Errorf("residual: value %d is %v, want a finite number", i, v)
 		}
 	}
-	return true
+	return nil
+}
+
+// usable is the constant-time part of Valid: the table has nodes and a
+// value for each. The cost functions call it on every kernel, so it reads
+// no values; a table that is usable but not Valid cannot reach them from a
+// hardware file (the loader calls Check), and At turns anything
+// non-finite into 0.
+func (r *Residual) usable() bool {
+	return r != nil && len(r.Log2M) > 0 && len(r.Log2N) > 0 && len(r.Log2K) > 0 &&
+		len(r.Values) == len(r.Log2M)*len(r.Log2N)*len(r.Log2K)
 }
 
 // locate returns the cell index i and weight w of x on axis ax, so that x
@@ -142,16 +161,20 @@ func (r *Residual) Weights(m, n, k float64) (idx [8]int, w [8]float64) {
 	return idx, w
 }
 
-// At returns the interpolated log correction at (m, n, k); 0 for an
-// invalid table.
+// At returns the interpolated log correction at (m, n, k); 0 for a table
+// without nodes or values, and 0 where a table that is not Valid would
+// give a non-finite correction.
 func (r *Residual) At(m, n, k float64) float64 {
-	if !r.Valid() {
+	if !r.usable() {
 		return 0
 	}
 	idx, w := r.Weights(m, n, k)
 	v := 0.0
 	for c := range idx {
 		v += w[c] * r.Values[idx[c]]
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
 	}
 	return v
 }
@@ -208,7 +231,7 @@ func (p *Processor) GEMMDetail(g GEMM) (Cost, GEMMChoice) {
 	if e.Launch == 0 {
 		s.t0 = nonNeg(float64(p.Launch))
 	}
-	if e.Residual.Valid() {
+	if e.Residual.usable() {
 		s.res = e.Residual
 	}
 	return s.cost(g, d)
