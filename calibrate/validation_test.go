@@ -194,7 +194,7 @@ var attentionBounds = map[[3]string][2]float64{
 	{"h100", KernelAttentionPrefill, "1"}:  {0.06, 0.17},  // 5.4 / 15.1
 	{"h100", KernelAttentionDecode, "1"}:   {0.10, 0.27},  // 9.2 / 25.0
 	{"h200", KernelAttentionPrefill, "1"}:  {0.06, 0.17},  // 5.2 / 15.0
-	{"h200", KernelAttentionDecode, "1"}:   {0.12, 0.30},
+	{"h200", KernelAttentionDecode, "1"}:   {0.105, 0.28}, // 9.8 / 25.2
 	{"a100", KernelAttentionPrefill, "1"}:  {0.03, 0.09},  // 2.1 / 7.9
 	{"a100", KernelAttentionDecode, "1"}:   {0.085, 0.34}, // 7.3 / 30.9
 }
