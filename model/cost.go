@@ -432,9 +432,11 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 	} else {
 		tc, tm, t, t0 = p.prefillAttention(a, d, pk, bw)
 	}
-	if x, y, z := AttentionAxes(a); decode && e.DecodeResidual.Valid() {
+	// At is 0 (a factor of 1) without a table; the loader has checked
+	// the tables once (Residual.Check), so none is scanned here.
+	if x, y, z := AttentionAxes(a); decode {
 		t *= math.Exp(e.DecodeResidual.At(x, y, z))
-	} else if !decode && e.Residual.Valid() {
+	} else {
 		t *= math.Exp(e.Residual.At(x, y, z))
 	}
 	floor := 0.0
