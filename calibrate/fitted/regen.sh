@@ -7,6 +7,8 @@
 #   calibrate/fitted/regen.sh -merge-only   merge the fitted files as they are
 #   calibrate/fitted/regen.sh -check        fail if the catalog overlays differ
 #                                           from the fitted files (writes nothing)
+#   calibrate/fitted/regen.sh [MODE] STEM...  the same for these devices only
+#                                           (a100-sxm-80gb, h100-sxm, h200-sxm)
 #
 # For each device it writes
 #   calibrate/fitted/<stem>.toml       the hand-written catalog device with the
@@ -21,14 +23,18 @@
 set -eu
 cd "$(dirname "$0")/../.."
 
-mode=${1:-fit}
-case $mode in
-fit | -merge-only | -check) ;;
-*)
-	echo "usage: calibrate/fitted/regen.sh [-merge-only | -check]" >&2
+mode=fit
+case ${1:-} in
+-merge-only | -check)
+	mode=$1
+	shift
+	;;
+-*)
+	echo "usage: calibrate/fitted/regen.sh [-merge-only | -check] [STEM...]" >&2
 	exit 2
 	;;
 esac
+only=" $* "
 DATE=${DATE:-$(date -u +%Y-%m-%d)}
 A=../shared/validation/derived/aiconfigurator
 
@@ -41,6 +47,10 @@ go build -o "$tmp/perfsim" ./cmd/perfsim
 run() {
 	stem=$1
 	shift
+	case $only in
+	"  " | *" $stem "*) ;;
+	*) return 0 ;;
+	esac
 	if [ "$mode" = fit ]; then
 		files=
 		for f in "$@"; do
