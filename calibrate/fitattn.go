@@ -43,7 +43,11 @@ func prefillModel(fp8 bool) attnModel {
 			if fp8 {
 				a.Compute8 = sigmoid(x[1])
 			}
-			a.SoftmaxRate = model.FLOPRate(math.Exp(x[2]))
+			// Where the exponentials never bind (the A100's FA2 kernels)
+			// the rate runs off toward infinity; capped at 1e21 scores/s,
+			// thousands of times any device's, it stays a number the
+			// hardware loader accepts and still never binds.
+			a.SoftmaxRate = model.FLOPRate(math.Exp(math.Min(x[2], math.Log(1e21))))
 			a.Memory, a.Launch, a.Overlap, a.WaveOverhead = sigmoid(x[3]), secs(x[4]), 1+math.Exp(x[5]), secs(x[6])
 			a.Waves = v.waves
 		},
