@@ -24,7 +24,7 @@ func TestREADMECommands(t *testing.T) {
 			args := make([]string, len(c))
 			for i, a := range c {
 				// Paths in the README are relative to the repository root.
-				if strings.HasPrefix(a, "testdata/") || strings.HasPrefix(a, "hardware/") || strings.HasPrefix(a, "workloads/") || strings.HasPrefix(a, "calibrate/") || strings.HasPrefix(a, "docs/") {
+				if strings.HasPrefix(a, "testdata/") || strings.HasPrefix(a, "hardware/") || strings.HasPrefix(a, "workloads/") || strings.HasPrefix(a, "calibrate/") || strings.HasPrefix(a, "kernels/") || strings.HasPrefix(a, "docs/") {
 					a = filepath.Join(wd, "..", "..", a)
 				}
 				args[i] = a
