@@ -20,9 +20,12 @@ type decoder struct {
 	md    *toml.MetaData
 	file  string
 	errs  []*ParseError
-	lines map[string]int    // dotted key -> line
-	bad   map[string]bool   // keys that already have an error
-	srcs  map[string]string // dotted key of a number -> its source
+	lines map[string]int // dotted key -> line
+	// keyLines maps the dotted keys written plainly in the file to their
+	// lines (scanKeyLines); lineOf is asked for the others.
+	keyLines map[string]int
+	bad      map[string]bool   // keys that already have an error
+	srcs     map[string]string // dotted key of a number -> its source
 }
 
 func newDecoder(md *toml.MetaData, file string) *decoder {
@@ -84,7 +87,10 @@ func (d *decoder) open(path string, line int, keys map[string]toml.Primitive, kn
 	t := &table{d: d, path: path, line: line, keys: keys, lines: map[string]int{}, known: known, source: source}
 	first := 0
 	for k, p := range keys {
-		l := d.lineOf(p)
+		l, ok := d.keyLines[t.join(k)]
+		if !ok {
+			l = d.lineOf(p)
+		}
 		t.lines[k] = l
 		d.lines[t.join(k)] = l
 		if l > 0 && (first == 0 || l < first) {
