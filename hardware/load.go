@@ -358,12 +358,14 @@ func (d *decoder) decodeStruct(t *table, v reflect.Value) {
 		case f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct:
 			if s := t.sub(k, fieldKeys(f.Type.Elem()), false); s != nil {
 				ev := reflect.New(f.Type.Elem())
+				before := len(d.errs)
 				d.decodeStruct(s, ev.Elem())
 				s.close()
 				fv.Set(ev)
 				// A table that can check itself (a residual table) is
-				// checked once here, so that the cost model need not.
-				if c, ok := ev.Interface().(interface{ Check() error }); ok {
+				// checked once here, so that the cost model need not;
+				// not after a problem in its keys, which it would repeat.
+				if c, ok := ev.Interface().(interface{ Check() error }); ok && len(d.errs) == before {
 					if err := c.Check(); err != nil {
 						d.fail(t.lines[k], t.join(k), err)
 					}

@@ -39,6 +39,7 @@ func TestLoad_bad(t *testing.T) {
 			`hardware: testdata/bad/misspelt_key.toml:12: unknown key "memory.bandwith" (did you mean "memory.bandwidth"?)`,
 		}, "\n")},
 		{"nan.toml", `hardware: testdata/bad/nan.toml:15: efficiency.memory.efficiency: must be a finite number, not NaN`},
+		{"bad_number_list.toml", `hardware: testdata/bad/bad_number_list.toml:22: efficiency.gemm.bf16.residual.values: number 2 of the list, "zero", is not a finite number`},
 		{"bad_residual.toml", `hardware: testdata/bad/bad_residual.toml:18: efficiency.gemm.bf16.residual: residual: log2_m must be finite and strictly increasing (node 1 is 2)`},
 		{"negative.toml", `hardware: testdata/bad/negative.toml:11: memory.capacity: must be positive, not -80 GB`},
 		{"no_source.toml", strings.Join([]string{
