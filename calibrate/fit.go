@@ -218,6 +218,24 @@ func subsample(length, n int, rng *rand.Rand) []int {
 	return idx
 }
 
+// eachFold splits n points into k folds (folds) and calls each with the
+// training and the test points of every fold in turn: the k-fold
+// cross-validation the fits share.
+func eachFold(n, k int, rng *rand.Rand, each func(train, test []int)) {
+	fold := folds(n, k, rng)
+	for f := 0; f < k; f++ {
+		var tr, te []int
+		for i, fi := range fold {
+			if fi == f {
+				te = append(te, i)
+			} else {
+				tr = append(tr, i)
+			}
+		}
+		each(tr, te)
+	}
+}
+
 // folds assigns each of n points to one of k folds, deterministically.
 func folds(n, k int, rng *rand.Rand) []int {
 	f := make([]int, n)

@@ -224,19 +224,10 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 	cf.InSample, cf.Fitted = newStats(in), true
 	if opt.Folds > 1 {
 		held := make([]float64, len(ms))
-		fold := folds(len(ms), opt.Folds, rng)
-		for f := 0; f < opt.Folds; f++ {
-			var tr, te []int
-			for i, fi := range fold {
-				if fi == f {
-					te = append(te, i)
-				} else {
-					tr = append(tr, i)
-				}
-			}
+		eachFold(len(ms), opt.Folds, rng, func(tr, te []int) {
 			fx, _ := train(tr, x, 400, []attnVariant{v})
 			eval(te, fx, withTable(tr, fx), held)
-		}
+		})
 		cf.HeldOut = newStats(held)
 	}
 	a := &dev.Eff.Attention

@@ -59,21 +59,12 @@ func fitStream(dev *hardware.Device, class string, ms []Measurement, opt Options
 	cf.InSample, cf.Fitted = newStats(in), true
 	if opt.Folds > 1 {
 		held := make([]float64, len(ms))
-		fold := folds(len(ms), opt.Folds, rng)
-		for f := 0; f < opt.Folds; f++ {
-			var tr, te []int
-			for i, fi := range fold {
-				if fi == f {
-					te = append(te, i)
-				} else {
-					tr = append(tr, i)
-				}
-			}
+		eachFold(len(ms), opt.Folds, rng, func(tr, te []int) {
 			fx := train(tr, x)
 			for _, i := range te {
 				held[i] = predict(fx, i)/float64(ms[i].Time) - 1
 			}
-		}
+		})
 		cf.HeldOut = newStats(held)
 	}
 	m := &dev.Eff.Memory
