@@ -46,11 +46,8 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 	fs := newFlagSet("calibrate measure", calibrateMeasureSynopsis, calibrateMeasureExamples, stderr)
 	var o calibrateMeasureOptions
 	o.addFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "calibrate measure"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("calibrate measure: unexpected argument %q", fs.Arg(0))
 	}
 	if strings.ToLower(o.device) != "cpu" {
 		return usagef("calibrate measure: --device %q: perfsim measures only the cpu; GPUs are measured with the CUDA suite: make -C kernels && kernels/run.sh > gpu.csv (see kernels/README.md)", o.device)

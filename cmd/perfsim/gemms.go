@@ -126,11 +126,8 @@ func runGemmsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var o gemmsOptions
 	fs := newFlagSet("gemms", gemmsSynopsis, gemmsExamples, stderr)
 	o.AddFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "gemms"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("gemms: unexpected argument %q", fs.Arg(0))
 	}
 	o.seqChanged, o.ctxChanged = fs.Changed("seq"), fs.Changed("context")
 	f, err := parseFormat(o.format)

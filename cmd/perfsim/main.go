@@ -155,3 +155,15 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// parseFlagsNoArgs parses args for a command that takes flags only: a
+// positional argument is a usage error naming the command.
+func parseFlagsNoArgs(fs *pflag.FlagSet, args []string, command string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", command, fs.Arg(0))
+	}
+	return nil
+}

@@ -94,11 +94,8 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	var o maxModelOptions
 	fs := newFlagSet("maxmodel", maxModelSynopsis, maxModelExamples, stderr)
 	o.AddFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "maxmodel"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("maxmodel: unexpected argument %q", fs.Arg(0))
 	}
 	f, err := parseFormat(o.format)
 	if err != nil {

@@ -25,11 +25,8 @@ func runPlotBreakdown(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs := newFlagSet("plot breakdown", plotBreakdownSynopsis, plotBreakdownExamples, stderr)
 	sc.AddFlags(fs, true, true, false)
 	out.AddFlags(fs, "breakdown")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "plot breakdown"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("plot breakdown: unexpected argument %q", fs.Arg(0))
 	}
 	if err := out.check(); err != nil {
 		return err

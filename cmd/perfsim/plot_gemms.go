@@ -22,11 +22,8 @@ func runPlotGemms(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.MarkHidden("format")
 	fs.MarkHidden("all")
 	out.AddFlags(fs, "gemms")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "plot gemms"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("plot gemms: unexpected argument %q", fs.Arg(0))
 	}
 	if err := out.check(); err != nil {
 		return err

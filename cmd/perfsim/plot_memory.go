@@ -23,11 +23,8 @@ func runPlotMemory(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newFlagSet("plot memory", plotMemorySynopsis, plotMemoryExamples, stderr)
 	sc.AddFlags(fs, false, true, true)
 	out.AddFlags(fs, "memory")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "plot memory"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("plot memory: unexpected argument %q", fs.Arg(0))
 	}
 	if err := out.check(); err != nil {
 		return err

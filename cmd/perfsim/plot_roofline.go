@@ -27,11 +27,8 @@ func runPlotRoofline(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlagSet("plot roofline", plotRooflineSynopsis, plotRooflineExamples, stderr)
 	sc.AddFlags(fs, false, true, false)
 	out.AddFlags(fs, "roofline")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "plot roofline"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("plot roofline: unexpected argument %q", fs.Arg(0))
 	}
 	if err := out.check(); err != nil {
 		return err

@@ -29,11 +29,8 @@ func runPlotSweep(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.BoolVar(&speedup, "speedup", false, "a heat map of the speedup of the first --hw over the second across --batch × --input")
 	fs.StringVar(&metric, "metric", "e2e", "with --speedup, the latency compared: e2e, ttft or tpot")
 	out.AddFlags(fs, "sweep")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "plot sweep"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("plot sweep: unexpected argument %q", fs.Arg(0))
 	}
 	if err := out.check(); err != nil {
 		return err

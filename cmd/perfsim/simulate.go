@@ -178,11 +178,8 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	var o simulateOptions
 	fs := newFlagSet("simulate", simulateSynopsis, simulateExamples, stderr)
 	o.AddFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "simulate"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("simulate: unexpected argument %q", fs.Arg(0))
 	}
 	f, err := parseFormat(o.format)
 	if err != nil {

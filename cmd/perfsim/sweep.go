@@ -129,11 +129,8 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var o sweepFlags
 	fs := newFlagSet("sweep", sweepSynopsis, sweepExamples, stderr)
 	o.AddFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsNoArgs(fs, args, "sweep"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("sweep: unexpected argument %q", fs.Arg(0))
 	}
 	f, err := parseFormat(o.format)
 	if err != nil {
