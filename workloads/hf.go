@@ -96,16 +96,25 @@ func (h *hfReader) bad(key string, err error) {
 	h.errs = append(h.errs, &ConfigError{File: h.file, Line: h.line(key), Key: key, Err: err})
 }
 
-// int returns the integer at key, def when absent or null.
-func (h *hfReader) int(key string, def int) int {
+// number returns the number at key, marking the key read; false when it
+// is absent or null, or (reported) not a number.
+func (h *hfReader) number(key, want string) (json.Number, bool) {
 	h.asked[key] = true
 	v, ok := h.raw[key]
 	if !ok || v == nil {
-		return def
+		return "", false
 	}
 	n, ok := v.(json.Number)
 	if !ok {
-		h.bad(key, fmt.Errorf("want an integer, got %v", v))
+		h.bad(key, fmt.Errorf("want %s, got %v", want, v))
+	}
+	return n, ok
+}
+
+// int returns the integer at key, def when absent or null.
+func (h *hfReader) int(key string, def int) int {
+	n, ok := h.number(key, "an integer")
+	if !ok {
 		return def
 	}
 	f, err := n.Float64()
@@ -117,14 +126,8 @@ func (h *hfReader) int(key string, def int) int {
 }
 
 func (h *hfReader) float(key string, def float64) float64 {
-	h.asked[key] = true
-	v, ok := h.raw[key]
-	if !ok || v == nil {
-		return def
-	}
-	n, ok := v.(json.Number)
+	n, ok := h.number(key, "a number")
 	if !ok {
-		h.bad(key, fmt.Errorf("want a number, got %v", v))
 		return def
 	}
 	f, err := n.Float64()
