@@ -24,7 +24,7 @@ import (
 
 // CPUOptions says what MeasureCPU measures.
 type CPUOptions struct {
-	// Quick measures a small grid (about 50 GEMMs up to 256³, arrays up
+	// Quick measures a small grid (98 GEMMs up to 256³, arrays up
 	// to 16 MiB) in a few seconds, for tests and smoke runs. The full grid
 	// (GEMMs up to 1024³, arrays up to 128 MiB) takes about a minute on
 	// two cores.
@@ -35,6 +35,11 @@ type CPUOptions struct {
 	// PointTime is the timed time to aim for per point, once the minimum
 	// number of samples is taken; 0 means 10 ms (Quick) or 100 ms.
 	PointTime time.Duration
+	// Threads is the number of threads the kernels run on (GOMAXPROCS for
+	// the run, recorded in each row's driver column); 0 means GOMAXPROCS
+	// as it is. One thread is the steadier measurement on a machine that
+	// other work shares.
+	Threads int
 }
 
 // CPUKernels lists the kernels MeasureCPU knows, in the order it runs them.
@@ -42,8 +47,9 @@ var CPUKernels = []string{KernelGEMM, KernelRead, KernelWrite, KernelCopy, Kerne
 
 // The sampling plan. Each sample times enough back-to-back calls to last
 // minSample (so that time.Now's resolution and the loop's own cost do not
-// count); a point takes at least minReps samples, then more until
-// PointTime is spent or maxReps are taken, and reports their median.
+// count). The samples are taken in rounds of one per point: at least
+// minReps rounds, then more until PointTime per point is spent or maxReps
+// rounds are taken; a point reports the median of its samples.
 const (
 	minSample     = 200 * time.Microsecond
 	minReps       = 5
@@ -80,10 +86,10 @@ func cpuGEMMShapes(quick bool) [][3]int {
 		}
 	}
 	if quick {
-		sq(32, 64, 96, 128, 192, 256)
-		cross([]int{1, 4, 16, 64}, [][2]int{{512, 512}, {1024, 256}, {256, 1024}})
+		sq(32, 48, 64, 96, 128, 160, 192, 256)
+		cross([]int{1, 2, 4, 8, 16, 32, 64, 128}, [][2]int{{512, 512}, {1024, 256}, {256, 1024}, {768, 384}})
 		sq(63, 65, 127, 129)
-		s = append(s, [3]int{100, 300, 200}, [3]int{257, 129, 65}, [3]int{33, 500, 250})
+		s = append(s, [3]int{100, 300, 200}, [3]int{257, 129, 65}, [3]int{33, 500, 250}, [3]int{200, 100, 300}, [3]int{96, 640, 160})
 		return s
 	}
 	sq(64, 128, 192, 256, 384, 512, 768, 1024)
@@ -113,6 +119,9 @@ func cpuArraySizes(quick bool) []int {
 //
 // Each row's time is the median of at least 5 samples, after a warm-up;
 // a sample times enough back-to-back calls to last 200 µs and divides.
+// The samples are taken in rounds over all the points (one sample of each
+// per round, spread over the run), so that a slow spell of a shared machine
+// shifts every point's samples alike rather than a few points' medians.
 // GEMM inputs are random and non-zero (gonum skips zero multipliers, so
 // zeros would time less work). Bandwidth arrays are not flushed from the
 // caches between samples: arrays that fit a cache are timed at the cache's
@@ -160,6 +169,12 @@ func MeasureCPU(ctx context.Context, opt CPUOptions, progress io.Writer) ([]Meas
 		points = append(points, cpuPoint{kernel: KernelLaunch})
 	}
 
+	if opt.Threads < 0 {
+		return nil, fmt.Errorf("calibrate: measure cpu: %d threads, want at least 1 (or 0 for GOMAXPROCS)", opt.Threads)
+	}
+	if opt.Threads > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(opt.Threads))
+	}
 	base := Measurement{
 		Device: cpuName(),
 		Driver: fmt.Sprintf("%s gonum %s GOMAXPROCS=%d", runtime.Version(), gonumVersion(), runtime.GOMAXPROCS(0)),
@@ -169,33 +184,28 @@ func MeasureCPU(ctx context.Context, opt CPUOptions, progress io.Writer) ([]Meas
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("calibrate: measure cpu: %w", err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2)) // fixed seed: the same inputs every run
-	var arrays *streamArrays           // allocated at the first bandwidth point
+	bufs := newGEMMBuffers(points, rand.New(rand.NewPCG(1, 2))) // fixed seed: the same inputs every run
+	var arrays *streamArrays                                    // allocated at the first bandwidth point
 
+	// Set every point up and size its samples; then take the samples in
+	// rounds, one per point per round, so that a slow spell of a shared
+	// machine (another process, a clock change) falls on every point
+	// alike instead of on a run of neighbouring shapes.
 	start := time.Now()
-	lastReport := start
-	reported := false
-	ms := make([]Measurement, 0, len(points))
+	ms := make([]Measurement, len(points))
+	fns := make([]func(iters int), len(points))
+	iters := make([]int, len(points))
 	for i, p := range points {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("calibrate: measure cpu: %w", err)
-		}
-		if progress != nil && time.Since(start) >= progressAfter && time.Since(lastReport) >= progressEvery {
-			fmt.Fprintf(progress, "calibrate: measuring %d/%d: %s (%.0f s so far)\n", i+1, len(points), p, time.Since(start).Seconds())
-			lastReport = time.Now()
-			reported = true
-		}
 		m := base
 		m.Kernel, m.DType = p.kernel, p.dtype
-		var fn func(iters int)
 		switch p.kernel {
 		case KernelGEMM:
 			m.M, m.N, m.K, m.Batch = p.m, p.n, p.k, 1
 			m.FLOPs = model.FLOPs(2 * float64(p.m) * float64(p.n) * float64(p.k))
 			m.Bytes = p.dtype.Bytes(float64(p.m*p.k + p.k*p.n + p.m*p.n))
-			fn = gemmFunc(p, rng)
+			fns[i] = bufs.gemm(p)
 		case KernelLaunch:
-			fn = func(iters int) {
+			fns[i] = func(iters int) {
 				for range iters {
 					emptyCall()
 				}
@@ -204,14 +214,37 @@ func MeasureCPU(ctx context.Context, opt CPUOptions, progress io.Writer) ([]Meas
 			if arrays == nil {
 				arrays = newStreamArrays(maxElems)
 			}
-			m.Bytes, m.FLOPs, fn = arrays.kernel(p.kernel, p.size)
+			m.Bytes, m.FLOPs, fns[i] = arrays.kernel(p.kernel, p.size)
 		}
-		med, lo, hi, reps, err := timePoint(ctx, fn, pointTime)
+		ms[i] = m
+		n, err := sampleIters(ctx, fns[i])
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: measure cpu: %w", err)
 		}
-		m.Time, m.TimeMin, m.TimeMax, m.Reps = med, lo, hi, reps
-		ms = append(ms, m)
+		iters[i] = n
+	}
+	samples := make([][]float64, len(points))
+	budget := pointTime * time.Duration(len(points))
+	begin, lastReport, reported := time.Now(), time.Now(), false
+	for round := 0; round < maxReps && (round < minReps || time.Since(begin) < budget); round++ {
+		for i, fn := range fns {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("calibrate: measure cpu: %w", err)
+			}
+			fn(1) // untimed: bring the operands back into the caches
+			t0 := time.Now()
+			fn(iters[i])
+			samples[i] = append(samples[i], time.Since(t0).Seconds()/float64(iters[i]))
+		}
+		if progress != nil && time.Since(start) >= progressAfter && time.Since(lastReport) >= progressEvery {
+			fmt.Fprintf(progress, "calibrate: measured round %d of %d kernels (%.0f s so far)\n", round+1, len(points), time.Since(start).Seconds())
+			lastReport, reported = time.Now(), true
+		}
+	}
+	for i := range ms {
+		x := samples[i]
+		slices.Sort(x)
+		ms[i].Time, ms[i].TimeMin, ms[i].TimeMax, ms[i].Reps = model.Seconds(median(x)), model.Seconds(x[0]), model.Seconds(x[len(x)-1]), len(x)
 	}
 	if reported {
 		fmt.Fprintf(progress, "calibrate: measured %d kernels in %.0f s\n", len(ms), time.Since(start).Seconds())
@@ -229,32 +262,80 @@ func (p cpuPoint) String() string {
 	return fmt.Sprintf("%s %s", p.kernel, model.Bytes(p.size*8).BinaryString())
 }
 
-// gemmFunc returns a function running C = A·B iters times for p's shape
-// and dtype, on random inputs in [0.5, 1.5).
-func gemmFunc(p cpuPoint, rng *rand.Rand) func(iters int) {
-	if p.dtype == model.FP32 {
-		gen := func(r, c int) blas32.General {
-			g := blas32.General{Rows: r, Cols: c, Stride: c, Data: make([]float32, r*c)}
-			for i := range g.Data {
-				g.Data[i] = 0.5 + rng.Float32()
-			}
-			return g
+// gemmBuffers hold the operands of every GEMM of a run: per dtype one
+// allocation holding A, B and C, each as large as the largest shape needs,
+// filled with random values in [0.5, 1.5) (gonum skips zero multipliers);
+// each GEMM uses the leading elements of each as its densely stored
+// matrices. One allocation with fixed offsets keeps the operands' relative
+// alignment the same from run to run: on a CPU, operands whose addresses
+// differ by a multiple of 4 KiB compete for the same cache sets, and
+// separately allocated arrays land at offsets that change between runs,
+// moving a power-of-two shape's time by 20–40%.
+type gemmBuffers struct {
+	a64, b64, c64 []float64
+	a32, b32, c32 []float32
+}
+
+// operandStagger is the offset, in bytes beyond a 4 KiB boundary, between
+// consecutive operands of gemmBuffers.
+const operandStagger = 320
+
+func newGEMMBuffers(points []cpuPoint, rng *rand.Rand) *gemmBuffers {
+	var n [2][3]int // fp64, fp32 × A, B, C
+	for _, p := range points {
+		if p.kernel != KernelGEMM {
+			continue
 		}
-		a, b, c := gen(p.m, p.k), gen(p.k, p.n), gen(p.m, p.n)
+		d := 0
+		if p.dtype == model.FP32 {
+			d = 1
+		}
+		n[d] = [3]int{max(n[d][0], p.m*p.k), max(n[d][1], p.k*p.n), max(n[d][2], p.m*p.n)}
+	}
+	// offsets returns the element offsets of A, B and C and the total
+	// length, for elements of size e.
+	offsets := func(n [3]int, e int) (off [4]int) {
+		at := 0
+		for i, c := range n {
+			off[i] = at
+			bytes := (at+c)*e + 4096 - 1
+			at = (bytes/4096*4096 + (i+1)*operandStagger) / e
+		}
+		off[3] = at
+		return off
+	}
+	var g gemmBuffers
+	o := offsets(n[0], 8)
+	x := make([]float64, o[3])
+	for i := range x {
+		x[i] = 0.5 + rng.Float64()
+	}
+	g.a64, g.b64, g.c64 = x[o[0]:o[0]+n[0][0]], x[o[1]:o[1]+n[0][1]], x[o[2]:o[2]+n[0][2]]
+	o = offsets(n[1], 4)
+	y := make([]float32, o[3])
+	for i := range y {
+		y[i] = 0.5 + rng.Float32()
+	}
+	g.a32, g.b32, g.c32 = y[o[0]:o[0]+n[1][0]], y[o[1]:o[1]+n[1][1]], y[o[2]:o[2]+n[1][2]]
+	return &g
+}
+
+// gemm returns a function running C = A·B iters times for p's shape and
+// dtype.
+func (g *gemmBuffers) gemm(p cpuPoint) func(iters int) {
+	if p.dtype == model.FP32 {
+		a := blas32.General{Rows: p.m, Cols: p.k, Stride: p.k, Data: g.a32[:p.m*p.k]}
+		b := blas32.General{Rows: p.k, Cols: p.n, Stride: p.n, Data: g.b32[:p.k*p.n]}
+		c := blas32.General{Rows: p.m, Cols: p.n, Stride: p.n, Data: g.c32[:p.m*p.n]}
 		return func(iters int) {
 			for range iters {
 				blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c)
 			}
 		}
 	}
-	gen := func(r, c int) blas64.General {
-		g := blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
-		for i := range g.Data {
-			g.Data[i] = 0.5 + rng.Float64()
-		}
-		return g
-	}
-	a, b, c := gen(p.m, p.k), gen(p.k, p.n), gen(p.m, p.n)
+	a := blas64.General{Rows: p.m, Cols: p.k, Stride: p.k, Data: g.a64[:p.m*p.k]}
+	b := blas64.General{Rows: p.k, Cols: p.n, Stride: p.n, Data: g.b64[:p.k*p.n]}
+	c := blas64.General{Rows: p.m, Cols: p.n, Stride: p.n, Data: g.c64[:p.m*p.n]}
 	return func(iters int) {
 		for range iters {
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c)
@@ -268,10 +349,9 @@ func gemmFunc(p cpuPoint, rng *rand.Rand) func(iters int) {
 //go:noinline
 func emptyCall() {}
 
-// timePoint runs fn(1) as a warm-up, grows the batch of calls per sample
-// until a sample lasts minSample, then takes samples and returns the
-// median, minimum and maximum time per call and the number of samples.
-func timePoint(ctx context.Context, fn func(iters int), pointTime time.Duration) (med, lo, hi model.Seconds, reps int, err error) {
+// sampleIters runs fn(1) as a warm-up, then grows the number of calls
+// per sample until a sample lasts minSample, and returns it.
+func sampleIters(ctx context.Context, fn func(iters int)) (int, error) {
 	fn(1) // warm-up: page in the arrays, fill the caches
 	iters := 1
 	for {
@@ -279,10 +359,10 @@ func timePoint(ctx context.Context, fn func(iters int), pointTime time.Duration)
 		fn(iters)
 		d := time.Since(t0)
 		if d >= minSample || iters >= 1<<30 {
-			break
+			return iters, nil
 		}
 		if err := ctx.Err(); err != nil {
-			return 0, 0, 0, 0, err
+			return 0, err
 		}
 		// Aim a little past minSample, at most 100× more calls per step.
 		grow := 100
@@ -291,18 +371,6 @@ func timePoint(ctx context.Context, fn func(iters int), pointTime time.Duration)
 		}
 		iters *= max(2, grow)
 	}
-	var samples []float64
-	begin := time.Now()
-	for len(samples) < minReps || (len(samples) < maxReps && time.Since(begin) < pointTime) {
-		if err := ctx.Err(); err != nil {
-			return 0, 0, 0, 0, err
-		}
-		t0 := time.Now()
-		fn(iters)
-		samples = append(samples, time.Since(t0).Seconds()/float64(iters))
-	}
-	slices.Sort(samples)
-	return model.Seconds(median(samples)), model.Seconds(samples[0]), model.Seconds(samples[len(samples)-1]), len(samples), nil
 }
 
 // median returns the median of sorted xs: the middle value, or the mean

@@ -88,11 +88,16 @@ func synthetic(dev *hardware.Device, g model.GEMMParams, n int, sd float64, seed
 
 func TestGEMMEval_matchesModel(t *testing.T) {
 	// The fit's evaluator must give what model.GEMMCost gives, for both
-	// wave models, fp8 and bf16, and with a residual table.
+	// wave models, fp8 and bf16, the GPU and the CPU rule, and with a
+	// residual table.
 	dev := testDevice()
 	e := &gemmEnv{peak: 989.5e12, bw: 3.35e12, l2: 50e6, cus: 132}
 	rng := rand.New(rand.NewPCG(3, 3))
-	for i := 0; i < 400; i++ {
+	for i := 0; i < 600; i++ {
+		dev.Kind, e.cpu = "gpu", i >= 400
+		if e.cpu {
+			dev.Kind = "cpu"
+		}
 		th := gemmTheta{etaC: 0.5 + 0.5*rng.Float64(), etaM: 0.5 + 0.5*rng.Float64(), t0: 1e-6 * rng.Float64() * 5,
 			a: 1e-6 * rng.Float64(), tau: 3e-9 * rng.Float64(), tsplit: 5e-6 * rng.Float64(), p: 1 + 2*rng.Float64(), edge: 5e-11 * rng.Float64(),
 			fractional: i%2 == 0}
@@ -105,9 +110,12 @@ func TestGEMMEval_matchesModel(t *testing.T) {
 			e.peak = 989.5e12
 		}
 		m := gemmMeasurement(d, 1+rng.IntN(9000), 16+rng.IntN(30000), 16+rng.IntN(30000), 1)
+		if i%5 == 0 { // small and skinny shapes, where the granule matters
+			m = gemmMeasurement(d, 1+rng.IntN(70), 1+rng.IntN(200), 1+rng.IntN(300), 1)
+		}
 		m.Time = 1e-3
 		pt := newGEMMPoint(m)
-		pt.setCands(e.cus, 1)
+		pt.setCands(e.cus, 1, e.cpu)
 		r := &model.Residual{Log2M: []float64{0, 14}, Log2N: []float64{4, 15}, Log2K: []float64{4, 15}, Values: []float64{0.1, -0.1, 0.05, 0, 0.2, -0.2, 0.3, 0.01}}
 		pt.setResidual(r)
 		got := pt.predict(e, &th, r.Values)

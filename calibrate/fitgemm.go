@@ -402,6 +402,15 @@ func gemmInit(pts []gemmPoint, idx []int, e *gemmEnv, fp8, fractional bool) gemm
 	if len(c) >= 5 {
 		sort.Float64s(c)
 		t.etaC = clamp(quantile(c, 0.5))
+	} else if len(idx) >= 5 {
+		// No large compute-bound GEMM (a CPU's small grid): the best
+		// fraction of the peak any point reaches, which may be far below
+		// 0.3 (gonum's Go kernels use a fraction of a core's vector width).
+		best := 0.0
+		for _, i := range idx {
+			best = math.Max(best, pts[i].flops/e.peak/pts[i].meas)
+		}
+		t.etaC = math.Max(1e-3, math.Min(0.97, best))
 	}
 	if len(m) >= 5 {
 		sort.Float64s(m)
@@ -435,15 +444,19 @@ func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, opt Options, rn
 			small = append(small, search[i])
 		}
 	}
+	// The budgets are in loss evaluations over the full samples; a small
+	// sample (a CPU's few dozen GEMMs) gets more of them for the same
+	// work, up to 10×.
+	scale := func(evals, n int) int { return evals * max(1, min(10, waveSample/max(n, 1))) }
 	var th gemmTheta
 	best := math.Inf(1)
 	for _, fr := range []bool{false, true} {
-		t := fitTheta(pts, small, e, gemmInit(pts, search, e, fp8, fr), waveEvals, workers)
+		t := fitTheta(pts, small, e, gemmInit(pts, search, e, fp8, fr), scale(waveEvals, len(small)), workers)
 		if l := lossGEMM(pts, small, e, &t); l < best {
 			best, th = l, t
 		}
 	}
-	th = fitTheta(pts, search, e, th, searchEvals, workers)
+	th = fitTheta(pts, search, e, th, scale(searchEvals, len(search)), workers)
 	gm := gemmModel{theta: th}
 	if grid != nil {
 		base := make([]float64, len(pts))
@@ -451,11 +464,50 @@ func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, opt Options, rn
 			base[i] = pts[i].eval(e, &th)
 		}
 		r := *grid
-		r.Values = make([]float64, len(grid.Values))
-		fitResidual(pts, idx, base, r.Values, [3]int{len(r.Log2M), len(r.Log2N), len(r.Log2K)})
-		gm.res = &r
+		dims := [3]int{len(r.Log2M), len(r.Log2N), len(r.Log2K)}
+		if residualHelps(pts, idx, base, dims, e) {
+			r.Values = make([]float64, len(grid.Values))
+			fitResidual(pts, idx, base, r.Values, dims)
+			gm.res = &r
+		}
 	}
 	return gm
+}
+
+// residualFolds is the number of folds of residualHelps's cross-validation.
+const residualFolds = 3
+
+// residualHelps reports whether the residual table improves on the
+// analytical times base for shapes it was not fitted on: it fits the table
+// on two thirds of idx (every third point left out in turn) and compares
+// the mean absolute log error of the left-out points with and without it.
+// On a dense benchmark grid (aiconfigurator's thousands of GEMMs) the table
+// halves the error; on a few dozen scattered shapes (the CPU suite's quick
+// grid) a node sits on one or two points and follows their noise, and the
+// table is left out.
+func residualHelps(pts []gemmPoint, idx []int, base []float64, dims [3]int, e *gemmEnv) bool {
+	if len(idx) < 2*residualFolds {
+		return false
+	}
+	vals := make([]float64, dims[0]*dims[1]*dims[2])
+	with, without := 0.0, 0.0
+	train := make([]int, 0, len(idx))
+	for f := 0; f < residualFolds; f++ {
+		train = train[:0]
+		for j, i := range idx {
+			if j%residualFolds != f {
+				train = append(train, i)
+			}
+		}
+		fitResidual(pts, train, base, vals, dims)
+		for j := f; j < len(idx); j += residualFolds {
+			p := &pts[idx[j]]
+			flr := p.floor(e)
+			without += math.Abs(math.Log(math.Max(base[idx[j]], flr) / p.meas))
+			with += math.Abs(math.Log(math.Max(base[idx[j]]*math.Exp(p.residualAt(vals)), flr) / p.meas))
+		}
+	}
+	return with < without
 }
 
 func (gm gemmModel) predict(p *gemmPoint, e *gemmEnv) float64 {
@@ -484,11 +536,11 @@ func fitGEMM(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand
 		cf.InSample = scoreClass(dev, ms)
 		return cf, warns
 	}
-	e := &gemmEnv{peak: float64(peak), bw: float64(dev.Memory.Bandwidth), l2: float64(dev.Memory.L2), cus: float64(dev.ComputeUnits)}
+	e := &gemmEnv{peak: float64(peak), bw: float64(dev.Memory.Bandwidth), l2: float64(dev.Memory.L2), cus: float64(dev.ComputeUnits), cpu: p.CPU}
 	pts := make([]gemmPoint, len(ms))
 	for i, m := range ms {
 		pts[i] = newGEMMPoint(m)
-		pts[i].setCands(e.cus, float64(max(m.Batch, 1)))
+		pts[i].setCands(e.cus, float64(max(m.Batch, 1)), e.cpu)
 		pts[i].flr = math.Max(pts[i].flops/e.peak, pts[i].bytes/e.bw)
 	}
 	all := make([]int, len(pts))

@@ -33,6 +33,10 @@ type cand struct {
 	si                    int
 }
 
+// A cpuBlock is count blocks of r rows and c columns of C under the CPU
+// rule.
+type cpuBlock struct{ count, r, c float64 }
+
 type gemmPoint struct {
 	meas            float64 // measured seconds
 	flops, bytes    float64
@@ -40,6 +44,8 @@ type gemmPoint struct {
 	partial         float64 // split-K partial traffic per unit of s: 2·4·batch·m·n
 	fp8             bool
 	cands           []cand
+	blocks          []cpuBlock // the CPU rule's blocks, on a CPU (model/gemm.go cpuCompute)
+	nblocks         float64
 	m, n, k         float64
 	flr             float64  // the plain roofline on the device, once set
 	ri              [8]int32 // residual nodes and weights, when a table is set
@@ -67,6 +73,7 @@ func (t gemmTheta) params() model.GEMMParams {
 // gemmEnv is the device as the GEMM fit sees it.
 type gemmEnv struct {
 	peak, bw, l2, cus float64
+	cpu               bool // model/gemm.go's CPU rule
 }
 
 func newGEMMPoint(m Measurement) gemmPoint {
@@ -82,9 +89,23 @@ func newGEMMPoint(m Measurement) gemmPoint {
 	return p
 }
 
-// setCands lists the candidates on a device with cus compute units.
-func (p *gemmPoint) setCands(cus float64, batch float64) {
-	p.cands = p.cands[:0]
+// setCands lists the candidates on a device with cus compute units, or,
+// with cpu, the blocks of the CPU rule.
+func (p *gemmPoint) setCands(cus float64, batch float64, cpu bool) {
+	p.cands, p.blocks, p.nblocks = p.cands[:0], p.blocks[:0], 0
+	if cpu {
+		const bs = model.CPUBlock
+		fm, rm := math.Floor(p.m/bs), math.Mod(p.m, bs)
+		fn, rn := math.Floor(p.n/bs), math.Mod(p.n, bs)
+		for _, b := range [4]cpuBlock{{fm * fn, bs, bs}, {fm, bs, rn}, {fn, rm, bs}, {1, rm, rn}} {
+			if b.count > 0 && b.r > 0 && b.c > 0 {
+				b.count *= batch
+				p.blocks = append(p.blocks, b)
+				p.nblocks += b.count
+			}
+		}
+		return
+	}
 	for _, t := range fitTiles {
 		tmc := math.Min(t[0], math.Ceil(p.m/16)*16)
 		tnc := math.Min(t[1], math.Ceil(p.n/16)*16)
@@ -132,6 +153,9 @@ func (p *gemmPoint) eval(e *gemmEnv, t *gemmTheta) float64 {
 	if t.q > 0 && p.fp8 {
 		tm += t.q * p.qelems / bw
 	}
+	if e.cpu {
+		return p.evalCPU(e, t, tm)
+	}
 	var best [len(fitSplits)]float64
 	inf := math.Inf(1)
 	for i := range best {
@@ -176,6 +200,22 @@ func (p *gemmPoint) eval(e *gemmEnv, t *gemmTheta) float64 {
 		}
 	}
 	return total
+}
+
+// evalCPU is eval under the CPU rule, given the memory time tm.
+func (p *gemmPoint) evalCPU(e *gemmEnv, t *gemmTheta, tm float64) float64 {
+	perFLOP := e.cus / (e.peak * t.etaC)
+	var total, longest float64
+	for _, b := range p.blocks {
+		x := t.a + p.k*math.Max(2*b.r*b.c*perFLOP+b.r*t.edge, t.tau)
+		total += b.count * x
+		longest = math.Max(longest, x)
+	}
+	tc := total
+	if p.nblocks >= model.CPUMinParallel {
+		tc = math.Max(total/e.cus, longest)
+	}
+	return t.t0 + model.SoftMax(tc, tm, t.p)
 }
 
 // floor is the plain roofline a prediction never goes below (cached by

@@ -88,6 +88,7 @@ func (d *Device) Processor() model.Processor {
 		L2:           d.Memory.L2,
 		Launch:       d.Launch,
 		Eff:          d.Eff,
+		CPU:          d.Kind == "cpu",
 	}
 }
 

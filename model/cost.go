@@ -17,6 +17,10 @@ type Processor struct {
 	L2           Bytes              // last-level on-chip cache
 	Launch       Seconds            // kernel launch overhead
 	Eff          Efficiency
+	// CPU selects the CPU rule of the GEMM model (gemm.go): C is computed
+	// in 64×64 blocks spread over the cores, rows and columns are not
+	// padded to a tensor-core granule and K is never split.
+	CPU bool
 }
 
 // Efficiency holds the achievable fractions and overheads of a device:

@@ -27,7 +27,8 @@ import (
 //	t(s)     = (T_c^p + T_m^p)^(1/p) + [s > 1]·(t_split + 2·4·s·m·n/(W_hbm·η_m)) + t0
 //	t        = min over tiles and splits of t(s), times exp(residual(log m, log n, log k))
 //
-// and never less than the plain roofline F/P, B/W_hbm. S is the number of
+// and never less than the plain roofline F/P, B/W_hbm. A CPU
+// (Processor.CPU) follows cpuCompute instead of the tile search. S is the number of
 // compute units, P the matrix peak of the compute type, e_X the element
 // sizes of A, B and C. c_e, the time to bring one operand element into a
 // CTA (shared memory, from L2), makes a small tile slower per FLOP than a
@@ -44,6 +45,50 @@ import (
 // gemmTiles are the candidate output tiles (Tm, Tn): those of cuBLAS and
 // CUTLASS on Ampere and Hopper (DESIGN.md).
 var gemmTiles = [...][2]float64{{64, 64}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}}
+
+// The CPU rule, after gonum's Dgemm and Sgemm (gonum/blas/gonum/dgemm.go;
+// OpenBLAS and MKL block C likewise, with other sizes). C is cut into
+// blocks of CPUBlock×CPUBlock; idle cores take the next block, so that a
+// block of r rows and c columns costs its own work, not a whole tile's:
+//
+//	T_block(r, c) = a + k·max(2·r·c/(P/S·η_c) + r·c_e, τ)
+//	T_c          = Σ T_block / S, at least the longest block; the plain sum
+//	               when there are fewer than CPUMinParallel blocks (gonum
+//	               then runs serially)
+//
+// Each row of a block is one vector call per element of K (an axpy over
+// its c columns), whence the per-row cost c_e (OperandLoad) on top of the
+// arithmetic. K is never split and vector lanes run along rows, so there
+// is no granule: a GEMV (m = 1) costs a 64th of a 64-row block.
+const (
+	CPUBlock       = 64 // gonum/blas/gonum/gonum.go blockSize
+	CPUMinParallel = 4  // gonum/blas/gonum/gonum.go minParBlock
+)
+
+// cpuCompute returns the CPU rule's compute time of a batch of b GEMMs
+// m×n×k and the number of blocks per core.
+func (s *gemmSetup) cpuCompute(m, n, k, b float64) (tc, waves float64) {
+	perCU := s.peak * s.etaC / s.cus
+	fm, rm := math.Floor(m/CPUBlock), math.Mod(m, CPUBlock)
+	fn, rn := math.Floor(n/CPUBlock), math.Mod(n, CPUBlock)
+	var total, longest, blocks float64
+	for _, blk := range [4][3]float64{
+		{fm * fn, CPUBlock, CPUBlock}, {fm, CPUBlock, rn}, {fn, rm, CPUBlock}, {1, rm, rn},
+	} {
+		count, r, c := blk[0]*b, blk[1], blk[2]
+		if count == 0 || r == 0 || c == 0 {
+			continue
+		}
+		t := s.a + k*math.Max(2*r*c/perCU+r*s.edge, s.tau)
+		total += count * t
+		longest = math.Max(longest, t)
+		blocks += count
+	}
+	if blocks < CPUMinParallel {
+		return total, blocks / s.cus
+	}
+	return math.Max(total/s.cus, longest), blocks / s.cus
+}
 
 // gemmSplits are the candidate split-K factors, in increasing order.
 var gemmSplits = [...]int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
@@ -195,6 +240,7 @@ type gemmSetup struct {
 	edge               float64
 	p, l2f, q          float64
 	fractional         bool
+	cpu                bool
 	res                *Residual
 	peak, bw, l2, cus  float64
 }
@@ -227,6 +273,7 @@ func (p *Processor) GEMMDetail(g GEMM) (Cost, GEMMChoice) {
 		fractional: e.Waves == WavesFractional,
 		peak:       nonNeg(float64(peak)), bw: nonNeg(float64(p.Bandwidth)), l2: nonNeg(float64(p.L2)),
 		cus: float64(max(p.ComputeUnits, 0)),
+		cpu: p.CPU,
 	}
 	if e.Launch == 0 {
 		s.t0 = nonNeg(float64(p.Launch))
@@ -276,7 +323,10 @@ func (s *gemmSetup) cost(g GEMM, d DType) (Cost, GEMMChoice) {
 		best[i] = math.Inf(1)
 	}
 	floored := false
-	if s.peak > 0 && s.cus > 0 {
+	if s.cpu && s.peak > 0 && s.cus > 0 {
+		best[0], bestWaves[0] = s.cpuCompute(m, n, k, b)
+		bestTile[0] = -1
+	} else if s.peak > 0 && s.cus > 0 {
 		perCU := s.peak * s.etaC / s.cus
 		for ti, t := range gemmTiles {
 			tmc := math.Min(t[0], math.Ceil(m/16)*16)
@@ -331,7 +381,12 @@ func (s *gemmSetup) cost(g GEMM, d DType) (Cost, GEMMChoice) {
 			total = t
 			c.Compute, c.Memory = Seconds(tc), Seconds(tm)
 			floored = bestFloored[si]
-			ch = GEMMChoice{TileM: int(gemmTiles[bestTile[si]][0]), TileN: int(gemmTiles[bestTile[si]][1]), Split: gemmSplits[si], Waves: bestWaves[si]}
+			ch = GEMMChoice{Split: gemmSplits[si], Waves: bestWaves[si]}
+			if ti := bestTile[si]; ti >= 0 {
+				ch.TileM, ch.TileN = int(gemmTiles[ti][0]), int(gemmTiles[ti][1])
+			} else {
+				ch.TileM, ch.TileN = CPUBlock, CPUBlock
+			}
 		}
 	}
 	if math.IsInf(total, 1) { // no peak: memory and launch only

@@ -54,6 +54,7 @@ const calibrateExamples = `  perfsim calibrate fit --hw h100 --measurements h100
 // calibrateOptions are the flags of "perfsim calibrate".
 type calibrateOptions struct {
 	hw, measurements, format, out, date, output string
+	timeCol                                     string
 	folds, worst                                int
 	seed                                        uint64
 	noResidual, check                           bool
@@ -64,6 +65,7 @@ func (o *calibrateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.measurements, "measurements", "", "measurement files, comma-separated")
 	fs.StringVar(&o.format, "input-format", calibrate.FormatAuto, "measurements format: "+strings.Join(calibrate.Formats, ", "))
 	fs.StringVarP(&o.out, "out", "o", "", "fit: the calibrated hardware TOML to write; merge: the overlay to write")
+	fs.StringVar(&o.timeCol, "time", "median", "fit, validate: the measured time to use: median (time_s) or min (time_min_s, the fastest sample: steadier on a machine other work shares)")
 	fs.IntVar(&o.folds, "folds", 5, "fit: k of the k-fold cross-validation (1 turns it off)")
 	fs.Uint64Var(&o.seed, "seed", 1, "fit: seed of the folds and subsamples")
 	fs.BoolVar(&o.noResidual, "no-residual", false, "fit: no residual tables")
@@ -118,6 +120,9 @@ func loadMeasurements(o calibrateOptions, stderr io.Writer) (*hardware.Device, [
 	if !known {
 		return nil, nil, usagef("calibrate: --input-format: unknown format %q (want one of %s)", o.format, strings.Join(calibrate.Formats, ", "))
 	}
+	if o.timeCol != "median" && o.timeCol != "min" {
+		return nil, nil, usagef("calibrate: --time: %q, want median or min", o.timeCol)
+	}
 	dev, err := hardware.Resolve(o.hw)
 	if err != nil {
 		return nil, nil, err
@@ -141,6 +146,9 @@ func loadMeasurements(o calibrateOptions, stderr io.Writer) (*hardware.Device, [
 	if len(errs) > 0 {
 		return nil, nil, errors.Join(errs...)
 	}
+	if o.timeCol == "min" {
+		all = calibrate.FastestSample(all)
+	}
 	return dev, all, nil
 }
 
@@ -162,7 +170,11 @@ func calibrateFit(ctx context.Context, o calibrateOptions, f format, stdout, std
 	if date == "" {
 		date = time.Now().UTC().Format("2006-01-02")
 	}
-	res, err := calibrate.Fit(dev, ms, calibrate.Options{Folds: o.folds, Seed: o.seed, NoResidual: o.noResidual, Date: date})
+	var source string
+	if o.timeCol == "min" {
+		source = "time: the fastest sample (time_min_s)"
+	}
+	res, err := calibrate.Fit(dev, ms, calibrate.Options{Folds: o.folds, Seed: o.seed, NoResidual: o.noResidual, Date: date, Source: source})
 	if err != nil {
 		return err
 	}
