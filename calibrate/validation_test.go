@@ -75,14 +75,17 @@ func TestAIConfigurator_gemmHeldOut(t *testing.T) {
 	}
 	v := validationDir(t)
 	//
-	// Measured 2026-11-22 (5-fold, every fold refitting the parameters
-	// from its own start and the residual table): H100 2.0% / 8.8%, H200
-	// 2.2% / 8.7%, A100 2.7% / 10.6%. A100's p90 misses the 10% target by
-	// 0.6 points and is bounded here at 11%: its misses are single shapes
-	// where cuBLAS's kernel choice jumps (m = 192, n = k = 4096 runs 48%
-	// slower than m = 160) and tiny kernels (k ≤ 128: p90 17%) whose
-	// repeat measurements already differ by ~9% at p90 (aiconfigurator's
-	// vllm A100 table against this one, the same shapes).
+	// Measured (5-fold, every fold refitting the parameters from its own
+	// start and the residual table), with the residual smoothing's axis
+	// weights estimated from the training data and direction factors
+	// (solveGEMMResidual): H100 1.9% / 8.8%, H200 2.1% / 8.5%, A100
+	// 2.6% / 9.4% (2.6% / 9.6% with seeds 2 and 3). Before (fixed axis
+	// weights, 2026-11-22): H100 2.0% / 8.8%, H200 2.2% / 8.7%, A100
+	// 2.7% / 10.6%. A100's remaining misses are single shapes where
+	// cuBLAS's kernel choice jumps (m = 192, n = k = 4096 runs 48% slower
+	// than m = 160) and tiny kernels (k ≤ 128), whose repeat measurements
+	// already differ by ~9% at p90 (aiconfigurator's vllm A100 table
+	// against this one, the same shapes).
 	//
 	// Vidur: 13.5% (H100) and 11.6% (A100), a bias of −13% and −10%; the
 	// issue's 10% is not met and the bounds are the measured level. On the
@@ -101,7 +104,7 @@ func TestAIConfigurator_gemmHeldOut(t *testing.T) {
 	}{
 		{"h100", "h100_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv", true, 0.03, 0.10, 0.14, "vidur h100"},
 		{"h200", "h200_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv", false, 0.03, 0.10, 0, ""},
-		{"a100", "a100_sxm_gemm_trtllm_1.0.0_gemm_perf.csv", true, 0.03, 0.11, 0.125, "vidur a100"},
+		{"a100", "a100_sxm_gemm_trtllm_1.0.0_gemm_perf.csv", true, 0.03, 0.10, 0.125, "vidur a100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.hw, func(t *testing.T) {
