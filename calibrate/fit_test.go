@@ -315,3 +315,18 @@ func BenchmarkFit(b *testing.B) {
 		})
 	}
 }
+
+func TestFit_residualLeftOutOnNoise(t *testing.T) {
+	// Times that are the model's own plus noise leave the residual table
+	// nothing to learn: its 3-fold check on the training points leaves it
+	// out rather than fitting the noise.
+	dev := testDevice()
+	ms := synthetic(dev, truth, 400, 0.02, 5)
+	res, err := Fit(dev, ms, Options{Folds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := res.Device.Eff.GEMM[model.BF16]; g.Residual != nil {
+		t.Errorf("residual table of %d values fitted to noise", len(g.Residual.Values))
+	}
+}

@@ -67,7 +67,10 @@ func TestCalibrate_fitValidate(t *testing.T) {
 		t.Fatalf("the calibrated file does not load: %v", err)
 	}
 	g := dev.Eff.GEMM[model.BF16]
-	if !g.Residual.Valid() || g.Points != 400 || !strings.Contains(g.Source, "fitted: perfsim calibrate fit, 400 points, 2026-01-01, from h100-synthetic.csv; 3-fold held-out") {
+	// The synthetic times are the model's own plus noise: the residual
+	// table has nothing to learn and the fit leaves it out (its 3-fold
+	// check on the training points); one written must be valid.
+	if (g.Residual != nil && !g.Residual.Valid()) || g.Points != 400 || !strings.Contains(g.Source, "fitted: perfsim calibrate fit, 400 points, 2026-01-01, from h100-synthetic.csv; 3-fold held-out") {
 		t.Errorf("calibrated bf16 parameters lack their provenance: %q", g.Source)
 	}
 	// Validate the fit on other measurements of the same kind.
