@@ -24,7 +24,7 @@ import (
 
 // CPUOptions says what MeasureCPU measures.
 type CPUOptions struct {
-	// Quick measures a small grid (98 GEMMs up to 256³, arrays up
+	// Quick measures a small grid (90 GEMMs up to 256³, arrays up
 	// to 16 MiB) in a few seconds, for tests and smoke runs. The full grid
 	// (GEMMs up to 1024³, arrays up to 128 MiB) takes about a minute on
 	// two cores.
@@ -52,7 +52,7 @@ var CPUKernels = []string{KernelGEMM, KernelRead, KernelWrite, KernelCopy, Kerne
 // rounds are taken; a point reports the median of its samples.
 const (
 	minSample     = 200 * time.Microsecond
-	minReps       = 5
+	minReps       = placements // one round per operand placement (gemmBuffers)
 	maxReps       = 51
 	progressAfter = 2 * time.Second // first progress line
 	progressEvery = 2 * time.Second // then at most one line per interval
@@ -87,7 +87,7 @@ func cpuGEMMShapes(quick bool) [][3]int {
 	}
 	if quick {
 		sq(32, 48, 64, 96, 128, 160, 192, 256)
-		cross([]int{1, 2, 4, 8, 16, 32, 64, 128}, [][2]int{{512, 512}, {1024, 256}, {256, 1024}, {768, 384}})
+		cross([]int{1, 2, 4, 8, 16, 32, 64}, [][2]int{{512, 512}, {1024, 256}, {256, 1024}, {768, 384}})
 		sq(63, 65, 127, 129)
 		s = append(s, [3]int{100, 300, 200}, [3]int{257, 129, 65}, [3]int{33, 500, 250}, [3]int{200, 100, 300}, [3]int{96, 640, 160})
 		return s
@@ -227,6 +227,7 @@ func MeasureCPU(ctx context.Context, opt CPUOptions, progress io.Writer) ([]Meas
 	budget := pointTime * time.Duration(len(points))
 	begin, lastReport, reported := time.Now(), time.Now(), false
 	for round := 0; round < maxReps && (round < minReps || time.Since(begin) < budget); round++ {
+		bufs.place(round)
 		for i, fn := range fns {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("calibrate: measure cpu: %w", err)
@@ -263,22 +264,33 @@ func (p cpuPoint) String() string {
 }
 
 // gemmBuffers hold the operands of every GEMM of a run: per dtype one
-// allocation holding A, B and C, each as large as the largest shape needs,
-// filled with random values in [0.5, 1.5) (gonum skips zero multipliers);
-// each GEMM uses the leading elements of each as its densely stored
-// matrices. One allocation with fixed offsets keeps the operands' relative
-// alignment the same from run to run: on a CPU, operands whose addresses
-// differ by a multiple of 4 KiB compete for the same cache sets, and
-// separately allocated arrays land at offsets that change between runs,
-// moving a power-of-two shape's time by 20–40%.
+// allocation holding A, B and C, each as large as the largest shape needs
+// plus room to move, filled with random values in [0.5, 1.5) (gonum skips
+// zero multipliers); each GEMM uses leading elements of each as its densely
+// stored matrices.
+//
+// Where a matrix lies in memory changes its time on a CPU: rows whose
+// addresses differ by a multiple of 4 KiB compete for the same cache sets,
+// and the physical pages behind an array decide its sets in the larger
+// caches, so one placement can run a shape 20–40% slower than another.
+// The operands keep fixed offsets from each other (one allocation, each
+// operand operandStagger bytes past a 4 KiB boundary from the previous
+// one), and every round of samples moves all three by placementStep
+// bytes, through placements positions, so that a point's samples span
+// several placements instead of the one an allocation happened to get.
 type gemmBuffers struct {
-	a64, b64, c64 []float64
-	a32, b32, c32 []float32
+	f64   []float64
+	f32   []float32
+	off64 [3]int // element offsets of A, B and C in f64
+	off32 [3]int
+	shift int // the current placement's offset, in bytes
 }
 
-// operandStagger is the offset, in bytes beyond a 4 KiB boundary, between
-// consecutive operands of gemmBuffers.
-const operandStagger = 320
+const (
+	operandStagger = 320
+	placementStep  = 4096 + 192
+	placements     = 8
+)
 
 func newGEMMBuffers(points []cpuPoint, rng *rand.Rand) *gemmBuffers {
 	var n [2][3]int // fp64, fp32 × A, B, C
@@ -294,49 +306,52 @@ func newGEMMBuffers(points []cpuPoint, rng *rand.Rand) *gemmBuffers {
 	}
 	// offsets returns the element offsets of A, B and C and the total
 	// length, for elements of size e.
-	offsets := func(n [3]int, e int) (off [4]int) {
+	offsets := func(n [3]int, e int) (off [3]int, total int) {
 		at := 0
 		for i, c := range n {
 			off[i] = at
 			bytes := (at+c)*e + 4096 - 1
 			at = (bytes/4096*4096 + (i+1)*operandStagger) / e
 		}
-		off[3] = at
-		return off
+		return off, at + placements*placementStep/e
 	}
 	var g gemmBuffers
-	o := offsets(n[0], 8)
-	x := make([]float64, o[3])
-	for i := range x {
-		x[i] = 0.5 + rng.Float64()
+	var total int
+	g.off64, total = offsets(n[0], 8)
+	g.f64 = make([]float64, total)
+	for i := range g.f64 {
+		g.f64[i] = 0.5 + rng.Float64()
 	}
-	g.a64, g.b64, g.c64 = x[o[0]:o[0]+n[0][0]], x[o[1]:o[1]+n[0][1]], x[o[2]:o[2]+n[0][2]]
-	o = offsets(n[1], 4)
-	y := make([]float32, o[3])
-	for i := range y {
-		y[i] = 0.5 + rng.Float32()
+	g.off32, total = offsets(n[1], 4)
+	g.f32 = make([]float32, total)
+	for i := range g.f32 {
+		g.f32[i] = 0.5 + rng.Float32()
 	}
-	g.a32, g.b32, g.c32 = y[o[0]:o[0]+n[1][0]], y[o[1]:o[1]+n[1][1]], y[o[2]:o[2]+n[1][2]]
 	return &g
 }
 
+// place moves the operands to placement r (of placements, cyclically).
+func (g *gemmBuffers) place(r int) { g.shift = (r % placements) * placementStep }
+
 // gemm returns a function running C = A·B iters times for p's shape and
-// dtype.
+// dtype, with the operands where the current placement puts them.
 func (g *gemmBuffers) gemm(p cpuPoint) func(iters int) {
 	if p.dtype == model.FP32 {
-		a := blas32.General{Rows: p.m, Cols: p.k, Stride: p.k, Data: g.a32[:p.m*p.k]}
-		b := blas32.General{Rows: p.k, Cols: p.n, Stride: p.n, Data: g.b32[:p.k*p.n]}
-		c := blas32.General{Rows: p.m, Cols: p.n, Stride: p.n, Data: g.c32[:p.m*p.n]}
 		return func(iters int) {
+			s, o := g.shift/4, g.off32
+			a := blas32.General{Rows: p.m, Cols: p.k, Stride: p.k, Data: g.f32[s+o[0] : s+o[0]+p.m*p.k]}
+			b := blas32.General{Rows: p.k, Cols: p.n, Stride: p.n, Data: g.f32[s+o[1] : s+o[1]+p.k*p.n]}
+			c := blas32.General{Rows: p.m, Cols: p.n, Stride: p.n, Data: g.f32[s+o[2] : s+o[2]+p.m*p.n]}
 			for range iters {
 				blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c)
 			}
 		}
 	}
-	a := blas64.General{Rows: p.m, Cols: p.k, Stride: p.k, Data: g.a64[:p.m*p.k]}
-	b := blas64.General{Rows: p.k, Cols: p.n, Stride: p.n, Data: g.b64[:p.k*p.n]}
-	c := blas64.General{Rows: p.m, Cols: p.n, Stride: p.n, Data: g.c64[:p.m*p.n]}
 	return func(iters int) {
+		s, o := g.shift/8, g.off64
+		a := blas64.General{Rows: p.m, Cols: p.k, Stride: p.k, Data: g.f64[s+o[0] : s+o[0]+p.m*p.k]}
+		b := blas64.General{Rows: p.k, Cols: p.n, Stride: p.n, Data: g.f64[s+o[1] : s+o[1]+p.k*p.n]}
+		c := blas64.General{Rows: p.m, Cols: p.n, Stride: p.n, Data: g.f64[s+o[2] : s+o[2]+p.m*p.n]}
 		for range iters {
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c)
 		}

@@ -575,33 +575,45 @@ func trainGEMM(pts []gemmPoint, idx []int, e *gemmEnv, fp8 bool, opt Options, rn
 			base[i] = pts[i].eval(e, &th)
 		}
 		r := *grid
-		dims := [3]int{len(r.Log2M), len(r.Log2N), len(r.Log2K)}
-		if residualHelps(pts, idx, base, dims, e) {
-			r.Values = make([]float64, len(grid.Values))
-			fitResidual(pts, idx, base, r.Values, dims)
+		r.Values = make([]float64, len(grid.Values))
+		switch residualChoice(pts, idx, base, &r, e) {
+		case residualFull:
+			fitResidual(pts, idx, base, r.Values, [3]int{len(r.Log2M), len(r.Log2N), len(r.Log2K)})
+			gm.res = &r
+		case residualAdditive:
+			fitAdditiveResidual(pts, idx, base, &r)
 			gm.res = &r
 		}
 	}
 	return gm
 }
 
-// residualFolds is the number of folds of residualHelps's cross-validation.
+// residualFolds is the number of folds of residualChoice's cross-validation.
 const residualFolds = 3
 
-// residualHelps reports whether the residual table improves on the
-// analytical times base for shapes it was not fitted on: it fits the table
-// on two thirds of idx (every third point left out in turn) and compares
-// the mean absolute log error of the left-out points with and without it.
-// On a dense benchmark grid (aiconfigurator's thousands of GEMMs) the table
-// halves the error; on a few dozen scattered shapes (the CPU suite's quick
-// grid) a node sits on one or two points and follows their noise, and the
-// table is left out.
-func residualHelps(pts []gemmPoint, idx []int, base []float64, dims [3]int, e *gemmEnv) bool {
+// The residual tables residualChoice chooses among.
+const (
+	residualNone     = iota
+	residualFull     // a value per node (solveGEMMResidual)
+	residualAdditive // a curve per axis (fitAdditiveResidual)
+)
+
+// residualChoice chooses the residual table by cross-validation on the
+// training points idx: it fits each kind on two thirds of idx (every third
+// point left out in turn) and scores the mean absolute log error on the
+// left-out points, of the analytical times base alone too; it keeps the
+// best, or the additive table where that is within residualMargin of it. On a dense benchmark grid (aiconfigurator's
+// thousands of GEMMs) the full table halves the error; on a few dozen
+// scattered shapes (the CPU suite's quick grid) a node of the full table
+// sits on one or two points and follows their noise, while the additive
+// table follows what varies along one axis. r gives the axes (its values
+// are overwritten).
+func residualChoice(pts []gemmPoint, idx []int, base []float64, r *model.Residual, e *gemmEnv) int {
 	if len(idx) < 2*residualFolds {
-		return false
+		return residualNone
 	}
-	vals := make([]float64, dims[0]*dims[1]*dims[2])
-	with, without := 0.0, 0.0
+	dims := [3]int{len(r.Log2M), len(r.Log2N), len(r.Log2K)}
+	var loss [3]float64
 	train := make([]int, 0, len(idx))
 	for f := 0; f < residualFolds; f++ {
 		train = train[:0]
@@ -610,16 +622,41 @@ func residualHelps(pts []gemmPoint, idx []int, base []float64, dims [3]int, e *g
 				train = append(train, i)
 			}
 		}
-		fitResidual(pts, train, base, vals, dims)
-		for j := f; j < len(idx); j += residualFolds {
-			p := &pts[idx[j]]
-			flr := p.floor(e)
-			without += math.Abs(math.Log(math.Max(base[idx[j]], flr) / p.meas))
-			with += math.Abs(math.Log(math.Max(base[idx[j]]*math.Exp(p.residualAt(vals)), flr) / p.meas))
+		for kind := residualNone; kind <= residualAdditive; kind++ {
+			switch kind {
+			case residualFull:
+				fitResidual(pts, train, base, r.Values, dims)
+			case residualAdditive:
+				fitAdditiveResidual(pts, train, base, r)
+			}
+			for j := f; j < len(idx); j += residualFolds {
+				p := &pts[idx[j]]
+				t := base[idx[j]]
+				if kind != residualNone {
+					t *= math.Exp(p.residualAt(r.Values))
+				}
+				loss[kind] += math.Abs(math.Log(math.Max(t, p.floor(e)) / p.meas))
+			}
 		}
 	}
-	return with < without
+	// The additive table where it scores within residualMargin of the
+	// best: the choice is itself an estimate from a few dozen left-out
+	// points on a small grid, and the table of a few dozen values, between
+	// none and a value per node, is the surer one where they score alike.
+	least := min(loss[residualNone], loss[residualFull], loss[residualAdditive])
+	switch {
+	case loss[residualAdditive] <= (1+residualMargin)*least:
+		return residualAdditive
+	case loss[residualFull] <= loss[residualNone]:
+		return residualFull
+	}
+	return residualNone
 }
+
+// residualMargin is how much worse, relatively, the additive residual
+// table may score in residualChoice's cross-validation and still be
+// chosen.
+const residualMargin = 0.05
 
 func (gm gemmModel) predict(p *gemmPoint, e *gemmEnv) float64 {
 	var vals []float64

@@ -158,6 +158,11 @@ func (r *Residual) usable() bool {
 		len(r.Values) == len(r.Log2M)*len(r.Log2N)*len(r.Log2K)
 }
 
+// Locate returns the cell index i and weight w of x on the increasing
+// axis ax, as Residual.Weights interpolates: x interpolates as
+// (1−w)·ax[i] + w·ax[i+1], and beyond the edges w is 0 or 1.
+func Locate(ax []float64, x float64) (int, float64) { return locate(ax, x) }
+
 // locate returns the cell index i and weight w of x on axis ax, so that x
 // interpolates as (1−w)·ax[i] + w·ax[i+1]; beyond the edges w is 0 or 1.
 func locate(ax []float64, x float64) (int, float64) {

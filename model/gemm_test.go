@@ -390,3 +390,47 @@ func ExampleProcessor_GEMMDetail() {
 	// 1×4096×4096: 25.44 us, memory-bound, tile 64×64, split-K 1
 	// 4096×4096×4096: 577.7 us, compute-bound, tile 64×128, split-K 1
 }
+
+func TestGEMMDetail_cpu(t *testing.T) {
+	// The CPU rule: 64×64 blocks of C, no granule, no split-K. With the
+	// memory term out of the way (a large bandwidth), no launch and no
+	// per-block cost, the compute time is the arithmetic of the rows and
+	// columns the blocks hold, spread over the cores.
+	cpu := &Processor{
+		Name: "cpu", ComputeUnits: 4, CPU: true,
+		Vector:    map[DType]FLOPRate{FP64: 100e9},
+		Bandwidth: 1e18,
+		Eff:       Efficiency{GEMM: map[DType]GEMMParams{FP64: {Compute: 0.5, Memory: 1}}},
+	}
+	perCore := 100e9 * 0.5 / 4
+	tests := []struct {
+		m, n, k int
+		want    float64 // seconds
+		waves   float64
+	}{
+		// 1 row: 8 blocks of 1×64, 4 cores: 2 blocks each.
+		{1, 512, 512, 2 * 512 * 2 * 1 * 64 / perCore, 2},
+		// 4 rows cost 4× 1 row: no padding to 16.
+		{4, 512, 512, 2 * 512 * 2 * 4 * 64 / perCore, 2},
+		// 65×65: one full block is the longest; the edge blocks (64×1,
+		// 1×64, 1×1) are cheap and share the other cores.
+		{65, 65, 65, 65 * 2 * 64 * 64 / perCore, 1},
+		// Fewer than 4 blocks run on one core, one after the other.
+		{64, 128, 256, 2 * 256 * 2 * 64 * 64 / perCore, 0.5},
+	}
+	for _, tt := range tests {
+		c, ch := cpu.GEMMDetail(GEMM{M: tt.m, N: tt.n, K: tt.k, A: FP64, B: FP64, C: FP64})
+		if math.Abs(float64(c.Time)/tt.want-1) > 1e-9 || ch.Split != 1 || ch.TileM != 64 || ch.TileN != 64 || ch.Waves != tt.waves {
+			t.Errorf("%d×%d×%d: %v, %+v; want %v s, split 1, 64×64, %v waves", tt.m, tt.n, tt.k, c.Time, ch, tt.want, tt.waves)
+		}
+	}
+	// The same shapes on a GPU rule pad the rows to 16: a GEMV costs what
+	// 16 rows cost.
+	gpu := *cpu
+	gpu.CPU = false
+	g1 := gpu.GEMMCost(GEMM{M: 1, N: 512, K: 512, A: FP64, B: FP64, C: FP64}).Time
+	g16 := gpu.GEMMCost(GEMM{M: 16, N: 512, K: 512, A: FP64, B: FP64, C: FP64}).Time
+	if g1 != g16 {
+		t.Errorf("GPU rule: m = 1 costs %v, m = 16 %v; want the same (16-row granule)", g1, g16)
+	}
+}

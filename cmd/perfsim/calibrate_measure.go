@@ -9,16 +9,22 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/calibrate"
 )
 
-const calibrateMeasureSynopsis = "perfsim calibrate measure --device cpu [--quick] [--kernels LIST] [-o FILE]"
+const calibrateMeasureSynopsis = "perfsim calibrate measure --device cpu [--quick] [--kernels LIST] [--threads N] [-o FILE] [--describe host.toml]"
 
 const calibrateMeasureExamples = `  perfsim calibrate measure --device cpu -o cpu.csv
   perfsim calibrate measure --device cpu --quick --kernels gemm,copy
+
+Measure, describe this machine, and fit it (one thread and the fastest
+samples: the steady choice on a machine that other work shares):
+  perfsim calibrate measure --device cpu --quick --threads 1 -o cpu.csv --describe host.toml
+  perfsim calibrate fit --hw host.toml --measurements cpu.csv --time min -o host-fitted.toml
 
 GPUs are measured with the CUDA suite, not by perfsim:
   make -C kernels && kernels/run.sh > h200.csv
@@ -26,10 +32,12 @@ GPUs are measured with the CUDA suite, not by perfsim:
 
 // calibrateMeasureOptions are the flags of "perfsim calibrate measure".
 type calibrateMeasureOptions struct {
-	device  string
-	quick   bool
-	kernels []string
-	output  string
+	device   string
+	quick    bool
+	kernels  []string
+	output   string
+	threads  int
+	describe string
 }
 
 func (o *calibrateMeasureOptions) addFlags(fs *pflag.FlagSet) {
@@ -37,6 +45,8 @@ func (o *calibrateMeasureOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.quick, "quick", false, "a small grid, a few seconds, for smoke runs")
 	fs.StringSliceVar(&o.kernels, "kernels", nil, "measure only these kernels: "+strings.Join(calibrate.CPUKernels, ","))
 	fs.StringVarP(&o.output, "output", "o", "", "write the CSV to this file (whole or not at all) instead of stdout")
+	fs.IntVar(&o.threads, "threads", 0, "run the kernels on this many threads (GOMAXPROCS); 0: all")
+	fs.StringVar(&o.describe, "describe", "", "also write a hardware TOML describing this machine's CPU (cores, clock, vector peaks, measured bandwidth), for calibrate fit --hw")
 }
 
 // runCalibrateMeasure implements "perfsim calibrate measure": it times
@@ -57,17 +67,36 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 			return usagef("calibrate measure: --kernels: unknown kernel %q (want %s)", k, strings.Join(calibrate.CPUKernels, ","))
 		}
 	}
-	if o.output != "" {
-		// Fail before minutes of measuring, not after.
-		if st, err := os.Stat(filepath.Dir(o.output)); err != nil || !st.IsDir() {
-			return fmt.Errorf("calibrate measure: -o %s: no such directory", o.output)
+	if o.threads < 0 {
+		return usagef("calibrate measure: --threads %d: want at least 1 (0: all)", o.threads)
+	}
+	// Fail before minutes of measuring, not after.
+	for _, f := range []struct{ flag, path string }{{"-o", o.output}, {"--describe", o.describe}} {
+		if f.path == "" {
+			continue
 		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return fmt.Errorf("calibrate measure: %s %s: no such directory", f.flag, f.path)
+		}
+	}
+	if o.describe != "" && !slices.Contains(o.kernels, "copy") && !slices.Contains(o.kernels, "triad") &&
+		!slices.Contains(o.kernels, "read") && !slices.Contains(o.kernels, "write") && len(o.kernels) > 0 {
+		return usagef("calibrate measure: --describe takes the memory bandwidth from the read, write, copy or triad rows: add one to --kernels")
 	}
 
 	progress := &measureProgressWriter{w: stderr, prefix: "perfsim: "}
-	ms, err := calibrate.MeasureCPU(ctx, calibrate.CPUOptions{Quick: o.quick, Kernels: o.kernels}, progress)
+	ms, err := calibrate.MeasureCPU(ctx, calibrate.CPUOptions{Quick: o.quick, Kernels: o.kernels, Threads: o.threads}, progress)
 	if err != nil {
 		return err
+	}
+	if o.describe != "" {
+		text, err := calibrate.HostTOML(ms, time.Now().UTC().Format("2006-01-02"))
+		if err != nil {
+			return err
+		}
+		if err := writeMeasurementsFile(o.describe, text); err != nil {
+			return err
+		}
 	}
 	var buf bytes.Buffer
 	if err := calibrate.WriteCSV(&buf, ms); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/calibrate"
+	"github.com/perfsim/perfsim/hardware"
 )
 
 func measureCmdForTest(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -33,6 +34,9 @@ func TestCalibrateMeasure_usage(t *testing.T) {
 		{"bad kernel", []string{"--kernels", "gemm,fft"}, 2, `--kernels: unknown kernel "fft"`},
 		{"bad flag", []string{"--fast"}, 2, "unknown flag: --fast"},
 		{"no directory", []string{"--kernels", "launch", "-o", filepath.Join(t.TempDir(), "missing", "cpu.csv")}, 1, "no such directory"},
+		{"describe no directory", []string{"--kernels", "copy", "--describe", filepath.Join(t.TempDir(), "missing", "host.toml")}, 1, "host.toml: no such directory"},
+		{"describe without bandwidth", []string{"--kernels", "launch", "--describe", filepath.Join(t.TempDir(), "host.toml")}, 2, "--describe takes the memory bandwidth from the read, write, copy or triad rows"},
+		{"threads", []string{"--threads", "-1"}, 2, "--threads -1: want at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,6 +102,30 @@ func TestCalibrateMeasure_output(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("%s holds %d entries, want only cpu.csv (no temporary file left)", dir, len(entries))
+	}
+}
+
+func TestCalibrateMeasure_describe(t *testing.T) {
+	// The described machine loads as a hardware file and names the device
+	// of the measured rows, so that calibrate fit takes them.
+	if _, err := os.Stat("/proc/cpuinfo"); err != nil {
+		t.Skip("no /proc/cpuinfo: --describe describes Linux machines")
+	}
+	dir := t.TempDir()
+	csv, host := filepath.Join(dir, "cpu.csv"), filepath.Join(dir, "host.toml")
+	if _, stderr, err := measureCmdForTest(t, "--quick", "--kernels", "launch,copy", "--threads", "1", "-o", csv, "--describe", host); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	dev, err := hardware.LoadFile(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := calibrate.ReadFile(csv, calibrate.FormatAuto, dev.Name)
+	if err != nil || dev.Kind != "cpu" || dev.ComputeUnits != 1 {
+		t.Errorf("host %q (%s, %d units) against its measurements: %v", dev.Name, dev.Kind, dev.ComputeUnits, err)
+	}
+	if len(ms) != 4 {
+		t.Errorf("%d rows, want 4", len(ms))
 	}
 }
 
