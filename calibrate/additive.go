@@ -13,8 +13,8 @@ import (
 // model reads it as any other table). It has a few dozen values instead
 // of thousands and follows what depends on one dimension at a time: on a
 // CPU, the cost per multiply-add of gonum's GEMM rises with n (rows of B
-// n·8 bytes apart compete for the same cache sets: fp64 0.24 ns at
-// n = 128 against 0.36 ns at n = 1024, k = 256, measured here) and with
+// n·8 bytes apart compete for the same cache sets: fp64 0.24 ns for
+// n = 128, k = 1024 against 0.36 ns for n = 1024, k = 256, measured here) and with
 // few rows (a GEMV pays its per-row call on every element). Where a
 // benchmark grid measures every combination (aiconfigurator), the full
 // table is better; residualChoice picks by cross-validation.
@@ -66,6 +66,7 @@ func fitAdditiveResidual(pts []gemmPoint, idx []int, base []float64, r *model.Re
 		maxd := 0.0
 		for a, c := range curve {
 			for range curveSweeps {
+				step := 0.0
 				for j := range c {
 					num, den := -gemmRidge*c[j], gemmRidge
 					for _, t := range touch3[a][j] {
@@ -80,10 +81,14 @@ func fitAdditiveResidual(pts []gemmPoint, idx []int, base []float64, r *model.Re
 					}
 					d := num / den
 					c[j] += d
-					maxd = math.Max(maxd, math.Abs(d))
+					step = math.Max(step, math.Abs(d))
 					for _, t := range touch3[a][j] {
 						fit[t.p] += t.w * d
 					}
+				}
+				maxd = math.Max(maxd, step)
+				if step < 1e-6 {
+					break
 				}
 			}
 		}

@@ -30,16 +30,24 @@ func gemmX(t gemmTheta) []float64 {
 }
 
 func gemmFromX(x []float64, fp8, fractional bool) gemmTheta {
-	t := gemmTheta{etaC: sigmoid(x[0]), etaM: sigmoid(x[1]), t0: math.Exp(x[2]), a: math.Exp(x[3]), tau: math.Exp(x[4]),
-		tsplit: math.Exp(x[5]), p: 1 + math.Exp(x[6]), fractional: fractional}
+	t := gemmTheta{etaC: sigmoid(x[0]), etaM: sigmoid(x[1]), t0: boundTime(x[2]), a: boundTime(x[3]), tau: boundTime(x[4]),
+		tsplit: boundTime(x[5]), p: 1 + boundFactor(x[6]), fractional: fractional}
 	if fp8 {
-		t.q = math.Exp(x[7])
+		t.q = boundFactor(x[7])
 	} else {
-		t.l2f = 1 + math.Exp(x[7])
+		t.l2f = 1 + boundFactor(x[7])
 	}
-	t.edge = math.Exp(x[8])
+	t.edge = boundTime(x[8])
 	return t
 }
+
+// boundTime and boundFactor map a search coordinate to a time in
+// [1e-18 s, 1 s] and a factor in [1e-9, 1e4]. A parameter the data do not
+// constrain (the L2 factor of a CPU's cache-resident GEMMs, a split-K cost
+// where K is never split) drifts while the search looks elsewhere; bounded,
+// it stays a value the hardware loader accepts and means nothing odd.
+func boundTime(x float64) float64   { return math.Exp(math.Max(-41.4, math.Min(0, x))) }
+func boundFactor(x float64) float64 { return math.Exp(math.Max(-20.7, math.Min(9.2, x))) }
 
 // gemmStart is where the search starts: magnitudes of the prototype study
 // (DESIGN.md) on H100.
