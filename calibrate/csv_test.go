@@ -298,3 +298,11 @@ func ExampleReadCSV() {
 	// h200.csv:2 gemm bf16 4096x4096x4096 190 us → 723.4 TFLOP/s
 	// 0 warnings
 }
+
+func TestFastestSample(t *testing.T) {
+	ms := []Measurement{{Time: 3, TimeMin: 2, TimeMax: 4}, {Time: 5}}
+	got := FastestSample(ms)
+	if got[0].Time != 2 || got[1].Time != 5 || ms[0].Time != 3 {
+		t.Errorf("FastestSample = %v, %v (input now %v); want 2 (the minimum), 5 (no minimum), input unchanged", got[0].Time, got[1].Time, ms[0].Time)
+	}
+}
