@@ -218,6 +218,44 @@ func subsample(length, n int, rng *rand.Rand) []int {
 	return idx
 }
 
+// fitScored fits the parameters x of a class from x0 on every point of
+// ms with train, then scores them: the in-sample errors, and, when
+// opt.Folds > 1, the held-out errors of each fold refitted (from x) on the
+// other folds. predict gives the modelled time of point i under x.
+func fitScored(ms []Measurement, opt Options, rng *rand.Rand, x0 []float64,
+	train func(idx []int, start []float64) []float64, predict func(x []float64, i int) float64) (x []float64, in, held Stats) {
+	all := make([]int, len(ms))
+	for i := range all {
+		all[i] = i
+	}
+	x = train(all, x0)
+	errs := make([]float64, len(ms))
+	for _, i := range all {
+		errs[i] = predict(x, i)/float64(ms[i].Time) - 1
+	}
+	in = newStats(errs)
+	if opt.Folds > 1 {
+		eachFold(len(ms), opt.Folds, rng, func(tr, te []int) {
+			fx := train(tr, x)
+			for _, i := range te {
+				errs[i] = predict(fx, i)/float64(ms[i].Time) - 1
+			}
+		})
+		held = newStats(errs)
+	}
+	return x, in, held
+}
+
+// meanLoss is the mean robust loss (softL1) of log(predicted/measured)
+// over the points idx of ms.
+func meanLoss(ms []Measurement, idx []int, predict func(i int) float64) float64 {
+	s := 0.0
+	for _, i := range idx {
+		s += softL1(math.Log(predict(i) / float64(ms[i].Time)))
+	}
+	return s / float64(len(idx))
+}
+
 // eachFold splits n points into k folds (folds) and calls each with the
 // training and the test points of every fold in turn: the k-fold
 // cross-validation the fits share.

@@ -64,11 +64,7 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		return float64(collectiveTime(ms[i], n.Link()))
 	}
 	loss := func(idx []int, x []float64) float64 {
-		s := 0.0
-		for _, i := range idx {
-			s += softL1(math.Log(predict(x, i) / float64(ms[i].Time)))
-		}
-		return s / float64(len(idx))
+		return meanLoss(ms, idx, func(i int) float64 { return predict(x, i) })
 	}
 	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.4), math.Log(1 << 20), 0}
 	if len(one) >= minStreamPoints {
@@ -97,26 +93,8 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		}
 		return minimize(func(x []float64) float64 { return loss(fit, x) }, start, 3000)
 	}
-	all := make([]int, len(ms))
-	for i := range all {
-		all[i] = i
-	}
-	x := train(all, x0)
-	in := make([]float64, len(ms))
-	for _, i := range all {
-		in[i] = predict(x, i)/float64(ms[i].Time) - 1
-	}
-	cf.InSample, cf.Fitted = newStats(in), true
-	if opt.Folds > 1 {
-		held := make([]float64, len(ms))
-		eachFold(len(ms), opt.Folds, rng, func(tr, te []int) {
-			fx := train(tr, x)
-			for _, i := range te {
-				held[i] = predict(fx, i)/float64(ms[i].Time) - 1
-			}
-		})
-		cf.HeldOut = newStats(held)
-	}
+	x, in, held := fitScored(ms, opt, rng, x0, train, predict)
+	cf.InSample, cf.HeldOut, cf.Fitted = in, held, true
 	n := &dev.Intra
 	set(n, x)
 	n.Base, n.Latency, n.Efficiency = model.Seconds(roundSig(float64(n.Base))), model.Seconds(roundSig(float64(n.Latency))), roundSig(n.Efficiency)

@@ -30,11 +30,7 @@ func fitStream(dev *hardware.Device, class string, ms []Measurement, opt Options
 		return float64(p.StreamCost(ms[i].FLOPs, ms[i].Bytes, model.FP32).Time)
 	}
 	loss := func(idx []int, x []float64) float64 {
-		s := 0.0
-		for _, i := range idx {
-			s += softL1(math.Log(predict(x, i) / float64(ms[i].Time)))
-		}
-		return s / float64(len(idx))
+		return meanLoss(ms, idx, func(i int) float64 { return predict(x, i) })
 	}
 	train := func(idx []int, start []float64) []float64 {
 		search := idx
@@ -47,26 +43,8 @@ func fitStream(dev *hardware.Device, class string, ms []Measurement, opt Options
 		}
 		return minimize(func(x []float64) float64 { return loss(search, x) }, start, 1500)
 	}
-	all := make([]int, len(ms))
-	for i := range all {
-		all[i] = i
-	}
-	x := train(all, []float64{logit(0.85), math.Log(5e-6)})
-	in := make([]float64, len(ms))
-	for _, i := range all {
-		in[i] = predict(x, i)/float64(ms[i].Time) - 1
-	}
-	cf.InSample, cf.Fitted = newStats(in), true
-	if opt.Folds > 1 {
-		held := make([]float64, len(ms))
-		eachFold(len(ms), opt.Folds, rng, func(tr, te []int) {
-			fx := train(tr, x)
-			for _, i := range te {
-				held[i] = predict(fx, i)/float64(ms[i].Time) - 1
-			}
-		})
-		cf.HeldOut = newStats(held)
-	}
+	x, in, held := fitScored(ms, opt, rng, []float64{logit(0.85), math.Log(5e-6)}, train, predict)
+	cf.InSample, cf.HeldOut, cf.Fitted = in, held, true
 	m := &dev.Eff.Memory
 	set(m, x)
 	m.Efficiency, m.Launch = roundSig(m.Efficiency), model.Seconds(roundSig(float64(m.Launch)))

@@ -33,10 +33,6 @@ type cand struct {
 	si                    int
 }
 
-// A cpuBlock is count blocks of r rows and c columns of C under the CPU
-// rule.
-type cpuBlock struct{ count, r, c float64 }
-
 type gemmPoint struct {
 	meas            float64 // measured seconds
 	flops, bytes    float64
@@ -44,7 +40,7 @@ type gemmPoint struct {
 	partial         float64 // split-K partial traffic per unit of s: 2·4·batch·m·n
 	fp8             bool
 	cands           []cand
-	blocks          []cpuBlock // the CPU rule's blocks, on a CPU (model/gemm.go cpuCompute)
+	blocks          []model.CPUBlockSet // the CPU rule's blocks, on a CPU (model/gemm.go cpuCompute)
 	nblocks         float64
 	m, n, k         float64
 	flr             float64  // the plain roofline on the device, once set
@@ -94,14 +90,11 @@ func newGEMMPoint(m Measurement) gemmPoint {
 func (p *gemmPoint) setCands(cus float64, batch float64, cpu bool) {
 	p.cands, p.blocks, p.nblocks = p.cands[:0], p.blocks[:0], 0
 	if cpu {
-		const bs = model.CPUBlock
-		fm, rm := math.Floor(p.m/bs), math.Mod(p.m, bs)
-		fn, rn := math.Floor(p.n/bs), math.Mod(p.n, bs)
-		for _, b := range [4]cpuBlock{{fm * fn, bs, bs}, {fm, bs, rn}, {fn, rm, bs}, {1, rm, rn}} {
-			if b.count > 0 && b.r > 0 && b.c > 0 {
-				b.count *= batch
+		for _, b := range model.CPUBlocks(p.m, p.n) {
+			if b.Count > 0 {
+				b.Count *= batch
 				p.blocks = append(p.blocks, b)
-				p.nblocks += b.count
+				p.nblocks += b.Count
 			}
 		}
 		return
@@ -207,8 +200,8 @@ func (p *gemmPoint) evalCPU(e *gemmEnv, t *gemmTheta, tm float64) float64 {
 	perFLOP := e.cus / (e.peak * t.etaC)
 	var total, longest float64
 	for _, b := range p.blocks {
-		x := t.a + p.k*math.Max(2*b.r*b.c*perFLOP+b.r*t.edge, t.tau)
-		total += b.count * x
+		x := t.a + p.k*math.Max(2*b.Rows*b.Cols*perFLOP+b.Rows*t.edge, t.tau)
+		total += b.Count * x
 		longest = math.Max(longest, x)
 	}
 	tc := total

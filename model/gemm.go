@@ -65,18 +65,32 @@ const (
 	CPUMinParallel = 4  // gonum/blas/gonum/gonum.go minParBlock
 )
 
+// A CPUBlockSet is Count blocks of Rows×Cols elements of C.
+type CPUBlockSet struct{ Count, Rows, Cols float64 }
+
+// CPUBlocks returns the blocks the CPU rule cuts an m×n output into: the
+// full CPUBlock×CPUBlock ones, the partial ones along the right and the
+// bottom edge, and the corner; a set that does not occur has Count 0.
+func CPUBlocks(m, n float64) [4]CPUBlockSet {
+	fm, rm := math.Floor(m/CPUBlock), math.Mod(m, CPUBlock)
+	fn, rn := math.Floor(n/CPUBlock), math.Mod(n, CPUBlock)
+	bs := [4]CPUBlockSet{{fm * fn, CPUBlock, CPUBlock}, {fm, CPUBlock, rn}, {fn, rm, CPUBlock}, {1, rm, rn}}
+	for i := range bs {
+		if bs[i].Rows == 0 || bs[i].Cols == 0 {
+			bs[i].Count = 0
+		}
+	}
+	return bs
+}
+
 // cpuCompute returns the CPU rule's compute time of a batch of b GEMMs
 // m×n×k and the number of blocks per core.
 func (s *gemmSetup) cpuCompute(m, n, k, b float64) (tc, waves float64) {
 	perCU := s.peak * s.etaC / s.cus
-	fm, rm := math.Floor(m/CPUBlock), math.Mod(m, CPUBlock)
-	fn, rn := math.Floor(n/CPUBlock), math.Mod(n, CPUBlock)
 	var total, longest, blocks float64
-	for _, blk := range [4][3]float64{
-		{fm * fn, CPUBlock, CPUBlock}, {fm, CPUBlock, rn}, {fn, rm, CPUBlock}, {1, rm, rn},
-	} {
-		count, r, c := blk[0]*b, blk[1], blk[2]
-		if count == 0 || r == 0 || c == 0 {
+	for _, blk := range CPUBlocks(m, n) {
+		count, r, c := blk.Count*b, blk.Rows, blk.Cols
+		if count == 0 {
 			continue
 		}
 		t := s.a + k*math.Max(2*r*c/perCU+r*s.edge, s.tau)

@@ -79,8 +79,10 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 			return fmt.Errorf("calibrate measure: %s %s: no such directory", f.flag, f.path)
 		}
 	}
-	if o.describe != "" && !slices.Contains(o.kernels, "copy") && !slices.Contains(o.kernels, "triad") &&
-		!slices.Contains(o.kernels, "read") && !slices.Contains(o.kernels, "write") && len(o.kernels) > 0 {
+	streams := func(k string) bool {
+		return k == calibrate.KernelRead || k == calibrate.KernelWrite || k == calibrate.KernelCopy || k == calibrate.KernelTriad
+	}
+	if o.describe != "" && len(o.kernels) > 0 && !slices.ContainsFunc(o.kernels, streams) {
 		return usagef("calibrate measure: --describe takes the memory bandwidth from the read, write, copy or triad rows: add one to --kernels")
 	}
 
