@@ -232,18 +232,29 @@ func (t *table) boolean(k string) (bool, bool) {
 	return b, true
 }
 
-// integer reads an integer count.
-func (t *table) integer(k string, required bool) (int, bool) {
+// plain takes key k and decodes its value as a plain TOML value; a
+// missing key is reported when required, a value that does not decode at
+// its line.
+func (t *table) plain(k string, required bool) (any, bool) {
 	p, ok := t.take(k)
 	if !ok {
 		if required {
 			t.missing(k)
 		}
-		return 0, false
+		return nil, false
 	}
 	var v any
 	if err := t.d.md.PrimitiveDecode(p, &v); err != nil {
 		t.d.fail(t.lines[k], t.join(k), err)
+		return nil, false
+	}
+	return v, true
+}
+
+// integer reads an integer count.
+func (t *table) integer(k string, required bool) (int, bool) {
+	v, ok := t.plain(k, required)
+	if !ok {
 		return 0, false
 	}
 	n, isInt := v.(int64)
@@ -262,16 +273,8 @@ func (t *table) integer(k string, required bool) (int, bool) {
 // float reads a plain number (a fraction or exponent); integers are
 // accepted. NaN and Inf are returned for validation to reject.
 func (t *table) float(k string, required bool) (float64, bool) {
-	p, ok := t.take(k)
+	v, ok := t.plain(k, required)
 	if !ok {
-		if required {
-			t.missing(k)
-		}
-		return 0, false
-	}
-	var v any
-	if err := t.d.md.PrimitiveDecode(p, &v); err != nil {
-		t.d.fail(t.lines[k], t.join(k), err)
 		return 0, false
 	}
 	t.numbers = append(t.numbers, k)
