@@ -94,8 +94,8 @@ type PhaseReport struct {
 	// HostBound says the pass waits on the host issuing kernels (eager
 	// execution; see Exec) more than on the device.
 	HostBound bool
-	Classes []ClassRow
-	Ops     []OpRow
+	Classes   []ClassRow
+	Ops       []OpRow
 }
 
 // Intensity returns the phase's arithmetic intensity.
