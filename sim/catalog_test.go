@@ -23,6 +23,8 @@ func (w adapter) ActiveParams() float64                            { return w.m.
 func (w adapter) KVBytesPerToken(kv model.DType) model.Bytes       { return w.m.KVBytesPerToken(kv) }
 func (w adapter) WeightBytes(d model.DType) model.Bytes            { return w.m.WeightBytes(d) }
 func (w adapter) ActivationBytes(b int, d model.DType) model.Bytes { return w.m.ActivationBytes(b, d) }
+func (w adapter) PureOps()                                         {} // a workloads.Model never changes
+
 func (w adapter) Ops(ph sim.Phase) ([]model.Op, error) {
 	kinds := [...]workloads.PhaseKind{workloads.Prefill, workloads.Decode, workloads.TrainForward, workloads.TrainBackward}
 	return w.m.Ops(workloads.Phase{Kind: kinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,

@@ -28,7 +28,8 @@ type coster struct {
 	p      model.Processor
 	sys    *hardware.System
 	strict bool
-	*diag  // shared by the costers of one run
+	*diag              // shared by the costers of one run
+	pc     *priceCache // prices kept between runs (pricecache.go); nil for none
 
 	// What has been priced, by kind, so that a lookup compares plain
 	// structs (no interface comparison, no map hashing). The slices start
@@ -78,6 +79,31 @@ type diag struct {
 	checked  [32]bool // data types already checked for a peak
 	warnings []error
 	err      error
+	// freeRows and freeClasses are room for the run's report rows,
+	// allocated with the report (see Run); empty, rows are allocated
+	// one phase at a time.
+	freeRows    []OpRow
+	freeClasses []ClassRow
+}
+
+// opRows returns an empty slice of capacity n for a phase's op rows.
+func (d *diag) opRows(n int) []OpRow {
+	if n <= len(d.freeRows) {
+		s := d.freeRows[:0:n]
+		d.freeRows = d.freeRows[n:]
+		return s
+	}
+	return make([]OpRow, 0, n)
+}
+
+// totalIn is ph.total with the class rows (at most one per op) taken
+// from d's room.
+func (d *diag) totalIn(ph *PhaseReport) {
+	if n := min(len(ph.Ops), len(model.Classes())); cap(ph.Classes) < n && n <= len(d.freeClasses) {
+		ph.Classes = d.freeClasses[:0:n]
+		d.freeClasses = d.freeClasses[n:]
+	}
+	ph.total()
 }
 
 func newCoster(sys *hardware.System, strict bool) *coster {
@@ -248,7 +274,16 @@ func memoized[K comparable](c *coster, s *[]memo[K], key K, k model.Kernel) (mod
 	if m := find(*s, key); m != nil {
 		return m.c, m.rel
 	}
-	co, rel := c.price(k)
+	var co model.Cost
+	var rel float64
+	switch kk := any(key).(type) { // through the runner's prices (pricecache.go)
+	case model.GEMM:
+		co, rel = c.priceGEMM(kk)
+	case model.Attention:
+		co, rel = c.priceAttention(kk)
+	default:
+		co, rel = c.price(k)
+	}
 	*s = append(*s, memo[K]{key, co, rel})
 	return co, rel
 }
@@ -258,12 +293,9 @@ func (c *coster) price(k model.Kernel) (model.Cost, float64) {
 	var co model.Cost
 	switch k := k.(type) {
 	case model.GEMM:
-		c.check(k.Compute())
-		co = c.p.GEMMCost(k)
-		co = c.dequant(k, co)
+		return c.gemmCost(k)
 	case model.Attention:
-		c.check(k.DType)
-		co = c.p.AttentionCost(k)
+		return c.attentionCost(k)
 	case model.GroupedGEMM:
 		c.check(k.Compute())
 		co = c.p.GroupedGEMMCost(k)
@@ -277,6 +309,20 @@ func (c *coster) price(k model.Kernel) (model.Cost, float64) {
 		co = c.p.Cost(k)
 	}
 	return co, c.relErr(k, co.DType)
+}
+
+// gemmCost is price for a GEMM, without boxing it.
+func (c *coster) gemmCost(g model.GEMM) (model.Cost, float64) {
+	c.check(g.Compute())
+	co := c.dequant(g, c.p.GEMMCost(g))
+	return co, c.relErr(g, co.DType)
+}
+
+// attentionCost is price for an attention kernel, without boxing it.
+func (c *coster) attentionCost(a model.Attention) (model.Cost, float64) {
+	c.check(a.DType)
+	co := c.p.AttentionCost(a)
+	return co, c.relErr(a, co.DType)
 }
 
 // link returns the network a collective crosses: its own tier, or the
@@ -354,7 +400,7 @@ func kindOf(k model.Kernel) string {
 // pass builds the report of one pass over ops, each op's launch priced
 // once and multiplied by its Count.
 func (c *coster) pass(name string, ops []model.Op) PhaseReport {
-	ph := PhaseReport{Name: name, Steps: 1, Ops: make([]OpRow, 0, len(ops))}
+	ph := PhaseReport{Name: name, Steps: 1, Ops: c.opRows(len(ops))}
 	for _, o := range ops {
 		if o.Count <= 0 || o.Kernel == nil {
 			continue
@@ -369,7 +415,7 @@ func (c *coster) pass(name string, ops []model.Op) PhaseReport {
 			Bound: co.Bound, DType: co.DType,
 		})
 	}
-	ph.total()
+	c.totalIn(&ph)
 	return ph
 }
 
@@ -407,7 +453,11 @@ func (ph *PhaseReport) total() {
 			n++
 		}
 	}
-	ph.Classes = make([]ClassRow, 0, n)
+	if cap(ph.Classes) >= n { // room given by diag.totalIn, or this phase's own
+		ph.Classes = ph.Classes[:0]
+	} else {
+		ph.Classes = make([]ClassRow, 0, n)
+	}
 	for _, cl := range model.Classes() {
 		ci := int(cl) % nc
 		if !used[ci] {

@@ -59,7 +59,7 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	if !alike(ops0, ops1) {
 		return r.decodeEachStep(ph, first, steps, extra)
 	}
-	*rep = PhaseReport{Name: "decode", Steps: steps, Ops: make([]OpRow, 0, len(ops0))}
+	*rep = PhaseReport{Name: "decode", Steps: steps, Ops: c.opRows(len(ops0))}
 	n := float64(steps)
 	for i, o := range ops0 {
 		if o.Count <= 0 || o.Kernel == nil {
@@ -84,7 +84,7 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 		}
 		rep.Ops = append(rep.Ops, row)
 	}
-	rep.total()
+	c.totalIn(rep)
 	return rep, nil
 }
 
@@ -198,14 +198,11 @@ func (c *coster) priceBetween(k0, k1 model.Kernel, i, n int) (model.Cost, float6
 		b := k1.(model.Attention)
 		a.Batch, a.Heads, a.KVHeads = lerp(a.Batch, b.Batch, i, n), lerp(a.Heads, b.Heads, i, n), lerp(a.KVHeads, b.KVHeads, i, n)
 		a.QLen, a.KVLen, a.HeadDim = lerp(a.QLen, b.QLen, i, n), lerp(a.KVLen, b.KVLen, i, n), lerp(a.HeadDim, b.HeadDim, i, n)
-		c.check(a.DType)
-		return c.p.AttentionCost(a), c.p.Eff.Attention.ErrP90
+		return c.priceAttention(a)
 	case model.GEMM:
 		b := k1.(model.GEMM)
 		a.M, a.K, a.N, a.Batch = lerp(a.M, b.M, i, n), lerp(a.K, b.K, i, n), lerp(a.N, b.N, i, n), lerp(a.Batch, b.Batch, i, n)
-		c.check(a.Compute())
-		co := c.dequant(a, c.p.GEMMCost(a))
-		return co, c.relErr(a, co.DType)
+		return c.priceGEMM(a)
 	}
 	return c.price(lerpKernel(k0, k1, i, n))
 }

@@ -39,6 +39,13 @@
 //     (2022) (TrainingActivations).
 //   - inverse.go: Footprint (memory without timing), MaxBatch, MaxContext
 //     and MaxModel (the largest member of a Family that fits).
+//   - pricecache.go, opscache.go: what a pooled runner keeps from one
+//     Run to the next, in fixed-size tables — the prices of GEMMs and
+//     attention kernels, for as long as the processor is the same
+//     (sameProcessor), and the decompositions of a PureWorkload — so
+//     that a sweep or a serving loop does not price a recurring kernel
+//     again (TestRun_cachesChangeNothing: reports identical with and
+//     without them).
 //   - kernel.go: Kernel, the prediction for one launch (perfsim kernel).
 //   - report.go: Report, a plain struct of per-phase totals, per-class and
 //     per-op rows, memory and Warnings, in base units.
@@ -49,6 +56,8 @@
 // MFU is the model's matrix FLOPs (≈ 6·N·tokens plus attention) over the
 // step time, the devices and the peak; HFU adds recomputation.
 //
-// Run is cheap (tens of microseconds for a 70B model with 128 output
-// tokens) and keeps no state, so sweeps may call it many times.
+// Run is cheap (a few microseconds for a 70B model with 128 output
+// tokens when its kernels recur, tens when every kernel is new:
+// BenchmarkSimulate) and its results do not depend on what ran before, so
+// sweeps may call it many times, from several goroutines.
 package sim

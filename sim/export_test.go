@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/perfsim/perfsim/hardware"
+import (
+	"sync"
+
+	"github.com/perfsim/perfsim/hardware"
+)
 
 type hwSystem = hardware.System
 
@@ -18,4 +22,13 @@ func DecodeCheck(s *hwSystem, w Workload, sc Scenario, first, steps int) (summed
 		return 0, 0, err
 	}
 	return float64(a.Time), float64(b.Time), nil
+}
+
+// WithoutCaches runs f with runners that keep no prices nor
+// decompositions between runs (pricecache.go, opscache.go).
+func WithoutCaches(f func()) {
+	saved := runners
+	runners = &sync.Pool{New: func() any { return new(runner) }}
+	defer func() { runners = saved }()
+	f()
 }

@@ -23,6 +23,11 @@ type runner struct {
 
 	diag    diag      // the costers' shared diagnostics
 	costers [2]coster // c and, with CUDA graphs, dc
+	// prices are the costers' prices kept from run to run
+	// (pricecache.go), and decomps the workloads' decompositions
+	// (opscache.go); nil for none.
+	prices  *[2]priceCache
+	decomps *opsCache
 }
 
 // Run simulates one scenario of workload w on system sys and returns the
@@ -60,14 +65,17 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	r.init(sys, w, sc, shape, p)
 	// The report and its results, allocated together.
 	out := &struct {
-		rep Report
-		inf InferenceResult
-		dec PhaseReport
+		rep     Report
+		inf     InferenceResult
+		dec     PhaseReport
+		rows    [40]OpRow
+		classes [24]ClassRow
 	}{rep: Report{
 		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need,
 		Params: w.Params(), ActiveParams: w.ActiveParams(), Interval: intervalName(&p.Eff),
 	}}
 	r.rep = &out.rep
+	r.diag.freeRows, r.diag.freeClasses = out.rows[:], out.classes[:]
 	var err error
 	if sc.Mode == Training {
 		err = r.training()
@@ -99,6 +107,10 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 	r.sys, r.w, r.sc, r.shape, r.rep = sys, w, sc, shape, nil
 	r.diag = diag{}
 	r.costers[0].init(p, sys, sc.Strict, &r.diag)
+	r.costers[0].pc, r.costers[1].pc = nil, nil
+	if r.prices != nil {
+		r.costers[0].pc = r.prices[0].use(&p)
+	}
 	r.c, r.dc = &r.costers[0], nil
 	r.buf = r.buf[:0]
 }
@@ -107,7 +119,7 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 // memos (some kilobytes), which a sweep would otherwise allocate and
 // collect at every point. Nothing of a runner outlives its Run: reports
 // copy what they keep.
-var runners = sync.Pool{New: func() any { return new(runner) }}
+var runners = &sync.Pool{New: func() any { return &runner{prices: new([2]priceCache), decomps: new(opsCache)} }}
 
 // release returns r to runners, dropping what it references.
 func (r *runner) release() {
@@ -125,6 +137,9 @@ func (r *runner) decoder() *coster {
 		if !r.sc.NoGraphs {
 			r.c.graphs(&r.costers[1])
 			r.dc = &r.costers[1]
+			if r.prices != nil {
+				r.dc.pc = r.prices[1].use(&r.dc.p)
+			}
 		}
 	}
 	return r.dc
@@ -152,7 +167,7 @@ func (r *runner) phase(k PhaseKind) Phase {
 // ops decomposes ph and appends extra, in r's scratch buffer (valid until
 // the next call).
 func (r *runner) ops(ph Phase, extra []model.Op) ([]model.Op, error) {
-	ops, err := r.w.Ops(ph)
+	ops, err := r.decomps.decompose(r.w, ph)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %s %s: %w", r.w.Name(), ph.Kind, err)
 	}

@@ -11,7 +11,11 @@ import (
 // translated here.
 type simWorkload struct{ m *workloads.Model }
 
-var _ sim.Workload = simWorkload{}
+var _ sim.PureWorkload = simWorkload{}
+
+// PureOps says that Run may keep a decomposition between runs: a
+// workloads.Model never changes once built.
+func (simWorkload) PureOps() {}
 
 func (w simWorkload) Name() string                               { return w.m.Name() }
 func (w simWorkload) Params() float64                            { return w.m.Params() }
