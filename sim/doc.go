@@ -46,6 +46,10 @@
 //     that a sweep or a serving loop does not price a recurring kernel
 //     again (TestRun_cachesChangeNothing: reports identical with and
 //     without them).
+//   - iteration.go: Pricer, the time of one continuous-batching engine
+//     iteration (prefill chunks and decode tokens, each at its own
+//     context) for package serve, with bounded memos of the parts that
+//     depend only on token counts.
 //   - kernel.go: Kernel, the prediction for one launch (perfsim kernel).
 //   - report.go: Report, a plain struct of per-phase totals, per-class and
 //     per-op rows, memory and Warnings, in base units.
