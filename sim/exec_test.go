@@ -49,3 +49,4 @@ func TestParseExec(t *testing.T) {
 		t.Error("ParseExec(jit): no error")
 	}
 }
+
