@@ -49,4 +49,3 @@ func TestParseExec(t *testing.T) {
 		t.Error("ParseExec(jit): no error")
 	}
 }
-
