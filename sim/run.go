@@ -227,6 +227,9 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 		}
 	} else if res.TTFT > 0 && (r.shape.Arch == CNN || r.shape.Arch == Vision) {
 		res.ImagesPerSecond = float64(sc.Batch) / float64(res.TTFT)
+		if lr := sc.LoaderRate; lr > 0 && res.ImagesPerSecond > lr/float64(rep.Devices) {
+			res.ImagesPerSecond, res.LoaderBound = lr/float64(rep.Devices), true
+		}
 	}
 	rep.Memory = r.inferenceMemory(working)
 	return nil
@@ -294,12 +297,13 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 	return r.fit(m)
 }
 
-// fit totals m against the device's capacity.
+// fit totals m against the memory a program can use on the device.
 func (r *runner) fit(m Memory) Memory {
 	m.Total = m.Weights + m.KVCache + m.Activations + m.Gradients + m.Optimizer + m.Reserve
 	m.Capacity = r.sys.Device.Memory.Capacity
-	m.Headroom = m.Capacity - m.Total
-	m.Fits = m.Total <= m.Capacity
+	m.Usable = r.sys.Device.Memory.Limit()
+	m.Headroom = m.Usable - m.Total
+	m.Fits = m.Total <= m.Usable
 	return m
 }
 
