@@ -4,8 +4,8 @@ import (
 	"encoding/csv"
 	"math"
 	"os"
-	"sort"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"testing"
 

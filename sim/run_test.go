@@ -276,7 +276,7 @@ func TestScenario_Validate(t *testing.T) {
 		{"pp beyond layers", func(s *Scenario) { s.PP = 17 }, "pp"},
 		{"no dtype", func(s *Scenario) { s.KV = model.Invalid }, "kv"},
 		{"zero stage", func(s *Scenario) { s.ZeRO = 4 }, "zero"},
-		{"training pp", func(s *Scenario) { s.Mode, s.PP = Training, 3 }, "pp"}, // 3 does not divide 16 layers
+		{"training pp", func(s *Scenario) { s.Mode, s.PP = Training, 3 }, "pp"},                                    // 3 does not divide 16 layers
 		{"virtual stages", func(s *Scenario) { s.Mode, s.PP, s.VirtualStages = Training, 2, 2 }, "virtual-stages"}, // needs interleaved
 		{"cp seq", func(s *Scenario) { s.Mode, s.Seq, s.CP = Training, 100, 3 }, "cp"},
 		{"ep dense", func(s *Scenario) { s.Mode, s.EP, s.DP = Training, 2, 2 }, "ep"},
