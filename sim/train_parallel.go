@@ -24,11 +24,14 @@ type Breakdown struct {
 	// on the same device (overlapSlowdown).
 	Overlap   model.Seconds
 	Optimizer model.Seconds
+	// Input is the wait on the input pipeline when Scenario.LoaderRate
+	// bounds the step.
+	Input model.Seconds
 }
 
 // Total returns the sum of the parts.
 func (b Breakdown) Total() model.Seconds {
-	return b.Compute + b.TPComm + b.CPComm + b.EPComm + b.PPComm + b.Bubble + b.DPComm + b.Overlap + b.Optimizer
+	return b.Compute + b.TPComm + b.CPComm + b.EPComm + b.PPComm + b.Bubble + b.DPComm + b.Overlap + b.Optimizer + b.Input
 }
 
 // ddpBucket is the parameters in one data-parallel gradient bucket:

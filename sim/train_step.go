@@ -164,6 +164,11 @@ func (r *runner) trainingScaled() error {
 	tr.Optimizer = opt
 	b.Optimizer = opt.Time
 	step := pipe + dpExp + dpOver + opt.Time
+	if lr := sc.LoaderRate; lr > 0 {
+		if floor := model.Seconds(float64(sc.GlobalBatch) / lr); floor > step {
+			b.Input, step, tr.LoaderBound = floor-step, floor, true
+		}
+	}
 	tr.Breakdown = &b
 	tr.StepTime = step
 	ratio := func(a, c model.Seconds) float64 {

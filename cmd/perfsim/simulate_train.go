@@ -82,7 +82,7 @@ type part struct {
 // breakdownParts lists a breakdown's parts in a fixed order.
 func breakdownParts(b *sim.Breakdown) []part {
 	return []part{{"compute", b.Compute}, {"TP comm", b.TPComm}, {"CP comm", b.CPComm}, {"EP comm", b.EPComm},
-		{"PP comm", b.PPComm}, {"bubble", b.Bubble}, {"DP comm", b.DPComm}, {"overlap", b.Overlap}, {"optimizer", b.Optimizer}}
+		{"PP comm", b.PPComm}, {"bubble", b.Bubble}, {"DP comm", b.DPComm}, {"overlap", b.Overlap}, {"optimizer", b.Optimizer}, {"input", b.Input}}
 }
 
 // breakdownJSON is a step breakdown in seconds.
@@ -96,6 +96,7 @@ type breakdownJSON struct {
 	DPComm    float64 `json:"dp_comm_s"`
 	Overlap   float64 `json:"overlap_s"`
 	Optimizer float64 `json:"optimizer_s"`
+	Input     float64 `json:"input_s,omitempty"`
 }
 
 func breakdownOf(b *sim.Breakdown) *breakdownJSON {
@@ -103,7 +104,7 @@ func breakdownOf(b *sim.Breakdown) *breakdownJSON {
 		return nil
 	}
 	return &breakdownJSON{float64(b.Compute), float64(b.TPComm), float64(b.CPComm), float64(b.EPComm), float64(b.PPComm),
-		float64(b.Bubble), float64(b.DPComm), float64(b.Overlap), float64(b.Optimizer)}
+		float64(b.Bubble), float64(b.DPComm), float64(b.Overlap), float64(b.Optimizer), float64(b.Input)}
 }
 
 // writeLayoutTable prints a transformer step's layout and breakdown rows
