@@ -134,6 +134,12 @@ type Scenario struct {
 	// TP, PP and DP are the tensor-, pipeline- and data-parallel degrees;
 	// 0 means 1.
 	TP, PP, DP int
+	// EP is the expert-parallel degree of inference (0 means 1): each
+	// MoE layer's experts are split over EP ranks, inside the TP group
+	// (EP ≤ TP) or across EP/TP data-parallel attention replicas (EP a
+	// multiple of TP, at most TP·DP), with an all-to-all dispatch and
+	// combine over the link.
+	EP int
 
 	// Weights, Act and KV are the storage types of the weights, the
 	// activations (and the compute) and the KV cache.
@@ -187,7 +193,7 @@ func deg(n int) int {
 
 // normalized returns sc with the parallel degrees defaulted.
 func (sc Scenario) normalized() Scenario {
-	sc.TP, sc.PP, sc.DP = deg(sc.TP), deg(sc.PP), deg(sc.DP)
+	sc.TP, sc.PP, sc.DP, sc.EP = deg(sc.TP), deg(sc.PP), deg(sc.DP), deg(sc.EP)
 	if sc.GlobalBatch == 0 {
 		sc.GlobalBatch = sc.Batch * sc.DP
 	}
@@ -207,7 +213,7 @@ func (sc Scenario) Validate(s Shape) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"global-batch", sc.GlobalBatch}} {
+	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"ep", sc.EP}, {"global-batch", sc.GlobalBatch}} {
 		if f.v < 0 {
 			bad(f.name, "must not be negative, got %d", f.v)
 		}
@@ -251,10 +257,25 @@ func (sc Scenario) Validate(s Shape) error {
 		switch {
 		case s.Heads > 0 && s.Heads%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the %d attention heads", n.TP, s.Heads)
-		case s.KVHeads > 0 && s.KVHeads%n.TP != 0:
-			bad("tp", "tensor parallelism %d does not divide the %d KV heads", n.TP, s.KVHeads)
+		case s.KVHeads > 0 && s.KVHeads%n.TP != 0 && n.TP%s.KVHeads != 0:
+			// Beyond the KV heads, each rank keeps a replica of one (vLLM).
+			bad("tp", "tensor parallelism %d neither divides the %d KV heads nor is a multiple of them", n.TP, s.KVHeads)
 		case s.FFN > 0 && s.FFN%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the FFN width %d", n.TP, s.FFN)
+		}
+		if n.EP > 1 {
+			switch {
+			case s.Experts == 0:
+				bad("ep", "expert parallelism %d for a model without experts", n.EP)
+			case s.Experts%n.EP != 0:
+				bad("ep", "expert parallelism %d does not divide the %d experts", n.EP, s.Experts)
+			case n.EP > n.TP*n.DP:
+				bad("ep", "expert parallelism %d is more than tp %d × dp %d devices", n.EP, n.TP, n.DP)
+			case n.EP <= n.TP && n.TP%n.EP != 0, n.EP > n.TP && n.EP%n.TP != 0:
+				bad("ep", "expert parallelism %d must divide tp %d or be a multiple of it", n.EP, n.TP)
+			case sc.Mode == Training:
+				bad("ep", "expert parallelism in training is not modelled here; use --tp and --dp")
+			}
 		}
 		if s.Layers > 0 && n.PP > s.Layers {
 			bad("pp", "%d pipeline stages for %d layers", n.PP, s.Layers)

@@ -36,7 +36,7 @@ const simulateExamples = `  # the default scenario: batch 1, 2048 tokens in, 128
 type simulateOptions struct {
 	hw, model, mode, format   string
 	batch, input, output      int
-	tp, pp, dp, zero          int
+	tp, pp, dp, ep, zero      int
 	seq, globalBatch, top     int
 	dtype, weights, act, kv   model.DType
 	recompute, optimizer      string
@@ -54,7 +54,8 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.output, "output", 128, "generated tokens per sequence (inference)")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree (inference)")
-	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree (training)")
+	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree: training replicas; in inference, replicas each serving --batch (data-parallel attention under --ep)")
+	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree (inference, MoE): experts split over ep ranks, inside the TP group (ep divides tp) or across dp replicas (ep a multiple of tp) with all-to-all dispatch and combine")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4")
 	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype); int4/int8 with 16-bit activations is weight-only quantisation")
@@ -84,7 +85,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.Mode = mode
 	sc.Batch, sc.Input, sc.Output = o.batch, o.input, o.output
-	sc.TP, sc.PP, sc.DP, sc.ZeRO = o.tp, o.pp, o.dp, o.zero
+	sc.TP, sc.PP, sc.DP, sc.EP, sc.ZeRO = o.tp, o.pp, o.dp, o.ep, o.zero
 	sc.Seq, sc.GlobalBatch, sc.Tokens = o.seq, o.globalBatch, o.tokens
 	if rc, err := sim.ParseRecompute(o.recompute); err != nil {
 		errs = append(errs, usagef("--recompute: %v", err))
@@ -99,7 +100,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"top", o.top}} {
+	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"ep", o.ep}, {"top", o.top}} {
 		if f.v < 1 {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
