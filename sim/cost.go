@@ -197,7 +197,7 @@ func (c *coster) check(d model.DType) {
 			c.err = fmt.Errorf("sim: %s has no %s peak (it would fall back to %s; --strict forbids it)", c.p.Name, d, s)
 		}
 	default:
-		c.warnings = append(c.warnings, fmt.Errorf("%s has no %s peak: %s computes at %s", c.p.Name, d, d, s))
+		c.warnings = append(c.warnings, fmt.Errorf("%s has no %s peak: %s is emulated, computed at the %s rate", c.p.Name, d, d, s))
 	}
 }
 

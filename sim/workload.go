@@ -88,6 +88,9 @@ type Phase struct {
 	Weights, Act, KV model.DType
 	TP               int
 	EP               int // expert-parallel degree; 0 or 1 for none
+	// FuseCNN and Autocast say how a CNN's graph runs (Scenario.Exec is
+	// ExecFused; Scenario.Autocast).
+	FuseCNN, Autocast bool
 }
 
 // A Sharder is a Workload that sizes its memory per device itself:
