@@ -23,7 +23,8 @@ type Report struct {
 
 	// Interval names the error figure behind every Low and High: "p90"
 	// when the hardware's efficiency parameters carry held-out p90 errors
-	// from a calibration, "none" when they do not (Low = High = time).
+	// from a calibration, "none" when they do not (Low = High = time). A
+	// kernel of time t with p90 error e spans [t/(1+e), t·(1+e)].
 	Interval string
 
 	// Warnings are things the user should know that did not stop the
