@@ -51,6 +51,9 @@ type InferenceResult struct {
 	OutputTokensPerSecond          float64
 	OutputTokensPerSecondPerDevice float64
 	ImagesPerSecond                float64 // CNNs and vision transformers
+	// LoaderBound says the input pipeline (Scenario.LoaderRate), not the
+	// device, bounds ImagesPerSecond.
+	LoaderBound bool
 
 	Prefill PhaseReport  // one prefill
 	Decode  *PhaseReport // every decode step summed; nil without decode
@@ -72,6 +75,9 @@ type TrainingResult struct {
 	// MFU and HFU divide those by StepTime, the devices and the peak of
 	// the activation type.
 	MFU, HFU float64
+	// LoaderBound says the input pipeline (Scenario.LoaderRate) sets the
+	// step time.
+	LoaderBound bool
 	// TimeToTrain is Tokens/TokensPerSecond, 0 without a budget.
 	TimeToTrain model.Seconds
 
