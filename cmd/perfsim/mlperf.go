@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,7 @@ type mlperfOptions struct {
 	hw, bench, scenario, format string
 	gpus, queries               int
 	seed                        uint64
+	input, output               map[string]int
 }
 
 func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
@@ -37,6 +39,8 @@ func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
 	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Server scenario's Poisson arrivals")
+	fs.StringToIntVar(&o.input, "input", nil, "an LLM benchmark's mean prompt tokens, NAME=TOKENS (repeatable; the datasets' means are not published with the reference implementations)")
+	fs.StringToIntVar(&o.output, "output", nil, "an LLM benchmark's mean output tokens, NAME=TOKENS (overrides the published mean)")
 	addFormatFlag(fs, &o.format)
 }
 
@@ -56,6 +60,9 @@ type mlperfJSON struct {
 	TTFT      float64  `json:"ttft_bound_s,omitempty"`
 	TPOT      float64  `json:"tpot_bound_s,omitempty"`
 	P99       float64  `json:"p99_latency_s,omitempty"`
+	P99TTFT   float64  `json:"p99_ttft_s,omitempty"`
+	P99TPOT   float64  `json:"p99_tpot_s,omitempty"`
+	TP        int      `json:"tp,omitempty"`
 	Note      string   `json:"note,omitempty"`
 }
 
@@ -107,7 +114,24 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if o.queries < 100 || o.queries > 10_000_000 {
 		errs = append(errs, usagef("--queries: want 100 to 10,000,000, got %d", o.queries))
 	}
+	for flag, m := range map[string]map[string]int{"input": o.input, "output": o.output} {
+		for name, v := range m {
+			b, err := mlperf.Find(name)
+			switch {
+			case err != nil:
+				errs = append(errs, usagef("--%s: %v", flag, err))
+			case b.Kind != mlperf.LLM:
+				errs = append(errs, usagef("--%s: %s is not an LLM benchmark", flag, b.Name))
+			case v < 1 || v > 1<<20:
+				errs = append(errs, usagef("--%s: %s=%d: want 1 to %d tokens", flag, name, v, 1<<20))
+			default:
+				delete(m, name)
+				m[b.Name] = v
+			}
+		}
+	}
 	if len(errs) > 0 {
+		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 		return errors.Join(errs...)
 	}
 	dev, err := resolveHardware(o.hw)
@@ -132,7 +156,7 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r := mlperf.Run(sys, b, s, resolve, mlperf.Options{Queries: o.queries, Seed: o.seed})
+			r := mlperf.Run(sys, b, s, resolve, mlperf.Options{Queries: o.queries, Seed: o.seed, Input: o.input, Output: o.output})
 			results = append(results, r)
 			rep.Results = append(rep.Results, mlperfRow(r))
 		}
@@ -155,7 +179,7 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "MLPerf Inference datacenter (v5.0; bert from v4.1) on %d × %s\n\n", o.gpus, dev.Name)
 	tw := newTable(stdout)
-	fmt.Fprintln(tw, "BENCHMARK\tROUND\tSCENARIO\tRESULT\tBOUND (p99)\tBATCH/GPU\tNOTE")
+	fmt.Fprintln(tw, "BENCHMARK\tROUND\tSCENARIO\tRESULT\tBOUND (p99)\tBATCH/GPU (TP)\tNOTE")
 	for _, r := range results {
 		b := r.Benchmark
 		res := "-"
@@ -170,6 +194,9 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case r.Scenario == mlperf.Offline:
 		case b.TTFT > 0:
 			bound = fmt.Sprintf("TTFT %v, TPOT %v", b.TTFT, b.TPOT)
+			if r.P99TTFT > 0 {
+				bound += fmt.Sprintf(" (at %v, %v)", r.P99TTFT, r.P99TPOT)
+			}
 		case b.Latency > 0:
 			bound = b.Latency.String()
 			if r.P99 > 0 {
@@ -177,8 +204,11 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		}
 		batch := "-"
-		if r.Batch > 0 {
+		switch {
+		case r.Batch > 0:
 			batch = strconv.Itoa(r.Batch)
+		case r.TP > 0:
+			batch = fmt.Sprintf("tp %d", r.TP)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Round, r.Scenario, res, bound, batch, r.Note)
 	}
@@ -193,7 +223,8 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 func mlperfRow(r mlperf.Result) mlperfJSON {
 	b := r.Benchmark
 	j := mlperfJSON{Benchmark: b.Name, Round: b.Round, Scenario: r.Scenario.String(), Model: b.Model, Precision: b.Precision.String(),
-		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99)}
+		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99),
+		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP}
 	if r.Scenario == mlperf.Server {
 		j.Bound, j.TTFT, j.TPOT = float64(b.Latency), float64(b.TTFT), float64(b.TPOT)
 	}
