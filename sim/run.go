@@ -47,9 +47,9 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 		return nil, err
 	}
 	sc = sc.normalized()
-	need := sc.TP * sc.PP * sc.DP
+	need := sc.TP * sc.PP * sc.DP * sc.CP
 	if sys.Devices() < need {
-		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sys.Devices())
+		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d × cp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sc.CP, sys.Devices())
 	}
 	p := sys.Device.Processor()
 	if err := p.Validate(); err != nil {
@@ -145,8 +145,14 @@ func intervalName(e *model.Efficiency) string {
 
 // phase returns the scenario's phase template.
 func (r *runner) phase(k PhaseKind) Phase {
-	return Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP, EP: r.sc.EP,
+	ph := Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP,
 		FuseCNN: r.sc.Exec == ExecFused && k == Prefill, Autocast: r.sc.Autocast}
+	if r.sc.Mode == Inference {
+		// The workload splits the experts itself in inference; training
+		// at scale divides them over EP in train_parallel.go.
+		ph.EP, ph.Imbalance = r.sc.EP, r.sc.ExpertImbalance
+	}
+	return ph
 }
 
 // ops decomposes ph and appends extra, in r's scratch buffer (valid until

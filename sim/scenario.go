@@ -135,12 +135,28 @@ type Scenario struct {
 	// TP, PP and DP are the tensor-, pipeline- and data-parallel degrees;
 	// 0 means 1.
 	TP, PP, DP int
-	// EP is the expert-parallel degree of inference (0 means 1): each
-	// MoE layer's experts are split over EP ranks, inside the TP group
-	// (EP ≤ TP) or across EP/TP data-parallel attention replicas (EP a
-	// multiple of TP, at most TP·DP), with an all-to-all dispatch and
-	// combine over the link.
-	EP int
+
+	// Training at scale (see train_parallel.go). CP is the
+	// context-parallel degree (ring attention over sequence shards) and
+	// EP the expert-parallel degree (experts split over EP of the
+	// data-parallel ranks); 0 means 1. In inference EP splits each MoE
+	// layer's experts inside the TP group (EP ≤ TP, dividing it) or
+	// across EP/TP data-parallel attention replicas (EP a multiple of TP,
+	// at most TP·DP) with an all-to-all dispatch and combine, and
+	// ExpertImbalance scales the busiest rank's routed tokens. SP adds sequence parallelism to
+	// TP. Schedule is the pipeline schedule and VirtualStages its model
+	// chunks per device (interleaved; 0 means 1). NoOverlap exposes all
+	// data-parallel, pipeline and context-parallel communication;
+	// TPOverlap hides TP collectives behind the GEMMs (Transformer
+	// Engine's userbuffers). ExpertImbalance is the busiest expert rank's
+	// load over the mean (0 means 1, a perfectly balanced router).
+	CP, EP          int
+	SP              bool
+	Schedule        Schedule
+	VirtualStages   int
+	NoOverlap       bool
+	TPOverlap       bool
+	ExpertImbalance float64
 
 	// Weights, Act and KV are the storage types of the weights, the
 	// activations (and the compute) and the KV cache.
@@ -210,7 +226,11 @@ func deg(n int) int {
 
 // normalized returns sc with the parallel degrees defaulted.
 func (sc Scenario) normalized() Scenario {
-	sc.TP, sc.PP, sc.DP, sc.EP = deg(sc.TP), deg(sc.PP), deg(sc.DP), deg(sc.EP)
+	sc.TP, sc.PP, sc.DP = deg(sc.TP), deg(sc.PP), deg(sc.DP)
+	sc.CP, sc.EP, sc.VirtualStages = deg(sc.CP), deg(sc.EP), deg(sc.VirtualStages)
+	if !(sc.ExpertImbalance >= 1) {
+		sc.ExpertImbalance = 1
+	}
 	if sc.GlobalBatch == 0 {
 		sc.GlobalBatch = sc.Batch * sc.DP
 	}
@@ -230,7 +250,7 @@ func (sc Scenario) Validate(s Shape) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"ep", sc.EP}, {"global-batch", sc.GlobalBatch}} {
+	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}, {"ep", sc.EP}, {"virtual-stages", sc.VirtualStages}, {"global-batch", sc.GlobalBatch}} {
 		if f.v < 0 {
 			bad(f.name, "must not be negative, got %d", f.v)
 		}
@@ -283,7 +303,7 @@ func (sc Scenario) Validate(s Shape) error {
 		case s.FFN > 0 && s.FFN%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the FFN width %d", n.TP, s.FFN)
 		}
-		if n.EP > 1 {
+		if n.EP > 1 && sc.Mode == Inference {
 			switch {
 			case s.Experts == 0:
 				bad("ep", "expert parallelism %d for a model without experts", n.EP)
@@ -293,8 +313,6 @@ func (sc Scenario) Validate(s Shape) error {
 				bad("ep", "expert parallelism %d is more than tp %d × dp %d devices", n.EP, n.TP, n.DP)
 			case n.EP <= n.TP && n.TP%n.EP != 0, n.EP > n.TP && n.EP%n.TP != 0:
 				bad("ep", "expert parallelism %d must divide tp %d or be a multiple of it", n.EP, n.TP)
-			case sc.Mode == Training:
-				bad("ep", "expert parallelism in training is not modelled here; use --tp and --dp")
 			}
 		}
 		if s.Layers > 0 && n.PP > s.Layers {
@@ -320,12 +338,10 @@ func (sc Scenario) Validate(s Shape) error {
 		if sc.Seq <= 0 && s.Arch != CNN && s.Arch != Vision {
 			bad("seq", "sequence length must be at least 1, got %d", sc.Seq)
 		}
-		if n.PP > 1 {
-			bad("pp", "pipeline-parallel training is not modelled yet; use --tp and --dp")
-		}
 		if sc.Batch > 0 && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
-			bad("global-batch", "global batch %d is not a multiple of batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
+			bad("global-batch", "global batch %d is not a multiple of micro-batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
 		}
+		errs = append(errs, n.validateLayout(s)...)
 	default:
 		bad("mode", "unknown mode %d", sc.Mode)
 	}

@@ -87,7 +87,8 @@ type Phase struct {
 	Context          int
 	Weights, Act, KV model.DType
 	TP               int
-	EP               int // expert-parallel degree; 0 or 1 for none
+	EP               int     // expert-parallel degree; 0 or 1 for none
+	Imbalance        float64 // busiest expert rank's routed tokens over the mean; 0 or 1 for none
 	// FuseCNN and Autocast say how a CNN's graph runs (Scenario.Exec is
 	// ExecFused; Scenario.Autocast).
 	FuseCNN, Autocast bool

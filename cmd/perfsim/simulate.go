@@ -36,7 +36,7 @@ const simulateExamples = `  # the default scenario: batch 1, 2048 tokens in, 128
 type simulateOptions struct {
 	hw, model, mode, format   string
 	batch, input, output      int
-	tp, pp, dp, ep, zero      int
+	tp, pp, dp, zero          int
 	seq, globalBatch, top     int
 	dtype, weights, act, kv   model.DType
 	recompute, optimizer      string
@@ -46,6 +46,7 @@ type simulateOptions struct {
 	exec                      string
 	hostOverhead              model.Seconds
 	amp                       bool
+	train                     trainFlags
 	loaderRate                float64
 }
 
@@ -57,9 +58,8 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.input, "input", 2048, "prompt tokens per sequence (inference)")
 	fs.IntVar(&o.output, "output", 128, "generated tokens per sequence (inference)")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree")
-	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree (inference)")
+	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree: training replicas; in inference, replicas each serving --batch (data-parallel attention under --ep)")
-	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree (inference, MoE): experts split over ep ranks, inside the TP group (ep divides tp) or across dp replicas (ep a multiple of tp) with all-to-all dispatch and combine")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4")
 	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype); int4/int8 with 16-bit activations is weight-only quantisation")
@@ -79,6 +79,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
+	o.train.AddFlags(fs)
 	fs.Float64Var(&o.loaderRate, "loader-rate", 0, "samples (images) per second the input pipeline sustains for the whole system: bounds a CNN's throughput and a training step (0: no bound)")
 	fs.BoolVar(&o.amp, "amp", false, "automatic mixed precision as PyTorch's autocast: weights kept in --weights (fp32), a CNN's convolutions computed in --act with a weight cast per layer and pass")
 }
@@ -93,7 +94,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.Mode = mode
 	sc.Batch, sc.Input, sc.Output = o.batch, o.input, o.output
-	sc.TP, sc.PP, sc.DP, sc.EP, sc.ZeRO = o.tp, o.pp, o.dp, o.ep, o.zero
+	sc.TP, sc.PP, sc.DP, sc.ZeRO = o.tp, o.pp, o.dp, o.zero
 	sc.Seq, sc.GlobalBatch, sc.Tokens = o.seq, o.globalBatch, o.tokens
 	if rc, err := sim.ParseRecompute(o.recompute); err != nil {
 		errs = append(errs, usagef("--recompute: %v", err))
@@ -108,7 +109,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"ep", o.ep}, {"top", o.top}} {
+	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"top", o.top}} {
 		if f.v < 1 {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
@@ -144,6 +145,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.HostOverhead = o.hostOverhead
 	sc.Autocast = o.amp
+	errs = append(errs, o.train.apply(&sc, fs))
 	sc.LoaderRate = o.loaderRate
 	return sc, errors.Join(errs...)
 }
@@ -211,9 +213,13 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	dev, fixed, err := resolveDeviceOrSystem(o.hw)
-	if err != nil {
-		return err
+	var dev *hardware.Device
+	var fixed *hardware.System
+	if o.train.system == "" {
+		dev, fixed, err = resolveDeviceOrSystem(o.hw)
+		if err != nil {
+			return err
+		}
 	}
 	m, err := resolveModel(o.model)
 	if err != nil {
@@ -223,9 +229,13 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := sc.Validate(w.Shape()); err != nil {
 		return scenarioUsage(err)
 	}
-	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1)
+	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
 	sys := fixed
-	if sys == nil {
+	if o.train.system != "" {
+		if sys, err = o.train.catalogSystem(fs, n); err != nil {
+			return err
+		}
+	} else if sys == nil {
 		sys, err = systemFor(dev, n)
 		if err != nil {
 			return usagef("--tp/--pp/--dp: %d devices: %v", n, err)
