@@ -12,13 +12,17 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/mlperf"
 	"github.com/perfsim/perfsim/sim"
 )
 
-const mlperfSynopsis = "perfsim mlperf --hw NAME|FILE [--gpus N] [--benchmark NAME] [--scenario offline|server] [--seed K] [--format table|json|csv]"
+const mlperfSynopsis = "perfsim mlperf --system NAME | --hw NAME|FILE [--gpus N] [--benchmark NAME] [--scenario offline|server] [--seed K] [--format table|json|csv]"
 
-const mlperfExamples = `  # every datacenter inference benchmark of MLPerf v5.0 on eight H100s, both scenarios
+const mlperfExamples = `  # every datacenter inference benchmark of MLPerf v5.0 on a DGX H100, both scenarios
+  perfsim mlperf --system dgx-h100
+
+  # the same on eight H100s given as a device and a count
   perfsim mlperf --hw h100 --gpus 8
 
   # ResNet-50's Server scenario (15 ms at the 99th percentile) on one A100, as JSON
@@ -26,7 +30,8 @@ const mlperfExamples = `  # every datacenter inference benchmark of MLPerf v5.0 
 `
 
 type mlperfOptions struct {
-	hw, bench, scenario, format string
+	hw, system, bench, scenario string
+	format                      string
 	gpus, queries               int
 	seed                        uint64
 	input, output               map[string]int
@@ -34,6 +39,7 @@ type mlperfOptions struct {
 
 func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringVar(&o.system, "system", "", "a catalog system ("+strings.Join(hardware.SystemNames(), ", ")+"): its device, and one node's GPUs unless --gpus says otherwise")
 	fs.IntVar(&o.gpus, "gpus", 8, "accelerators in the system under test (each serves its own copy of a model that fits one)")
 	fs.StringVar(&o.bench, "benchmark", "", "one benchmark (default: the whole datacenter suite); 'perfsim mlperf --benchmark list' names them")
 	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
@@ -68,6 +74,7 @@ type mlperfJSON struct {
 
 type mlperfReport struct {
 	Schema   string       `json:"schema"`
+	System   string       `json:"system,omitempty"`
 	Hardware string       `json:"hardware"`
 	GPUs     int          `json:"gpus"`
 	Source   []string     `json:"source"`
@@ -134,14 +141,30 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 		return errors.Join(errs...)
 	}
-	dev, err := resolveHardware(o.hw)
-	if err != nil {
-		return err
+	var sys *hardware.System
+	switch {
+	case o.system != "" && o.hw != "":
+		return usagef("--system and --hw: give one")
+	case o.system != "":
+		gpus := o.gpus
+		if !fs.Changed("gpus") {
+			gpus = 0 // one node
+		}
+		sys, err = systemByName(o.system, gpus)
+		if err != nil {
+			return usagef("--system: %v", err)
+		}
+		o.gpus = sys.Devices()
+	default:
+		dev, err := resolveHardware(o.hw)
+		if err != nil {
+			return err
+		}
+		if sys, err = systemFor(dev, o.gpus); err != nil {
+			return usagef("--gpus: %v", err)
+		}
 	}
-	sys, err := systemFor(dev, o.gpus)
-	if err != nil {
-		return usagef("--gpus: %v", err)
-	}
+	dev := sys.Device
 	resolve := func(name string) (sim.Workload, error) {
 		m, err := resolveModel(name)
 		if err != nil {
@@ -149,7 +172,7 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return simWorkload{m}, nil
 	}
-	rep := mlperfReport{Schema: "perfsim.mlperf/v1", Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
+	rep := mlperfReport{Schema: "perfsim.mlperf/v1", System: sys.Name, Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
 	var results []mlperf.Result
 	for _, b := range suite {
 		for _, s := range scenarios {
@@ -177,7 +200,11 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return writeCSV(stdout, header, rows)
 	}
-	fmt.Fprintf(stdout, "MLPerf Inference datacenter (v5.0; bert from v4.1) on %d × %s\n\n", o.gpus, dev.Name)
+	on := fmt.Sprintf("%d × %s", o.gpus, dev.Name)
+	if sys.Name != "" {
+		on = sys.Name + ": " + on
+	}
+	fmt.Fprintf(stdout, "MLPerf Inference datacenter (v5.0; bert from v4.1) on %s\n\n", on)
 	tw := newTable(stdout)
 	fmt.Fprintln(tw, "BENCHMARK\tROUND\tSCENARIO\tRESULT\tBOUND (p99)\tBATCH/GPU (TP)\tNOTE")
 	for _, r := range results {
@@ -267,3 +294,16 @@ func sig4(v float64) string {
 }
 
 func finiteNum(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// systemByName returns the catalog system name with gpus devices, or one
+// node's when gpus is 0.
+func systemByName(name string, gpus int) (*hardware.System, error) {
+	if gpus == 0 {
+		s, err := hardware.LookupSystem(name, 1)
+		if err != nil {
+			return nil, err
+		}
+		gpus = s.DevicesPerNode
+	}
+	return hardware.LookupSystem(name, gpus)
+}
