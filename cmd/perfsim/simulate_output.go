@@ -23,6 +23,9 @@ type simJSON struct {
 	Scenario     scenarioJSON `json:"scenario"`
 	Interval     string       `json:"interval"`
 
+	// Fits comes before the times: a run that does not fit has none.
+	Fits bool `json:"fits"`
+
 	TTFT         *float64 `json:"ttft_s,omitempty"`
 	TTFTLow      *float64 `json:"ttft_s_low,omitempty"`
 	TTFTHigh     *float64 `json:"ttft_s_high,omitempty"`
@@ -40,7 +43,6 @@ type simJSON struct {
 
 	Training *trainingJSON `json:"training,omitempty"`
 
-	Fits     bool        `json:"fits"`
 	Memory   memoryJSON  `json:"memory"`
 	Phases   []phaseJSON `json:"phases"`
 	Warnings []string    `json:"warnings"`
@@ -322,6 +324,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 	add("devices", strconv.Itoa(j.Devices))
 	add("params", num(j.Params))
 	add("interval", j.Interval)
+	add("fits", strconv.FormatBool(j.Fits))
 	addf("ttft_s", j.TTFT)
 	addf("ttft_s_low", j.TTFTLow)
 	addf("ttft_s_high", j.TTFTHigh)
@@ -352,7 +355,6 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 		add("training.time_to_train_s", num(t.TimeToTrain))
 	}
 	m := j.Memory
-	add("fits", strconv.FormatBool(j.Fits))
 	for _, kv := range []struct {
 		k string
 		v float64
@@ -378,8 +380,13 @@ func span(t, lo, hi model.Seconds, interval string) string {
 	return fmt.Sprintf("%v  (%s: %v – %v)", t, interval, lo, hi)
 }
 
-func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool, top int) error {
+func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool, top int, nofit string) error {
 	sc := r.Scenario
+	if nofit != "" {
+		// First, where no one can miss it: the times below describe a
+		// run that cannot happen.
+		fmt.Fprintf(w, "DOES NOT FIT: %s.\nThe times below are those of a run that cannot happen.\n\n", nofit)
+	}
 	fmt.Fprintf(w, "%s on %s", r.Model, r.Hardware)
 	if r.Devices > 1 {
 		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
