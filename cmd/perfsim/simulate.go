@@ -221,11 +221,11 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, simulateJSON(rep, lim, o.breakdown))
+		return writeJSON(stdout, simulateJSON(rep, sys.Device.CalibrationLabel(), lim, o.breakdown))
 	case formatCSV:
-		return writeSimulateCSV(stdout, rep, lim, o.breakdown)
+		return writeSimulateCSV(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown)
 	}
-	return writeSimulateTable(stdout, rep, lim, o.breakdown, o.top)
+	return writeSimulateTable(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown, o.top)
 }
 
 // limitsResult holds the inverse queries simulate answers beside the run.

@@ -168,6 +168,10 @@ func sweepRows(ctx context.Context, s *sweepSpec, workers int, phases bool, prog
 	ok := make([]bool, len(rows))
 	var mu sync.Mutex
 	skipped := map[string]int{}
+	labels := make([]string, len(s.HW))
+	for i, d := range s.HW {
+		labels[i] = d.CalibrationLabel()
+	}
 	_, err := runSweep(ctx, s, sweepOptions{Workers: workers, Progress: progress, Keep: func(r *sweepResult) {
 		if r.Err != nil {
 			mu.Lock()
@@ -176,7 +180,7 @@ func sweepRows(ctx context.Context, s *sweepSpec, workers int, phases bool, prog
 			r.Err = nil
 			return
 		}
-		j := simulateJSON(r.Report, limitsResult{}, false)
+		j := simulateJSON(r.Report, labels[r.Point.HW], limitsResult{}, false)
 		if !phases {
 			j.Phases = []phaseJSON{}
 		}
