@@ -90,9 +90,12 @@ type PhaseReport struct {
 	FLOPs           model.FLOPs
 	Bytes           model.Bytes
 	// Bound is the bound of the ops that take most of the time.
-	Bound   model.Bound
-	Classes []ClassRow
-	Ops     []OpRow
+	Bound model.Bound
+	// HostBound says the pass waits on the host issuing kernels (eager
+	// execution; see Exec) more than on the device.
+	HostBound bool
+	Classes   []ClassRow
+	Ops       []OpRow
 }
 
 // Intensity returns the phase's arithmetic intensity.
