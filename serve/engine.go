@@ -98,6 +98,10 @@ type Engine struct {
 	// (vLLM's --num-scheduler-steps); tokens stream to the client in
 	// chunks of that many. 0 or 1: every iteration is scheduled.
 	SchedulerSteps int
+	// Graphs replays decode-only iterations as CUDA graphs (launch
+	// overheads capped at sim.GraphLaunch); otherwise every kernel is
+	// launched. See Scenario.
+	Graphs bool
 	// Static runs static batches: up to MaxSeqs requests prefilled
 	// together and decoded together to the last one's end, the next
 	// batch only after (what Run in package sim prices, and
@@ -105,6 +109,13 @@ type Engine struct {
 	Static bool
 	// Source says where the preset's settings come from.
 	Source string
+}
+
+// Scenario returns sc with the engine's launch mode (CUDA graphs or
+// not): build the Pricer of a run from it.
+func (e *Engine) Scenario(sc sim.Scenario) sim.Scenario {
+	sc.NoGraphs = !e.Graphs
+	return sc
 }
 
 // Validate reports every bad setting at once, naming its flag.
@@ -167,7 +178,12 @@ const gib = 1 << 30
 //     free after loading; tokens_per_block 64; the scheduler policy
 //     GUARANTEED_NO_EVICT (Reserve); max_batch_size 256 and
 //     max_num_tokens 8192 (the build defaults,
-//     tensorrt_llm/builder.py BuildConfig) unless TRTLLMBench sets them.
+//     tensorrt_llm/builder.py BuildConfig) unless TRTLLMBench sets them;
+//     no CUDA graphs (ExtendedRuntimePerfKnobConfig cuda_graph_mode
+//     false by default), so every kernel of a decode step is launched.
+//
+// vLLM (enforce_eager false) and SGLang (cuda_graph_max_bs) replay
+// decode steps as CUDA graphs.
 //
 // Host overheads are 0 in every preset until measured: the cost model
 // prices the GPU's work only (docs/serving.md).
@@ -176,7 +192,7 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 	switch strings.ToLower(name) {
 	case "vllm":
 		e := Engine{Name: "vllm", MaxSeqs: 256, MaxTokens: 2048, Chunked: true, BlockSize: 16,
-			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand,
+			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true,
 			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults)"}
 		if big {
 			e.MaxSeqs, e.MaxTokens = 1024, 8192
@@ -184,11 +200,11 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 		return e, nil
 	case "vllm-0.6", "vllm0.6":
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
-			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1,
+			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true,
 			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,
-			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
+			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true,
 			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88), managers/scheduler.py (prefill batches first)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,

@@ -132,8 +132,10 @@ type Workload struct {
 	Input   Lengths
 	Output  Lengths
 	// Pairs, when set, draws (input, output) together from a list (a
-	// trace or a named data set) instead of Input and Output separately.
+	// trace's lengths) instead of Input and Output separately; Joint
+	// draws them together from a distribution (a named data set).
 	Pairs [][2]int
+	Joint PairLengths
 	Seed  uint64
 }
 
@@ -149,7 +151,7 @@ func (w *Workload) Validate() error {
 	if w.Arrival == Gamma && !(w.CV > 0 && !math.IsInf(w.CV, 0)) {
 		errs = append(errs, fmt.Errorf("--cv: the gamma process needs a positive coefficient of variation, got %g", w.CV))
 	}
-	if w.Pairs == nil && (w.Input == nil || w.Output == nil) {
+	if w.Pairs == nil && w.Joint == nil && (w.Input == nil || w.Output == nil) {
 		errs = append(errs, errors.New("serve: a workload needs input and output lengths"))
 	}
 	return errors.Join(errs...)
@@ -176,10 +178,13 @@ func (w *Workload) Requests() ([]Request, error) {
 			t = float64(i) / w.Rate
 		}
 		q := Request{ID: i, Arrival: model.Seconds(t)}
-		if w.Pairs != nil {
+		switch {
+		case w.Joint != nil:
+			q.Input, q.Output = w.Joint.DrawPair(r)
+		case w.Pairs != nil:
 			p := w.Pairs[r.IntN(len(w.Pairs))]
 			q.Input, q.Output = p[0], p[1]
-		} else {
+		default:
 			q.Input, q.Output = w.Input.Draw(r), w.Output.Draw(r)
 		}
 		out[i] = q
@@ -206,6 +211,44 @@ func gamma(r *rand.Rand, k float64) float64 {
 		u := r.Float64()
 		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
 			return d * v
+		}
+	}
+}
+
+// A PairLengths draws a request's input and output lengths together
+// (a data set whose filters bound their sum).
+type PairLengths interface {
+	DrawPair(r *rand.Rand) (in, out int)
+}
+
+// ShareGPT approximates the ShareGPT sample of the SGLang/vLLM
+// benchmarks (sglang.bench_serving --dataset-name sharegpt, as
+// ../shared/validation/e2e/README.md describes it): the prompt is the
+// first human turn and the output the token count of the first reply,
+// pairs dropped when either is under 4 tokens, the prompt over 1,024 or
+// prompt + reply over 2,048 tokens. Both lengths are lognormal, right-
+// skewed, with parameters chosen so that the filtered sample has the
+// published statistics: mean output 194.3 tokens (throughput ÷ request
+// rate of the offline rows of SGLang's benchmark_vllm_060 README), median
+// output about 120, mean input about 220–230 (published totals of the
+// same sampler). The filters are applied by redrawing, as the sampler
+// drops pairs.
+type ShareGPT struct{}
+
+// The lognormal parameters (median e^μ, log-sd σ) of ShareGPT's lengths
+// before the filters; see ShareGPT.
+const (
+	shareGPTInMedian, shareGPTInSigma   = 163.0, 1.0
+	shareGPTOutMedian, shareGPTOutSigma = 122.0, 1.0
+)
+
+// DrawPair draws one filtered (prompt, reply) pair.
+func (ShareGPT) DrawPair(r *rand.Rand) (in, out int) {
+	for {
+		in = int(math.Round(shareGPTInMedian * math.Exp(shareGPTInSigma*r.NormFloat64())))
+		out = int(math.Round(shareGPTOutMedian * math.Exp(shareGPTOutSigma*r.NormFloat64())))
+		if in >= 4 && out >= 4 && in <= 1024 && in+out <= 2048 {
+			return in, out
 		}
 	}
 }
