@@ -148,6 +148,10 @@ type Scenario struct {
 	// NoGraphs launches decode kernels one by one instead of replaying
 	// each decode step as a CUDA graph (see GraphLaunch).
 	NoGraphs bool
+
+	// PowerCap is a device power limit below the hardware's cap (0: the
+	// cap): kernels that would draw more run at lower clocks (energy.go).
+	PowerCap model.Watts
 }
 
 // Default returns the default inference scenario: batch 1, 2048 tokens

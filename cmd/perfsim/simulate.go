@@ -43,6 +43,7 @@ type simulateOptions struct {
 	tokens                    float64
 	reserve                   model.Bytes
 	breakdown, strict, graphs bool
+	energy                    energyOptions
 }
 
 func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
@@ -71,6 +72,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.top, "top", 10, "ops listed per phase with --breakdown")
 	addFormatFlag(fs, &o.format)
 	fs.BoolVar(&o.strict, "strict", false, "a data type the hardware has no peak for is an error, not a fallback")
+	o.energy.AddFlags(fs)
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 }
 
@@ -123,6 +125,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.Strict = o.strict
 	sc.NoGraphs = !o.graphs
+	sc.PowerCap = o.energy.powerCap
 	return sc, errors.Join(errs...)
 }
 
@@ -193,6 +196,10 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	pricing, err := o.energy.pricing(fs, dev)
+	if err != nil {
+		return err
+	}
 	m, err := resolveModel(o.model)
 	if err != nil {
 		return err
@@ -219,13 +226,23 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	for _, wn := range rep.Warnings {
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
 	}
+	ej := energyOf(rep, pricing)
+	cj, err := costOf(rep, pricing)
+	if err != nil {
+		return err
+	}
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, simulateJSON(rep, lim, o.breakdown))
+		j := simulateJSON(rep, lim, o.breakdown)
+		j.Energy, j.Cost = ej, cj
+		return writeJSON(stdout, j)
 	case formatCSV:
-		return writeSimulateCSV(stdout, rep, lim, o.breakdown)
+		return writeSimulateCSV(stdout, rep, lim, o.breakdown, energyCSVRows(ej, cj))
 	}
-	return writeSimulateTable(stdout, rep, lim, o.breakdown, o.top)
+	if err := writeSimulateTable(stdout, rep, lim, o.breakdown, o.top); err != nil {
+		return err
+	}
+	return writeEnergyTable(stdout, rep, ej, cj)
 }
 
 // limitsResult holds the inverse queries simulate answers beside the run.

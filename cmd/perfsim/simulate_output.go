@@ -39,6 +39,8 @@ type simJSON struct {
 	DecodeBound  string   `json:"decode_bound,omitempty"`
 
 	Training *trainingJSON `json:"training,omitempty"`
+	Energy   *energyJSON   `json:"energy,omitempty"` // energy.go
+	Cost     *costJSON     `json:"cost,omitempty"`
 
 	Fits     bool        `json:"fits"`
 	Memory   memoryJSON  `json:"memory"`
@@ -258,7 +260,7 @@ func dtypeName(d model.DType) string {
 
 // writeSimulateCSV writes the summary as metric,value rows (the JSON's
 // keys, dotted), or with breakdown one row per op of every phase.
-func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool) error {
+func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool, extra [][]string) error {
 	if breakdown {
 		header := []string{"phase", "op", "class", "kind", "count", "time_s", "time_s_low", "time_s_high", "share", "bound", "dtype", "flops", "bytes", "intensity_flop_per_byte"}
 		var rows [][]string
@@ -330,6 +332,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 		add("phases."+p.Name+".time_s", num(p.Time))
 		add("phases."+p.Name+".bound", p.Bound)
 	}
+	rows = append(rows, extra...)
 	return writeCSV(w, []string{"metric", "value"}, rows)
 }
 

@@ -45,6 +45,7 @@ type sweepFlags struct {
 	hw, model, batch, input, output, tp, pp, dtype, format string
 	phases, yes                                            bool
 	workers                                                int
+	energy                                                 energyOptions
 }
 
 func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
@@ -61,6 +62,7 @@ func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.yes, "yes", false, "run a sweep of more than 10 million points")
 	fs.BoolVar(&o.yes, "force", false, "the same as --yes")
 	fs.IntVar(&o.workers, "workers", 0, "parallel workers (default: the number of CPUs)")
+	o.energy.AddFlags(fs)
 	fs.MarkHidden("force")
 }
 
@@ -140,6 +142,9 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if err := o.energy.sweep(fs, s); err != nil {
+		return err
+	}
 	rows, skipped, err := sweepRows(ctx, s, o.workers, o.phases, progressLine(stderr))
 	if err != nil {
 		return err
@@ -177,6 +182,7 @@ func sweepRows(ctx context.Context, s *sweepSpec, workers int, phases bool, prog
 			return
 		}
 		j := simulateJSON(r.Report, limitsResult{}, false)
+		j.Energy, j.Cost = sweepEnergy(s, r)
 		if !phases {
 			j.Phases = []phaseJSON{}
 		}
@@ -269,6 +275,10 @@ var sweepColumns = []string{
 	"prefill_bound", "decode_bound", "fits",
 	"memory.weights_bytes", "memory.kv_cache_bytes", "memory.activations_bytes", "memory.reserve_bytes",
 	"memory.total_bytes", "memory.capacity_bytes", "memory.headroom_bytes",
+	// energy.go
+	"energy.average_w_per_device", "energy.prefill_j_per_input_token", "energy.decode_j_per_output_token",
+	"energy.j_per_output_token", "energy.output_tokens_per_j",
+	"cost.currency", "cost.per_request", "cost.per_million_input_tokens", "cost.per_million_output_tokens", "cost.inputs",
 }
 
 func optNum(v *float64) string {
@@ -288,13 +298,15 @@ func writeSweepCSV(w io.Writer, rows []simJSON) error {
 			optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
 			j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
 			num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Headroom)}
+		out[i] = append(out[i], sweepEnergyCells(j)...)
 	}
 	return writeCSV(w, sweepColumns, out)
 }
 
 func writeSweepTable(w io.Writer, rows []simJSON) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS")
+	priced := anyCost(rows)
+	fmt.Fprintln(tw, "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"+energyHeader(priced))
 	sec := func(v *float64) string {
 		if v == nil {
 			return "-"
@@ -315,8 +327,8 @@ func writeSweepTable(w io.Writer, rows []simJSON) error {
 		if !j.Fits {
 			fits = "no (" + model.Bytes(-j.Memory.Headroom).String() + " short)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
-			sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
+			sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits, energyTableCells(j, priced))
 	}
 	return tw.Flush()
 }
