@@ -46,6 +46,29 @@ var aiconfiguratorDevices = map[string]string{
 	"a100_sxm": "NVIDIA A100-SXM4-80GB",
 	"h100_sxm": "NVIDIA H100 80GB HBM3",
 	"h200_sxm": "NVIDIA H200",
+	"b200_sxm": "NVIDIA B200",
+}
+
+// aiconfiguratorConstants are, per table (by the end of its file name),
+// the columns the conversion dropped where they held one value across the
+// file (SOURCES.md: "constant columns dropped"), with that value; an
+// importer reads them when the file lacks the column. The newer (B200)
+// tables dropped these; the older ones keep them.
+var aiconfiguratorConstants = map[string]map[string]string{
+	"_custom_allreduce_perf.csv":     {"op_name": "all_reduce", "kernel_source": "TRTLLM", "allreduce_dtype": "bfloat16"},
+	"_generation_attention_perf.csv": {"isl": "1", "attn_dtype": "bfloat16"},
+}
+
+// constantsOf returns the dropped constant columns of an aiconfigurator
+// table named file, or nil.
+func constantsOf(file string) map[string]string {
+	base := filepath.Base(file)
+	for suffix, c := range aiconfiguratorConstants {
+		if strings.HasSuffix(base, suffix) {
+			return c
+		}
+	}
+	return nil
 }
 
 // ReadFile reads measurements from the file at path in format (FormatAuto
@@ -84,6 +107,9 @@ func Read(r io.Reader, file, format, device string) ([]Measurement, []error, err
 			line = line[:i]
 		}
 		format = detect(strings.Split(strings.TrimSpace(line), ","))
+		if format == "" && constantsOf(file) != nil {
+			format = FormatAIConfigurator // a table whose constant columns were dropped
+		}
 		if format == "" {
 			return nil, nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("unknown measurements format: header %q is none of %s (give --format)", line, strings.Join(Formats[1:], ", "))}
 		}
@@ -210,11 +236,12 @@ func SameDevice(measured, want string) bool {
 
 // A row is one CSV record with its line, read by column name.
 type row struct {
-	file string
-	line int
-	rec  []string
-	idx  map[string]int
-	errs []error
+	file   string
+	line   int
+	rec    []string
+	idx    map[string]int
+	consts map[string]string // columns the file dropped as constant, with their value
+	errs   []error
 }
 
 func (r *row) fail(col string, err error) {
@@ -223,7 +250,10 @@ func (r *row) fail(col string, err error) {
 
 func (r *row) str(col string) string {
 	i, ok := r.idx[col]
-	if !ok || i >= len(r.rec) {
+	if !ok {
+		return r.consts[col]
+	}
+	if i >= len(r.rec) {
 		return ""
 	}
 	return strings.TrimSpace(r.rec[i])
@@ -292,8 +322,12 @@ var requiredColumns = map[string][]string{
 }
 
 // tableKind names the table a third-party header describes.
-func tableKind(format string, idx map[string]int) string {
-	has := func(c string) bool { _, ok := idx[c]; return ok }
+func tableKind(format string, idx map[string]int, consts map[string]string) string {
+	has := func(c string) bool {
+		_, ok := idx[c]
+		_, constant := consts[c]
+		return ok || constant
+	}
 	switch format {
 	case FormatAIConfigurator:
 		switch {
@@ -331,10 +365,15 @@ func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, e
 	for i, h := range header {
 		idx[strings.TrimSpace(h)] = i
 	}
-	kind := tableKind(format, idx)
+	var consts map[string]string
+	if format == FormatAIConfigurator {
+		consts = constantsOf(file)
+	}
+	kind := tableKind(format, idx, consts)
 	var errs []error
 	for _, c := range requiredColumns[kind] {
-		if _, ok := idx[c]; !ok {
+		_, constant := consts[c]
+		if _, ok := idx[c]; !ok && !constant {
 			errs = append(errs, &ParseError{File: file, Line: hline, Column: c, Err: ErrMissingColumn})
 		}
 	}
@@ -360,6 +399,7 @@ func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, e
 		seen              = map[Measurement]int{}
 		ndup, nwin, nskip int
 		dupAt, dupOf      int
+		variants          = map[string]int{}
 	)
 	for {
 		rec, err := cr.Read()
@@ -371,12 +411,12 @@ func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, e
 			break
 		}
 		line, _ := cr.FieldPos(0)
-		rw := &row{file: file, line: line, rec: rec, idx: idx}
+		rw := &row{file: file, line: line, rec: rec, idx: idx, consts: consts}
 		if len(rec) != len(header) {
 			rw.fail("", fmt.Errorf("%d cells, the header has %d", len(rec), len(header)))
 		}
 		var m Measurement
-		skip := false
+		skip := skipNone
 		if len(rw.errs) == 0 {
 			m, skip = importRow(rw, kind, device)
 		}
@@ -387,12 +427,15 @@ func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, e
 			}
 			continue
 		}
-		if skip {
-			if strings.HasPrefix(kind, "aic-") {
-				nwin++
-			} else {
-				nskip++
-			}
+		switch skip {
+		case skipWindow:
+			nwin++
+			continue
+		case skipKernel:
+			nskip++
+			continue
+		case skipVariant:
+			variants[rw.str("kernel_source")+" "+rw.str("gemm_dtype")]++
 			continue
 		}
 		m.Source = format
@@ -421,6 +464,9 @@ func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, e
 	}
 	if nskip > 0 {
 		warns = append(warns, &ParseError{File: file, Err: fmt.Errorf("%d rows of kernels the cost model does not price skipped", nskip)})
+	}
+	for _, v := range sortedKeys(variants) {
+		warns = append(warns, &ParseError{File: file, Err: fmt.Errorf("%d rows of kernel %q skipped (another library's kernel for shapes the table times with its default kernel; one kernel per class is fitted)", variants[v], strings.TrimSpace(v))})
 	}
 	if len(ms) == 0 {
 		return nil, warns, &ParseError{File: file, Err: ErrNoRows}
@@ -470,9 +516,32 @@ var vidurKernels = map[string]string{
 	"emb": "embedding", "add": "add", "mlp_act": "activation",
 }
 
-// importRow turns one record into a Measurement; skip reports a row the
-// cost model cannot price (a sliding window, an unknown op).
-func importRow(r *row, kind, device string) (m Measurement, skip bool) {
+// Why importRow skips a row.
+const (
+	skipNone    = iota
+	skipWindow  // a sliding window shorter than the sequence
+	skipKernel  // a kernel the cost model does not price
+	skipVariant // another library's kernel beside the table's default one
+)
+
+// aiconfiguratorOtherKernels are the kernel_source values of rows the
+// importer skips in an aiconfigurator GEMM or attention table. The B200
+// tables time, beside the framework's default path (torch_flow), other
+// libraries' kernels for some of the same shapes: DeepGEMM's fp8
+// block-scaled GEMM (gemm_dtype fp8_block) and FlashInfer attention. One
+// model per class is fitted to one library's kernels, as on the other
+// devices, so those rows are left out, with a warning that counts them.
+var aiconfiguratorOtherKernels = map[string]bool{"deepgemm": true, "torch_flow_flashinfer": true}
+
+// importRow turns one record into a Measurement; skip says why a row is
+// left out (a sliding window, an unknown op, another kernel), or skipNone.
+func importRow(r *row, kind, device string) (m Measurement, skip int) {
+	switch kind {
+	case "aic-gemm", "aic-context", "aic-generation":
+		if aiconfiguratorOtherKernels[r.str("kernel_source")] {
+			return m, skipVariant
+		}
+	}
 	switch kind {
 	case "aic-gemm":
 		d := r.dtype("gemm_dtype")
@@ -498,7 +567,7 @@ func importRow(r *row, kind, device string) (m Measurement, skip bool) {
 			m.KVDType = model.Invalid
 		}
 		if win > 0 && win < m.KVLen {
-			return m, true
+			return m, skipWindow
 		}
 		a := AttentionOf(m)
 		m.FLOPs, m.Bytes = a.FLOPs(), a.Bytes()
@@ -540,7 +609,7 @@ func importRow(r *row, kind, device string) (m Measurement, skip bool) {
 		op := r.str("op")
 		p, ok := vidurPasses[op]
 		if !ok {
-			return m, true
+			return m, skipKernel
 		}
 		d := r.dtype("dtype")
 		m = Measurement{Device: r.str("device"), Kernel: vidurKernels[op], DType: d,
@@ -555,7 +624,7 @@ func importRow(r *row, kind, device string) (m Measurement, skip bool) {
 			// Read and write each element once.
 			m = Measurement{Kernel: op, DType: d, Bytes: model.Bytes(2 * r.num("elements", true) * d.Size())}
 		default:
-			return m, true
+			return m, skipKernel
 		}
 		m.Device, m.Time = r.str("gpu"), r.ms("time_ms")
 	case "xla":
@@ -567,7 +636,7 @@ func importRow(r *row, kind, device string) (m Measurement, skip bool) {
 			m.Device = "H100 (sm_90)" // SOURCES.md: upstream calls this table "GEMMS on H100"
 		}
 	}
-	return m, false
+	return m, skipNone
 }
 
 func sortedKeys[V any](m map[string]V) []string {

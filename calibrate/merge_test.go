@@ -216,6 +216,7 @@ func TestFitted_refitSample(t *testing.T) {
 	tests := []struct{ stem, file string }{
 		{"h100-sxm", "h100_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv"},
 		{"a100-sxm-80gb", "a100_sxm_gemm_trtllm_1.0.0_gemm_perf.csv"},
+		{"b200", "b200_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.stem, func(t *testing.T) {

@@ -231,11 +231,11 @@ func TestRead_thirdPartyFiles(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(v, "aiconfigurator", "*.csv"))
 	files = append(files, filepath.Join(v, "vidur_gemm_ops.csv"), filepath.Join(v, "llmcompass_a100_kernels.csv"), filepath.Join(v, "xla_sm90_matmul_perf_table.csv"))
 	for _, f := range files {
-		if strings.Contains(f, "attention") || strings.Contains(f, "h100_sxm_gemm") || strings.Contains(f, "h200_sxm_gemm") {
+		if strings.Contains(f, "attention") || strings.Contains(f, "h100_sxm_gemm") || strings.Contains(f, "h200_sxm_gemm") || strings.Contains(f, "b200_sxm_gemm") {
 			continue // large; read by the fit tests
 		}
 		if !importedKernelFile(filepath.Base(f)) {
-			continue // a kernel class (MoE, MLA, Mamba, quantize, ...) or a device (B200) the importers do not read yet
+			continue // a kernel class (MoE, MLA, Mamba, quantize, ...) the importers do not read yet
 		}
 		ms, _, err := ReadFile(f, FormatAuto, "")
 		if err != nil || len(ms) == 0 {
@@ -249,11 +249,17 @@ func TestRead_thirdPartyFiles(t *testing.T) {
 }
 
 // importedKernelFile reports whether an aiconfigurator file holds a kernel
-// class the importers read (GEMMs and collectives of the A100, H100 and
-// H200); the shared directory also holds classes and devices they do not.
+// class the importers read (GEMMs, context and generation attention and
+// collectives of the A100, H100, H200 and B200); the shared directory also
+// holds classes they do not.
 func importedKernelFile(base string) bool {
-	if !strings.Contains(base, "_gemm_") && !strings.Contains(base, "_comm_") && !strings.HasPrefix(base, "vidur") && !strings.HasPrefix(base, "llmcompass") && !strings.HasPrefix(base, "xla") {
-		return false
+	if strings.HasPrefix(base, "vidur") || strings.HasPrefix(base, "llmcompass") || strings.HasPrefix(base, "xla") {
+		return true
 	}
-	return !strings.HasPrefix(base, "b200")
+	for _, suffix := range []string{"_gemm_perf.csv", "_context_attention_perf.csv", "_generation_attention_perf.csv", "_nccl_perf.csv", "_custom_allreduce_perf.csv"} {
+		if strings.HasSuffix(base, suffix) {
+			return true
+		}
+	}
+	return false
 }

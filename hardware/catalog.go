@@ -25,7 +25,7 @@ var catalogOrder = []string{
 	"a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-80gb",
 	"h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm",
 	"b200", "gb200",
-	"l4", "l40s", "rtx-4090", "a10",
+	"t4", "l4", "l40s", "rtx-4090", "a10",
 	"mi250x-gcd", "mi300x", "mi325x",
 	"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e",
 	"gaudi2", "gaudi3",

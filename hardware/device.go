@@ -105,6 +105,14 @@ type System struct {
 	DevicesPerNode int
 	Nodes          int
 	Intra, Inter   Network
+
+	// Name is the catalog system's name ("dgx-h100"), empty for a system
+	// built from a device alone. Fabric describes its scale-out network
+	// (zero when only the device's per-device figure is known); Sources
+	// maps a field ("fabric.nic_bandwidth") to where its number came from.
+	Name    string
+	Fabric  Fabric
+	Sources map[string]string
 }
 
 // Devices returns the total device count.

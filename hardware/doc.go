@@ -10,6 +10,12 @@
 //     below; validate.go: Validate.
 //   - catalog.go: the embedded catalog (devices/*.toml), Catalog, Lookup
 //     and Resolve; system.go: NewSystem and system files.
+//   - systems.go: the catalog of whole systems with their network tiers
+//     (dgx-a100, dgx-h100, hgx-h200, gb200-nvl72, mi300x-platform): the
+//     scale-up domain, the scale-out Fabric (NICs per node, bandwidth per
+//     NIC, rail optimisation, oversubscription), each number with its
+//     source; LookupSystem and System.GroupPerNode. TPU slices (3-D tori
+//     without switches) are left out: their collectives are not modelled.
 //
 // # The device schema
 //

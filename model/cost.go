@@ -267,6 +267,10 @@ func (p *Processor) Cost(k Kernel) Cost {
 		return p.GEMMCost(k)
 	case Attention:
 		return p.AttentionCost(k)
+	case GroupedGEMM:
+		return p.GroupedGEMMCost(k)
+	case Scan:
+		return p.ScanCost(k)
 	case Collective:
 		return Cost{Bytes: k.Bytes(), Bound: NetworkBound}
 	default:
@@ -498,7 +502,7 @@ func (p *Processor) prefillAttention(a Attention, d DType, pk, bw float64) (tc, 
 	scores := a.Pairs() * float64(max(a.Batch, 0)) * float64(max(a.Heads, 0))
 	if pk > 0 {
 		if rs := nonNeg(float64(e.SoftmaxRate)); rs > 0 {
-			tc = 4*float64(a.HeadDim)*scores/(pk*clampEff(ec)) + scores/rs
+			tc = 2*float64(a.HeadDim+a.ValueDim())*scores/(pk*clampEff(ec)) + scores/rs
 		} else {
 			tc = float64(a.FLOPs()) / (pk * clampEff(ec))
 		}
@@ -576,7 +580,7 @@ func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 
 	if !(units > 0) {
 		return tc, tm, math.Max(tc, tm) + t0, t0
 	}
-	kv := float64(max(a.KVLen, 0))
+	kv := float64(max(a.KeysRead(), 0))
 	split := 1.0
 	if e.DecodeSplitTokens > 0 && cus > 0 {
 		split = math.Max(1, math.Min(math.Ceil(kv/float64(e.DecodeSplitTokens)), math.Floor(cus/units)))
@@ -593,7 +597,7 @@ func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 
 	}
 	// The first CTA's fixed cost is exposed; after it, a compute unit's
 	// CTAs overlap their fixed costs and streams with the memory traffic.
-	tcta := (w-1)*fixed + w*2*kv/split*float64(a.HeadDim)*a.KVDType.Size()/beta
+	tcta := (w-1)*fixed + w*kv/split*float64(a.KVWidth())*a.KVDType.Size()/beta
 	t = t0 + fixed + SoftMax(math.Max(tm, tc), tcta, ov)
 	if split > 1 {
 		t += nonNeg(float64(e.DecodeSplitCost))
@@ -607,7 +611,7 @@ func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 
 func AttentionAxes(a Attention) (x, y, z float64) {
 	x = float64(max(a.Batch, 1))
 	if IsDecode(a) {
-		return x, float64(max(a.KVLen, 1)), float64(max(a.KVHeads, 1))
+		return x, float64(max(a.KeysRead(), 1)), float64(max(a.KVHeads, 1))
 	}
 	return x, float64(max(a.QLen, 1)), float64(max(a.Heads, 1))
 }

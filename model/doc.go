@@ -30,7 +30,10 @@
 //	t_memory  = B / (W · η_m)
 //	t         = max(t_compute, t_memory) + t_launch
 //
-// CollectiveTime prices a collective with the alpha-beta ring model.
+// CollectiveTime prices a collective with the alpha-beta ring model over
+// one link; TieredTime (tiers.go) prices it over a two-tier network (the
+// scale-up domain and the scale-out fabric) by ring, tree, hierarchical
+// or direct algorithms, picking as NCCL's tuner would.
 //
 // This package imports nothing outside the standard library.
 package model

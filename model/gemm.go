@@ -281,6 +281,13 @@ func nonNeg(x float64) float64 {
 // GEMMDetail prices g like GEMMCost and also says which tile and split the
 // model chose.
 func (p *Processor) GEMMDetail(g GEMM) (Cost, GEMMChoice) {
+	s, d := p.gemmSetupFor(g)
+	return s.cost(g, d)
+}
+
+// gemmSetupFor returns the GEMM model's setup for g's compute type on p,
+// and the type it computes in.
+func (p *Processor) gemmSetupFor(g GEMM) (gemmSetup, DType) {
 	d, _ := p.Supported(g.Compute())
 	peak, _ := p.Peak(d)
 	e := p.gemmParams(d)
@@ -300,7 +307,7 @@ func (p *Processor) GEMMDetail(g GEMM) (Cost, GEMMChoice) {
 	if e.Residual.usable() {
 		s.res = e.Residual
 	}
-	return s.cost(g, d)
+	return s, d
 }
 
 // GEMMCost prices a GEMM with the tile-aware roofline described above.
@@ -310,9 +317,16 @@ func (p *Processor) GEMMCost(g GEMM) Cost {
 }
 
 func (s *gemmSetup) cost(g GEMM, d DType) (Cost, GEMMChoice) {
-	c := Cost{FLOPs: g.FLOPs(), Bytes: g.Bytes(), DType: d}
+	return s.costRows(g, d, float64(g.M), g.batch(), g.FLOPs(), g.Bytes())
+}
+
+// costRows prices b GEMMs of g's types and K×N with m rows each, where m
+// and b may be fractional (a grouped GEMM's mean rows per expert and its
+// expected distinct experts), f and by being their FLOPs and bytes.
+func (s *gemmSetup) costRows(g GEMM, d DType, m, b float64, f FLOPs, by Bytes) (Cost, GEMMChoice) {
+	c := Cost{FLOPs: f, Bytes: by, DType: d}
 	var ch GEMMChoice
-	m, n, k, b := float64(g.M), float64(g.N), float64(g.K), g.batch()
+	n, k := float64(g.N), float64(g.K)
 	if !(m > 0 && n > 0 && k > 0) || math.IsInf(float64(c.FLOPs), 0) || math.IsInf(float64(c.Bytes), 0) {
 		c.Time, c.Bound = Seconds(s.t0), LatencyBound
 		return c, ch

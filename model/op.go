@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 // The kernel IR. A workload is a list of Ops; each Op wraps one Kernel (a
 // GEMM, a fused attention, an elementwise pass, an embedding gather, a
 // collective) and says how many times it runs in the phase and what part
@@ -129,11 +131,53 @@ func (g GEMM) Compute() DType {
 // FlashAttention-style: Q, K and V read once, O written once, the scores
 // never reach memory. Unfused writes the scores and the probabilities and
 // reads them back.
+//
+// Three fields describe today's variants, each zero for plain attention:
+// VDim is the width of a value head when it differs from the query–key
+// width HeadDim (DeepSeek's MLA prefill: 192 and 128); Latent says K and V
+// are one cached vector per token and KV head, of width HeadDim, whose
+// first VDim elements serve as the value (MLA decode with the
+// up-projections absorbed, as FlashMLA runs it: 576 = 512 + 64, V 512),
+// so the cache is read once; Window is a sliding window: each query
+// attends to at most the Window keys ending at its own position (Mistral
+// v0.1, Gemma 2/3 local layers, gpt-oss), and a decode step reads at most
+// Window keys.
 type Attention struct {
 	Batch, Heads, KVHeads int
 	QLen, KVLen, HeadDim  int
 	Causal, Fused         bool
 	DType, KVDType        DType // activations (Q, O) and the K/V cache
+	VDim                  int   // value head width; 0 means HeadDim
+	Window                int   // sliding window in keys; 0 means none
+	Latent                bool  // K and V are one cached latent of width HeadDim (MLA, absorbed)
+}
+
+// ValueDim returns the width of a value head: VDim, or HeadDim when 0.
+func (a Attention) ValueDim() int {
+	if a.VDim > 0 {
+		return a.VDim
+	}
+	return a.HeadDim
+}
+
+// KeysRead returns the keys one sequence's KV head streams: KVLen, capped
+// at Window+QLen−1 under a sliding window (the keys some query of the
+// QLen sees).
+func (a Attention) KeysRead() int {
+	if a.Window > 0 && a.KVLen > a.Window+a.QLen-1 {
+		return a.Window + a.QLen - 1
+	}
+	return a.KVLen
+}
+
+// KVWidth returns the cached elements per token and KV head that
+// attention reads: HeadDim for a latent cache, HeadDim + ValueDim
+// otherwise.
+func (a Attention) KVWidth() int {
+	if a.Latent {
+		return a.HeadDim
+	}
+	return a.HeadDim + a.ValueDim()
 }
 
 // Pairs returns the query–key pairs one head scores. Causal attention of
@@ -141,32 +185,49 @@ type Attention struct {
 // KVLen−QLen+i+1 keys before it: QLen·KVLen − QLen·(QLen−1)/2 in all
 // (half the square, plus the diagonal, when QLen = KVLen; KVLen when
 // decoding one token).
+//
+// Under a sliding window of w keys, a query whose causal span is n keys
+// scores min(n, w) of them. The spans of the QLen queries are KVLen−QLen+1
+// ... KVLen (each at least 1), so the pairs are the causal count less, for
+// every span above w, its excess.
 func (a Attention) Pairs() float64 {
 	q, kv := float64(a.QLen), float64(a.KVLen)
 	if !a.Causal {
+		if a.Window > 0 && float64(a.Window) < kv {
+			kv = float64(a.Window)
+		}
 		return q * kv
 	}
 	if q > kv {
 		q = kv
 	}
-	return q*kv - q*(q-1)/2
+	p := q*kv - q*(q-1)/2
+	if w := float64(a.Window); w > 0 && kv > w {
+		// Spans run from lo = kv−q+1 to kv; those above w lose span−w.
+		lo := math.Max(kv-q+1, w+1)
+		if n := kv - lo + 1; n > 0 {
+			p -= n*(lo+kv)/2 - n*w
+		}
+	}
+	return p
 }
 
-// FLOPs counts Q·Kᵀ and P·V (2·D each per pair, as multiply-adds) plus
+// FLOPs counts Q·Kᵀ and P·V (2·HeadDim and 2·ValueDim per pair, as
+// multiply-adds) plus
 // about 5 FLOPs per score for the scale, max, exp, sum and divide of the
 // softmax.
 func (a Attention) FLOPs() FLOPs {
 	p := a.Pairs() * float64(a.Batch) * float64(a.Heads)
-	return FLOPs(p * (4*float64(a.HeadDim) + 5))
+	return FLOPs(p * (2*float64(a.HeadDim) + 2*float64(a.ValueDim()) + 5))
 }
 
-// Bytes is the traffic: Q read and O written in DType, K and V read in
-// KVDType, and, unfused, the scores written, read, the probabilities
+// Bytes is the traffic: Q read and O written in DType, K and V (or the
+// latent) of the keys read (KeysRead) in KVDType, and, unfused, the scores written, read, the probabilities
 // written and read again (4 passes over B·H·pairs elements in DType).
 func (a Attention) Bytes() Bytes {
-	b, d := float64(a.Batch), float64(a.HeadDim)
-	qo := 2 * b * float64(a.Heads) * float64(a.QLen) * d * a.DType.Size()
-	kv := 2 * b * float64(a.KVHeads) * float64(a.KVLen) * d * a.KVDType.Size()
+	b := float64(a.Batch)
+	qo := b * float64(a.Heads) * float64(a.QLen) * float64(a.HeadDim+a.ValueDim()) * a.DType.Size()
+	kv := b * float64(a.KVHeads) * float64(a.KeysRead()) * float64(a.KVWidth()) * a.KVDType.Size()
 	t := qo + kv
 	if !a.Fused {
 		t += 4 * b * float64(a.Heads) * a.Pairs() * a.DType.Size()

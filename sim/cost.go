@@ -39,6 +39,8 @@ type coster struct {
 	ew     []memo[model.Elementwise]
 	gather []memo[model.Gather]
 	coll   []memo[model.Collective]
+	group  []memo[model.GroupedGEMM]
+	scan   []memo[model.Scan]
 	store  costerStore
 }
 
@@ -50,6 +52,8 @@ type costerStore struct {
 	ew     [6]memo[model.Elementwise]
 	gather [2]memo[model.Gather]
 	coll   [3]memo[model.Collective]
+	group  [2]memo[model.GroupedGEMM]
+	scan   [1]memo[model.Scan]
 }
 
 // A memo is a priced kernel.
@@ -87,6 +91,7 @@ func (c *coster) init(p model.Processor, sys *hardware.System, strict bool, d *d
 	c.p, c.sys, c.strict, c.diag = p, sys, strict, d
 	c.gemm, c.attn, c.ew = c.store.gemm[:0], c.store.attn[:0], c.store.ew[:0]
 	c.gather, c.coll = c.store.gather[:0], c.store.coll[:0]
+	c.group, c.scan = c.store.group[:0], c.store.scan[:0]
 }
 
 // GraphLaunch is the launch overhead each kernel of a decode step pays
@@ -192,7 +197,7 @@ func (c *coster) check(d model.DType) {
 			c.err = fmt.Errorf("sim: %s has no %s peak (it would fall back to %s; --strict forbids it)", c.p.Name, d, s)
 		}
 	default:
-		c.warnings = append(c.warnings, fmt.Errorf("%s has no %s peak: %s computes at %s", c.p.Name, d, d, s))
+		c.warnings = append(c.warnings, fmt.Errorf("%s has no %s peak: %s is emulated, computed at the %s rate", c.p.Name, d, d, s))
 	}
 }
 
@@ -201,7 +206,7 @@ func (c *coster) check(d model.DType) {
 func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
 	e := &c.p.Eff
 	switch k.(type) {
-	case model.GEMM:
+	case model.GEMM, model.GroupedGEMM:
 		if g, ok := e.GEMM[d]; ok {
 			return g.ErrP90
 		}
@@ -228,6 +233,10 @@ func (c *coster) cost(k model.Kernel) (model.Cost, float64) {
 		return memoized(c, &c.gather, kk, k)
 	case model.Collective:
 		return memoized(c, &c.coll, kk, k)
+	case model.GroupedGEMM:
+		return memoized(c, &c.group, kk, k)
+	case model.Scan:
+		return memoized(c, &c.scan, kk, k)
 	}
 	return c.price(k)
 }
@@ -255,6 +264,12 @@ func (c *coster) price(k model.Kernel) (model.Cost, float64) {
 	case model.Attention:
 		c.check(k.DType)
 		co = c.p.AttentionCost(k)
+	case model.GroupedGEMM:
+		c.check(k.Compute())
+		co = c.p.GroupedGEMMCost(k)
+	case model.Scan:
+		c.check(k.DType)
+		co = c.p.ScanCost(k)
 	case model.Collective:
 		t := model.CollectiveTime(k, c.link(k))
 		co = model.Cost{Bytes: k.Traffic(), Memory: t, Time: t, Bound: model.NetworkBound}
@@ -329,6 +344,10 @@ func kindOf(k model.Kernel) string {
 		return "gather"
 	case model.Collective:
 		return "collective"
+	case model.GroupedGEMM:
+		return "grouped_gemm"
+	case model.Scan:
+		return "scan"
 	}
 	return "other"
 }

@@ -241,6 +241,15 @@ func lerpKernel(k0, k1 model.Kernel, i, n int) model.Kernel {
 		b := k1.(model.Collective)
 		a.Size = model.Bytes(lerpf(float64(a.Size), float64(b.Size), i, n))
 		return a
+	case model.GroupedGEMM:
+		b := k1.(model.GroupedGEMM)
+		a.Rows, a.K, a.N = lerp(a.Rows, b.Rows, i, n), lerp(a.K, b.K, i, n), lerp(a.N, b.N, i, n)
+		a.Experts = lerpf(a.Experts, b.Experts, i, n)
+		return a
+	case model.Scan:
+		b := k1.(model.Scan)
+		a.Batch, a.Tokens = lerp(a.Batch, b.Batch, i, n), lerp(a.Tokens, b.Tokens, i, n)
+		return a
 	}
 	panic(fmt.Sprintf("sim: cannot interpolate a %T", k0)) // alike rules this out
 }

@@ -72,11 +72,12 @@ func powerLimit(p *model.Processor, sc Scenario) error {
 }
 
 // phaseEnergy returns the energy of a phase run once on devs devices of
-// which busy run its kernels for the whole phase and the rest wait:
-// kernels on the busy, idle power on the others.
+// which busy run its kernels and the rest wait: kernels on the busy, idle
+// power on the others and on the busy while they wait within the phase
+// (ph.Wait, the host's dispatch under eager execution).
 func phaseEnergy(ph *PhaseReport, busy, devs float64, idle model.Watts) (kernels, gaps model.Joules) {
 	kernels = model.Joules(busy * float64(ph.Energy))
-	gaps = idle.Over(model.Seconds((devs - busy) * float64(ph.Time)))
+	gaps = idle.Over(model.Seconds((devs-busy)*float64(ph.Time) + busy*float64(ph.Wait)))
 	return kernels, gaps
 }
 

@@ -65,7 +65,7 @@ func Kernel(d *hardware.Device, k model.Kernel, strict bool) (*KernelReport, err
 		r.AchievedBandwidth = co.Bytes.Rate(co.Time)
 	}
 	switch k.(type) {
-	case model.GEMM, model.Attention:
+	case model.GEMM, model.Attention, model.GroupedGEMM:
 		if r.Peak > 0 {
 			r.Efficiency = float64(r.Achieved) / float64(r.Peak)
 		}

@@ -97,7 +97,14 @@ type PhaseReport struct {
 	// (their power times their time; see model.Processor.Power).
 	Energy model.Joules
 	// Bound is the bound of the ops that take most of the time.
-	Bound   model.Bound
+	Bound model.Bound
+	// HostBound says the pass waits on the host issuing kernels (eager
+	// execution; see Exec) more than on the device.
+	HostBound bool
+	// Wait is the part of Time the device spends idle within the pass
+	// (waiting on the host under eager execution); its energy is idle
+	// power's, not the kernels' (energy.go).
+	Wait    model.Seconds
 	Classes []ClassRow
 	Ops     []OpRow
 }

@@ -150,7 +150,8 @@ func intervalName(e *model.Efficiency) string {
 
 // phase returns the scenario's phase template.
 func (r *runner) phase(k PhaseKind) Phase {
-	return Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP}
+	return Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP,
+		FuseCNN: r.sc.Exec == ExecFused && k == Prefill, Autocast: r.sc.Autocast}
 }
 
 // ops decomposes ph and appends extra, in r's scratch buffer (valid until
@@ -204,6 +205,7 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 		return err
 	}
 	res.Prefill = r.c.pass("prefill", ops)
+	r.eager(&res.Prefill)
 	working := workingSet(ops)
 	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
 	res.E2E, res.E2ELow, res.E2EHigh = res.TTFT, res.TTFTLow, res.TTFTHigh

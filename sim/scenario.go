@@ -152,6 +152,17 @@ type Scenario struct {
 	// PowerCap is a device power limit below the hardware's cap (0: the
 	// cap): kernels that would draw more run at lower clocks (energy.go).
 	PowerCap model.Watts
+
+	// Exec is how the framework runs the prefill (a CNN's forward pass)
+	// and the training passes: see Exec. Decode steps follow NoGraphs.
+	Exec Exec
+	// HostOverhead is the host's time per kernel under ExecEager; 0
+	// means DefaultHostOverhead.
+	HostOverhead model.Seconds
+	// Autocast keeps the weights in Weights and computes a CNN's
+	// convolutions in Act, casting the weights every pass (PyTorch's
+	// automatic mixed precision); see workloads' Phase.Autocast.
+	Autocast bool
 }
 
 // Default returns the default inference scenario: batch 1, 2048 tokens

@@ -31,12 +31,14 @@ func (r *runner) training() error {
 	}
 	fwd = append([]model.Op(nil), fwd...)
 	tr.Forward = r.c.pass("forward", fwd)
+	r.eager(&tr.Forward)
 	ph.Kind = TrainBackward
 	bwd, err := r.ops(ph, nil)
 	if err != nil {
 		return err
 	}
 	tr.Backward = r.c.pass("backward", bwd)
+	r.eager(&tr.Backward)
 
 	if rc := recomputed(fwd, sc.Recompute); len(rc) > 0 {
 		p := r.c.pass("recompute", rc)

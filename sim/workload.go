@@ -87,4 +87,7 @@ type Phase struct {
 	Context          int
 	Weights, Act, KV model.DType
 	TP               int
+	// FuseCNN and Autocast say how a CNN's graph runs (Scenario.Exec is
+	// ExecFused; Scenario.Autocast).
+	FuseCNN, Autocast bool
 }

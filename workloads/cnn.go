@@ -8,20 +8,55 @@ import (
 )
 
 // cnnOps ops of a CNN: the plan's per-image ops scaled to the batch.
+//
+// With ph.FuseCNN the graph is run as TensorRT builds it (NVIDIA,
+// "TensorRT Developer Guide", section "Types of Fusions": convolution
+// with batch norm, with a ReLU or other activation, and element-wise
+// sums with their activation): a batch norm folds into the weights of
+// the convolution before it and leaves no kernel, an activation runs in
+// the epilogue of the kernel before it, and a residual add (with its
+// ReLU) runs in the epilogue of the convolution before it. With ph.Autocast (and weights wider than the
+// activations) every convolution and fc layer computes in the
+// activation type and a cast kernel per layer copies its weights into
+// that type first, as PyTorch's autocast does on every forward pass
+// (torch.amp docs, "Autocasting": the weight cast is cached only within
+// one autocast region).
 func (m *Model) cnnOps(ph Phase) []model.Op {
 	p := m.cnn
 	b := ph.Batch
 	act, w := ph.Act, ph.Weights
-	ops := make([]model.Op, len(p.ops))
-	for i, o := range p.ops {
+	autocast := ph.Autocast && w.Size() > act.Size()
+	n := len(p.ops)
+	if autocast {
+		n += len(p.ops)
+	}
+	ops := make([]model.Op, 0, n)
+	for _, o := range p.ops {
+		if ph.FuseCNN && (o.kind == "batchnorm" || oneOf(o.kind, cnnActs)) {
+			continue // folded into the weights, or in the epilogue of the kernel before
+		}
 		var k model.Kernel
 		if o.gemm {
 			mm := o.m * b
-			k = withBatch(model.GEMM{M: mm, K: o.k, N: o.n, A: act, B: w, C: act}, o.groups)
+			wk := w
+			if autocast {
+				wk = act
+				elems := float64(o.k) * float64(o.n) * float64(max(o.groups, 1))
+				ops = append(ops, model.Op{Name: o.name + ".cast", Stage: o.stage, Class: model.ClassElementwise, Count: o.count,
+					Kernel: model.Elementwise{Kind: "cast", Elements: elems, Read: w.Bytes(elems), Written: act.Bytes(elems)}})
+			}
+			k = withBatch(model.GEMM{M: mm, K: o.k, N: o.n, A: act, B: wk, C: act}, o.groups)
+		} else if ph.FuseCNN && o.kind == "add" {
+			// The residual add runs in the epilogue of the convolution
+			// before it: the residual is read once more, and the sum is
+			// the convolution's own output. It is priced as a streaming
+			// read of the residual, so it pays a streaming kernel's fixed
+			// cost that the fused kernel does not (a few µs per block).
+			k = ew("add.epilogue", o.elems*float64(b), o.flopsPer, 1, 0, act)
 		} else {
 			k = ew(o.kind, o.elems*float64(b), o.flopsPer, o.reads, 1, act)
 		}
-		ops[i] = model.Op{Name: o.name, Stage: o.stage, Class: o.class, Count: o.count, Kernel: k}
+		ops = append(ops, model.Op{Name: o.name, Stage: o.stage, Class: o.class, Count: o.count, Kernel: k})
 	}
 	return ops
 }

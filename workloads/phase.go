@@ -97,6 +97,19 @@ type Phase struct {
 	// Unfused runs attention as separate kernels that write the scores
 	// (model.Attention.Fused = false).
 	Unfused bool
+
+	// The options below say how an engine runs a CNN (see cnnOps).
+
+	// FuseCNN runs a CNN as an inference engine that fuses its graph
+	// (TensorRT): each batch norm folded into its convolution's weights,
+	// the activation after a convolution, and a residual add with its
+	// ReLU, in the convolution's epilogue.
+	FuseCNN bool
+	// Autocast runs the convolutions and fc layers of a CNN as PyTorch's
+	// autocast does: the weights stay in Weights (fp32) and one cast
+	// kernel per layer and pass copies them into Act, in which the GEMM
+	// computes.
+	Autocast bool
 }
 
 // maxTokens bounds Batch·(Seq+Context), the tokens routed to experts

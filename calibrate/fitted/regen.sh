@@ -8,7 +8,7 @@
 #   calibrate/fitted/regen.sh -check        fail if the catalog overlays differ
 #                                           from the fitted files (writes nothing)
 #   calibrate/fitted/regen.sh [MODE] STEM...  the same for these devices only
-#                                           (a100-sxm-80gb, h100-sxm, h200-sxm)
+#                                           (a100-sxm-80gb, h100-sxm, h200-sxm, b200)
 #
 # For each device it writes
 #   calibrate/fitted/<stem>.toml       the hand-written catalog device with the
@@ -90,3 +90,9 @@ run h200-sxm \
 	h200_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv \
 	h200_sxm_comm_nccl_2.29.2_nccl_perf.csv \
 	h200_sxm_comm_trtllm_1.3.0rc20_custom_allreduce_perf.csv
+run b200 \
+	b200_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv \
+	b200_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv \
+	b200_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv \
+	b200_sxm_comm_nccl_2.29.2_nccl_perf.csv \
+	b200_sxm_comm_trtllm_1.3.0rc20_custom_allreduce_perf.csv

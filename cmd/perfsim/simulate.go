@@ -43,6 +43,9 @@ type simulateOptions struct {
 	tokens                    float64
 	reserve                   model.Bytes
 	breakdown, strict, graphs bool
+	exec                      string
+	hostOverhead              model.Seconds
+	amp                       bool
 	energy                    energyOptions
 }
 
@@ -74,6 +77,9 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.strict, "strict", false, "a data type the hardware has no peak for is an error, not a fallback")
 	o.energy.AddFlags(fs)
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
+	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
+	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
+	fs.BoolVar(&o.amp, "amp", false, "automatic mixed precision as PyTorch's autocast: weights kept in --weights (fp32), a CNN's convolutions computed in --act with a weight cast per layer and pass")
 }
 
 // scenario builds the sim scenario from the flags.
@@ -126,6 +132,18 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	sc.Strict = o.strict
 	sc.NoGraphs = !o.graphs
 	sc.PowerCap = o.energy.powerCap
+	if ex, err := sim.ParseExec(o.exec); err != nil {
+		errs = append(errs, usagef("--exec: %v", err))
+	} else {
+		sc.Exec = ex
+	}
+	if o.hostOverhead < 0 || o.hostOverhead > 1 {
+		errs = append(errs, usagef("--host-overhead: want a time between 0 and 1 s per kernel, got %v", o.hostOverhead))
+	} else if fs.Changed("host-overhead") && sc.Exec != sim.ExecEager {
+		errs = append(errs, usagef("--host-overhead: applies only with --exec eager"))
+	}
+	sc.HostOverhead = o.hostOverhead
+	sc.Autocast = o.amp
 	return sc, errors.Join(errs...)
 }
 

@@ -31,6 +31,7 @@ func (w simWorkload) Ops(ph sim.Phase) ([]model.Op, error) {
 	return w.m.Ops(workloads.Phase{
 		Kind: phaseKinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
 		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP,
+		FuseCNN: ph.FuseCNN, Autocast: ph.Autocast,
 	})
 }
 

@@ -64,6 +64,9 @@ type scenarioJSON struct {
 	Optimizer    string  `json:"optimizer"`
 	ZeRO         int     `json:"zero"`
 	Tokens       float64 `json:"tokens"`
+	Exec         string  `json:"exec"`
+	HostOverhead float64 `json:"host_overhead_s,omitempty"`
+	Autocast     bool    `json:"autocast,omitempty"`
 }
 
 type trainingJSON struct {
@@ -172,7 +175,7 @@ func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
 	if in := r.Inference; in != nil {
 		j.TTFT, j.TTFTLow, j.TTFTHigh = fp(float64(in.TTFT)), fp(float64(in.TTFTLow)), fp(float64(in.TTFTHigh))
 		j.E2E, j.E2ELow, j.E2EHigh = fp(float64(in.E2E)), fp(float64(in.E2ELow)), fp(float64(in.E2EHigh))
-		j.PrefillBound = in.Prefill.Bound.String()
+		j.PrefillBound = phaseBound(&in.Prefill)
 		if r.Arch == sim.Decoder {
 			j.TPOT, j.TPOTLow, j.TPOTHigh = fp(float64(in.TPOT)), fp(float64(in.TPOTLow)), fp(float64(in.TPOTHigh))
 			j.OutTok, j.OutTokDevice = fp(in.OutputTokensPerSecond), fp(in.OutputTokensPerSecondPerDevice)
@@ -231,7 +234,36 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 		Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: gb,
 		TP: tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
 		Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
+		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast,
 	}
+}
+
+// hostOverhead is the host time per kernel an eager scenario uses, 0
+// otherwise.
+func hostOverhead(sc sim.Scenario) model.Seconds {
+	if sc.Exec != sim.ExecEager {
+		return 0
+	}
+	if sc.HostOverhead > 0 {
+		return sc.HostOverhead
+	}
+	return sim.DefaultHostOverhead
+}
+
+// execNote describes a scenario's execution mode for the table's
+// scenario line: nothing for the default (graph).
+func execNote(sc sim.Scenario) string {
+	var s string
+	switch sc.Exec {
+	case sim.ExecEager:
+		s = fmt.Sprintf("; eager, %v per kernel on the host", hostOverhead(sc))
+	case sim.ExecFused:
+		s = "; fused (TensorRT-style)"
+	}
+	if sc.Autocast {
+		s += "; autocast"
+	}
+	return s
 }
 
 // memoryOf is the JSON of a footprint (the inverse-query limits left 0).
@@ -355,7 +387,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 	if in := r.Inference; in != nil {
 		if r.Arch == sim.Decoder {
 			fmt.Fprintf(tw, "scenario\tbatch %d, %d tokens in, %d out; weights %s, activations %s, KV cache %s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, sc.Act, sc.KV)
-			fmt.Fprintf(tw, "TTFT\t%s\tprefill %s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), in.Prefill.Bound)
+			fmt.Fprintf(tw, "TTFT\t%s\tprefill %s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.Decode != nil {
 				fmt.Fprintf(tw, "TPOT\t%s\tdecode %s-bound\n", span(in.TPOT, in.TPOTLow, in.TPOTHigh, r.Interval), in.Decode.Bound)
 			} else {
@@ -364,8 +396,8 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 			fmt.Fprintf(tw, "E2E\t%s\n", span(in.E2E, in.E2ELow, in.E2EHigh, r.Interval))
 			fmt.Fprintf(tw, "output tokens/s\t%s\tsystem (%s per device)\n", fnum(in.OutputTokensPerSecond), fnum(in.OutputTokensPerSecondPerDevice))
 		} else {
-			fmt.Fprintf(tw, "scenario\tbatch %d; weights %s, activations %s\n", sc.Batch, sc.Weights, sc.Act)
-			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), in.Prefill.Bound)
+			fmt.Fprintf(tw, "scenario\tbatch %d; weights %s, activations %s%s\n", sc.Batch, sc.Weights, sc.Act, execNote(sc))
+			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.ImagesPerSecond > 0 {
 				fmt.Fprintf(tw, "images/s\t%s\n", fnum(in.ImagesPerSecond))
 			}
@@ -466,4 +498,13 @@ func writePhaseTable(w io.Writer, p *sim.PhaseReport, top int) {
 		fmt.Fprintf(tw, "  %s\t%d\t%v\t%.1f%%\t%s\t%s\t%s\n", o.Name, o.Count, o.Time, 100*shareOf(o.Time, p.Time), o.Bound, fnum(intensity(o.FLOPs, o.Bytes)), dtypeName(o.DType))
 	}
 	tw.Flush()
+}
+
+// phaseBound names what bounds a phase: "host" when an eager pass waits
+// on the host issuing kernels (sim.ExecEager), else the device's bound.
+func phaseBound(p *sim.PhaseReport) string {
+	if p.HostBound {
+		return "host"
+	}
+	return p.Bound.String()
 }

@@ -137,6 +137,23 @@ func TestSimulateFallbackWarning(t *testing.T) {
 	}
 }
 
+// TestSimulateFP4Emulated: fp4 runs natively on a B200 (its fp4 peak, no
+// warning) and is flagged emulated on an H100, which has no fp4 peak.
+func TestSimulateFP4Emulated(t *testing.T) {
+	for _, tc := range []struct {
+		hw       string
+		emulated bool
+	}{{"b200", false}, {"h100", true}} {
+		_, stderr, code := perfsim(t, "simulate", "--hw", tc.hw, "--model", "llama3-8b", "--dtype", "fp4", "--format", "csv")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.hw, code, stderr)
+		}
+		if got := strings.Contains(stderr, "fp4 is emulated"); got != tc.emulated {
+			t.Errorf("%s: emulated warning %v, want %v; stderr %q", tc.hw, got, tc.emulated, stderr)
+		}
+	}
+}
+
 // nonFinite matches how Go prints a NaN or an infinity as a word.
 var nonFinite = regexp.MustCompile(`(?i)\b(nan|[+-]?inf(inity)?)\b`)
 
