@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -493,10 +494,13 @@ func cpuName() string {
 
 // cpuClock returns the first core's clock from /proc/cpuinfo at the start
 // of the run, e.g. "2445 MHz", or "" where it is not given.
-func cpuClock() string {
-	v := cpuinfo("cpu MHz")
+func cpuClock() string { return clockOf(cpuinfo("cpu MHz")) }
+
+// clockOf formats a /proc/cpuinfo "cpu MHz" value, or returns "" where it
+// is not a finite positive number.
+func clockOf(v string) string {
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f <= 0 {
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
 		return ""
 	}
 	return fmt.Sprintf("%.0f MHz", f)
@@ -509,7 +513,14 @@ func cpuinfo(key string) string {
 		return ""
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return cpuinfoValue(f, key)
+}
+
+// cpuinfoValue returns the first value of key in r, written as
+// /proc/cpuinfo writes it ("model name\t: AMD EPYC 7B13"), with its
+// spaces collapsed; "" where there is none or a line is over 64 KiB.
+func cpuinfoValue(r io.Reader, key string) string {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
 		if ok && strings.TrimSpace(k) == key {

@@ -288,7 +288,9 @@ func folds(n, k int, rng *rand.Rand) []int {
 // attention prefill and decode parameters; the streaming bandwidth
 // efficiency against size and the launch cost. A class with too few
 // points keeps its defaults, with a warning. ms must be of dev (see
-// ReadFile). The returned device is a copy of dev.
+// ReadFile). The returned device is a copy of dev, and it validates: a
+// time outside 1 ns to 1 h, a fitted parameter out of range, or a class
+// whose p90 |error| is above hardware.MaxRelErr is an error.
 func Fit(dev *hardware.Device, ms []Measurement, opt Options) (*Result, error) {
 	opt = opt.withDefaults()
 	if dev == nil {
@@ -296,6 +298,9 @@ func Fit(dev *hardware.Device, ms []Measurement, opt Options) (*Result, error) {
 	}
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("calibrate: %w to fit", ErrNoRows)
+	}
+	if err := checkTimes(ms); err != nil {
+		return nil, err
 	}
 	out := *dev
 	out.Eff = copyEff(dev.Eff)
@@ -337,6 +342,9 @@ func Fit(dev *hardware.Device, ms []Measurement, opt Options) (*Result, error) {
 		}
 		res.Classes = append(res.Classes, cf)
 		res.Warnings = append(res.Warnings, warns...)
+	}
+	if err := checkFitted(&out, res.Classes); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

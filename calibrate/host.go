@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -155,6 +156,12 @@ func meminfoKB(key string) float64 {
 	if err != nil {
 		return 0
 	}
+	return meminfoValue(data, key)
+}
+
+// meminfoValue returns the entry key, in kB, of text written as
+// /proc/meminfo writes it ("MemTotal:       65842220 kB"), or 0.
+func meminfoValue(data []byte, key string) float64 {
 	for _, line := range strings.Split(string(data), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || k != key {
@@ -177,7 +184,13 @@ func cacheSize(path string) model.Bytes {
 	if err != nil {
 		return 0
 	}
-	s := strings.TrimSpace(string(data))
+	return cacheSizeOf(string(data))
+}
+
+// cacheSizeOf parses a sysfs cache size such as "32768K", or returns 0
+// where it is not a finite positive size.
+func cacheSizeOf(s string) model.Bytes {
+	s = strings.TrimSpace(s)
 	mult := 1.0
 	switch {
 	case strings.HasSuffix(s, "K"):
@@ -186,7 +199,7 @@ func cacheSize(path string) model.Bytes {
 		s, mult = s[:len(s)-1], 1024*1024
 	}
 	x, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(x > 0) {
+	if err != nil || !(x > 0) || math.IsInf(x*mult, 0) {
 		return 0
 	}
 	return model.Bytes(x * mult)

@@ -315,6 +315,9 @@ func WriteDeviceFile(path string, d *hardware.Device, comment []string) error {
 	return writeAtomic(path, b.Bytes())
 }
 
+// WriteFile writes data to path atomically (see writeAtomic).
+func WriteFile(path string, data []byte) error { return writeAtomic(path, data) }
+
 func writeAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {

@@ -92,14 +92,7 @@ func Lookup(name string) (*Device, error) {
 	for _, stem := range catalogOrder {
 		// Match on the names alone, then load only the device found: a
 		// full load (with line positions) costs milliseconds per file.
-		var head struct {
-			Name    string   `toml:"name"`
-			Aliases []string `toml:"aliases"`
-		}
-		data, err := devicesFS.ReadFile(path.Join("devices", stem+".toml"))
-		if err == nil {
-			_, err = toml.Decode(string(data), &head)
-		}
+		head, err := catalogHead(stem)
 		if err != nil {
 			panic(fmt.Sprintf("hardware: embedded catalog: %s: %v", stem, err))
 		}
@@ -120,6 +113,91 @@ func Lookup(name string) (*Device, error) {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return nil, fmt.Errorf("hardware: %w %q%s", ErrUnknownDevice, name, hint)
+}
+
+// A deviceHead is what Lookup matches on: a device file's name and
+// aliases.
+type deviceHead struct {
+	Name    string   `toml:"name"`
+	Aliases []string `toml:"aliases"`
+}
+
+// catalogHead returns the name and aliases of the embedded device stem:
+// read off the top of the file when they are written plainly there (as
+// in every catalog file: TestCatalogHead checks it against the TOML
+// parser), else by parsing the file.
+func catalogHead(stem string) (deviceHead, error) {
+	data, err := devicesFS.ReadFile(path.Join("devices", stem+".toml"))
+	if err != nil {
+		return deviceHead{}, err
+	}
+	if h, ok := scanHead(data); ok {
+		return h, nil
+	}
+	var h deviceHead
+	_, err = toml.Decode(string(data), &h)
+	return h, err
+}
+
+// scanHead reads the top-level keys name and aliases of a device file,
+// before its first table, without a TOML parser: name = "..." and
+// aliases = ["...", ...] on one line each, strings without escapes. It
+// reports false for anything else, and when name is missing.
+func scanHead(data []byte) (deviceHead, bool) {
+	var h deviceHead
+	str := func(v string) (string, bool) {
+		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || strings.ContainsAny(v[1:len(v)-1], `"\`) {
+			return "", false
+		}
+		return v[1 : len(v)-1], true
+	}
+	for line := range strings.Lines(string(data)) {
+		l := strings.TrimSpace(line)
+		if l == "" || l[0] == '#' {
+			continue
+		}
+		if l[0] == '[' {
+			break
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return h, false
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch k {
+		case "name", "aliases":
+			if h.Name != "" && k == "name" || h.Aliases != nil && k == "aliases" {
+				return h, false // twice: the parser's to report
+			}
+		default:
+			continue
+		}
+		if strings.Contains(v, "#") {
+			return h, false
+		}
+		if k == "name" {
+			if h.Name, ok = str(v); !ok {
+				return h, false
+			}
+			continue
+		}
+		if len(v) < 2 || v[0] != '[' || v[len(v)-1] != ']' {
+			return h, false
+		}
+		h.Aliases = []string{}
+		for _, a := range strings.Split(v[1:len(v)-1], ",") {
+			a = strings.TrimSpace(a)
+			if a == "" {
+				continue
+			}
+			s, ok := str(a)
+			if !ok {
+				return h, false
+			}
+			h.Aliases = append(h.Aliases, s)
+		}
+	}
+	return h, h.Name != ""
 }
 
 // suggestName finds the closest name ignoring case.

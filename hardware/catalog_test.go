@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -325,6 +327,38 @@ func checkCatalogTable(t *testing.T, name string) {
 			if !strings.Contains(row, "`"+a+"`") {
 				t.Errorf("%s: the row of %s lacks the alias %s", name, d.Name, a)
 			}
+		}
+	}
+}
+
+// TestCatalogHead checks that Lookup's quick read of each catalog file's
+// name and aliases agrees with the TOML parser.
+func TestCatalogHead(t *testing.T) {
+	for _, stem := range catalogOrder {
+		data, err := devicesFS.ReadFile("devices/" + stem + ".toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := scanHead(data)
+		if !ok {
+			t.Errorf("%s: name and aliases are not written plainly at the top of the file", stem)
+			continue
+		}
+		var want deviceHead
+		if _, err := toml.Decode(string(data), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != want.Name || len(got.Aliases) != len(want.Aliases) || len(got.Aliases) > 0 && !reflect.DeepEqual(got.Aliases, want.Aliases) {
+			t.Errorf("%s: scanned %+v, the TOML parser says %+v", stem, got, want)
+		}
+	}
+	// What it does not read plainly it leaves to the parser.
+	for _, text := range []string{
+		`name = "a\"b"`, "name = 'a'", `aliases = ["x"]`, "name = \"a\" # c", "name = \"a\"\nname = \"b\"",
+		"name = \"a\"\naliases = [\"x\",\n\"y\"]",
+	} {
+		if h, ok := scanHead([]byte(text)); ok {
+			t.Errorf("%q: scanned %+v, want it left to the parser", text, h)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/model"
@@ -41,6 +42,48 @@ func FuzzLoad(f *testing.F) {
 			for dt, p := range peaks {
 				if r := float64(model.Ridge(p, d.Memory.Bandwidth)); math.IsNaN(r) || math.IsInf(r, 0) {
 					t.Errorf("%v ridge point of an accepted device is %v", dt, r)
+				}
+			}
+		}
+	})
+}
+
+// FuzzLoadSystem checks that LoadSystem never panics, and that a system it
+// accepts validates, has at least one device without overflow, and has
+// finite networks. Device files named in the input resolve beside an
+// empty directory.
+//
+//	go test -fuzz=FuzzLoadSystem ./hardware
+func FuzzLoadSystem(f *testing.F) {
+	for _, s := range []string{
+		"device = \"mi300x\"\nnodes = 2\nsource = \"our cluster\"\n\n[inter]\nname = \"RoCE 400G\"\nbandwidth = \"40 GB/s\"\n",
+		"device = \"h100\"\ndevices_per_node = 8\nnodes = 4\n[intra]\nbandwidth = \"450 GB/s\"\nlatency = \"2 us\"\nefficiency = 0.8\ndevices_per_node = 8\ntopology = \"switch\"\n",
+		"device = \"h1000\"\nnodez = 2\n",
+		"device = \"a100\"\nnodes = 9223372036854775807\n",
+		"device = \"missing.toml\"\n",
+		"device = \"h100\"\nnodes = -1\ndevices_per_node = 0\n",
+	} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := LoadSystem(strings.NewReader(src), filepath.Join(dir, "system.toml"))
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error message")
+			}
+			return
+		}
+		if err := s.Device.Validate(); err != nil {
+			t.Errorf("LoadSystem accepted a device that does not validate: %v", err)
+		}
+		if s.DevicesPerNode < 1 || s.Nodes < 1 || s.Devices()/s.Nodes != s.DevicesPerNode {
+			t.Errorf("LoadSystem accepted %d devices per node × %d nodes = %d devices", s.DevicesPerNode, s.Nodes, s.Devices())
+		}
+		for _, n := range []Network{s.Intra, s.Inter} {
+			for _, v := range []float64{float64(n.Bandwidth), float64(n.Latency), n.Efficiency} {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					t.Errorf("LoadSystem accepted a network with %v in it: %+v", v, n)
 				}
 			}
 		}

@@ -77,6 +77,7 @@ func parse(r io.Reader, file string) (*table, *decoder, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, &ParseError{File: file, Err: errors.New("empty file")}
 	}
+	data, lists := stashLists(data)
 	var keys map[string]toml.Primitive
 	md, err := toml.Decode(string(data), &keys)
 	if err != nil {
@@ -87,6 +88,7 @@ func parse(r io.Reader, file string) (*table, *decoder, error) {
 	}
 	d := newDecoder(&md, file)
 	d.keyLines = scanKeyLines(data)
+	d.lists = lists
 	return d.open("", 1, keys, nil, ""), d, nil
 }
 
@@ -385,6 +387,9 @@ func (d *decoder) decodeStruct(t *table, v reflect.Value) {
 			// thousands of them.
 			var list string
 			if f.Type == reflect.TypeOf([]float64(nil)) && d.md.PrimitiveDecode(p, &list) == nil {
+				if l, ok := d.lists[t.lines[k]]; ok && list == "" {
+					list = l // taken out of the text by stashLists
+				}
 				xs, err := parseFloats(list)
 				if err != nil {
 					d.fail(t.lines[k], t.join(k), err)
@@ -422,17 +427,100 @@ func kindName(t reflect.Type) string {
 
 // parseFloats reads a string of space-separated numbers.
 func parseFloats(s string) ([]float64, error) {
-	fields := strings.Fields(s)
-	xs := make([]float64, len(fields))
-	for i, f := range fields {
+	xs := make([]float64, 0, strings.Count(s, " ")+1)
+	for f := range strings.FieldsSeq(s) {
 		x, err := strconv.ParseFloat(f, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("number %d of the list, %q, is not a finite number", i+1, f)
+			return nil, fmt.Errorf("number %d of the list, %q, is not a finite number", len(xs)+1, f)
 		}
-		xs[i] = x
+		xs = append(xs, x)
 	}
-	return xs, nil
+	return xs[:len(xs):len(xs)], nil
 }
+
+// minStash is the shortest number list stashLists takes out of the text.
+const minStash = 256
+
+// stashLists takes the long lists of numbers written as strings (the
+// fitted residual tables: tens of kilobytes each, which the TOML lexer
+// reads a character at a time) out of data before it is parsed: each line
+// that is exactly `key = "<list>"`, with key one of the []float64 keys of
+// a residual table and the list at least minStash characters of digits,
+// signs, points, exponents and spaces (so the string has no escapes and
+// its value is its text), becomes `key = ""`; the lists are returned by
+// line, and decodeStruct reads a []float64 key that is "" at a stashed
+// line from there. Lines keep their numbers; data is unchanged (and the
+// map nil) when there is nothing to stash.
+func stashLists(data []byte) ([]byte, map[int]string) {
+	var lists map[int]string
+	var out []byte
+	done := 0 // data[:done] is in out
+	line := 1
+	for pos := 0; pos < len(data); line++ {
+		end := bytes.IndexByte(data[pos:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += pos
+		}
+		if lo, hi, ok := stashable(data[pos:end]); ok {
+			if lists == nil {
+				lists = map[int]string{}
+				out = make([]byte, 0, len(data))
+			}
+			lists[line] = string(data[pos+lo : pos+hi])
+			out = append(out, data[done:pos+lo]...)
+			done = pos + hi
+		}
+		pos = end + 1
+	}
+	if lists == nil {
+		return data, nil
+	}
+	return append(out, data[done:]...), lists
+}
+
+// stashable returns the bounds of the list in a line that stashLists
+// takes out.
+func stashable(l []byte) (lo, hi int, ok bool) {
+	if len(l) < minStash {
+		return 0, 0, false
+	}
+	eq := bytes.IndexByte(l, '=')
+	if eq < 0 || !residualListKeys[string(bytes.TrimSpace(l[:eq]))] {
+		return 0, 0, false
+	}
+	v := bytes.TrimRight(l[eq+1:], " \t\r")
+	lo = eq + 1
+	for lo < len(l) && (l[lo] == ' ' || l[lo] == '\t') {
+		lo++
+	}
+	if lo >= eq+1+len(v) || l[lo] != '"' || v[len(v)-1] != '"' {
+		return 0, 0, false
+	}
+	lo, hi = lo+1, eq+len(v)
+	if hi-lo < minStash {
+		return 0, 0, false
+	}
+	for _, c := range l[lo:hi] {
+		if !(c >= '0' && c <= '9' || c == ' ' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+			return 0, 0, false
+		}
+	}
+	return lo, hi, true
+}
+
+// residualListKeys are the TOML keys of model.Residual's number lists.
+var residualListKeys = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeOf(model.Residual{})
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Type == reflect.TypeOf([]float64(nil)) {
+			m[strings.Split(f.Tag.Get("toml"), ",")[0]] = true
+		}
+	}
+	return m
+}()
 
 // scanKeyLines maps the dotted path of each plainly written key
 // ("[a.b]" then "c = ...": "a.b.c") to its line, in one pass over the

@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// maxDevices bounds a system's device count, so that no product of counts
+// overflows: 2^24 is over a hundred times today's largest training
+// clusters (about 100,000 GPUs).
+const maxDevices = 1 << 24
+
 // NewSystem returns nodes nodes of devicesPerNode devices d, joined by the
 // device's own networks. devicesPerNode 0 means the device's intra-node
 // domain (interconnect.intra.devices_per_node, or 1 without one).
@@ -33,6 +38,9 @@ func NewSystem(d *Device, devicesPerNode, nodes int) (*System, error) {
 		case devicesPerNode > d.Intra.DevicesPerNode:
 			errs = append(errs, fmt.Errorf("hardware: %s: %d devices per node, but its %s joins at most %d (interconnect.intra.devices_per_node)", d.Name, devicesPerNode, d.Intra.Name, d.Intra.DevicesPerNode))
 		}
+	}
+	if devicesPerNode > 0 && nodes > maxDevices/devicesPerNode {
+		errs = append(errs, fmt.Errorf("hardware: %s: %d nodes of %d devices is more than %d devices", d.Name, nodes, devicesPerNode, maxDevices))
 	}
 	if nodes > 1 && d.Inter.Bandwidth <= 0 {
 		errs = append(errs, fmt.Errorf("hardware: %s: %d nodes, but the device has no inter-node network (interconnect.inter)", d.Name, nodes))
@@ -65,14 +73,17 @@ func LoadSystem(r io.Reader, file string) (*System, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, _ := t.str("device", true)
+	name, ok := t.str("device", true)
+	if ok && strings.TrimSpace(name) == "" {
+		d.fail(t.lines["device"], "device", errors.New("empty: want a catalog name such as h100, or a .toml file"))
+	}
 	perNode, _ := t.integer("devices_per_node", false)
 	nodes, ok := t.integer("nodes", false)
 	if !ok && !d.bad["nodes"] {
 		nodes = 1
 	}
 	var dev *Device
-	if name != "" {
+	if strings.TrimSpace(name) != "" {
 		arg := name
 		if strings.HasSuffix(strings.ToLower(arg), ".toml") && !filepath.IsAbs(arg) {
 			arg = filepath.Join(filepath.Dir(file), arg)

@@ -26,6 +26,9 @@ type decoder struct {
 	keyLines map[string]int
 	bad      map[string]bool   // keys that already have an error
 	srcs     map[string]string // dotted key of a number -> its source
+	// lists holds, by line, the long number lists that parse took out of
+	// the text before the TOML parser saw it (see stashLists).
+	lists map[int]string
 }
 
 func newDecoder(md *toml.MetaData, file string) *decoder {

@@ -151,6 +151,15 @@ func (v *validator) nonNegative(key string, x float64, shown string) {
 	}
 }
 
+// MaxRelErr bounds the error figures of an efficiency table (err_median,
+// err_p90: |predicted/measured − 1|). A held-out p90 above 100% means the
+// model misses by more than the time itself: not a calibration, and an
+// interval built from it says nothing.
+const MaxRelErr = 1.0
+
+// relErrs are the efficiency keys that are relative errors.
+var relErrs = map[string]bool{"err_median": true, "err_p90": true}
+
 // fractions are the efficiency keys that are fractions of a peak: at
 // most 1, and positive when given (zero means "not given", i.e. 1).
 var fractions = map[string]bool{"compute": true, "memory": true, "efficiency": true, "vector": true}
@@ -197,6 +206,8 @@ func (v *validator) efficiency(path string, x reflect.Value) {
 			v.bad(path, "is a fraction of the peak: %v is above 1", f)
 		case fractions[last] && f == 0 && v.set(path):
 			v.bad(path, "is a fraction of the peak: 0 is not in (0, 1]")
+		case relErrs[last] && f > MaxRelErr:
+			v.bad(path, "is a relative error: %v is above %g (a model that misses by more than the time itself)", f, MaxRelErr)
 		case fractions[last] && f > 0 && f < minFraction:
 			v.bad(path, "is a fraction of the peak: %v is below %g", f, minFraction)
 		case f > maxQuantity:

@@ -366,7 +366,7 @@ func (c *coster) pass(name string, ops []model.Op) PhaseReport {
 		ph.Ops = append(ph.Ops, OpRow{
 			Name: o.Name, Stage: o.Stage, Class: o.Class, Kind: kindOf(o.Kernel), Count: o.Count,
 			FLOPs: model.FLOPs(n * float64(co.FLOPs)), Bytes: model.Bytes(n * float64(co.Bytes)),
-			Time: t, Low: model.Seconds(float64(t) * (1 - rel)), High: model.Seconds(float64(t) * (1 + rel)),
+			Time: t, Low: model.Seconds(low(float64(t), rel)), High: model.Seconds(high(float64(t), rel)),
 			Bound: co.Bound, DType: co.DType, Energy: model.Joules(n * float64(co.Energy())),
 		})
 	}
@@ -442,3 +442,11 @@ func share(part, whole model.Seconds) float64 {
 
 // finite reports whether x is neither NaN nor infinite.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// low and high bound a predicted time t whose model has the relative
+// error rel (a held-out p90 |predicted/measured − 1|). The band is
+// multiplicative, [t/(1+rel), t·(1+rel)], as the fits' residuals are (they
+// minimise the error of log(predicted/measured)): it never reaches zero,
+// whatever rel, and for small rel it is t·(1 ± rel).
+func low(t, rel float64) float64  { return t / (1 + rel) }
+func high(t, rel float64) float64 { return t * (1 + rel) }

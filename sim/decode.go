@@ -73,7 +73,7 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 			t := cnt * n * float64(co.Time)
 			row.FLOPs = model.FLOPs(cnt * n * float64(co.FLOPs))
 			row.Bytes = model.Bytes(cnt * n * float64(co.Bytes))
-			row.Time, row.Low, row.High = model.Seconds(t), model.Seconds(t*(1-rel)), model.Seconds(t*(1+rel))
+			row.Time, row.Low, row.High = model.Seconds(t), model.Seconds(low(t, rel)), model.Seconds(high(t, rel))
 			row.Bound, row.DType = co.Bound, co.DType
 			row.Energy = model.Joules(cnt * n * float64(co.Energy()))
 		} else {
@@ -118,8 +118,8 @@ type sum struct {
 func (s *sum) add(w float64, co model.Cost, rel float64) {
 	t := w * float64(co.Time)
 	s.t += t
-	s.lo += t * (1 - rel)
-	s.hi += t * (1 + rel)
+	s.lo += low(t, rel)
+	s.hi += high(t, rel)
 	s.flops += w * float64(co.FLOPs)
 	s.bytes += w * float64(co.Bytes)
 	s.energy += w * float64(co.Energy())

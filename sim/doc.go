@@ -39,6 +39,10 @@
 //     (2022) (TrainingActivations).
 //   - inverse.go: Footprint (memory without timing), MaxBatch, MaxContext
 //     and MaxModel (the largest member of a Family that fits).
+//   - iteration.go: Pricer, the time of one continuous-batching engine
+//     iteration (prefill chunks and decode tokens, each at its own
+//     context) for package serve, with bounded memos of the parts that
+//     depend only on token counts.
 //   - kernel.go: Kernel, the prediction for one launch (perfsim kernel).
 //   - report.go: Report, a plain struct of per-phase totals, per-class and
 //     per-op rows, memory and Warnings, in base units.

@@ -27,7 +27,8 @@ type Report struct {
 
 	// Interval names the error figure behind every Low and High: "p90"
 	// when the hardware's efficiency parameters carry held-out p90 errors
-	// from a calibration, "none" when they do not (Low = High = time).
+	// from a calibration, "none" when they do not (Low = High = time). A
+	// kernel of time t with p90 error e spans [t/(1+e), t·(1+e)].
 	Interval string
 
 	// Warnings are things the user should know that did not stop the
@@ -54,6 +55,9 @@ type InferenceResult struct {
 	OutputTokensPerSecond          float64
 	OutputTokensPerSecondPerDevice float64
 	ImagesPerSecond                float64 // CNNs and vision transformers
+	// LoaderBound says the input pipeline (Scenario.LoaderRate), not the
+	// device, bounds ImagesPerSecond.
+	LoaderBound bool
 
 	Prefill PhaseReport  // one prefill
 	Decode  *PhaseReport // every decode step summed; nil without decode
@@ -75,6 +79,9 @@ type TrainingResult struct {
 	// MFU and HFU divide those by StepTime, the devices and the peak of
 	// the activation type.
 	MFU, HFU float64
+	// LoaderBound says the input pipeline (Scenario.LoaderRate) sets the
+	// step time.
+	LoaderBound bool
 	// TimeToTrain is Tokens/TokensPerSecond, 0 without a budget.
 	TimeToTrain model.Seconds
 

@@ -232,6 +232,9 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 		}
 	} else if res.TTFT > 0 && (r.shape.Arch == CNN || r.shape.Arch == Vision) {
 		res.ImagesPerSecond = float64(sc.Batch) / float64(res.TTFT)
+		if lr := sc.LoaderRate; lr > 0 && res.ImagesPerSecond > lr/float64(rep.Devices) {
+			res.ImagesPerSecond, res.LoaderBound = lr/float64(rep.Devices), true
+		}
 	}
 	rep.Memory = r.inferenceMemory(working)
 	return nil

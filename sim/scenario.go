@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/perfsim/perfsim/model"
@@ -159,6 +160,11 @@ type Scenario struct {
 	// HostOverhead is the host's time per kernel under ExecEager; 0
 	// means DefaultHostOverhead.
 	HostOverhead model.Seconds
+	// LoaderRate, when > 0, is the samples per second the input pipeline
+	// (decoding and augmenting images on the host, DALI on the GPU)
+	// sustains for the whole system: a training step takes at least
+	// GlobalBatch/LoaderRate, and an inference throughput is at most it.
+	LoaderRate float64
 	// Autocast keeps the weights in Weights and computes a CNN's
 	// convolutions in Act, casting the weights every pass (PyTorch's
 	// automatic mixed precision); see workloads' Phase.Autocast.
@@ -240,6 +246,9 @@ func (sc Scenario) Validate(s Shape) error {
 	}
 	if sc.Tokens < 0 || sc.Tokens != sc.Tokens {
 		bad("tokens", "token budget must not be negative")
+	}
+	if r := sc.LoaderRate; !(r >= 0) || math.IsInf(r, 0) {
+		bad("loader-rate", "want a non-negative number of samples per second, got %v", r)
 	}
 	n := sc.normalized()
 	if sc.Batch > 0 {

@@ -63,6 +63,11 @@ func (r *runner) training() error {
 	step += tr.Optimizer.Time
 	low += tr.Optimizer.Low
 	high += tr.Optimizer.High
+	if lr := sc.LoaderRate; lr > 0 {
+		if floor := model.Seconds(float64(sc.GlobalBatch) / lr); floor > step {
+			step, low, high, tr.LoaderBound = floor, max(low, floor), max(high, floor), true
+		}
+	}
 	tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh = step, low, high
 
 	// Model FLOPs: the matrix work of forward and backward on every

@@ -188,12 +188,17 @@ func calibrateFit(ctx context.Context, o calibrateOptions, f format, stdout, std
 		fmt.Sprintf("from %d measurements: %s", len(ms), strings.Join(sortedKeys(files), ", ")),
 		"(each [efficiency] table's source gives its points and held-out error)",
 	}
-	if err := calibrate.WriteDeviceFile(o.out, res.Device, comment); err != nil {
+	// The file must read back before it replaces -o: a fit that the loader
+	// rejects leaves the old file as it was.
+	var b bytes.Buffer
+	if err := calibrate.WriteDevice(&b, res.Device, comment); err != nil {
 		return err
 	}
-	// The file must read back: a fit that the loader rejects is a bug.
-	if _, err := hardware.LoadFile(o.out); err != nil {
-		return fmt.Errorf("calibrate fit: the written file does not load: %w", err)
+	if _, err := hardware.Load(bytes.NewReader(b.Bytes()), o.out); err != nil {
+		return fmt.Errorf("calibrate fit: the fitted device does not load (nothing written): %w", err)
+	}
+	if err := calibrate.WriteFile(o.out, b.Bytes()); err != nil {
+		return err
 	}
 	return printFit(stdout, f, res)
 }

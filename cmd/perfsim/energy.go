@@ -419,10 +419,10 @@ func sweepEnergyCells(j simJSON) []string {
 	return cells
 }
 
-// anyCost reports whether a sweep row is priced.
-func anyCost(rows []simJSON) bool {
-	for _, j := range rows {
-		if j.Cost != nil {
+// priced reports whether a sweep's points are priced.
+func priced(s *sweepSpec) bool {
+	for _, p := range s.Prices {
+		if p != nil && (p.Hourly.Per != 0 || p.TCO()) {
 			return true
 		}
 	}

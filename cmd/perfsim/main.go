@@ -29,6 +29,7 @@ func commands() map[string]command {
 		"calibrate": {"measure kernels, fit the cost model, validate a fit", runCalibrateCmd},
 		"sweep":     {"simulate the cartesian product of scenarios", runSweepCmd},
 		"plot":      {"rooflines, breakdowns, memory and sweep charts", runPlotCmd},
+		"mlperf":    {"the MLPerf Inference datacenter suite: Offline and Server results", runMLPerfCmd},
 		"version":   {"print the version", runVersionCmd},
 	}
 }

@@ -67,6 +67,7 @@ type scenarioJSON struct {
 	Exec         string  `json:"exec"`
 	HostOverhead float64 `json:"host_overhead_s,omitempty"`
 	Autocast     bool    `json:"autocast,omitempty"`
+	LoaderRate   float64 `json:"loader_samples_per_s,omitempty"`
 }
 
 type trainingJSON struct {
@@ -234,7 +235,7 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 		Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: gb,
 		TP: tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
 		Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
-		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast,
+		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
 	}
 }
 
@@ -262,6 +263,9 @@ func execNote(sc sim.Scenario) string {
 	}
 	if sc.Autocast {
 		s += "; autocast"
+	}
+	if sc.LoaderRate > 0 {
+		s += fmt.Sprintf("; input pipeline %.4g samples/s", sc.LoaderRate)
 	}
 	return s
 }
@@ -399,7 +403,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 			fmt.Fprintf(tw, "scenario\tbatch %d; weights %s, activations %s%s\n", sc.Batch, sc.Weights, sc.Act, execNote(sc))
 			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.ImagesPerSecond > 0 {
-				fmt.Fprintf(tw, "images/s\t%s\n", fnum(in.ImagesPerSecond))
+				fmt.Fprintf(tw, "images/s\t%s%s\n", fnum(in.ImagesPerSecond), map[bool]string{true: "\tinput-pipeline-bound"}[in.LoaderBound])
 			}
 		}
 	}
@@ -408,9 +412,9 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			seq = ""
 		}
-		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s\n",
-			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act)
-		fmt.Fprintf(tw, "step time\t%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval))
+		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s%s\n",
+			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act, execNote(sc))
+		fmt.Fprintf(tw, "step time\t%s%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval), map[bool]string{true: "\tinput-pipeline-bound"}[tr.LoaderBound])
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			fmt.Fprintf(tw, "images/s\t%s\tsystem\n", fnum(tr.SamplesPerSecond))
 		} else {

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -30,8 +35,9 @@ const sweepExamples = `  # batch sizes 1, 2, 4, ..., 256 on two devices
 
 A list is values and ranges separated by commas: 1,2,4; lo..hi (step 1);
 lo..hi+d (additive); lo..hixf or lo..hi*f (multiplicative). Points run in
-parallel on every core and come out in a fixed order: hardware, model,
-dtype, tp, pp, batch, input, output, the last varying fastest. A point
+parallel on every core and stream out as they complete, in a fixed order:
+hardware, model, dtype, tp, pp, batch, input, output, the last varying
+fastest. A point
 that cannot run (a tp that does not divide the heads) is left out and
 counted on stderr. A sweep of more than 10 million points needs --yes.
 `
@@ -145,60 +151,133 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := o.energy.sweep(fs, s); err != nil {
 		return err
 	}
-	rows, skipped, err := sweepRows(ctx, s, o.workers, o.phases, progressLine(stderr))
-	if err != nil {
-		return err
-	}
+	skipped, err := writeSweep(ctx, stdout, s, f, o.workers, o.phases, progressLine(stderr))
 	if len(skipped) > 0 {
-		fmt.Fprintf(stderr, "perfsim: sweep: %d of %d points left out: %s\n", countSkipped(skipped), int(s.size()), summarize(skipped))
+		fmt.Fprintf(stderr, "perfsim: sweep: %d of %.0f points left out: %s\n", countSkipped(skipped), s.size(), summarize(skipped))
 	}
-	if len(rows) == 0 {
-		return errors.New("sweep: no point could run")
-	}
-	switch f {
-	case formatJSON:
-		return writeJSON(stdout, rows)
-	case formatCSV:
-		return writeSweepCSV(stdout, rows)
-	}
-	return writeSweepTable(stdout, rows)
+	return err
 }
 
-// sweepRows runs the sweep and turns each report into a row of simulate's
-// JSON, in point order, without the per-phase classes unless phases. It
-// also returns why points were left out, by message. The inverse queries
-// (max_batch, max_context) are not answered per point: they are 0.
-func sweepRows(ctx context.Context, s *sweepSpec, workers int, phases bool, progress func(done, total int)) ([]simJSON, map[string]int, error) {
-	rows := make([]simJSON, int(s.size()))
-	ok := make([]bool, len(rows))
-	var mu sync.Mutex
-	skipped := map[string]int{}
-	_, err := runSweep(ctx, s, sweepOptions{Workers: workers, Progress: progress, Keep: func(r *sweepResult) {
-		if r.Err != nil {
-			mu.Lock()
-			skipped[r.Err.Error()]++
-			mu.Unlock()
-			r.Err = nil
+// writeSweep runs the sweep and streams its rows to w in point order as
+// they complete: each row is simulate's JSON (without the per-phase
+// classes unless phases) in format f, rendered by the workers. Memory
+// does not grow with the number of points, but for the table, whose
+// columns are aligned over all rows. It also returns why points were
+// left out, by message; when none could run it writes nothing and fails.
+// The inverse queries (max_batch, max_context) are not answered per
+// point: they are 0.
+func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, workers int, phases bool, progress func(done, total int)) (map[string]int, error) {
+	sw := &sweepWriter{s: s, f: f, phases: phases, out: bufio.NewWriterSize(w, 64<<10), skipped: map[string]int{}}
+	err := streamSweep(ctx, s, sweepOptions{Workers: workers, Progress: progress, Keep: sw.render}, sw.emit)
+	if err == nil {
+		err = sw.close()
+	}
+	return sw.skipped, err
+}
+
+// A sweepWriter renders sweep rows (in the workers) and writes them in
+// order (in the emitting goroutine).
+type sweepWriter struct {
+	s       *sweepSpec
+	f       format
+	phases  bool
+	out     *bufio.Writer
+	tw      *tabwriter.Writer
+	rows    int
+	skipped map[string]int
+}
+
+// csvWriters recycle the CSV encoders of the workers.
+var csvWriters = sync.Pool{New: func() any {
+	b := new(bytes.Buffer)
+	return &csvRowWriter{buf: b, w: csv.NewWriter(b)}
+}}
+
+type csvRowWriter struct {
+	buf *bytes.Buffer
+	w   *csv.Writer
+}
+
+// render turns r's report into its output row (r.Row) and drops the
+// report; a point that could not run keeps only its error.
+func (sw *sweepWriter) render(r *sweepResult) {
+	if r.Err != nil {
+		return
+	}
+	j := simulateJSON(r.Report, limitsResult{}, false)
+	j.Energy, j.Cost = sweepEnergy(sw.s, r)
+	r.Report = nil // the row is all that is kept
+	if !sw.phases {
+		j.Phases = []phaseJSON{}
+	}
+	switch sw.f {
+	case formatJSON:
+		b, err := json.MarshalIndent(j, "  ", "  ")
+		if err != nil {
+			r.Err = err
 			return
 		}
-		j := simulateJSON(r.Report, limitsResult{}, false)
-		j.Energy, j.Cost = sweepEnergy(s, r)
-		if !phases {
-			j.Phases = []phaseJSON{}
-		}
-		rows[r.Point.Index], ok[r.Point.Index] = j, true
-		r.Report = nil // the row is all that is kept
-	}})
-	if err != nil {
-		return nil, nil, err
+		r.Row = append(append(r.Row, "  "...), b...)
+	case formatCSV:
+		c := csvWriters.Get().(*csvRowWriter)
+		c.buf.Reset()
+		c.w.Write(sweepCSVRow(&j))
+		c.w.Flush()
+		r.Row = append(r.Row, c.buf.Bytes()...)
+		csvWriters.Put(c)
+	default:
+		r.Row = sweepTableRow(r.Row, &j)
 	}
-	out := rows[:0]
-	for i := range rows {
-		if ok[i] {
-			out = append(out, rows[i])
+}
+
+// emit writes one rendered row, the header or the opening bracket first.
+func (sw *sweepWriter) emit(r *sweepResult) error {
+	if r.Err != nil {
+		sw.skipped[r.Err.Error()]++
+		return nil
+	}
+	first := sw.rows == 0
+	sw.rows++
+	var err error
+	switch sw.f {
+	case formatJSON:
+		if first {
+			sw.out.WriteString("[\n")
+		} else {
+			sw.out.WriteString(",\n")
+		}
+		_, err = sw.out.Write(r.Row)
+	case formatCSV:
+		if first {
+			c := csv.NewWriter(sw.out)
+			c.Write(sweepColumns)
+			c.Flush()
+		}
+		_, err = sw.out.Write(r.Row)
+	default:
+		if first {
+			sw.tw = newTable(sw.out)
+			fmt.Fprintln(sw.tw, sweepTableHeader+energyHeader(priced(sw.s)))
+		}
+		_, err = sw.tw.Write(r.Row)
+	}
+	return err
+}
+
+// close ends the output, or fails when no point could run.
+func (sw *sweepWriter) close() error {
+	if sw.rows == 0 {
+		return errors.New("sweep: no point could run")
+	}
+	switch sw.f {
+	case formatJSON:
+		sw.out.WriteString("\n]\n")
+	case formatTable:
+		if err := sw.tw.Flush(); err != nil {
+			return err
 		}
 	}
-	return out, skipped, nil
+	return sw.out.Flush()
 }
 
 func countSkipped(m map[string]int) int {
@@ -288,47 +367,41 @@ func optNum(v *float64) string {
 	return num(*v)
 }
 
-func writeSweepCSV(w io.Writer, rows []simJSON) error {
-	out := make([][]string, len(rows))
-	for i, j := range rows {
-		sc, m := j.Scenario, j.Memory
-		out[i] = []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
-			strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
-			sc.Weights, sc.Act, sc.KV,
-			optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
-			j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
-			num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Headroom)}
-		out[i] = append(out[i], sweepEnergyCells(j)...)
-	}
-	return writeCSV(w, sweepColumns, out)
+// sweepCSVRow returns the CSV fields of one row.
+func sweepCSVRow(j *simJSON) []string {
+	sc, m := j.Scenario, j.Memory
+	row := []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
+		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
+		sc.Weights, sc.Act, sc.KV,
+		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
+		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
+		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Headroom)}
+	return append(row, sweepEnergyCells(*j)...)
 }
 
-func writeSweepTable(w io.Writer, rows []simJSON) error {
-	tw := newTable(w)
-	priced := anyCost(rows)
-	fmt.Fprintln(tw, "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"+energyHeader(priced))
+const sweepTableHeader = "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"
+
+// sweepTableRow appends one row of the table, tab-separated, to dst.
+func sweepTableRow(dst []byte, j *simJSON) []byte {
 	sec := func(v *float64) string {
 		if v == nil {
 			return "-"
 		}
 		return model.Seconds(*v).String()
 	}
-	for _, j := range rows {
-		sc := j.Scenario
-		tok := "-"
-		if j.OutTokDevice != nil {
-			tok = strconv.FormatFloat(*j.OutTokDevice, 'f', 1, 64)
-		}
-		dt := sc.Act
-		if sc.Weights != sc.Act || sc.KV != sc.Act {
-			dt = sc.Weights + "/" + sc.Act + "/" + sc.KV
-		}
-		fits := "yes"
-		if !j.Fits {
-			fits = "no (" + model.Bytes(-j.Memory.Headroom).String() + " short)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
-			sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits, energyTableCells(j, priced))
+	sc := j.Scenario
+	tok := "-"
+	if j.OutTokDevice != nil {
+		tok = strconv.FormatFloat(*j.OutTokDevice, 'f', 1, 64)
 	}
-	return tw.Flush()
+	dt := sc.Act
+	if sc.Weights != sc.Act || sc.KV != sc.Act {
+		dt = sc.Weights + "/" + sc.Act + "/" + sc.KV
+	}
+	fits := "yes"
+	if !j.Fits {
+		fits = "no (" + model.Bytes(-j.Memory.Headroom).String() + " short)"
+	}
+	return fmt.Appendf(dst, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
+		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits, energyTableCells(*j, j.Cost != nil))
 }

@@ -87,17 +87,20 @@ type sweepResult struct {
 	Point  sweepPoint
 	Report *sim.Report
 	Err    error
+	// Row is what a Keep rendered for the point (a line of output); its
+	// buffer is reused from point to point in a stream.
+	Row []byte
 }
 
-// sweepOptions tune runSweep.
+// sweepOptions tune runSweep and streamSweep.
 type sweepOptions struct {
 	Workers int // 0: GOMAXPROCS
 	// Progress, when set, is called now and then from the workers with
 	// the points done so far.
 	Progress func(done, total int)
 	// Keep is called in the worker for each result, in no particular
-	// order; it may shrink the result (drop per-op rows) before it is
-	// stored. Nil keeps everything.
+	// order; it may shrink the result (drop per-op rows) or render it
+	// into Row before it is handed on. Nil keeps everything.
 	Keep func(*sweepResult)
 }
 
@@ -105,18 +108,66 @@ type sweepOptions struct {
 // shared counter is not contended, small enough to balance the load.
 const chunk = 64
 
-// runSweep simulates every point of s on a pool of workers and returns
-// the results in point order. A point that cannot run (a tp that does
-// not divide the heads, too few devices) carries its error; runSweep
-// itself fails only when ctx is cancelled.
+// windowPerWorker is how many chunks each worker may run ahead of the
+// first chunk not yet emitted: the streaming sweep holds at most
+// workers·windowPerWorker·chunk results, whatever the number of points.
+const windowPerWorker = 4
+
+// maxSweepIndex is the most points a sweep can number: point indices are
+// ints computed from a float64 product, exact up to 2⁵³.
+const maxSweepIndex = 1 << 53
+
+// runSweep simulates every point of s and returns the results in point
+// order: for callers that need them all at once (plots, whose points are
+// bounded). A point that cannot run carries its error; runSweep itself
+// fails only when ctx is cancelled. Memory grows with the points; use
+// streamSweep for sweeps of any size.
 func runSweep(ctx context.Context, s *sweepSpec, o sweepOptions) ([]sweepResult, error) {
-	total := int(s.size())
-	out := make([]sweepResult, total)
+	var out []sweepResult
+	err := streamSweep(ctx, s, o, func(r *sweepResult) error {
+		k := *r
+		k.Row = append([]byte(nil), r.Row...)
+		out = append(out, k)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// A sweepChunk is the results of chunk consecutive points, in a buffer
+// that the stream recycles.
+type sweepChunk struct {
+	lo  int
+	res [chunk]sweepResult
+	n   int
+}
+
+// streamSweep simulates every point of s on a pool of workers and calls
+// emit with each result in point order, from the calling goroutine, as
+// soon as the results before it are in. The result (its Row, its Report)
+// is valid only during the call. Workers run at most a fixed window of
+// chunks ahead of the emitted points, so memory does not grow with the
+// number of points. A point that cannot run carries its error;
+// streamSweep fails when ctx is cancelled or emit fails (and then stops
+// the workers).
+func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*sweepResult) error) error {
+	size := s.size()
+	if size > maxSweepIndex {
+		return usagef("sweep: %.4g points is more than the %d a sweep can number", size, int64(maxSweepIndex))
+	}
+	total := int(size)
+	if total == 0 {
+		return nil
+	}
+	nchunks := (total + chunk - 1) / chunk
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = max(1, min(workers, (total+chunk-1)/chunk))
+	workers = max(1, min(workers, nchunks))
+	window := min(workers*windowPerWorker, nchunks)
 
 	// Systems and workloads are built once, before the workers start,
 	// and shared read-only: one system per hardware and device count.
@@ -146,21 +197,46 @@ func runSweep(ctx context.Context, s *sweepSpec, o sweepOptions) ([]sweepResult,
 		wls[i] = simWorkload{m}
 	}
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// tokens bounds the chunks claimed and not yet emitted to window; a
+	// worker takes one before it claims a chunk, the emitter gives it back
+	// after emitting the chunk. Chunk k, when done, goes to slots[k %
+	// window]: at most one chunk of each slot is outstanding.
+	tokens := make(chan struct{}, window)
+	for range window {
+		tokens <- struct{}{}
+	}
+	slots := make([]chan *sweepChunk, window)
+	for i := range slots {
+		slots[i] = make(chan *sweepChunk, 1)
+	}
+	free := make(chan *sweepChunk, window)
+	for range window {
+		free <- new(sweepChunk)
+	}
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= total {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tokens:
+				}
+				k := int(next.Add(1)) - 1
+				if k >= nchunks {
 					return
 				}
-				hi := min(lo+chunk, total)
-				for i := lo; i < hi; i++ {
-					r := &out[i]
-					r.Point = s.point(i)
+				c := <-free // never blocks: a token guarantees a free chunk
+				c.lo = k * chunk
+				c.n = min(chunk, total-c.lo)
+				for j := range c.n {
+					r := &c.res[j]
+					*r = sweepResult{Point: s.point(c.lo + j), Row: r.Row[:0]}
 					sc := s.scenario(r.Point)
 					sv := systems[sysKey{r.Point.HW, r.Point.TP * r.Point.PP}]
 					err := sv.err
@@ -172,16 +248,31 @@ func runSweep(ctx context.Context, s *sweepSpec, o sweepOptions) ([]sweepResult,
 						o.Keep(r)
 					}
 				}
-				d := done.Add(int64(hi - lo))
+				d := done.Add(int64(c.n))
 				if o.Progress != nil {
 					o.Progress(int(d), total)
 				}
+				slots[k%window] <- c
 			}
 		}()
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	defer wg.Wait()
+	for k := range nchunks {
+		var c *sweepChunk
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case c = <-slots[k%window]:
+		}
+		for j := range c.n {
+			if err := emit(&c.res[j]); err != nil {
+				cancel()
+				return err
+			}
+			c.res[j] = sweepResult{Row: c.res[j].Row[:0]}
+		}
+		free <- c
+		tokens <- struct{}{}
 	}
-	return out, nil
+	return ctx.Err()
 }

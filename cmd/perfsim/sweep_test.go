@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"reflect"
@@ -124,30 +125,36 @@ func keys(m map[string]any) []string {
 }
 
 // TestSweepDeterministic checks that the rows come out the same with one
-// worker and with many.
+// worker and with many, in point order.
 func TestSweepDeterministic(t *testing.T) {
 	o := sweepFlags{hw: "h100,mi300x", model: "llama3-8b,llama2-7b", batch: "1..64x2", input: "128..2048x4", output: "16", tp: "1,2", pp: "1", dtype: "bf16,fp8"}
 	s, err := o.spec()
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, _, err := sweepRows(context.Background(), s, 1, false, nil)
-	if err != nil {
+	var one, many bytes.Buffer
+	if _, err := writeSweep(context.Background(), &one, s, formatJSON, 1, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	many, _, err := sweepRows(context.Background(), s, 7, false, nil)
-	if err != nil {
+	if _, err := writeSweep(context.Background(), &many, s, formatJSON, 7, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(one) != int(s.size()) || !reflect.DeepEqual(one, many) {
-		t.Fatalf("1 worker gave %d rows, 7 workers %d, or different rows", len(one), len(many))
+	if !bytes.Equal(one.Bytes(), many.Bytes()) {
+		t.Fatalf("1 worker and 7 workers wrote different output")
+	}
+	var rows []simJSON
+	if err := json.Unmarshal(one.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != int(s.size()) {
+		t.Fatalf("%d rows for %v points", len(rows), s.size())
 	}
 	// The order is hardware, model, dtype, tp, pp, batch, input, output.
-	if one[0].Hardware != "H100 SXM" || one[len(one)-1].Hardware == "H100 SXM" {
-		t.Errorf("hardware is not the outermost list: first %s, last %s", one[0].Hardware, one[len(one)-1].Hardware)
+	if rows[0].Hardware != "H100 SXM" || rows[len(rows)-1].Hardware == "H100 SXM" {
+		t.Errorf("hardware is not the outermost list: first %s, last %s", rows[0].Hardware, rows[len(rows)-1].Hardware)
 	}
-	if one[0].Scenario.InputTokens != 128 || one[1].Scenario.InputTokens != 512 || one[1].Scenario.Batch != 1 {
-		t.Errorf("input is not the fastest list: %+v, %+v", one[0].Scenario, one[1].Scenario)
+	if rows[0].Scenario.InputTokens != 128 || rows[1].Scenario.InputTokens != 512 || rows[1].Scenario.Batch != 1 {
+		t.Errorf("input is not the fastest list: %+v, %+v", rows[0].Scenario, rows[1].Scenario)
 	}
 }
 

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/mlperf"
+	"github.com/perfsim/perfsim/sim"
+)
+
+const mlperfSynopsis = "perfsim mlperf --hw NAME|FILE [--gpus N] [--benchmark NAME] [--scenario offline|server] [--seed K] [--format table|json|csv]"
+
+const mlperfExamples = `  # every datacenter inference benchmark of MLPerf v5.0 on eight H100s, both scenarios
+  perfsim mlperf --hw h100 --gpus 8
+
+  # ResNet-50's Server scenario (15 ms at the 99th percentile) on one A100, as JSON
+  perfsim mlperf --hw a100 --benchmark resnet50 --scenario server --format json
+`
+
+type mlperfOptions struct {
+	hw, bench, scenario, format string
+	gpus, queries               int
+	seed                        uint64
+}
+
+func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.IntVar(&o.gpus, "gpus", 8, "accelerators in the system under test (each serves its own copy of a model that fits one)")
+	fs.StringVar(&o.bench, "benchmark", "", "one benchmark (default: the whole datacenter suite); 'perfsim mlperf --benchmark list' names them")
+	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
+	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Server scenario's Poisson arrivals")
+	addFormatFlag(fs, &o.format)
+}
+
+// mlperfJSON is one row of perfsim mlperf's JSON.
+type mlperfJSON struct {
+	Benchmark string   `json:"benchmark"`
+	Round     string   `json:"round"`
+	Scenario  string   `json:"scenario"`
+	Model     string   `json:"model,omitempty"`
+	Precision string   `json:"precision"`
+	Value     *float64 `json:"value"`
+	Low       *float64 `json:"value_low,omitempty"`
+	High      *float64 `json:"value_high,omitempty"`
+	Unit      string   `json:"unit"`
+	Batch     int      `json:"batch_per_device,omitempty"`
+	Bound     float64  `json:"latency_bound_s,omitempty"`
+	TTFT      float64  `json:"ttft_bound_s,omitempty"`
+	TPOT      float64  `json:"tpot_bound_s,omitempty"`
+	P99       float64  `json:"p99_latency_s,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+type mlperfReport struct {
+	Schema   string       `json:"schema"`
+	Hardware string       `json:"hardware"`
+	GPUs     int          `json:"gpus"`
+	Source   []string     `json:"source"`
+	Results  []mlperfJSON `json:"results"`
+}
+
+func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o mlperfOptions
+	fs := newFlagSet("mlperf", mlperfSynopsis, mlperfExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlagsNoArgs(fs, args, "mlperf"); err != nil {
+		return err
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	suite := mlperf.Suite()
+	if o.bench == "list" {
+		for _, b := range suite {
+			fmt.Fprintf(stdout, "%-20s %s  %s\n", b.Name, b.Round, b.Task)
+		}
+		return nil
+	}
+	var errs []error
+	if o.bench != "" {
+		b, err := mlperf.Find(o.bench)
+		if err != nil {
+			errs = append(errs, usagef("--benchmark: %v", err))
+		}
+		suite = []mlperf.Benchmark{b}
+	}
+	scenarios := []mlperf.Scenario{mlperf.Offline, mlperf.Server}
+	if o.scenario != "" {
+		s, err := mlperf.ParseScenario(o.scenario)
+		if err != nil {
+			errs = append(errs, usagef("--scenario: %v", err))
+		}
+		scenarios = []mlperf.Scenario{s}
+	}
+	if o.gpus < 1 || o.gpus > 1<<20 {
+		errs = append(errs, usagef("--gpus: want 1 to %d, got %d", 1<<20, o.gpus))
+	}
+	if o.queries < 100 || o.queries > 10_000_000 {
+		errs = append(errs, usagef("--queries: want 100 to 10,000,000, got %d", o.queries))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	dev, err := resolveHardware(o.hw)
+	if err != nil {
+		return err
+	}
+	sys, err := systemFor(dev, o.gpus)
+	if err != nil {
+		return usagef("--gpus: %v", err)
+	}
+	resolve := func(name string) (sim.Workload, error) {
+		m, err := resolveModel(name)
+		if err != nil {
+			return nil, err
+		}
+		return simWorkload{m}, nil
+	}
+	rep := mlperfReport{Schema: "perfsim.mlperf/v1", Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
+	var results []mlperf.Result
+	for _, b := range suite {
+		for _, s := range scenarios {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r := mlperf.Run(sys, b, s, resolve, mlperf.Options{Queries: o.queries, Seed: o.seed})
+			results = append(results, r)
+			rep.Results = append(rep.Results, mlperfRow(r))
+		}
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, rep)
+	case formatCSV:
+		header := []string{"benchmark", "round", "scenario", "model", "precision", "value", "unit", "batch_per_device", "latency_bound_s", "ttft_bound_s", "tpot_bound_s", "p99_latency_s", "note"}
+		var rows [][]string
+		for _, j := range rep.Results {
+			v := ""
+			if j.Value != nil {
+				v = num(*j.Value)
+			}
+			rows = append(rows, []string{j.Benchmark, j.Round, j.Scenario, j.Model, j.Precision, v, j.Unit, strconv.Itoa(j.Batch),
+				num(j.Bound), num(j.TTFT), num(j.TPOT), num(j.P99), j.Note})
+		}
+		return writeCSV(stdout, header, rows)
+	}
+	fmt.Fprintf(stdout, "MLPerf Inference datacenter (v5.0; bert from v4.1) on %d × %s\n\n", o.gpus, dev.Name)
+	tw := newTable(stdout)
+	fmt.Fprintln(tw, "BENCHMARK\tROUND\tSCENARIO\tRESULT\tBOUND (p99)\tBATCH/GPU\tNOTE")
+	for _, r := range results {
+		b := r.Benchmark
+		res := "-"
+		if r.OK() {
+			res = sig4(r.Value) + " " + r.Unit
+			if r.High > 0 {
+				res += " (" + sig4(r.Low) + "–" + sig4(r.High) + ")"
+			}
+		}
+		bound := "-"
+		switch {
+		case r.Scenario == mlperf.Offline:
+		case b.TTFT > 0:
+			bound = fmt.Sprintf("TTFT %v, TPOT %v", b.TTFT, b.TPOT)
+		case b.Latency > 0:
+			bound = b.Latency.String()
+			if r.P99 > 0 {
+				bound += fmt.Sprintf(" (at %v)", r.P99)
+			}
+		}
+		batch := "-"
+		if r.Batch > 0 {
+			batch = strconv.Itoa(r.Batch)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Round, r.Scenario, res, bound, batch, r.Note)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nServer: the highest Poisson rate whose p99 latency meets the bound (%d queries per trial, seed %d); Offline: the best batch per GPU × GPUs.\n", o.queries, o.seed)
+	fmt.Fprintln(stdout, "Sources: "+mlperf.SourceSuite+"; "+mlperf.SourceLatency+".")
+	return nil
+}
+
+func mlperfRow(r mlperf.Result) mlperfJSON {
+	b := r.Benchmark
+	j := mlperfJSON{Benchmark: b.Name, Round: b.Round, Scenario: r.Scenario.String(), Model: b.Model, Precision: b.Precision.String(),
+		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99)}
+	if r.Scenario == mlperf.Server {
+		j.Bound, j.TTFT, j.TPOT = float64(b.Latency), float64(b.TTFT), float64(b.TPOT)
+	}
+	if r.OK() {
+		v := r.Value
+		j.Value = &v
+		if r.High > 0 {
+			lo, hi := r.Low, r.High
+			j.Low, j.High = &lo, &hi
+		}
+	}
+	return j
+}
+
+// sig4 writes v to four significant digits, with thousands separated by
+// commas and no exponent: 494,800, 22.75.
+func sig4(v float64) string {
+	if v <= 0 || !finiteNum(v) {
+		return "0"
+	}
+	digits := int(math.Floor(math.Log10(v))) + 1
+	dec := max(0, 4-digits)
+	r := strconv.FormatFloat(v, 'f', dec, 64)
+	if digits > 4 {
+		p := math.Pow(10, float64(digits-4))
+		r = strconv.FormatFloat(math.Round(v/p)*p, 'f', 0, 64)
+	}
+	intPart, frac, _ := strings.Cut(r, ".")
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		b.WriteString("." + frac)
+	}
+	return b.String()
+}
+
+func finiteNum(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMLPerfGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"mlperf_h100.stdout", []string{"mlperf", "--hw", "h100", "--gpus", "8", "--queries", "5000"}},
+		{"mlperf_resnet50_json.stdout", []string{"mlperf", "--hw", "a100", "--gpus", "1", "--benchmark", "resnet50", "--queries", "5000", "--format", "json"}},
+		{"mlperf_bert_csv.stdout", []string{"mlperf", "--hw", "h100", "--gpus", "2", "--benchmark", "bert", "--scenario", "server", "--queries", "5000", "--format", "csv"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := perfsim(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, tt.name, out)
+			if again, _, _ := perfsim(t, tt.args...); again != out {
+				t.Error("a second run differs")
+			}
+		})
+	}
+}
+
+// TestMLPerf_everyBenchmark: the suite prints every datacenter benchmark
+// in both scenarios, each with a result or a note saying what it lacks.
+func TestMLPerf_everyBenchmark(t *testing.T) {
+	out, stderr, code := perfsim(t, "mlperf", "--hw", "h100", "--gpus", "1", "--queries", "2000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, b := range []string{"resnet50", "retinanet", "3d-unet-99", "bert-99", "gptj-99", "llama2-70b-99", "llama3.1-405b", "mixtral-8x7b", "stable-diffusion-xl", "dlrm-v2-99", "rgat"} {
+		for _, sc := range []string{"Offline", "Server"} {
+			found := false
+			for _, line := range strings.Split(out, "\n") {
+				f := strings.Fields(line)
+				if len(f) >= 4 && f[0] == b && f[2] == sc {
+					found = true
+					if f[3] == "-" && !strings.Contains(line, "lacks") && !strings.Contains(line, "needs") && !strings.Contains(line, "Offline only") && !strings.Contains(line, "fit") {
+						t.Errorf("%s %s: no result and no reason: %q", b, sc, line)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no row for %s %s", b, sc)
+			}
+		}
+	}
+}
+
+func TestMLPerf_badInput(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"mlperf", "--hw", "h100", "--benchmark", "resnet"}, []string{"--benchmark: unknown benchmark \"resnet\"", "resnet50, retinanet"}},
+		{[]string{"mlperf", "--hw", "h100", "--scenario", "singlestream", "--gpus", "0"}, []string{"--scenario: unknown scenario", "want offline or server", "--gpus: want 1"}},
+		{[]string{"mlperf", "--hw", "nosuch"}, []string{"nosuch"}},
+	} {
+		_, stderr, code := perfsim(t, tt.args...)
+		if code == 0 {
+			t.Errorf("%v: exit 0", tt.args)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", tt.args, stderr, w)
+			}
+		}
+	}
+}
+
+func TestSig4(t *testing.T) {
+	for v, want := range map[float64]string{494812.3: "494,800", 22.7512: "22.75", 1234.56: "1,235", 0.012345: "0.01235", 5681.9: "5,682", 123456789: "123,500,000"} {
+		if got := sig4(v); got != want {
+			t.Errorf("sig4(%g) = %q, want %q", v, got, want)
+		}
+	}
+}

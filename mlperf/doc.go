@@ -1,0 +1,19 @@
+// Package mlperf holds the MLPerf Inference datacenter suite as
+// scenarios for the simulator: each benchmark's model, dataset,
+// precision and Server latency bound, pinned to one round (v5.0, with
+// BERT-large taken from v4.1, the last datacenter round that ran it),
+// and the two datacenter scenarios: Offline (the highest throughput) and
+// Server (the highest Poisson rate whose 99th-percentile latency meets
+// the bound).
+//
+// Fixed-size benchmarks (ResNet-50, BERT) are served here, by a batching
+// server of single-sample queries: each accelerator, when idle, takes
+// every queued sample up to its batch limit and runs them as one batch,
+// priced by package sim. The LLM benchmarks are served by package serve,
+// as continuous batching. A benchmark whose model perfsim cannot express
+// yet (3-D convolutions, diffusion, recommendation, graph networks) has
+// a row that says which capability it lacks.
+//
+// mlperf imports sim and serve, never workloads: the caller hands it a
+// function that resolves a model name to a sim.Workload.
+package mlperf

@@ -1,0 +1,218 @@
+package mlperf
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// Resolver returns the workload of a catalog model name.
+type Resolver func(name string) (sim.Workload, error)
+
+// Options tune a run. The zero value is MLPerf's defaults as perfsim
+// reads them.
+type Options struct {
+	// Queries is the number of Server queries simulated per trial rate;
+	// 0 means 20,000 (LoadGen's Server minimum is 270,336 queries, which
+	// perfsim's percentile does not need: the 99th percentile of 20,000
+	// samples has a standard error under 1% here).
+	Queries int
+	// Seed seeds the Poisson arrivals.
+	Seed uint64
+	// MaxBatch bounds the batch a device takes (0: the Offline search's
+	// best batch).
+	MaxBatch int
+}
+
+// A Result is one benchmark in one scenario on a system.
+type Result struct {
+	Benchmark Benchmark
+	Scenario  Scenario
+	// Value is samples/s (Fixed) or output tokens/s (LLM) for the whole
+	// system: Offline throughput, or the Server rate that meets the
+	// bound. Low and High carry the calibration band (0 without one).
+	Value, Low, High float64
+	Unit             string
+	// Batch is the per-device batch of the best Offline throughput, or
+	// the Server's batch limit.
+	Batch int
+	// P99 is the Server's 99th-percentile latency at Value.
+	P99 model.Seconds
+	// Note says why there is no value (a capability perfsim lacks, a
+	// model that does not fit), or qualifies it.
+	Note     string
+	Warnings []string
+}
+
+// OK reports whether r has a value.
+func (r *Result) OK() bool { return r.Value > 0 }
+
+// Run runs benchmark b in scenario sc on sys: every device of the system
+// serves its own copy of the model (data parallel), as MLPerf
+// submissions of these benchmarks do.
+func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Options) Result {
+	res := Result{Benchmark: b, Scenario: sc, Unit: "samples/s"}
+	if b.Kind == LLM {
+		res.Unit = "tokens/s"
+	}
+	switch {
+	case sc == Server && b.OfflineOnly:
+		res.Note = "Offline only in MLPerf"
+		return res
+	case b.Lacks != "":
+		res.Note = "perfsim lacks " + b.Lacks
+		return res
+	}
+	w, err := resolve(b.Model)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	if b.Kind == LLM {
+		res.Note = llmNote(b)
+		return res
+	}
+	one, err := hardware.NewSystem(sys.Device, 1, 1)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	f := newFixed(one, w, b)
+	best, err := f.offline(o.MaxBatch)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	res.Warnings = f.warnings
+	devs := float64(sys.Devices())
+	if sc == Offline {
+		res.Batch = best.batch
+		res.Value, res.Low, res.High = devs*best.rate, devs*best.low, devs*best.high
+		return res
+	}
+	rate, p99, err := f.server(sys.Devices(), best, o)
+	switch {
+	case err != nil:
+		res.Note = err.Error()
+	case rate == 0:
+		res.Note = fmt.Sprintf("a single sample takes %v, over the %v bound", best.single, b.Latency)
+	default:
+		res.Value, res.P99, res.Batch = rate, p99, best.batch
+	}
+	return res
+}
+
+// A point is one batch's throughput on one device.
+type point struct {
+	batch           int
+	rate, low, high float64 // samples/s
+	time            model.Seconds
+	single          model.Seconds // the latency of a batch of one
+}
+
+// fixed runs a fixed-size benchmark on one device, remembering each
+// batch's latency.
+type fixed struct {
+	sys      *hardware.System
+	w        sim.Workload
+	b        Benchmark
+	times    map[int]model.Seconds
+	warnings []string
+}
+
+func newFixed(sys *hardware.System, w sim.Workload, b Benchmark) *fixed {
+	return &fixed{sys: sys, w: w, b: b, times: map[int]model.Seconds{}}
+}
+
+// scenario is how submissions run the benchmark: the engine's fused
+// graph (TensorRT) for CNNs, a captured graph otherwise, at the
+// benchmark's precision.
+func (f *fixed) scenario(batch int) sim.Scenario {
+	sc := sim.Default()
+	sc.Batch = batch
+	sc.Weights, sc.Act, sc.KV = f.b.Precision, f.b.Precision, f.b.Precision
+	if f.b.Seq > 0 {
+		sc.Input, sc.Output = f.b.Seq, 1
+	}
+	if f.w.Shape().Arch == sim.CNN {
+		sc.Exec = sim.ExecFused
+	}
+	return sc
+}
+
+// run prices one batch; fits is false when it does not fit in memory.
+func (f *fixed) run(batch int) (t, lo, hi model.Seconds, fits bool, err error) {
+	rep, err := sim.Run(f.sys, f.w, f.scenario(batch))
+	if err != nil {
+		return 0, 0, 0, false, err
+	}
+	if len(f.warnings) == 0 {
+		for _, w := range rep.Warnings {
+			f.warnings = append(f.warnings, w.Error())
+		}
+	}
+	in := rep.Inference
+	f.times[batch] = in.TTFT
+	return in.TTFT, in.TTFTLow, in.TTFTHigh, rep.Memory.Fits, nil
+}
+
+// maxSearchBatch bounds the Offline batch search: beyond 2048 a CNN's
+// throughput gains little (ResNet-50 int8 on eight H100s: 487,200
+// samples/s at 2048 per GPU, 494,800 at 8192, measured 2026-11-24), and
+// a larger limit only lengthens the Server scenario's batches.
+const maxSearchBatch = 2048
+
+// offline finds the batch of the highest throughput on one device: the
+// powers of two up to limit (or until a batch no longer fits, or two
+// doublings in a row gain less than 1%).
+func (f *fixed) offline(limit int) (point, error) {
+	if limit <= 0 {
+		limit = maxSearchBatch
+	}
+	var best point
+	stall := 0
+	for b := 1; b <= limit; b *= 2 {
+		t, lo, hi, fits, err := f.run(b)
+		if err != nil {
+			return point{}, err
+		}
+		if b == 1 {
+			best.single = t
+		}
+		if !fits {
+			break
+		}
+		p := point{batch: b, rate: float64(b) / float64(t), time: t, single: best.single}
+		if hi > lo && lo > 0 {
+			p.low, p.high = float64(b)/float64(hi), float64(b)/float64(lo)
+		}
+		if p.rate > best.rate*1.01 {
+			stall = 0
+		} else if stall++; stall >= 2 {
+			break
+		}
+		if p.rate > best.rate {
+			best = p
+		}
+	}
+	if best.rate == 0 {
+		return point{}, errors.New("does not fit in one device's memory at batch 1")
+	}
+	return best, nil
+}
+
+// latency returns the time of a batch of n, priced on first use.
+func (f *fixed) latency(n int) (model.Seconds, error) {
+	if t, ok := f.times[n]; ok {
+		return t, nil
+	}
+	t, _, _, _, err := f.run(n)
+	return t, err
+}
+
+// finite reports whether x is a finite number.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -1,0 +1,134 @@
+package mlperf
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// Scenario is an MLPerf datacenter scenario.
+type Scenario uint8
+
+// The scenarios.
+const (
+	Offline Scenario = iota // every sample available at once: throughput
+	Server                  // Poisson queries under a latency bound
+)
+
+func (s Scenario) String() string { return [...]string{"Offline", "Server"}[s] }
+
+// ParseScenario parses "offline" or "server".
+func ParseScenario(s string) (Scenario, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "offline":
+		return Offline, nil
+	case "server":
+		return Server, nil
+	}
+	return 0, fmt.Errorf("unknown scenario %q (want offline or server)", s)
+}
+
+// Kind says how a benchmark's samples are run.
+type Kind uint8
+
+// The kinds.
+const (
+	Fixed Kind = iota // one forward pass per sample (images, a 384-token sequence)
+	LLM               // prompt in, tokens out: continuous batching
+)
+
+// A Benchmark is one MLPerf Inference datacenter benchmark.
+type Benchmark struct {
+	Name    string // as MLPerf names it: resnet50, bert-99, llama2-70b-99, ...
+	Round   string // the round its definition is taken from: v5.0, or v4.1 where v5.0 dropped it
+	Task    string
+	Dataset string
+	// Model is the catalog model that runs it; empty when Lacks says
+	// what perfsim cannot express.
+	Model string
+	Kind  Kind
+	// Seq is the tokens of a Fixed benchmark's sequence (BERT: 384).
+	Seq int
+	// Input and Output are the mean tokens of an LLM benchmark's
+	// prompts and answers, with their source; 0 where not published.
+	Input, Output float64
+	LengthSource  string
+	// Precision is what submissions run: int8 for vision and BERT, fp8
+	// for the LLMs where the hardware has it.
+	Precision model.DType
+	// Latency is the Server scenario's 99th-percentile bound on a
+	// query's latency; TTFT and TPOT are the LLM benchmarks' bounds
+	// (99th percentile) instead. OfflineOnly benchmarks have none.
+	Latency, TTFT, TPOT model.Seconds
+	OfflineOnly         bool
+	// Lacks names the capability perfsim needs to run the benchmark;
+	// empty when it runs.
+	Lacks string
+}
+
+// Source of the suite: the benchmark list of the v5.0 round and the
+// server latency bounds of LoadGen's mlperf.conf.
+const (
+	SourceSuite   = "MLCommons inference README, 'MLPerf Inference v5.0 (submission deadline February 28, 2025)' and v4.1 tables, https://github.com/mlcommons/inference"
+	SourceLatency = "MLCommons LoadGen mlperf.conf (*.Server.target_latency, ttft_latency, tpot_latency; 99th percentile), https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf"
+)
+
+const ms = model.Seconds(1e-3)
+
+// Suite returns the datacenter inference benchmarks of v5.0 (and BERT
+// from v4.1), in MLPerf's order.
+func Suite() []Benchmark {
+	return []Benchmark{
+		{Name: "resnet50", Round: "v5.0", Task: "image classification", Dataset: "ImageNet 2012 (224x224)",
+			Model: "resnet50", Kind: Fixed, Precision: model.INT8, Latency: 15 * ms},
+		{Name: "retinanet", Round: "v5.0", Task: "object detection", Dataset: "OpenImages (800x800)",
+			Kind: Fixed, Precision: model.INT8, Latency: 100 * ms,
+			Lacks: "RetinaNet's feature pyramid (upsampling between levels) and detection heads"},
+		{Name: "3d-unet-99", Round: "v5.0", Task: "medical image segmentation", Dataset: "KiTS19",
+			Kind: Fixed, Precision: model.INT8, OfflineOnly: true,
+			Lacks: "3-D convolutions"},
+		{Name: "bert-99", Round: "v4.1", Task: "question answering", Dataset: "SQuAD v1.1 (max_seq_len 384)",
+			Model: "bert-large", Kind: Fixed, Seq: 384, Precision: model.INT8, Latency: 130 * ms},
+		{Name: "gptj-99", Round: "v5.0", Task: "summarization", Dataset: "CNN/DailyMail (13,368 samples)",
+			Model: "gpt-j-6b", Kind: LLM, Precision: model.FP8, Latency: 20000 * ms,
+			Output: 0, LengthSource: "outputs capped at 128 tokens (max_new_tokens, language/gpt-j/backend_PyTorch.py); mean lengths not published with the reference"},
+		{Name: "llama2-70b-99", Round: "v5.0", Task: "question answering", Dataset: "OpenOrca (24,576 samples)",
+			Model: "llama2-70b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
+			Output: 294.45, LengthSource: "output: 'Tokens per sample: 294.45', language/llama2-70b/README.md; mean input not published with the reference"},
+		{Name: "llama3.1-405b", Round: "v5.0", Task: "long-context question answering and summarization", Dataset: "LongBench, LongDataCollections, Ruler, GovReport",
+			Model: "llama3.1-405b", Kind: LLM, Precision: model.FP8, TTFT: 6000 * ms, TPOT: 175 * ms,
+			Output: 684.68, LengthSource: "output: tokens_per_sample 684.68, language/llama3.1-405b/README.md; mean input not published with the reference"},
+		{Name: "mixtral-8x7b", Round: "v5.0", Task: "question answering, math and code", Dataset: "OpenOrca, GSM8K, MBXP (15,000 samples)",
+			Model: "mixtral-8x7b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
+			Output: 144.84, LengthSource: "output: tokens_per_sample 144.84, language/mixtral-8x7b/README.md; mean input not published with the reference"},
+		{Name: "stable-diffusion-xl", Round: "v5.0", Task: "text to image", Dataset: "COCO 2014 (5,000 captions)",
+			Kind: Fixed, Precision: model.FP8, Latency: 20000 * ms,
+			Lacks: "a diffusion UNet with cross-attention, its text encoders and VAE decoder"},
+		{Name: "dlrm-v2-99", Round: "v5.0", Task: "recommendation", Dataset: "Criteo 4TB multi-hot",
+			Kind: Fixed, Precision: model.INT8, Latency: 60 * ms,
+			Lacks: "embedding-table gathers and DCNv2 cross layers (a recommendation model)"},
+		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH",
+			Kind: Fixed, Precision: model.FP16, OfflineOnly: true,
+			Lacks: "a graph neural network (neighbour sampling and relational attention)"},
+	}
+}
+
+// Find returns the benchmark named name (case-insensitive; "llama2-70b"
+// finds "llama2-70b-99"), or an error that lists the known ones.
+func Find(name string) (Benchmark, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	s := Suite()
+	for _, b := range s {
+		if b.Name == n || strings.TrimSuffix(b.Name, "-99") == n {
+			return b, nil
+		}
+	}
+	names := make([]string, len(s))
+	for i, b := range s {
+		names[i] = b.Name
+	}
+	slices.Sort(names)
+	return Benchmark{}, fmt.Errorf("unknown benchmark %q (want one of %s)", name, strings.Join(names, ", "))
+}

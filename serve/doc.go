@@ -1,0 +1,32 @@
+// Package serve simulates an LLM serving engine under load, request by
+// request: arrivals over time, an engine's iteration-level scheduler
+// (continuous batching with a token budget, chunked prefill and a paged
+// KV cache), and the latency every request sees. It prices nothing
+// itself: each iteration's time comes from sim.Pricer. It prints
+// nothing.
+//
+// # Reading guide
+//
+//   - request.go: a Request (arrival, input and output tokens) and the
+//     workloads that make them: arrival processes (Poisson, gamma,
+//     constant, all at once) and length distributions, each drawn from an
+//     explicit seeded source.
+//   - engine.go: an Engine's settings (the cap on running sequences, the
+//     token budget, chunked prefill, KV block size, the memory fraction
+//     and what it is a fraction of, admission and preemption policy,
+//     host overheads) and the presets vllm, sglang and trtllm, each
+//     setting with its source.
+//   - loop.go: Run, the event loop. The clock advances one engine
+//     iteration at a time (every event but an arrival falls on an
+//     iteration boundary); the scheduler decides what the next iteration
+//     holds exactly as the engine would; the pricer says how long it
+//     takes.
+//   - metrics.go: per-request metrics (queueing, TTFT, TPOT, E2E) and
+//     their summaries (mean and percentiles), throughput, goodput, and
+//     the bookkeeping checks (Little's law).
+//
+// Metrics follow DESIGN.md: TTFT is arrival to first token (queueing
+// plus prefill); TPOT is (E2E − TTFT)/(output − 1); E2E is arrival to
+// last token. Percentiles are the empirical quantile of gonum's
+// stat.Quantile (stat.Empirical) over the sorted values.
+package serve

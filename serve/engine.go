@@ -1,0 +1,284 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// Policy is the order in which an engine fills an iteration.
+type Policy uint8
+
+// The policies.
+const (
+	// DecodeFirst: running requests first (a decode token each, or their
+	// next prefill chunk), then new prompts in the token budget that is
+	// left; prefill and decode share iterations (vLLM V1, TensorRT-LLM
+	// in-flight batching).
+	DecodeFirst Policy = iota
+	// PrefillFirst: whenever a waiting prompt can be admitted, the
+	// iteration is a prefill of new prompts only; otherwise it decodes
+	// every running request (vLLM V0 without chunked prefill, SGLang's
+	// default without mixed chunks).
+	PrefillFirst
+)
+
+func (p Policy) String() string { return [...]string{"decode-first", "prefill-first"}[p] }
+
+// Admission is when a request may enter the running batch and what
+// happens when the KV cache is full.
+type Admission uint8
+
+// The admission policies.
+const (
+	// OnDemand admits a request when blocks for its next chunk are free
+	// and allocates blocks as tokens arrive; when the cache is full it
+	// preempts the most recently admitted request by recompute (its
+	// blocks freed, its prompt and output so far prefilled again later).
+	OnDemand Admission = iota
+	// Reserve admits a request only when blocks for its prompt and its
+	// whole output can be reserved, and never preempts (TensorRT-LLM's
+	// GUARANTEED_NO_EVICT).
+	Reserve
+)
+
+func (a Admission) String() string { return [...]string{"on-demand", "reserve"}[a] }
+
+// MemoryBase is what an engine's memory fraction is a fraction of.
+type MemoryBase uint8
+
+// The bases.
+const (
+	// OfTotal: the fraction of the device's memory the engine may use
+	// for everything (vLLM's gpu_memory_utilization): the KV cache gets
+	// what the weights, the peak activations of a profile run and the
+	// framework's own memory leave of it.
+	OfTotal MemoryBase = iota
+	// OfTotalStatic: the fraction of the device's memory for the weights
+	// and the KV pool (SGLang's mem_fraction_static); activations live
+	// in the rest.
+	OfTotalStatic
+	// OfFree: the fraction of the memory free after the engine has
+	// loaded its weights and activation buffers (TensorRT-LLM's
+	// kv_cache_free_gpu_mem_fraction).
+	OfFree
+)
+
+// An Engine is a serving engine's scheduler and memory settings.
+type Engine struct {
+	Name string
+	// MaxSeqs caps the running requests (max_num_seqs, max_batch_size,
+	// max_running_requests).
+	MaxSeqs int
+	// MaxTokens is the token budget of one iteration
+	// (max_num_batched_tokens, max_num_tokens, chunked_prefill_size).
+	MaxTokens int
+	// Chunked splits a prompt over iterations to fit the budget;
+	// without it a prompt longer than the budget is prefilled alone.
+	Chunked bool
+	// BlockSize is the tokens per KV-cache block.
+	BlockSize int
+	// MemFraction and MemBase size the KV cache; KVTokens, when > 0,
+	// sets its capacity per replica directly.
+	MemFraction float64
+	MemBase     MemoryBase
+	KVTokens    int
+	Policy      Policy
+	Admission   Admission
+	// StepOverhead is host time per iteration the GPU waits for
+	// (scheduling, input preparation, sampling), RequestOverhead the
+	// time per request outside the engine (API, tokenisation), added to
+	// its TTFT and E2E.
+	StepOverhead, RequestOverhead model.Seconds
+	// SchedulerSteps is the decode steps run per scheduling decision
+	// (vLLM's --num-scheduler-steps); tokens stream to the client in
+	// chunks of that many. 0 or 1: every iteration is scheduled.
+	SchedulerSteps int
+	// Graphs replays decode-only iterations as CUDA graphs (launch
+	// overheads capped at sim.GraphLaunch); otherwise every kernel is
+	// launched. See Scenario.
+	Graphs bool
+	// Static runs static batches: up to MaxSeqs requests prefilled
+	// together and decoded together to the last one's end, the next
+	// batch only after (what Run in package sim prices, and
+	// TensorRT-LLM's old gptSessionBenchmark).
+	Static bool
+	// Source says where the preset's settings come from.
+	Source string
+}
+
+// Scenario returns sc with the engine's launch mode (CUDA graphs or
+// not): build the Pricer of a run from it.
+func (e *Engine) Scenario(sc sim.Scenario) sim.Scenario {
+	sc.NoGraphs = !e.Graphs
+	return sc
+}
+
+// Validate reports every bad setting at once, naming its flag.
+func (e *Engine) Validate() error {
+	var errs []error
+	bad := func(flag, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("--"+flag+": "+format, a...))
+	}
+	if e.MaxSeqs < 1 {
+		bad("max-seqs", "must be at least 1, got %d", e.MaxSeqs)
+	}
+	if e.MaxTokens < 1 {
+		bad("max-tokens", "must be at least 1, got %d", e.MaxTokens)
+	}
+	if e.BlockSize < 1 {
+		bad("block-size", "must be at least 1, got %d", e.BlockSize)
+	}
+	if e.KVTokens <= 0 && !(e.MemFraction > 0 && e.MemFraction <= 1) {
+		bad("mem-fraction", "must be in (0, 1], got %g", e.MemFraction)
+	}
+	if e.KVTokens < 0 {
+		bad("kv-tokens", "must not be negative, got %d", e.KVTokens)
+	}
+	if !(e.StepOverhead >= 0) || !(e.RequestOverhead >= 0) || math.IsInf(float64(e.StepOverhead+e.RequestOverhead), 0) {
+		bad("step-overhead", "overheads must be finite and not negative")
+	}
+	if e.SchedulerSteps < 0 {
+		bad("scheduler-steps", "must not be negative, got %d", e.SchedulerSteps)
+	}
+	return errors.Join(errs...)
+}
+
+// Engines lists the preset names.
+func Engines() []string { return []string{"vllm", "vllm-0.6", "sglang", "trtllm"} }
+
+// gib is 2^30 bytes.
+const gib = 1 << 30
+
+// Preset returns an engine's defaults on a device of capacity bytes.
+//
+//   - vllm: vLLM V1 (v0.10): decode-first with chunked prefill
+//     (vllm/v1/core/sched/scheduler.py: running requests are scheduled
+//     before waiting ones, prompts chunked to the token budget);
+//     gpu_memory_utilization 0.9 of total memory; block 16 tokens;
+//     preemption by recompute. The OpenAI server's defaults on a device
+//     of at least 70 GiB are max_num_batched_tokens 8192 and
+//     max_num_seqs 1024, else 2048 and 256 (vllm/engine/arg_utils.py,
+//     EngineArgs._set_default_args_v1).
+//   - vllm-0.6: vLLM V0 (v0.6.0) without chunked prefill: prefill-first
+//     (vllm/core/scheduler.py _schedule_default: new prompts first, a
+//     batch never mixes prefill and decode), max_num_seqs 256,
+//     max_num_batched_tokens max(max_model_len, 2048), the rest as vllm.
+//   - sglang: SGLang (v0.4): prefill-first, chunked_prefill_size 8192,
+//     mem_fraction_static 0.88 of total memory for weights and KV pool
+//     (python/sglang/srt/server_args.py), page size 1, retraction (by
+//     recompute) when the pool runs out; max_running_requests bounded by
+//     the pool only (we cap it at 4096).
+//   - trtllm: TensorRT-LLM (v0.14) in-flight batching: decode-first with
+//     chunked context; kv_cache_free_gpu_mem_fraction 0.9 of the memory
+//     free after loading; tokens_per_block 64; the scheduler policy
+//     GUARANTEED_NO_EVICT (Reserve); max_batch_size 256 and
+//     max_num_tokens 8192 (the build defaults,
+//     tensorrt_llm/builder.py BuildConfig) unless TRTLLMBench sets them;
+//     no CUDA graphs (ExtendedRuntimePerfKnobConfig cuda_graph_mode
+//     false by default), so every kernel of a decode step is launched.
+//
+// vLLM (enforce_eager false) and SGLang (cuda_graph_max_bs) replay
+// decode steps as CUDA graphs.
+//
+// Host overheads are 0 in every preset until measured: the cost model
+// prices the GPU's work only (docs/serving.md).
+func Preset(name string, capacity model.Bytes) (Engine, error) {
+	big := float64(capacity) >= 70*gib
+	switch strings.ToLower(name) {
+	case "vllm":
+		e := Engine{Name: "vllm", MaxSeqs: 256, MaxTokens: 2048, Chunked: true, BlockSize: 16,
+			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true,
+			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults)"}
+		if big {
+			e.MaxSeqs, e.MaxTokens = 1024, 8192
+		}
+		return e, nil
+	case "vllm-0.6", "vllm0.6":
+		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
+			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true,
+			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill)"}, nil
+	case "sglang":
+		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,
+			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true,
+			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88), managers/scheduler.py (prefill batches first)"}, nil
+	case "trtllm", "tensorrt-llm":
+		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
+			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve,
+			Source: "TensorRT-LLM v0.14: docs/source/advanced/gpt-attention.md (in-flight batching, chunked context), KvCacheConfig free_gpu_memory_fraction 0.9, CapacitySchedulerPolicy GUARANTEED_NO_EVICT, BuildConfig max_batch_size 256 max_num_tokens 8192 tokens_per_block 64"}, nil
+	}
+	return Engine{}, fmt.Errorf("unknown engine %q (want %s)", name, strings.Join(Engines(), ", "))
+}
+
+// TRTLLMBench returns max_batch_size and max_num_tokens as trtllm-bench
+// derives them at build time from memory and the dataset's mean lengths
+// (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py,
+// calc_engine_setting and finetune_setting): the KV cache of 0.95 of
+// (all devices' memory − the weights at 2 bytes per parameter, 1 for
+// fp8) holds raw = bytes/(KV bytes per token × (isl + osl)) requests;
+// the batch is raw/pp (capped at 4096) rounded up to 32 (at least 64)
+// below 256, to 128 below 1024, to 256 beyond; the tokens are batch ×
+// (1 + isl/osl) (capped at 32768) rounded up to 256 (at least 2048)
+// below 4096, to 512 below 8192, to 1024 beyond.
+func TRTLLMBench(capacity model.Bytes, devices, pp int, params float64, weightBytes float64, kvPerToken model.Bytes, isl, osl int) (maxBatch, maxTokens int) {
+	avail := float64(capacity)*float64(devices) - params*weightBytes
+	reqs := 0.95 * avail / (float64(kvPerToken) * float64(isl+osl))
+	raw := math.Min(reqs, 4096) / float64(max(pp, 1))
+	tok := math.Min(raw*(1+float64(isl)/float64(max(osl, 1))), 32768)
+	up := func(x, step float64) int { return int(step * math.Ceil(x/step)) }
+	switch {
+	case raw < 256:
+		maxBatch = max(64, up(raw, 32))
+	case raw < 1024:
+		maxBatch = up(raw, 128)
+	default:
+		maxBatch = up(raw, 256)
+	}
+	switch {
+	case tok < 4096:
+		maxTokens = max(2048, up(tok, 256))
+	case tok < 8192:
+		maxTokens = up(tok, 512)
+	default:
+		maxTokens = up(tok, 1024)
+	}
+	return maxBatch, maxTokens
+}
+
+// KVCapacity returns the KV cache of one replica in tokens, from the
+// memory of one device as p sizes it (weights, the activations of an
+// iteration of MaxTokens tokens, the framework reserve) and the
+// engine's fraction of it, or e.KVTokens when set. Err: nothing left for
+// the KV cache.
+func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
+	m, err := p.Footprint(e.MaxTokens)
+	if err != nil {
+		return 0, m, err
+	}
+	if e.KVTokens > 0 {
+		return e.KVTokens, m, nil
+	}
+	c := float64(m.Capacity)
+	var kv float64
+	switch e.MemBase {
+	case OfTotal:
+		kv = c*e.MemFraction - float64(m.Weights+m.Activations+m.Reserve)
+	case OfTotalStatic:
+		kv = c*e.MemFraction - float64(m.Weights)
+	case OfFree:
+		kv = e.MemFraction * (c - float64(m.Weights+m.Activations+m.Reserve))
+	}
+	if !(m.KVPerToken > 0) {
+		return 0, m, errors.New("serve: the model has no KV cache")
+	}
+	tokens := math.Floor(kv / float64(m.KVPerToken))
+	if tokens < float64(e.BlockSize) {
+		return 0, m, fmt.Errorf("serve: no memory left for the KV cache: %s per device holds %s of weights, %s of activations and %s reserved (engine %s, fraction %.2f)",
+			m.Capacity, m.Weights, m.Activations, m.Reserve, e.Name, e.MemFraction)
+	}
+	return int(math.Min(tokens, 1<<40)), m, nil
+}

@@ -1,0 +1,38 @@
+package serve
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestImports keeps the dependency direction of STYLE.md: serve's own
+// files import neither workloads, calibrate, plan nor cmd (tests may
+// use workloads to build real inputs).
+func TestImports(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range af.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			for _, banned := range []string{"/workloads", "/calibrate", "/plan", "/cmd/"} {
+				if strings.Contains(p, banned) {
+					t.Errorf("%s imports %s", f, p)
+				}
+			}
+		}
+	}
+}

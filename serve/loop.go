@@ -1,0 +1,431 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// Options are a run's settings beyond the engine.
+type Options struct {
+	// SeriesPoints, when > 0, records the queue, the running batch and
+	// the KV occupancy over time in at most about that many samples
+	// (older samples thinned by half whenever the buffer fills).
+	SeriesPoints int
+	// MaxContext, when > 0, is the model's context: a request longer is
+	// an error.
+	MaxContext int
+}
+
+// A Sample is the engine's state at the end of an iteration.
+type Sample struct {
+	Time        model.Seconds
+	Waiting     int     // requests queued, not running
+	Running     int     // requests holding KV blocks
+	KVUsed      float64 // fraction of the KV blocks in use (or reserved)
+	BatchTokens int     // tokens in the iteration that just ended
+}
+
+// live is a request in the engine.
+type live struct {
+	m         *Metrics
+	input     int
+	output    int
+	computed  int // tokens whose KV is in the cache
+	generated int // output tokens produced
+	blocks    int // blocks held (reserved, with Reserve admission)
+}
+
+// need is the tokens known: the prompt and the output so far. The KV of
+// all but the last is computed before the next token is sampled.
+func (l *live) need() int { return l.input + l.generated }
+
+// loop is one run's state.
+type loop struct {
+	p       *sim.Pricer
+	e       Engine
+	o       Options
+	blocks  int // KV blocks of the replica
+	free    int
+	waiting []*live // FIFO; preempted requests go back to the front
+	running []*live // in admission order
+	now     float64
+	res     *Result
+
+	// Little's law: the area under the number of requests in the system.
+	inSys int
+	lastT float64
+	area  float64
+
+	it    sim.Iteration
+	sched []step
+	every int // series: keep every every-th iteration
+	count int
+}
+
+// step is one request's share of an iteration.
+type step struct {
+	l *live
+	k int // tokens computed
+}
+
+// ErrOverflow is a request that can never run: its prompt and output do
+// not fit in the KV cache (or the model's context).
+var ErrOverflow = errors.New("serve: request does not fit")
+
+// Run serves reqs (sorted by arrival) on one replica priced by p under
+// engine e, to the last request's completion, and returns the metrics.
+func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	kvTokens, mem, err := e.KVCapacity(p)
+	if err != nil {
+		return nil, err
+	}
+	blocks := kvTokens / e.BlockSize
+	if err := check(reqs, e, blocks, o); err != nil {
+		return nil, err
+	}
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1}
+	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem,
+		Requests: make([]Metrics, len(reqs))}
+	for i, r := range reqs {
+		l.res.Requests[i] = Metrics{ID: r.ID, Arrival: r.Arrival, Input: r.Input, Output: r.Output}
+	}
+	if err := l.run(reqs); err != nil {
+		return nil, err
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	l.res.Warnings = p.Warnings()
+	l.res.summarize(l.area, l.lastT)
+	return l.res, nil
+}
+
+// check refuses requests that are unordered or can never run.
+func check(reqs []Request, e Engine, blocks int, o Options) error {
+	if len(reqs) == 0 {
+		return errors.New("serve: no requests")
+	}
+	var errs []error
+	for i, r := range reqs {
+		if len(errs) >= 10 {
+			errs = append(errs, errors.New("serve: (more problems not shown)"))
+			break
+		}
+		switch {
+		case r.Input < 1 || r.Output < 1:
+			errs = append(errs, fmt.Errorf("serve: request %d: %d tokens in, %d out: both must be at least 1", r.ID, r.Input, r.Output))
+		case !(r.Arrival >= 0):
+			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before the start", r.ID, r.Arrival))
+		case i > 0 && r.Arrival < reqs[i-1].Arrival:
+			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before request %d (%v): requests must be in arrival order", r.ID, r.Arrival, reqs[i-1].ID, reqs[i-1].Arrival))
+		case o.MaxContext > 0 && r.Input+r.Output > o.MaxContext:
+			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the model's context of %d", ErrOverflow, r.ID, r.Input, r.Output, o.MaxContext))
+		case ceilDiv(r.Input+r.Output, e.BlockSize) > blocks:
+			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the KV cache of %d tokens", ErrOverflow, r.ID, r.Input, r.Output, blocks*e.BlockSize))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// advance integrates the requests in the system up to t.
+func (l *loop) advance(t float64) {
+	l.area += float64(l.inSys) * (t - l.lastT)
+	l.lastT = t
+}
+
+func (l *loop) run(reqs []Request) error {
+	next, done := 0, 0
+	for done < len(reqs) {
+		// Arrivals up to now join the queue, in order.
+		for next < len(reqs) && float64(reqs[next].Arrival) <= l.now {
+			l.arrive(&reqs[next], &l.res.Requests[next])
+			next++
+		}
+		if len(l.running) == 0 && len(l.waiting) == 0 {
+			l.now = float64(reqs[next].Arrival) // idle until the next arrival
+			continue
+		}
+		steps := l.schedule()
+		if len(l.sched) == 0 {
+			return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
+		}
+		for s := 0; s < steps && len(l.sched) > 0; s++ {
+			if s > 0 && !l.nextStep() {
+				break
+			}
+			l.build()
+			dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead)
+			end := l.now + dt
+			// Requests that arrived during the iteration enter the
+			// system (not the engine) at their arrival times.
+			for next < len(reqs) && float64(reqs[next].Arrival) <= end {
+				l.arrive(&reqs[next], &l.res.Requests[next])
+				next++
+			}
+			l.now = end
+			l.res.Iterations++
+			l.res.BusyTime += model.Seconds(dt)
+			done += l.apply()
+			l.sample()
+		}
+	}
+	return nil
+}
+
+// arrive adds a request to the system and the queue.
+func (l *loop) arrive(r *Request, m *Metrics) {
+	l.advance(float64(r.Arrival))
+	l.inSys++
+	l.waiting = append(l.waiting, &live{m: m, input: r.Input, output: r.Output})
+}
+
+// build fills l.it from l.sched.
+func (l *loop) build() {
+	l.it.Prefill, l.it.Decode, l.it.Sampled = l.it.Prefill[:0], l.it.Decode[:0], 0
+	for _, s := range l.sched {
+		if s.l.computed+s.k == s.l.need() {
+			l.it.Sampled++
+		}
+		if s.k == 1 && s.l.computed == s.l.need()-1 && s.l.generated > 0 {
+			l.it.Decode = append(l.it.Decode, s.l.computed)
+		} else {
+			l.it.Prefill = append(l.it.Prefill, sim.Chunk{Tokens: s.k, Context: s.l.computed})
+		}
+	}
+}
+
+// apply advances the scheduled requests by their tokens, records first
+// tokens and completions at l.now, and frees what finished. It returns
+// the requests that finished.
+func (l *loop) apply() int {
+	done := 0
+	for _, s := range l.sched {
+		r := s.l
+		r.computed += s.k
+		if r.computed == r.need() {
+			r.generated++
+			if r.generated == 1 {
+				r.m.FirstToken = model.Seconds(l.now)
+			}
+			if r.generated == r.output {
+				r.m.Finish = model.Seconds(l.now)
+				done++
+			}
+		}
+	}
+	if done > 0 {
+		l.advance(l.now)
+		l.inSys -= done
+		kept := l.running[:0]
+		for _, r := range l.running {
+			if r.generated == r.output {
+				l.free += r.blocks
+				r.blocks = 0
+				continue
+			}
+			kept = append(kept, r)
+		}
+		clear(l.running[len(kept):])
+		l.running = kept
+	}
+	return done
+}
+
+// sample records the state for the time series.
+func (l *loop) sample() {
+	if l.o.SeriesPoints <= 0 {
+		return
+	}
+	l.count++
+	if l.count%l.every != 0 {
+		return
+	}
+	if len(l.res.Series) >= 2*l.o.SeriesPoints {
+		// Thin: keep every other sample, and sample half as often.
+		n := 0
+		for i := 0; i < len(l.res.Series); i += 2 {
+			l.res.Series[n] = l.res.Series[i]
+			n++
+		}
+		l.res.Series = l.res.Series[:n]
+		l.every *= 2
+	}
+	l.res.Series = append(l.res.Series, Sample{
+		Time: model.Seconds(l.now), Waiting: len(l.waiting), Running: len(l.running),
+		KVUsed: float64(l.blocks-l.free) / float64(l.blocks), BatchTokens: l.it.Tokens(),
+	})
+}
+
+// blocksFor returns the blocks r needs to hold tokens tokens.
+func (l *loop) blocksFor(tokens int) int { return ceilDiv(tokens, l.e.BlockSize) }
+
+// grow makes r hold blocks for tokens tokens, if enough are free.
+func (l *loop) grow(r *live, tokens int) bool {
+	need := l.blocksFor(tokens) - r.blocks
+	if need <= 0 {
+		return true
+	}
+	if need > l.free {
+		return false
+	}
+	l.free -= need
+	r.blocks += need
+	return true
+}
+
+// preempt frees the last running request's blocks and puts it back at
+// the front of the queue, to be prefilled again (prompt and output so
+// far) when it next runs.
+func (l *loop) preempt() *live {
+	r := l.running[len(l.running)-1]
+	l.running = l.running[:len(l.running)-1]
+	l.free += r.blocks
+	r.blocks, r.computed = 0, 0
+	r.m.Preemptions++
+	l.res.Preemptions++
+	l.waiting = slices.Insert(l.waiting, 0, r)
+	return r
+}
+
+// admit tries to start the first waiting request with budget tokens
+// left; it returns the tokens it schedules (0: not admitted).
+func (l *loop) admit(budget int, alone bool) int {
+	r := l.waiting[0]
+	k := r.need() - r.computed
+	if l.e.Chunked {
+		k = min(k, budget)
+	} else if k > budget && !alone {
+		return 0
+	}
+	if k <= 0 {
+		return 0
+	}
+	if l.e.Admission == Reserve || l.e.Static {
+		if !l.grow(r, r.input+r.output) {
+			return 0
+		}
+	} else if !l.grow(r, r.computed+k) {
+		return 0
+	}
+	l.waiting = l.waiting[1:]
+	if r.m.Preemptions == 0 && r.computed == 0 && r.generated == 0 {
+		r.m.Start = model.Seconds(l.now)
+	}
+	l.running = append(l.running, r)
+	l.sched = append(l.sched, step{r, k})
+	return k
+}
+
+// schedule decides the next iteration into l.sched and returns how many
+// decode steps it runs before the next decision.
+func (l *loop) schedule() int {
+	l.sched = l.sched[:0]
+	e := &l.e
+	switch {
+	case e.Static:
+		if len(l.running) == 0 {
+			for len(l.waiting) > 0 && len(l.running) < e.MaxSeqs && l.admit(1<<40, true) > 0 {
+			}
+			return 1
+		}
+		l.decodeAll()
+		return 1
+	case e.Policy == PrefillFirst:
+		budget := e.MaxTokens
+		// A running request still in its prompt (chunked) goes first.
+		for _, r := range l.running {
+			if k := r.need() - r.computed; k > 1 || r.generated == 0 {
+				k = min(k, budget)
+				if k > 0 && l.grow(r, r.computed+k) {
+					l.sched = append(l.sched, step{r, k})
+					budget -= k
+				}
+			}
+		}
+		for budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
+			k := l.admit(budget, len(l.sched) == 0)
+			if k == 0 {
+				break
+			}
+			budget -= k
+		}
+		if len(l.sched) > 0 {
+			return 1
+		}
+		l.decodeAll()
+		return max(e.SchedulerSteps, 1)
+	default: // DecodeFirst
+		budget := e.MaxTokens
+		preempted := false
+		for i := 0; i < len(l.running) && budget > 0; i++ {
+			r := l.running[i]
+			k := min(r.need()-r.computed, budget)
+			for !l.grow(r, r.computed+k) {
+				victim := l.preempt()
+				preempted = true
+				if victim == r {
+					k = 0
+					break
+				}
+			}
+			if k > 0 {
+				l.sched = append(l.sched, step{r, k})
+				budget -= k
+			}
+		}
+		for !preempted && budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
+			k := l.admit(budget, len(l.sched) == 0)
+			if k == 0 {
+				break
+			}
+			budget -= k
+		}
+		return 1
+	}
+}
+
+// decodeAll schedules a decode token for every running request,
+// preempting the last admitted while blocks run out.
+func (l *loop) decodeAll() {
+	for i := 0; i < len(l.running); i++ {
+		r := l.running[i]
+		k := r.need() - r.computed
+		for !l.grow(r, r.computed+k) {
+			if l.preempt() == r {
+				k = 0
+				break
+			}
+		}
+		if k > 0 {
+			l.sched = append(l.sched, step{r, k})
+		}
+	}
+}
+
+// nextStep re-forms a multi-step decode batch for its next step: the
+// scheduled requests that have not finished, one token each. It returns
+// false when none is left or blocks run out.
+func (l *loop) nextStep() bool {
+	kept := l.sched[:0]
+	for _, s := range l.sched {
+		r := s.l
+		if r.generated == r.output || r.blocks == 0 && r.computed == 0 {
+			continue
+		}
+		if !l.grow(r, r.computed+1) {
+			return false
+		}
+		kept = append(kept, step{r, 1})
+	}
+	l.sched = kept
+	return len(kept) > 0
+}

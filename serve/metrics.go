@@ -1,0 +1,153 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// Metrics is one request's record. Times are since the start of the run.
+type Metrics struct {
+	ID            int
+	Arrival       model.Seconds
+	Start         model.Seconds // first scheduled
+	FirstToken    model.Seconds
+	Finish        model.Seconds // last token
+	Input, Output int
+	Preemptions   int
+}
+
+// Queue is the wait from arrival to first being scheduled.
+func (m *Metrics) Queue() model.Seconds { return m.Start - m.Arrival }
+
+// TTFT is arrival to first token.
+func (m *Metrics) TTFT() model.Seconds { return m.FirstToken - m.Arrival }
+
+// E2E is arrival to last token.
+func (m *Metrics) E2E() model.Seconds { return m.Finish - m.Arrival }
+
+// TPOT is (E2E − TTFT)/(output − 1), 0 for one output token.
+func (m *Metrics) TPOT() model.Seconds {
+	if m.Output <= 1 {
+		return 0
+	}
+	return (m.Finish - m.FirstToken) / model.Seconds(m.Output-1)
+}
+
+// Stats summarises one metric over requests: the mean and empirical
+// percentiles (gonum stat.Quantile with stat.Empirical).
+type Stats struct {
+	Mean, P50, P90, P95, P99, Max float64
+}
+
+func statsOf(x []float64) Stats {
+	if len(x) == 0 {
+		return Stats{}
+	}
+	slices.Sort(x)
+	q := func(p float64) float64 { return stat.Quantile(p, stat.Empirical, x, nil) }
+	return Stats{Mean: stat.Mean(x, nil), P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: x[len(x)-1]}
+}
+
+// A Result is what a run returns.
+type Result struct {
+	Engine   Engine
+	KVTokens int // KV cache capacity of the replica, in tokens
+	KVBlocks int
+	Memory   sim.Memory // one device, as the KV cache was sized
+	Requests []Metrics  // in arrival order
+
+	Iterations  int
+	Preemptions int
+	// BusyTime is the time the engine spent in iterations; Duration is
+	// the first arrival to the last completion.
+	BusyTime, Duration model.Seconds
+
+	Queue, TTFT, TPOT, E2E Stats // seconds
+
+	// Throughput over Duration, of the replica.
+	RequestsPerSecond     float64
+	OutputTokensPerSecond float64
+	// Utilization is BusyTime/Duration.
+	Utilization float64
+	// MeanInSystem is the time average of the requests in the system
+	// (arrived, not finished), integrated by the event loop; Little's
+	// law says it equals RequestsPerSecond × E2E.Mean.
+	MeanInSystem float64
+	// Overloaded says the queue grew without bound: the arrival rate
+	// exceeds what the engine serves (see Verdict).
+	Overloaded bool
+	Verdict    string
+
+	Series   []Sample
+	Warnings []error
+}
+
+// summarize fills the summaries from the requests; area is the integral
+// of the requests in the system up to end.
+func (res *Result) summarize(area, end float64) {
+	n := len(res.Requests)
+	q, ttft, tpot, e2e := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	var out float64
+	first := math.Inf(1)
+	last := 0.0
+	for i := range res.Requests {
+		m := &res.Requests[i]
+		q = append(q, float64(m.Queue()))
+		ttft = append(ttft, float64(m.TTFT()))
+		if m.Output > 1 {
+			tpot = append(tpot, float64(m.TPOT()))
+		}
+		e2e = append(e2e, float64(m.E2E()))
+		out += float64(m.Output)
+		first = math.Min(first, float64(m.Arrival))
+		last = math.Max(last, float64(m.Finish))
+	}
+	res.Duration = model.Seconds(last - first)
+	res.Queue, res.TTFT, res.TPOT, res.E2E = statsOf(q), statsOf(ttft), statsOf(tpot), statsOf(e2e)
+	if d := float64(res.Duration); d > 0 {
+		res.RequestsPerSecond = float64(n) / d
+		res.OutputTokensPerSecond = out / d
+		res.Utilization = float64(res.BusyTime) / d
+		res.MeanInSystem = area / d
+	}
+	res.overload()
+}
+
+// overload decides whether the queue grew without bound: over the
+// second half of the arrivals (an open arrival process only), the
+// queueing delay is fitted by least squares against the arrival time;
+// a slope of 0.05 s per s or more means the server falls behind the
+// arrivals by 5% or more of the time elapsed (a stable queue has a slope
+// near 0).
+func (res *Result) overload() {
+	r := res.Requests
+	n := len(r)
+	if n < 20 || r[n-1].Arrival == r[0].Arrival {
+		return
+	}
+	var sx, sy, sxx, sxy, k float64
+	for i := n / 2; i < n; i++ {
+		x, y := float64(r[i].Arrival), float64(r[i].Queue())
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+		k++
+	}
+	den := k*sxx - sx*sx
+	if den <= 0 {
+		return
+	}
+	slope := (k*sxy - sx*sy) / den
+	if slope >= 0.05 {
+		res.Overloaded = true
+		rate := float64(n-1) / float64(r[n-1].Arrival-r[0].Arrival)
+		res.Verdict = fmt.Sprintf("overloaded: the queue grows without bound at %.3g req/s (the wait grows %.2f s per s; served %.3g req/s)", rate, slope, res.RequestsPerSecond)
+	}
+}

@@ -1,0 +1,52 @@
+package serve_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/serve"
+)
+
+// TestShareGPT: the approximation has the published statistics of the
+// filtered sample (e2e/README.md): mean output 194.3 tokens (±3%),
+// median output about 120 (±10%), mean input 220–230 (±5% of 225), and
+// every pair passes the filters.
+func TestShareGPT(t *testing.T) {
+	reqs, err := (&serve.Workload{N: 200000, Arrival: serve.AllAtOnce, Joint: serve.ShareGPT{}, Seed: 1}).Requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, out []float64
+	var si, so float64
+	for _, r := range reqs {
+		if r.Input < 4 || r.Output < 4 || r.Input > 1024 || r.Input+r.Output > 2048 {
+			t.Fatalf("request %d: %d in, %d out fails the filters", r.ID, r.Input, r.Output)
+		}
+		in, out = append(in, float64(r.Input)), append(out, float64(r.Output))
+		si += float64(r.Input)
+		so += float64(r.Output)
+	}
+	n := float64(len(reqs))
+	slices.Sort(out)
+	mi, mo, med := si/n, so/n, out[len(out)/2]
+	t.Logf("ShareGPT approximation: mean input %.1f, mean output %.1f, median output %.0f", mi, mo, med)
+	if math.Abs(mo/194.3-1) > 0.03 || math.Abs(med/120-1) > 0.10 || math.Abs(mi/225-1) > 0.05 {
+		t.Errorf("mean input %.1f (want 225±5%%), mean output %.1f (194.3±3%%), median output %.0f (120±10%%)", mi, mo, med)
+	}
+}
+
+// TestWorkload_bad names every bad flag at once.
+func TestWorkload_bad(t *testing.T) {
+	w := serve.Workload{N: 0, Arrival: serve.Gamma, Rate: -1, Input: serve.Fixed(1), Output: serve.Fixed(1)}
+	_, err := w.Requests()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, flag := range []string{"--requests", "--rate", "--cv"} {
+		if !strings.Contains(err.Error(), flag) {
+			t.Errorf("error %q does not name %s", err, flag)
+		}
+	}
+}
