@@ -157,8 +157,11 @@ type Memory struct {
 	Optimizer   model.Bytes // master weights and moments
 	Reserve     model.Bytes // framework, CUDA context, workspace
 	Total       model.Bytes
-	Capacity    model.Bytes
-	Fits        bool
-	// Headroom is Capacity − Total: negative is the shortfall.
+	Capacity    model.Bytes // physical memory
+	// Usable is what programs can allocate (hardware.Memory.Limit): the
+	// figure a fit is sized against.
+	Usable model.Bytes
+	Fits   bool
+	// Headroom is Usable − Total: negative is the shortfall.
 	Headroom model.Bytes
 }

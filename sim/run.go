@@ -302,12 +302,13 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 	return r.fit(m)
 }
 
-// fit totals m against the device's capacity.
+// fit totals m against the memory a program can use on the device.
 func (r *runner) fit(m Memory) Memory {
 	m.Total = m.Weights + m.KVCache + m.Activations + m.Gradients + m.Optimizer + m.Reserve
 	m.Capacity = r.sys.Device.Memory.Capacity
-	m.Headroom = m.Capacity - m.Total
-	m.Fits = m.Total <= m.Capacity
+	m.Usable = r.sys.Device.Memory.Limit()
+	m.Headroom = m.Usable - m.Total
+	m.Fits = m.Total <= m.Usable
 	return m
 }
 

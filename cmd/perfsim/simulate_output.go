@@ -94,6 +94,7 @@ type memoryJSON struct {
 	Reserve     float64 `json:"reserve_bytes"`
 	Total       float64 `json:"total_bytes"`
 	Capacity    float64 `json:"capacity_bytes"`
+	Usable      float64 `json:"usable_bytes"`
 	Headroom    float64 `json:"headroom_bytes"`
 	Fits        bool    `json:"fits"`
 	MaxBatch    int     `json:"max_batch"`
@@ -275,7 +276,7 @@ func memoryOf(m sim.Memory) memoryJSON {
 	return memoryJSON{
 		Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
 		Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
-		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Headroom: float64(m.Headroom),
+		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Usable: float64(m.Usable), Headroom: float64(m.Headroom),
 		Fits: m.Fits,
 	}
 }
@@ -359,7 +360,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 		v float64
 	}{{"weights_bytes", m.Weights}, {"kv_cache_bytes", m.KVCache}, {"kv_cache_per_token_bytes", m.KVPerToken},
 		{"activations_bytes", m.Activations}, {"gradients_bytes", m.Gradients}, {"optimizer_bytes", m.Optimizer},
-		{"reserve_bytes", m.Reserve}, {"total_bytes", m.Total}, {"capacity_bytes", m.Capacity}, {"headroom_bytes", m.Headroom}} {
+		{"reserve_bytes", m.Reserve}, {"total_bytes", m.Total}, {"capacity_bytes", m.Capacity}, {"usable_bytes", m.Usable}, {"headroom_bytes", m.Headroom}} {
 		add("memory."+kv.k, num(kv.v))
 	}
 	add("memory.max_batch", strconv.Itoa(m.MaxBatch))
@@ -432,11 +433,11 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 	fmt.Fprintf(w, "\nmemory per device\n")
 	tw = newTable(w)
 	row := func(name string, b model.Bytes, note string) {
-		fmt.Fprintf(tw, "  %s\t%v\t%s\n", name, b, note)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, b.BinaryString(), note)
 	}
 	row("weights", m.Weights, "")
 	if r.Inference != nil && m.KVPerToken > 0 {
-		row("KV cache", m.KVCache, fmt.Sprintf("%v per token", m.KVPerToken))
+		row("KV cache", m.KVCache, fmt.Sprintf("%s per token", m.KVPerToken.BinaryString()))
 	}
 	row("activations", m.Activations, "")
 	if r.Training != nil {
@@ -444,11 +445,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 		row("optimizer", m.Optimizer, "")
 	}
 	row("reserve", m.Reserve, "")
-	verdict := fmt.Sprintf("fits, %v headroom", m.Headroom)
-	if !m.Fits {
-		verdict = fmt.Sprintf("DOES NOT FIT: %v short", -m.Headroom)
-	}
-	row("total", m.Total, fmt.Sprintf("of %v: %s", m.Capacity, verdict))
+	row("total", m.Total, "of "+usableText(m)+": "+verdictText(m))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -502,6 +499,23 @@ func writePhaseTable(w io.Writer, p *sim.PhaseReport, top int) {
 		fmt.Fprintf(tw, "  %s\t%d\t%v\t%.1f%%\t%s\t%s\t%s\n", o.Name, o.Count, o.Time, 100*shareOf(o.Time, p.Time), o.Bound, fnum(intensity(o.FLOPs, o.Bytes)), dtypeName(o.DType))
 	}
 	tw.Flush()
+}
+
+// usableText names the memory a fit is sized against, and the physical
+// capacity beside it when they differ: "79.11 GiB usable (80 GiB physical)".
+func usableText(m sim.Memory) string {
+	if m.Usable == m.Capacity || m.Capacity == 0 {
+		return m.Usable.BinaryString() + " usable"
+	}
+	return m.Usable.BinaryString() + " usable (" + m.Capacity.BinaryString() + " physical)"
+}
+
+// verdictText says whether m fits, and by how much.
+func verdictText(m sim.Memory) string {
+	if !m.Fits {
+		return "DOES NOT FIT: " + (-m.Headroom).BinaryString() + " short"
+	}
+	return "fits, " + m.Headroom.BinaryString() + " headroom"
 }
 
 // phaseBound names what bounds a phase: "host" when an eager pass waits

@@ -353,7 +353,7 @@ var sweepColumns = []string{
 	"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "output_tokens_per_s_per_device", "images_per_s",
 	"prefill_bound", "decode_bound", "fits",
 	"memory.weights_bytes", "memory.kv_cache_bytes", "memory.activations_bytes", "memory.reserve_bytes",
-	"memory.total_bytes", "memory.capacity_bytes", "memory.headroom_bytes",
+	"memory.total_bytes", "memory.capacity_bytes", "memory.usable_bytes", "memory.headroom_bytes",
 	// energy.go
 	"energy.average_w_per_device", "energy.prefill_j_per_input_token", "energy.decode_j_per_output_token",
 	"energy.j_per_output_token", "energy.output_tokens_per_j",
@@ -375,7 +375,7 @@ func sweepCSVRow(j *simJSON) []string {
 		sc.Weights, sc.Act, sc.KV,
 		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
 		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
-		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Headroom)}
+		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Usable), num(m.Headroom)}
 	return append(row, sweepEnergyCells(*j)...)
 }
 
