@@ -207,3 +207,34 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicas: dp replicas behind a round-robin router serve dp times
+// the load at the latencies of one replica under its share (exactly,
+// for constant arrivals, whose round-robin shares are again constant),
+// and Little's law holds over the system.
+func TestReplicas(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	p := pricer(t, sys, w, sim.Default())
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Capacity)
+	one := mustServe(t, p, e, serve.Workload{N: 500, Arrival: serve.Constant, Rate: 10, Input: serve.Fixed(700), Output: serve.Fixed(150)})
+	reqs, _ := (&serve.Workload{N: 2000, Arrival: serve.Constant, Rate: 40, Input: serve.Fixed(700), Output: serve.Fixed(150)}).Requests()
+	four, err := serve.RunReplicas(p, e, reqs, 4, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relErr(four.TTFT.P99, one.TTFT.P99) > 1e-9 || relErr(four.TPOT.Mean, one.TPOT.Mean) > 1e-9 {
+		t.Errorf("4 replicas at 40 req/s: TTFT p99 %g, TPOT %g; one at 10 req/s: %g, %g", four.TTFT.P99, four.TPOT.Mean, one.TTFT.P99, one.TPOT.Mean)
+	}
+	if relErr(four.RequestsPerSecond, 4*one.RequestsPerSecond) > 0.01 {
+		t.Errorf("throughput %g req/s, want 4 × %g", four.RequestsPerSecond, one.RequestsPerSecond)
+	}
+	if relErr(four.MeanInSystem, four.RequestsPerSecond*four.E2E.Mean) > 1e-9 {
+		t.Errorf("Little's law: L = %g, λW = %g", four.MeanInSystem, four.RequestsPerSecond*four.E2E.Mean)
+	}
+	if g := four.Goodput(0, 0); relErr(g, four.RequestsPerSecond) > 1e-12 {
+		t.Errorf("goodput without SLOs %g, throughput %g", g, four.RequestsPerSecond)
+	}
+	if g := four.Goodput(model.Seconds(four.TTFT.P50), 0); g >= four.RequestsPerSecond {
+		t.Errorf("goodput under a median TTFT SLO %g ≥ throughput %g", g, four.RequestsPerSecond)
+	}
+}

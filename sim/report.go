@@ -88,8 +88,12 @@ type TrainingResult struct {
 	Forward   PhaseReport  // one micro-batch
 	Backward  PhaseReport  // one micro-batch
 	Recompute *PhaseReport // one micro-batch; nil without recomputation
-	Gradients *PhaseReport // data-parallel gradient synchronisation; nil when DP is 1
+	Gradients *PhaseReport // data-parallel gradient synchronisation; nil when DP is 1 or for transformers (see Breakdown)
 	Optimizer PhaseReport
+	// Breakdown splits a transformer's step on its slowest pipeline stage
+	// (compute, exposed communication per kind, bubble, overlap,
+	// optimizer); nil for CNNs.
+	Breakdown *Breakdown
 }
 
 // A PhaseReport is the cost of one phase: its totals, a row per op class

@@ -47,9 +47,9 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 		return nil, err
 	}
 	sc = sc.normalized()
-	need := sc.TP * sc.PP * sc.DP
+	need := sc.TP * sc.PP * sc.DP * sc.CP
 	if sys.Devices() < need {
-		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sys.Devices())
+		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d × cp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sc.CP, sys.Devices())
 	}
 	p := sys.Device.Processor()
 	if err := p.Validate(); err != nil {

@@ -136,6 +136,24 @@ type Scenario struct {
 	// 0 means 1.
 	TP, PP, DP int
 
+	// Training at scale (see train_parallel.go). CP is the
+	// context-parallel degree (ring attention over sequence shards) and
+	// EP the expert-parallel degree (experts split over EP of the
+	// data-parallel ranks); 0 means 1. SP adds sequence parallelism to
+	// TP. Schedule is the pipeline schedule and VirtualStages its model
+	// chunks per device (interleaved; 0 means 1). NoOverlap exposes all
+	// data-parallel, pipeline and context-parallel communication;
+	// TPOverlap hides TP collectives behind the GEMMs (Transformer
+	// Engine's userbuffers). ExpertImbalance is the busiest expert rank's
+	// load over the mean (0 means 1, a perfectly balanced router).
+	CP, EP          int
+	SP              bool
+	Schedule        Schedule
+	VirtualStages   int
+	NoOverlap       bool
+	TPOverlap       bool
+	ExpertImbalance float64
+
 	// Weights, Act and KV are the storage types of the weights, the
 	// activations (and the compute) and the KV cache.
 	Weights, Act, KV model.DType
@@ -209,6 +227,10 @@ func deg(n int) int {
 // normalized returns sc with the parallel degrees defaulted.
 func (sc Scenario) normalized() Scenario {
 	sc.TP, sc.PP, sc.DP = deg(sc.TP), deg(sc.PP), deg(sc.DP)
+	sc.CP, sc.EP, sc.VirtualStages = deg(sc.CP), deg(sc.EP), deg(sc.VirtualStages)
+	if !(sc.ExpertImbalance >= 1) {
+		sc.ExpertImbalance = 1
+	}
 	if sc.GlobalBatch == 0 {
 		sc.GlobalBatch = sc.Batch * sc.DP
 	}
@@ -228,7 +250,7 @@ func (sc Scenario) Validate(s Shape) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"global-batch", sc.GlobalBatch}} {
+	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}, {"ep", sc.EP}, {"virtual-stages", sc.VirtualStages}, {"global-batch", sc.GlobalBatch}} {
 		if f.v < 0 {
 			bad(f.name, "must not be negative, got %d", f.v)
 		}
@@ -303,12 +325,10 @@ func (sc Scenario) Validate(s Shape) error {
 		if sc.Seq <= 0 && s.Arch != CNN && s.Arch != Vision {
 			bad("seq", "sequence length must be at least 1, got %d", sc.Seq)
 		}
-		if n.PP > 1 {
-			bad("pp", "pipeline-parallel training is not modelled yet; use --tp and --dp")
-		}
 		if sc.Batch > 0 && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
-			bad("global-batch", "global batch %d is not a multiple of batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
+			bad("global-batch", "global batch %d is not a multiple of micro-batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
 		}
+		errs = append(errs, n.validateLayout(s)...)
 	default:
 		bad("mode", "unknown mode %d", sc.Mode)
 	}

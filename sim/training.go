@@ -14,11 +14,16 @@ func (r *runner) gradType() model.DType {
 	return r.sc.Weights
 }
 
-// training simulates one optimizer step: MicroBatches × (forward,
+// training simulates one optimizer step. A transformer's goes to
+// trainingScaled (train_step.go), with its parallel layout and overlap; a
+// CNN's is here, on one node: MicroBatches × (forward,
 // backward, recomputation), the data-parallel gradient synchronisation
 // (not overlapped with the backward pass: a conservative bound), and the
 // optimizer's memory-bound pass over its state.
 func (r *runner) training() error {
+	if r.shape.Arch != CNN {
+		return r.trainingScaled()
+	}
 	sc, rep := r.sc, r.rep
 	tr := &TrainingResult{MicroBatches: sc.GlobalBatch / (sc.Batch * sc.DP)}
 	rep.Training = tr

@@ -46,6 +46,7 @@ type simulateOptions struct {
 	exec                      string
 	hostOverhead              model.Seconds
 	amp                       bool
+	train                     trainFlags
 	loaderRate                float64
 	energy                    energyOptions
 }
@@ -58,7 +59,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.input, "input", 2048, "prompt tokens per sequence (inference)")
 	fs.IntVar(&o.output, "output", 128, "generated tokens per sequence (inference)")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree")
-	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree (inference)")
+	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree (training)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4")
@@ -80,6 +81,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
+	o.train.AddFlags(fs)
 	fs.Float64Var(&o.loaderRate, "loader-rate", 0, "samples (images) per second the input pipeline sustains for the whole system: bounds a CNN's throughput and a training step (0: no bound)")
 	fs.BoolVar(&o.amp, "amp", false, "automatic mixed precision as PyTorch's autocast: weights kept in --weights (fp32), a CNN's convolutions computed in --act with a weight cast per layer and pass")
 }
@@ -146,6 +148,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.HostOverhead = o.hostOverhead
 	sc.Autocast = o.amp
+	errs = append(errs, o.train.apply(&sc, fs))
 	sc.LoaderRate = o.loaderRate
 	return sc, errors.Join(errs...)
 }
@@ -213,9 +216,13 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	dev, fixed, err := resolveDeviceOrSystem(o.hw)
-	if err != nil {
-		return err
+	var dev *hardware.Device
+	var fixed *hardware.System
+	if o.train.system == "" {
+		dev, fixed, err = resolveDeviceOrSystem(o.hw)
+		if err != nil {
+			return err
+		}
 	}
 	pricing, err := o.energy.pricing(fs, dev)
 	if err != nil {
@@ -229,9 +236,13 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := sc.Validate(w.Shape()); err != nil {
 		return scenarioUsage(err)
 	}
-	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1)
+	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
 	sys := fixed
-	if sys == nil {
+	if o.train.system != "" {
+		if sys, err = o.train.catalogSystem(fs, n); err != nil {
+			return err
+		}
+	} else if sys == nil {
 		sys, err = systemFor(dev, n)
 		if err != nil {
 			return usagef("--tp/--pp/--dp: %d devices: %v", n, err)

@@ -71,17 +71,18 @@ type scenarioJSON struct {
 }
 
 type trainingJSON struct {
-	StepTime        float64 `json:"step_time_s"`
-	StepTimeLow     float64 `json:"step_time_s_low"`
-	StepTimeHigh    float64 `json:"step_time_s_high"`
-	MicroBatches    int     `json:"micro_batches"`
-	TokensPerSecond float64 `json:"tokens_per_s"`
-	SamplesPerSec   float64 `json:"samples_per_s"`
-	ModelFLOPs      float64 `json:"model_flops"`
-	HardwareFLOPs   float64 `json:"hardware_flops"`
-	MFU             float64 `json:"mfu"`
-	HFU             float64 `json:"hfu"`
-	TimeToTrain     float64 `json:"time_to_train_s"`
+	Breakdown       *breakdownJSON `json:"breakdown,omitempty"`
+	StepTime        float64        `json:"step_time_s"`
+	StepTimeLow     float64        `json:"step_time_s_low"`
+	StepTimeHigh    float64        `json:"step_time_s_high"`
+	MicroBatches    int            `json:"micro_batches"`
+	TokensPerSecond float64        `json:"tokens_per_s"`
+	SamplesPerSec   float64        `json:"samples_per_s"`
+	ModelFLOPs      float64        `json:"model_flops"`
+	HardwareFLOPs   float64        `json:"hardware_flops"`
+	MFU             float64        `json:"mfu"`
+	HFU             float64        `json:"hfu"`
+	TimeToTrain     float64        `json:"time_to_train_s"`
 }
 
 type memoryJSON struct {
@@ -194,7 +195,7 @@ func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
 			StepTime: float64(tr.StepTime), StepTimeLow: float64(tr.StepTimeLow), StepTimeHigh: float64(tr.StepTimeHigh),
 			MicroBatches: tr.MicroBatches, TokensPerSecond: tr.TokensPerSecond, SamplesPerSec: tr.SamplesPerSecond,
 			ModelFLOPs: float64(tr.ModelFLOPs), HardwareFLOPs: float64(tr.HardwareFLOPs), MFU: tr.MFU, HFU: tr.HFU,
-			TimeToTrain: float64(tr.TimeToTrain),
+			TimeToTrain: float64(tr.TimeToTrain), Breakdown: breakdownOf(tr.Breakdown),
 		}
 	}
 	j.Memory = memoryOf(r.Memory)
@@ -422,6 +423,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 			fmt.Fprintf(tw, "tokens/s\t%s\tsystem\n", fnum(tr.TokensPerSecond))
 		}
 		fmt.Fprintf(tw, "MFU\t%.1f%%\tHFU %.1f%%\n", 100*tr.MFU, 100*tr.HFU)
+		writeLayoutTable(tw, sc, tr)
 		if tr.TimeToTrain > 0 {
 			fmt.Fprintf(tw, "time to train\t%.4g days\t%.4g s for %.4g tokens\n", float64(tr.TimeToTrain)/86400, float64(tr.TimeToTrain), sc.Tokens)
 		}

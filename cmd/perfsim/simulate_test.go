@@ -98,7 +98,11 @@ func TestSimulateBadInput(t *testing.T) {
 		{[]string{"--recompute", "some"}, 2, "--recompute"},
 		{[]string{"--format", "xml"}, 2, "--format"},
 		{[]string{"--pp", "0"}, 2, "--pp"},
-		{[]string{"--mode", "training", "--pp", "2"}, 2, "--pp"},
+		{[]string{"--mode", "training", "--pp", "3"}, 2, "--pp"}, // 3 does not divide 32 layers
+		{[]string{"--mode", "training", "--tp", "2", "--virtual-stages", "2", "--pp", "2"}, 2, "--virtual-stages"},
+		{[]string{"--mode", "training", "--system", "dgx-h200"}, 2, "--system"},
+		{[]string{"--mode", "training", "--ep", "2", "--dp", "2"}, 2, "--ep"},
+		{[]string{"--mode", "training", "--schedule", "zigzag"}, 2, "--schedule"},
 		{[]string{"--tokens", "-1"}, 2, "--tokens"},
 		{[]string{"--dtype", "fp8", "--strict", "--hw", "a100"}, 1, "fp8"},
 		{[]string{"--batch", "4096", "--input", "8192"}, 0, ""},
