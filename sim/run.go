@@ -60,6 +60,9 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if err := powerLimit(&p, sc); err != nil {
+		return nil, err
+	}
 	r := runners.Get().(*runner)
 	defer r.release()
 	r.init(sys, w, sc, shape, p)
@@ -68,6 +71,7 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 		rep     Report
 		inf     InferenceResult
 		dec     PhaseReport
+		en      Energy
 		rows    [40]OpRow
 		classes [24]ClassRow
 	}{rep: Report{
@@ -88,6 +92,7 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.energy(&out.en)
 	r.rep.Warnings = append(r.c.warnings, r.rep.Warnings...)
 	if err := r.rep.checkFinite(); err != nil {
 		return nil, err
