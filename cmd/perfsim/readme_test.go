@@ -105,9 +105,39 @@ func docCommands(t *testing.T, path string) [][]string {
 			t.Logf("skipping shell pipeline: %s", line)
 			continue
 		}
-		cmds = append(cmds, strings.Fields(rest))
+		cmds = append(cmds, shellFields(rest))
 	}
 	return cmds
+}
+
+// shellFields splits a command line at spaces outside double or single
+// quotes, dropping the quotes, as a shell does for the commands the docs
+// show (--purchase "25000 USD").
+func shellFields(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in, quote, started := rune(0), false, false
+	for _, r := range s {
+		switch {
+		case quote && r == in:
+			quote = false
+		case !quote && (r == '"' || r == '\''):
+			quote, in, started = true, r, true
+		case !quote && r == ' ':
+			if started {
+				out = append(out, cur.String())
+				cur.Reset()
+				started = false
+			}
+		default:
+			cur.WriteRune(r)
+			started = true
+		}
+	}
+	if started {
+		out = append(out, cur.String())
+	}
+	return out
 }
 
 // codeLines returns the trimmed lines of a markdown file's indented and
