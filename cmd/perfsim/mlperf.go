@@ -35,6 +35,8 @@ type mlperfOptions struct {
 	gpus, queries               int
 	seed                        uint64
 	input, output               map[string]int
+	suite                       string
+	globalBatch                 int
 }
 
 func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
@@ -42,6 +44,8 @@ func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.system, "system", "", "a catalog system ("+strings.Join(hardware.SystemNames(), ", ")+"): its device, and one node's GPUs unless --gpus says otherwise")
 	fs.IntVar(&o.gpus, "gpus", 8, "accelerators in the system under test (each serves its own copy of a model that fits one)")
 	fs.StringVar(&o.bench, "benchmark", "", "one benchmark (default: the whole datacenter suite); 'perfsim mlperf --benchmark list' names them")
+	fs.StringVar(&o.suite, "suite", "inference", "inference (the datacenter suite's Offline and Server scenarios) or training (time to train)")
+	fs.IntVar(&o.globalBatch, "global-batch", 0, "training: the global batch (default: each benchmark's reference point, resnet 3264, bert 448)")
 	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
 	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Server scenario's Poisson arrivals")
@@ -92,15 +96,24 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	if o.suite != "inference" && o.suite != "training" {
+		return usagef("--suite: unknown suite %q (want inference or training)", o.suite)
+	}
 	suite := mlperf.Suite()
 	if o.bench == "list" {
+		if o.suite == "training" {
+			for _, b := range mlperf.TrainingSuite() {
+				fmt.Fprintf(stdout, "%-20s %s  %s\n", b.Name, b.Round, b.Task)
+			}
+			return nil
+		}
 		for _, b := range suite {
 			fmt.Fprintf(stdout, "%-20s %s  %s\n", b.Name, b.Round, b.Task)
 		}
 		return nil
 	}
 	var errs []error
-	if o.bench != "" {
+	if o.bench != "" && o.suite == "inference" {
 		b, err := mlperf.Find(o.bench)
 		if err != nil {
 			errs = append(errs, usagef("--benchmark: %v", err))
@@ -171,6 +184,12 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return nil, err
 		}
 		return simWorkload{m}, nil
+	}
+	if o.suite == "training" {
+		if o.globalBatch < 0 {
+			return usagef("--global-batch: must be positive, got %d", o.globalBatch)
+		}
+		return runMLPerfTraining(stdout, f, sys, o.bench, o.globalBatch, resolve)
 	}
 	rep := mlperfReport{Schema: "perfsim.mlperf/v1", System: sys.Name, Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
 	var results []mlperf.Result

@@ -161,7 +161,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		return nil, err
 	}
 	w := simWorkload{m}
-	e, err := serve.Preset(o.engine, dev.Memory.Capacity)
+	e, err := serve.Preset(o.engine, dev.Memory.Limit())
 	if err != nil {
 		return nil, usagef("--engine: %v", err)
 	}
