@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/plan"
@@ -34,6 +35,7 @@ to stderr.`
 
 type planTrainOptions struct {
 	model, system, format, scaling string
+	plot                           string
 	gpus, gb, seq, top             int
 	tokens                         float64
 	dtype                          model.DType
@@ -54,6 +56,7 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.noOverlap, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE)")
 	fs.StringVar(&o.scaling, "scaling", "", "GPU counts for strong scaling (the global batch fixed) and weak scaling (the batch per GPU fixed), e.g. 256,512,1024")
+	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns (and the scaling efficiency) into this file: .svg, .png or .pdf")
 	addFormatFlag(fs, &o.format)
 }
 
@@ -110,6 +113,11 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if math.IsNaN(o.imbalance) || o.imbalance < 1 || o.imbalance > 64 {
 		errs = append(errs, usagef("--expert-imbalance: want a factor from 1 to 64, got %v", o.imbalance))
 	}
+	if o.plot != "" {
+		if _, err := chart.FormatOf(o.plot); err != nil {
+			errs = append(errs, usagef("--plot: %v", err))
+		}
+	}
 	counts, err := parseCounts(o.scaling)
 	if err != nil {
 		errs = append(errs, usagef("--scaling: %v", err))
@@ -136,6 +144,11 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	var sc []scalingRow
 	if len(counts) > 0 {
 		if sc, err = scaling(o.system, w, req, counts); err != nil {
+			return err
+		}
+	}
+	if o.plot != "" {
+		if err := savePlanTrainChart(o.plot, m.Name(), p, sc); err != nil {
 			return err
 		}
 	}

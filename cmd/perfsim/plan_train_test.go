@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/plan"
+	"github.com/perfsim/perfsim/sim"
 )
 
 // TestPlanTrainGolden pins perfsim plan train's output, and simulate's
@@ -76,5 +79,42 @@ func TestPlanTrainBadInput(t *testing.T) {
 	}
 	if _, _, code := perfsim(t, "plan", "nonsense"); code != 2 {
 		t.Errorf("plan nonsense: exit %d, want 2", code)
+	}
+}
+
+// TestPlanTrainChart checks the chart's series: a bar per ranked layout
+// whose total is its step, and the scaling efficiencies.
+func TestPlanTrainChart(t *testing.T) {
+	m, err := resolveModel("gpt3-2.7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := plan.TrainRequest{GPUs: 8, GlobalBatch: 32, Seq: 2048, Top: 3, Base: sim.Default()}
+	p, err := searchOn("dgx-h100", simWorkload{m}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scaling("dgx-h100", simWorkload{m}, req, []int{8, 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := planTrainChart(m.Name(), p, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, ok := c.Series("step by layout/total")
+	if !ok || len(tot) != len(p.Best) {
+		t.Fatalf("totals %v (%v), want %d bars", tot, ok, len(p.Best))
+	}
+	for i, xy := range tot {
+		if d := xy.Y - float64(p.Best[i].Step); d > 1e-9 || d < -1e-9 {
+			t.Errorf("bar %d total %v, step %v", i, xy.Y, p.Best[i].Step)
+		}
+	}
+	if s, ok := c.Series("strong scaling/strong efficiency"); !ok || len(s) != 2 || s[0].Y != 100 {
+		t.Errorf("strong efficiency series %v (%v)", s, ok)
+	}
+	if _, err := planTrainChart("x", &plan.TrainPlan{}, nil); err == nil {
+		t.Error("a chart of nothing")
 	}
 }
