@@ -145,8 +145,14 @@ func intervalName(e *model.Efficiency) string {
 
 // phase returns the scenario's phase template.
 func (r *runner) phase(k PhaseKind) Phase {
-	return Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP,
+	ph := Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP,
 		FuseCNN: r.sc.Exec == ExecFused && k == Prefill, Autocast: r.sc.Autocast}
+	if r.sc.Mode == Inference {
+		// The workload splits the experts itself in inference; training
+		// at scale divides them over EP in train_parallel.go.
+		ph.EP, ph.Imbalance = r.sc.EP, r.sc.ExpertImbalance
+	}
+	return ph
 }
 
 // ops decomposes ph and appends extra, in r's scratch buffer (valid until
@@ -219,7 +225,8 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 			res.E2EHigh += d.High
 		}
 		if res.E2E > 0 {
-			res.OutputTokensPerSecond = float64(sc.Batch) * float64(sc.Output) / float64(res.E2E)
+			// DP replicas each serve a batch.
+			res.OutputTokensPerSecond = float64(sc.DP) * float64(sc.Batch) * float64(sc.Output) / float64(res.E2E)
 			res.OutputTokensPerSecondPerDevice = res.OutputTokensPerSecond / float64(rep.Devices)
 		}
 		if mc := r.shape.MaxContext; mc > 0 && sc.Input+sc.Output > mc {
@@ -292,6 +299,20 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 	perTok := float64(r.w.KVBytesPerToken(sc.KV)) / float64(sc.TP) * r.stageShare()
 	m.KVPerToken = model.Bytes(perTok)
 	m.KVCache = model.Bytes(perTok * float64(sc.Batch) * float64(sc.Input+sc.Output))
+	if sh, ok := r.w.(Sharder); ok {
+		// The workload's own split: replaces the even division by TP
+		// (the pipeline's embedding adjustment above is kept as a ratio).
+		even := float64(r.w.WeightBytes(sc.Weights)) / float64(sc.TP)
+		if even > 0 {
+			m.Weights = model.Bytes(float64(m.Weights) / even * float64(sh.WeightBytesPerDevice(sc.Weights, sc.TP, sc.EP)))
+		}
+		tokens := sc.Input + sc.Output
+		seq := float64(sh.KVBytes(tokens, sc.TP, sc.KV)) * r.stageShare()
+		m.KVCache = model.Bytes(seq * float64(sc.Batch))
+		if tokens > 0 {
+			m.KVPerToken = model.Bytes(seq / float64(tokens))
+		}
+	}
 	m.Activations = working
 	m.Reserve = r.reserve()
 	return r.fit(m)

@@ -275,7 +275,7 @@ func TestScenario_Validate(t *testing.T) {
 		{"negative input", func(s *Scenario) { s.Input = -1 }, "input"},
 		{"negative output", func(s *Scenario) { s.Output = -5 }, "output"},
 		{"tp not dividing heads", func(s *Scenario) { s.TP = 3 }, "tp"},
-		{"tp not dividing kv heads", func(s *Scenario) { s.TP = 8 }, "tp"},
+		{"ep without experts", func(s *Scenario) { s.EP = 2 }, "ep"},
 		{"pp beyond layers", func(s *Scenario) { s.PP = 17 }, "pp"},
 		{"no dtype", func(s *Scenario) { s.KV = model.Invalid }, "kv"},
 		{"zero stage", func(s *Scenario) { s.ZeRO = 4 }, "zero"},
@@ -305,6 +305,12 @@ func TestScenario_Validate(t *testing.T) {
 	}
 	if err := Default().Validate(shape); err != nil {
 		t.Errorf("default scenario: %v", err)
+	}
+	// TP beyond the 4 KV heads replicates them (vLLM): valid.
+	rep := Default()
+	rep.TP = 8
+	if err := rep.Validate(shape); err != nil {
+		t.Errorf("tp 8 over 4 kv heads: %v", err)
 	}
 	// Just under the limit is valid: 2^29 sequences of 2048 tokens.
 	sc := Default()

@@ -139,7 +139,11 @@ type Scenario struct {
 	// Training at scale (see train_parallel.go). CP is the
 	// context-parallel degree (ring attention over sequence shards) and
 	// EP the expert-parallel degree (experts split over EP of the
-	// data-parallel ranks); 0 means 1. SP adds sequence parallelism to
+	// data-parallel ranks); 0 means 1. In inference EP splits each MoE
+	// layer's experts inside the TP group (EP ≤ TP, dividing it) or
+	// across EP/TP data-parallel attention replicas (EP a multiple of TP,
+	// at most TP·DP) with an all-to-all dispatch and combine, and
+	// ExpertImbalance scales the busiest rank's routed tokens. SP adds sequence parallelism to
 	// TP. Schedule is the pipeline schedule and VirtualStages its model
 	// chunks per device (interleaved; 0 means 1). NoOverlap exposes all
 	// data-parallel, pipeline and context-parallel communication;
@@ -293,10 +297,23 @@ func (sc Scenario) Validate(s Shape) error {
 		switch {
 		case s.Heads > 0 && s.Heads%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the %d attention heads", n.TP, s.Heads)
-		case s.KVHeads > 0 && s.KVHeads%n.TP != 0:
-			bad("tp", "tensor parallelism %d does not divide the %d KV heads", n.TP, s.KVHeads)
+		case s.KVHeads > 0 && s.KVHeads%n.TP != 0 && n.TP%s.KVHeads != 0:
+			// Beyond the KV heads, each rank keeps a replica of one (vLLM).
+			bad("tp", "tensor parallelism %d neither divides the %d KV heads nor is a multiple of them", n.TP, s.KVHeads)
 		case s.FFN > 0 && s.FFN%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the FFN width %d", n.TP, s.FFN)
+		}
+		if n.EP > 1 && sc.Mode == Inference {
+			switch {
+			case s.Experts == 0:
+				bad("ep", "expert parallelism %d for a model without experts", n.EP)
+			case s.Experts%n.EP != 0:
+				bad("ep", "expert parallelism %d does not divide the %d experts", n.EP, s.Experts)
+			case n.EP > n.TP*n.DP:
+				bad("ep", "expert parallelism %d is more than tp %d × dp %d devices", n.EP, n.TP, n.DP)
+			case n.EP <= n.TP && n.TP%n.EP != 0, n.EP > n.TP && n.EP%n.TP != 0:
+				bad("ep", "expert parallelism %d must divide tp %d or be a multiple of it", n.EP, n.TP)
+			}
 		}
 		if s.Layers > 0 && n.PP > s.Layers {
 			bad("pp", "%d pipeline stages for %d layers", n.PP, s.Layers)

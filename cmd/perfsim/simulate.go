@@ -59,7 +59,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.output, "output", 128, "generated tokens per sequence (inference)")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree")
-	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree (training)")
+	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree: training replicas; in inference, replicas each serving --batch (data-parallel attention under --ep)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4")
 	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype); int4/int8 with 16-bit activations is weight-only quantisation")
@@ -253,11 +253,11 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, simulateJSON(rep, lim, o.breakdown))
+		return writeJSON(stdout, simulateJSON(rep, sys.Device.CalibrationLabel(), lim, o.breakdown))
 	case formatCSV:
-		return writeSimulateCSV(stdout, rep, lim, o.breakdown)
+		return writeSimulateCSV(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown)
 	}
-	return writeSimulateTable(stdout, rep, lim, o.breakdown, o.top)
+	return writeSimulateTable(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown, o.top)
 }
 
 // limitsResult holds the inverse queries simulate answers beside the run.

@@ -22,7 +22,7 @@ type trainFlags struct {
 
 func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.cp, "cp", 1, "context-parallel degree (training): ring attention over sequence shards")
-	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree (training, MoE): experts split over data-parallel ranks")
+	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree (MoE): in training, experts split over data-parallel ranks; in inference, inside the TP group (ep divides tp) or across --dp replicas of data-parallel attention (ep a multiple of tp) with all-to-all dispatch and combine")
 	fs.BoolVar(&o.sp, "sp", false, "sequence parallelism with tensor parallelism (training)")
 	fs.StringVar(&o.schedule, "schedule", "1f1b", "pipeline schedule (training): 1f1b, gpipe or interleaved")
 	fs.IntVar(&o.virtual, "virtual-stages", 1, "model chunks per pipeline stage (training, --schedule interleaved)")
@@ -30,7 +30,7 @@ func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.system, "system", "", "a catalog system with network tiers instead of --hw: "+fmt.Sprint(hardware.SystemNames()))
 	fs.BoolVar(&o.tpOverlap, "tp-overlap", false, "overlap tensor-parallel collectives with the GEMMs (Transformer Engine userbuffers)")
 	fs.BoolVar(&o.noOver, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication (no overlap with compute)")
-	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (training, MoE; 1 is balanced)")
+	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE; 1 is balanced)")
 }
 
 // apply sets the training fields of sc from the flags.
