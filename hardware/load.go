@@ -54,7 +54,7 @@ var (
 
 // The keys of each table of a device file; doc.go documents them.
 var (
-	topKeys     = []string{"name", "vendor", "kind", "aliases", "architecture", "source", "compute_units", "clock", "tdp", "launch_overhead", "peak", "memory", "efficiency", "interconnect"}
+	topKeys     = []string{"name", "vendor", "kind", "aliases", "architecture", "source", "compute_units", "clock", "tdp", "launch_overhead", "peak", "memory", "efficiency", "interconnect", "power"}
 	peakKeys    = []string{"source", "matrix", "vector", "sparse"}
 	memoryKeys  = []string{"source", "type", "capacity", "usable", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}
@@ -218,6 +218,7 @@ func (d *decoder) device(t *table) *Device {
 		dev.Host = d.network(ic, "host", networkKeys)
 		ic.close()
 	}
+	d.power(t, dev)
 	t.close()
 	return dev
 }

@@ -24,6 +24,9 @@ type simJSON struct {
 	Scenario     scenarioJSON `json:"scenario"`
 	Interval     string       `json:"interval"`
 
+	// Fits comes before the times: a run that does not fit has none.
+	Fits bool `json:"fits"`
+
 	TTFT         *float64 `json:"ttft_s,omitempty"`
 	TTFTLow      *float64 `json:"ttft_s_low,omitempty"`
 	TTFTHigh     *float64 `json:"ttft_s_high,omitempty"`
@@ -40,8 +43,9 @@ type simJSON struct {
 	DecodeBound  string   `json:"decode_bound,omitempty"`
 
 	Training *trainingJSON `json:"training,omitempty"`
+	Energy   *energyJSON   `json:"energy,omitempty"` // energy.go
+	Cost     *costJSON     `json:"cost,omitempty"`
 
-	Fits     bool        `json:"fits"`
 	Memory   memoryJSON  `json:"memory"`
 	Phases   []phaseJSON `json:"phases"`
 	Warnings []string    `json:"warnings"`
@@ -299,7 +303,7 @@ func dtypeName(d model.DType) string {
 
 // writeSimulateCSV writes the summary as metric,value rows (the JSON's
 // keys, dotted), or with breakdown one row per op of every phase.
-func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool) error {
+func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool, extra [][]string) error {
 	if breakdown {
 		header := []string{"phase", "op", "class", "kind", "count", "time_s", "time_s_low", "time_s_high", "share", "bound", "dtype", "flops", "bytes", "intensity_flop_per_byte"}
 		var rows [][]string
@@ -327,6 +331,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 	add("devices", strconv.Itoa(j.Devices))
 	add("params", num(j.Params))
 	add("interval", j.Interval)
+	add("fits", strconv.FormatBool(j.Fits))
 	addf("ttft_s", j.TTFT)
 	addf("ttft_s_low", j.TTFTLow)
 	addf("ttft_s_high", j.TTFTHigh)
@@ -357,7 +362,6 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		add("training.time_to_train_s", num(t.TimeToTrain))
 	}
 	m := j.Memory
-	add("fits", strconv.FormatBool(j.Fits))
 	for _, kv := range []struct {
 		k string
 		v float64
@@ -372,6 +376,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		add("phases."+p.Name+".time_s", num(p.Time))
 		add("phases."+p.Name+".bound", p.Bound)
 	}
+	rows = append(rows, extra...)
 	return writeCSV(w, []string{"metric", "value"}, rows)
 }
 
@@ -383,8 +388,13 @@ func span(t, lo, hi model.Seconds, interval string) string {
 	return fmt.Sprintf("%v  (%s: %v – %v)", t, interval, lo, hi)
 }
 
-func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool, top int) error {
+func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool, top int, nofit string) error {
 	sc := r.Scenario
+	if nofit != "" {
+		// First, where no one can miss it: the times below describe a
+		// run that cannot happen.
+		fmt.Fprintf(w, "DOES NOT FIT: %s.\nThe times below are those of a run that cannot happen.\n\n", nofit)
+	}
 	fmt.Fprintf(w, "%s on %s", r.Model, r.Hardware)
 	if r.Devices > 1 {
 		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
