@@ -41,6 +41,9 @@ type Device struct {
 	// TransferredFrom names the calibrated device whose efficiencies were
 	// carried to this one (transfer.go), "" for none.
 	TransferredFrom string
+	// WhatIfBase names the device a what-if device was derived from
+	// (Derive), "" for none.
+	WhatIfBase string
 
 	Sources map[string]string
 	File    string // the file it was loaded from, or "catalog:<name>"

@@ -76,7 +76,14 @@ func LoadFile(path string) (*Device, error) {
 // reports every problem at once, joined with errors.Join, each a
 // *ParseError naming the file, the line and the key.
 func Load(r io.Reader, file string) (*Device, error) {
-	root, d, err := parse(r, file)
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, &ParseError{File: file, Err: err}
+	}
+	if isDerived(data) {
+		return loadDerived(data, file, 0)
+	}
+	root, d, err := parse(bytes.NewReader(data), file)
 	if err != nil {
 		return nil, err
 	}

@@ -17,11 +17,11 @@ type ScalingPoint struct {
 	// t(first)/t(GPUs) and Efficiency Speedup·first/GPUs. Zero when no
 	// layout fits or the batch does not divide.
 	Strong               model.Seconds
-	StrongLayout         Layout
+	StrongLayout         TrainLayout
 	Speedup, StrongEff   float64
 	WeakBatch            int
 	Weak                 model.Seconds
-	WeakLayout           Layout
+	WeakLayout           TrainLayout
 	WeakEff              float64 // t(first)/t(GPUs) at a fixed batch per GPU
 	StrongMFU, WeakMFU   float64
 	StrongFits, WeakFits bool

@@ -53,16 +53,16 @@ func (c *TrainCandidate) GPUHours() float64 {
 }
 
 // Layout names the candidate's parallel degrees.
-func (c *TrainCandidate) Layout() Layout {
+func (c *TrainCandidate) Layout() TrainLayout {
 	s := c.Scenario
-	return Layout{TP: s.TP, PP: s.PP, DP: s.DP, CP: s.CP, EP: s.EP}
+	return TrainLayout{TP: s.TP, PP: s.PP, DP: s.DP, CP: s.CP, EP: s.EP}
 }
 
-// A Layout is a parallel decomposition, without the settings that go
+// A TrainLayout is a parallel decomposition, without the settings that go
 // with it (micro-batch, schedule, recomputation, ZeRO).
-type Layout struct{ TP, PP, DP, CP, EP int }
+type TrainLayout struct{ TP, PP, DP, CP, EP int }
 
-func (l Layout) String() string {
+func (l TrainLayout) String() string {
 	return fmt.Sprintf("tp %d pp %d dp %d cp %d ep %d", l.TP, l.PP, l.DP, l.CP, l.EP)
 }
 
@@ -246,7 +246,7 @@ func Train(sys *hardware.System, w sim.Workload, req TrainRequest) (*TrainPlan, 
 	}
 	wg.Wait()
 	p := &TrainPlan{Seen: len(space)}
-	best := map[Layout]int{}
+	best := map[TrainLayout]int{}
 	var miss *TrainCandidate
 	for i := range res {
 		switch state[i] {
@@ -303,7 +303,7 @@ func faster(a, b *TrainCandidate) bool {
 // Rank returns the 1-based rank of layout l in p.All and its step over
 // the best's minus one (0.05 = 5% slower), or 0 and +Inf when no
 // configuration of l fits.
-func (p *TrainPlan) Rank(l Layout) (int, float64) {
+func (p *TrainPlan) Rank(l TrainLayout) (int, float64) {
 	for i := range p.All {
 		if p.All[i].Layout() == l {
 			return i + 1, float64(p.All[i].Step/p.All[0].Step) - 1

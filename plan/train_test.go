@@ -106,7 +106,7 @@ func TestTrain_megatronLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pub := Layout{TP: r.tp, PP: r.pp, DP: r.dp, CP: 1, EP: 1}
+		pub := TrainLayout{TP: r.tp, PP: r.pp, DP: r.dp, CP: 1, EP: 1}
 		rank, gap := p.Rank(pub)
 		w := &p.All[0]
 		why := "it is the winner"

@@ -60,23 +60,6 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	addFormatFlag(fs, &o.format)
 }
 
-// runPlanCmd dispatches perfsim plan's subcommands.
-func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"train": runPlanTrainCmd}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(stderr, "usage: perfsim plan train ...  (perfsim plan train --help)\n")
-		if len(args) == 0 {
-			return usagef("plan: name a search: train")
-		}
-		return nil
-	}
-	run, ok := subs[args[0]]
-	if !ok {
-		return usagef("plan: unknown search %q (want train)", args[0])
-	}
-	return run(ctx, args[1:], stdout, stderr)
-}
-
 func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	var o planTrainOptions
 	fs := newFlagSet("plan train", planTrainSynopsis, planTrainExamples, stderr)

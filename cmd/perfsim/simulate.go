@@ -50,11 +50,13 @@ type simulateOptions struct {
 	amp                       bool
 	train                     trainFlags
 	loaderRate                float64
+	sets                      []string
 	energy                    energyOptions
 }
 
 func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
 	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml or HuggingFace config.json")
 	fs.StringVar(&o.mode, "mode", "inference", "inference or training")
 	fs.IntVar(&o.batch, "batch", 1, "sequences (images) per batch; in training, the micro-batch per data-parallel replica")
@@ -228,6 +230,14 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err != nil {
 			return err
 		}
+		if len(o.sets) > 0 && fixed != nil {
+			return usagef("--set: %s is a system file; --set changes a device (name the device with --hw)", o.hw)
+		}
+		if dev, err = whatIf(dev, o.sets); err != nil {
+			return err
+		}
+	} else if len(o.sets) > 0 {
+		return usagef("--set: changes the --hw device, not a --system")
 	}
 	pricing, err := o.energy.pricing(fs, dev)
 	if err != nil {
