@@ -209,8 +209,8 @@ func TestCatalog_a100Seed(t *testing.T) {
 			// A fitted table's compute fraction is the per-tile rate of
 			// the tile-aware model (devices/fitted), not a flat fraction:
 			// only the hand-written defaults are checked as a plain
-			// roofline.
-			if e.Points == 0 {
+			// roofline (a transferred table is the tile-aware model's too).
+			if e.Points == 0 && d.TransferredFrom == "" {
 				compute := float64(g.FLOPs()) / (float64(peak) * e.Compute)
 				memory := float64(g.Bytes()) / (float64(d.Memory.Bandwidth) * e.Memory)
 				got := math.Max(compute, memory) + float64(e.Launch)

@@ -33,6 +33,10 @@ type Device struct {
 
 	// Sources maps a field's TOML key (e.g. "peak.matrix.bf16") to where
 	// its number came from.
+	// TransferredFrom names the calibrated device whose efficiencies were
+	// carried to this one (transfer.go), "" for none.
+	TransferredFrom string
+
 	Sources map[string]string
 	File    string // the file it was loaded from, or "catalog:<name>"
 

@@ -39,6 +39,9 @@ func TestStatic_equalsSimulate(t *testing.T) {
 			sys, w := setup(t, tt.hw, tt.model, tt.tp)
 			sc := sim.Default()
 			sc.Batch, sc.Input, sc.Output, sc.TP = tt.batch, tt.in, tt.out, tt.tp
+			// A static batch is prefilled in one pass: no token budget
+			// chunks it (simulate's default budget would).
+			sc.MaxNumTokens = tt.batch * tt.in
 			rep, err := sim.Run(sys, w, sc)
 			if err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@ package sim_test
 import (
 	"math"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -296,6 +297,89 @@ func TestDecodeQuadrature_catalog(t *testing.T) {
 					t.Errorf("%s %s batch %d: summed %v, step by step %v", hw, mdl, batch, summed, each)
 				}
 			}
+		}
+	}
+}
+
+// TestMaxBatch_tokenBudget (issue 10): Llama-3-8B with 4k prompts on one
+// H100 SXM. Prefill runs in chunks of the token budget, so activations
+// stop growing with the batch once it exceeds the budget, and the max
+// batch is what the KV cache allows in the usable memory after weights,
+// reserve and one chunk's activations (within 5%; the search is exact, so
+// they agree to the sequence).
+func TestMaxBatch_tokenBudget(t *testing.T) {
+	sys, w := load(t, "h100", "llama3-8b", 1)
+	sc := sim.Default()
+	sc.Input = 4096
+	small, err := sim.Footprint(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Batch = 2 // 8192 tokens: one chunk, the budget
+	atBudget, _ := sim.Footprint(sys, w, sc)
+	sc.Batch = 100
+	big, _ := sim.Footprint(sys, w, sc)
+	if big.Activations != atBudget.Activations || small.Activations*2 < atBudget.Activations*9/10 {
+		t.Errorf("activations: batch 1 %v, 2 %v, 100 %v; want batch 100 to hold one budget's (batch 2's)", small.Activations, atBudget.Activations, big.Activations)
+	}
+	sc.Batch = 1
+	got, err := sim.MaxBatch(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := big
+	perSeq := float64(m.KVPerToken) * float64(sc.Input+sc.Output)
+	kvOnly := math.Floor(float64(m.Usable-m.Weights-m.Reserve-m.Activations) / perSeq)
+	t.Logf("max batch %d; the KV cache alone allows %.0f (usable %v, weights %v, reserve %v, activations %v, %v per sequence)",
+		got, kvOnly, m.Usable.BinaryString(), m.Weights.BinaryString(), m.Reserve.BinaryString(), m.Activations.BinaryString(), model.Bytes(perSeq).BinaryString())
+	if math.Abs(float64(got)-kvOnly) > 0.05*kvOnly {
+		t.Errorf("max batch %d, want within 5%% of %.0f", got, kvOnly)
+	}
+	// The time describes the same run: batch 100 prefills as 50 chunks of
+	// batch 2's prefill.
+	sc.Batch = 2
+	two, err := sim.Run(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Batch = 100
+	hundred, err := sim.Run(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := float64(hundred.Inference.Prefill.Time), 50*float64(two.Inference.Prefill.Time); math.Abs(a-b) > 1e-9*b {
+		t.Errorf("prefill of batch 100: %v, want 50 × batch 2's = %v", a, b)
+	}
+}
+
+// TestPrefillChunks: the chunks cover every prompt token once and none
+// holds more than the budget.
+func TestPrefillChunks(t *testing.T) {
+	tests := []struct {
+		batch, input, budget int
+		want                 []sim.PrefillChunk
+	}{
+		{1, 2048, 8192, []sim.PrefillChunk{{Batch: 1, Tokens: 2048, Repeat: 1}}},
+		{4, 2048, 8192, []sim.PrefillChunk{{Batch: 4, Tokens: 2048, Repeat: 1}}},
+		{5, 2048, 8192, []sim.PrefillChunk{{Batch: 4, Tokens: 2048, Repeat: 1}, {Batch: 1, Tokens: 2048, Repeat: 1}}},
+		{9, 4096, 8192, []sim.PrefillChunk{{Batch: 2, Tokens: 4096, Repeat: 4}, {Batch: 1, Tokens: 4096, Repeat: 1}}},
+		{2, 20000, 8192, []sim.PrefillChunk{{Batch: 1, Tokens: 8192, Repeat: 2}, {Batch: 1, Tokens: 8192, Context: 8192, Repeat: 2}, {Batch: 1, Tokens: 3616, Context: 16384, Repeat: 2}}},
+		{3, 100, 0, []sim.PrefillChunk{{Batch: 3, Tokens: 100, Repeat: 1}}},
+	}
+	for _, tt := range tests {
+		got := sim.PrefillChunks(tt.batch, tt.input, tt.budget)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("PrefillChunks(%d, %d, %d) = %+v, want %+v", tt.batch, tt.input, tt.budget, got, tt.want)
+		}
+		tokens := 0
+		for _, c := range got {
+			tokens += c.Batch * c.Tokens * c.Repeat
+			if tt.budget > 0 && c.Batch*c.Tokens > tt.budget {
+				t.Errorf("chunk %+v over the budget %d", c, tt.budget)
+			}
+		}
+		if tokens != tt.batch*tt.input {
+			t.Errorf("PrefillChunks(%d, %d, %d) covers %d tokens", tt.batch, tt.input, tt.budget, tokens)
 		}
 	}
 }

@@ -199,15 +199,12 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	sc, rep := r.sc, r.rep
 	rep.Inference = res
 
-	ph := r.phase(Prefill)
-	ph.Seq = sc.Input
-	ops, err := r.ops(ph, r.ppTransfer(sc.Batch*sc.Input))
+	ops, working, err := r.prefillOps(r.ppTransfer(sc.Batch * sc.Input))
 	if err != nil {
 		return err
 	}
 	res.Prefill = r.c.pass("prefill", ops)
 	r.eager(&res.Prefill)
-	working := workingSet(ops)
 	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
 	res.E2E, res.E2ELow, res.E2EHigh = res.TTFT, res.TTFTLow, res.TTFTHigh
 

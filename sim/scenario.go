@@ -187,6 +187,12 @@ type Scenario struct {
 	// convolutions in Act, casting the weights every pass (PyTorch's
 	// automatic mixed precision); see workloads' Phase.Autocast.
 	Autocast bool
+	// MaxNumTokens is the token budget of one engine iteration
+	// (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens, SGLang
+	// chunked_prefill_size): a decoder's prefill runs in chunks of at
+	// most this many tokens, which bounds its activations (see
+	// PrefillChunks). 0 means DefaultMaxNumTokens.
+	MaxNumTokens int
 }
 
 // Default returns the default inference scenario: batch 1, 2048 tokens
@@ -234,6 +240,9 @@ func (sc Scenario) normalized() Scenario {
 	if sc.GlobalBatch == 0 {
 		sc.GlobalBatch = sc.Batch * sc.DP
 	}
+	if sc.MaxNumTokens == 0 {
+		sc.MaxNumTokens = DefaultMaxNumTokens
+	}
 	return sc
 }
 
@@ -250,7 +259,7 @@ func (sc Scenario) Validate(s Shape) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}, {"ep", sc.EP}, {"virtual-stages", sc.VirtualStages}, {"global-batch", sc.GlobalBatch}} {
+	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}, {"ep", sc.EP}, {"virtual-stages", sc.VirtualStages}, {"global-batch", sc.GlobalBatch}, {"max-num-tokens", sc.MaxNumTokens}} {
 		if f.v < 0 {
 			bad(f.name, "must not be negative, got %d", f.v)
 		}

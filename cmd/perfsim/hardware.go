@@ -213,6 +213,7 @@ func showFields(d *hardware.Device) []field {
 		fs = append(fs, field{key: "aliases", text: strings.Join(d.Aliases, " "), list: d.Aliases, shown: strings.Join(d.Aliases, ", ")})
 	}
 	str("file", d.File)
+	str("calibration", d.CalibrationLabel())
 	count("compute_units", d.ComputeUnits)
 	quantity("clock", "hz", float64(d.Clock), d.Clock.String(), false)
 	quantity("tdp", "w", float64(d.TDP), d.TDP.String(), false)

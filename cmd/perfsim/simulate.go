@@ -43,6 +43,8 @@ type simulateOptions struct {
 	tokens                    float64
 	reserve                   model.Bytes
 	breakdown, strict, graphs bool
+	requireFit                bool
+	maxNumTokens              int
 	exec                      string
 	hostOverhead              model.Seconds
 	amp                       bool
@@ -72,6 +74,8 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.zero, "zero", 0, "ZeRO stage over the data-parallel replicas (training): 0 none, 1 optimizer state, 2 + gradients, 3 + weights")
 	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time to train, e.g. 300e9")
 	fs.Var(&o.reserve, "reserve", "framework memory reserve per device (default: the hardware file's)")
+	fs.IntVar(&o.maxNumTokens, "max-num-tokens", sim.DefaultMaxNumTokens, "token budget of one iteration: prefill runs in chunks of at most this many tokens, which bounds the activations (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens; the default is theirs and SGLang's)")
+	fs.BoolVar(&o.requireFit, "require-fit", false, "exit 1 when the run does not fit the device's usable memory (the output is still written)")
 	fs.BoolVar(&o.breakdown, "breakdown", false, "per op class and top ops: time, share, bound, intensity")
 	fs.IntVar(&o.top, "top", 10, "ops listed per phase with --breakdown")
 	addFormatFlag(fs, &o.format)
@@ -96,6 +100,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	sc.Batch, sc.Input, sc.Output = o.batch, o.input, o.output
 	sc.TP, sc.PP, sc.DP, sc.ZeRO = o.tp, o.pp, o.dp, o.zero
 	sc.Seq, sc.GlobalBatch, sc.Tokens = o.seq, o.globalBatch, o.tokens
+	sc.MaxNumTokens = o.maxNumTokens
 	if rc, err := sim.ParseRecompute(o.recompute); err != nil {
 		errs = append(errs, usagef("--recompute: %v", err))
 	} else {
@@ -109,7 +114,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"top", o.top}} {
+	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"top", o.top}, {"max-num-tokens", o.maxNumTokens}} {
 		if f.v < 1 {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
@@ -254,13 +259,19 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	for _, wn := range rep.Warnings {
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
 	}
+	nofit := warnNotFit(stderr, sys, w, rep)
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, simulateJSON(rep, lim, o.breakdown))
+		err = writeJSON(stdout, simulateJSON(rep, sys.Device.CalibrationLabel(), lim, o.breakdown))
 	case formatCSV:
-		return writeSimulateCSV(stdout, rep, lim, o.breakdown)
+		err = writeSimulateCSV(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown)
+	default:
+		err = writeSimulateTable(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown, o.top, nofit)
 	}
-	return writeSimulateTable(stdout, rep, lim, o.breakdown, o.top)
+	if err == nil && nofit != "" && o.requireFit {
+		err = errNotFit{nofit}
+	}
+	return err
 }
 
 // limitsResult holds the inverse queries simulate answers beside the run.

@@ -16,12 +16,16 @@ type simJSON struct {
 	Schema       string       `json:"schema"`
 	Model        string       `json:"model"`
 	Hardware     string       `json:"hardware"`
+	Calibration  string       `json:"calibration"`
 	Mode         string       `json:"mode"`
 	Params       float64      `json:"params"`
 	ActiveParams float64      `json:"active_params"`
 	Devices      int          `json:"devices"`
 	Scenario     scenarioJSON `json:"scenario"`
 	Interval     string       `json:"interval"`
+
+	// Fits comes before the times: a run that does not fit has none.
+	Fits bool `json:"fits"`
 
 	TTFT         *float64 `json:"ttft_s,omitempty"`
 	TTFTLow      *float64 `json:"ttft_s_low,omitempty"`
@@ -40,7 +44,6 @@ type simJSON struct {
 
 	Training *trainingJSON `json:"training,omitempty"`
 
-	Fits     bool        `json:"fits"`
 	Memory   memoryJSON  `json:"memory"`
 	Phases   []phaseJSON `json:"phases"`
 	Warnings []string    `json:"warnings"`
@@ -164,10 +167,12 @@ func allPhases(r *sim.Report) []*sim.PhaseReport {
 	return ps
 }
 
-func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
+// simulateJSON is the JSON of r; cal is the device's calibration label
+// (hardware.Device.CalibrationLabel).
+func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON {
 	sc := r.Scenario
 	j := simJSON{
-		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Mode: sc.Mode.String(),
+		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Calibration: cal, Mode: sc.Mode.String(),
 		Params: r.Params, ActiveParams: r.ActiveParams, Devices: r.Devices, Interval: r.Interval,
 		Scenario: scenarioOf(sc),
 		Fits:     r.Memory.Fits,
@@ -296,7 +301,7 @@ func dtypeName(d model.DType) string {
 
 // writeSimulateCSV writes the summary as metric,value rows (the JSON's
 // keys, dotted), or with breakdown one row per op of every phase.
-func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool) error {
+func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool) error {
 	if breakdown {
 		header := []string{"phase", "op", "class", "kind", "count", "time_s", "time_s_low", "time_s_high", "share", "bound", "dtype", "flops", "bytes", "intensity_flop_per_byte"}
 		var rows [][]string
@@ -309,7 +314,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 		}
 		return writeCSV(w, header, rows)
 	}
-	j := simulateJSON(r, lim, false)
+	j := simulateJSON(r, cal, lim, false)
 	var rows [][]string
 	add := func(k string, v string) { rows = append(rows, []string{k, v}) }
 	addf := func(k string, v *float64) {
@@ -319,10 +324,12 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 	}
 	add("model", j.Model)
 	add("hardware", j.Hardware)
+	add("calibration", j.Calibration)
 	add("mode", j.Mode)
 	add("devices", strconv.Itoa(j.Devices))
 	add("params", num(j.Params))
 	add("interval", j.Interval)
+	add("fits", strconv.FormatBool(j.Fits))
 	addf("ttft_s", j.TTFT)
 	addf("ttft_s_low", j.TTFTLow)
 	addf("ttft_s_high", j.TTFTHigh)
@@ -353,7 +360,6 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 		add("training.time_to_train_s", num(t.TimeToTrain))
 	}
 	m := j.Memory
-	add("fits", strconv.FormatBool(j.Fits))
 	for _, kv := range []struct {
 		k string
 		v float64
@@ -379,13 +385,19 @@ func span(t, lo, hi model.Seconds, interval string) string {
 	return fmt.Sprintf("%v  (%s: %v – %v)", t, interval, lo, hi)
 }
 
-func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool, top int) error {
+func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool, top int, nofit string) error {
 	sc := r.Scenario
+	if nofit != "" {
+		// First, where no one can miss it: the times below describe a
+		// run that cannot happen.
+		fmt.Fprintf(w, "DOES NOT FIT: %s.\nThe times below are those of a run that cannot happen.\n\n", nofit)
+	}
 	fmt.Fprintf(w, "%s on %s", r.Model, r.Hardware)
 	if r.Devices > 1 {
 		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
 	}
 	fmt.Fprintf(w, ": %s, %.4g B parameters\n", sc.Mode, r.Params/1e9)
+	fmt.Fprintf(w, "%s: %s\n", r.Hardware, cal)
 	tw := newTable(w)
 	if in := r.Inference; in != nil {
 		if r.Arch == sim.Decoder {

@@ -230,3 +230,37 @@ func TestSimulateSystemFile(t *testing.T) {
 		t.Errorf("tp 8 over 2 nodes: e2e %v s, one node %v s; want slower", a, b)
 	}
 }
+
+// TestSimulate_notFit: a run that does not fit says so first in the
+// table, warns on stderr with a layout that fits, carries fits=false
+// before the times in JSON and CSV, and exits 1 under --require-fit
+// (issue 10: Llama 3.1 405B on one H100).
+func TestSimulate_notFit(t *testing.T) {
+	args := []string{"simulate", "--hw", "h100", "--model", "llama3.1-405b"}
+	out, stderr, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d without --require-fit: %s", code, stderr)
+	}
+	if !strings.HasPrefix(out, "DOES NOT FIT: llama3.1-405b does not fit one H100 SXM") {
+		t.Errorf("table opens with %q, want the verdict first", strings.SplitN(out, "\n", 2)[0])
+	}
+	if !strings.Contains(stderr, "perfsim: warning: llama3.1-405b does not fit one H100 SXM") || !strings.Contains(stderr, "it fits at --tp ") {
+		t.Errorf("stderr %q, want the warning with a layout that fits", stderr)
+	}
+	_, stderr, code = perfsim(t, append(args, "--require-fit", "--format", "json")...)
+	if code != 1 || !strings.Contains(stderr, "(--require-fit)") {
+		t.Errorf("--require-fit: exit %d, stderr %q; want 1 and the reason", code, stderr)
+	}
+	out, _, _ = perfsim(t, append(args, "--format", "json")...)
+	if i, j := strings.Index(out, `"fits": false`), strings.Index(out, `"ttft_s"`); i < 0 || j < 0 || i > j {
+		t.Errorf("json: fits at %d, ttft_s at %d; want fits false before the times", i, j)
+	}
+	out, _, _ = perfsim(t, append(args, "--format", "csv")...)
+	if i, j := strings.Index(out, "fits,false"), strings.Index(out, "ttft_s,"); i < 0 || j < 0 || i > j {
+		t.Errorf("csv: fits at %d, ttft_s at %d; want fits,false before the times", i, j)
+	}
+	// A run that fits passes --require-fit.
+	if _, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--require-fit"); code != 0 || strings.Contains(stderr, "does not fit") {
+		t.Errorf("llama3-8b on h100 --require-fit: exit %d, %q", code, stderr)
+	}
+}
