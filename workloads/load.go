@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 // maxFileSize bounds what the loaders read: model descriptions are small.
@@ -37,7 +39,7 @@ func Load(r io.Reader, file string) (*Model, error) {
 // LoadFile reads a model description from a .toml file or a HuggingFace
 // config.json (by its extension).
 func LoadFile(path string) (*Model, error) {
-	f, err := os.Open(path)
+	f, err := fileio.Open(path, maxFileSize, "model file")
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}

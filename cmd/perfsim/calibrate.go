@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/perfsim/perfsim/calibrate"
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 const calibrateSynopsis = `perfsim calibrate fit --hw NAME|FILE --measurements FILE[,FILE...] -o calibrated.toml
@@ -392,7 +392,7 @@ func calibrateMerge(o calibrateOptions, stdout io.Writer) error {
 		return fmt.Errorf("calibrate merge: the overlay does not load: %w", err)
 	}
 	if o.check {
-		old, err := os.ReadFile(o.out)
+		old, err := fileio.ReadFile(o.out, hardware.MaxFileSize, "hardware file")
 		if err != nil {
 			return fmt.Errorf("calibrate merge: %w", err)
 		}
