@@ -219,8 +219,23 @@ func (sc Scenario) Validate(s Shape) error {
 		name string
 		v    int
 	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"global-batch", sc.GlobalBatch}} {
-		if f.v < 0 {
+		switch {
+		case f.v < 0:
 			bad(f.name, "must not be negative, got %d", f.v)
+		case f.v > MaxTokens:
+			bad(f.name, "%d is over the limit of %d", f.v, int64(MaxTokens))
+		}
+	}
+	// Each length alone is bounded first, so that no sum or product of
+	// them overflows and each flag is blamed for its own value.
+	lengthsOK := true
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"batch", sc.Batch}, {"input", sc.Input}, {"output", sc.Output}, {"seq", sc.Seq}} {
+		if f.v > MaxTokens {
+			bad(f.name, "%d is over the limit of %d tokens", f.v, int64(MaxTokens))
+			lengthsOK = false
 		}
 	}
 	for _, d := range []struct {
@@ -238,15 +253,19 @@ func (sc Scenario) Validate(s Shape) error {
 		bad("tokens", "token budget must not be negative")
 	}
 	n := sc.normalized()
-	if sc.Batch > 0 {
+	if sc.Batch > 0 && lengthsOK {
 		per := max(sc.Input, 0) + max(sc.Output, 0)
+		perFlag := "input"
+		if sc.Output > sc.Input {
+			perFlag = "output"
+		}
 		switch {
 		case s.Arch == CNN:
 			per = 1 // workloads bounds a CNN by its output positions
 		case s.Arch == Vision:
 			per = max(s.Tokens, 1)
 		case sc.Mode == Training:
-			per = max(sc.Seq, 0)
+			per, perFlag = max(sc.Seq, 0), "seq"
 		}
 		visits := max(s.TopK, 1) // a MoE routes each token to TopK experts
 		if float64(sc.Batch)*float64(per)*float64(visits) > MaxTokens {
@@ -254,7 +273,13 @@ func (sc Scenario) Validate(s Shape) error {
 			if visits > 1 {
 				moe = fmt.Sprintf(" × %d experts per token", visits)
 			}
-			bad("batch", "batch %d × %d tokens per sequence%s is over the limit of %d tokens in one pass", sc.Batch, per, moe, int64(MaxTokens))
+			// Blame the batch when there is one; a single sequence too
+			// long is its length's fault.
+			field := "batch"
+			if sc.Batch == 1 && s.Arch != CNN && s.Arch != Vision {
+				field = perFlag
+			}
+			bad(field, "batch %d × %d tokens per sequence%s is over the limit of %d tokens in one pass", sc.Batch, per, moe, int64(MaxTokens))
 		}
 	}
 	if s.Arch != CNN {
@@ -293,7 +318,7 @@ func (sc Scenario) Validate(s Shape) error {
 		if n.PP > 1 {
 			bad("pp", "pipeline-parallel training is not modelled yet; use --tp and --dp")
 		}
-		if sc.Batch > 0 && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
+		if sc.Batch > 0 && float64(sc.Batch)*float64(n.DP) <= MaxTokens && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
 			bad("global-batch", "global batch %d is not a multiple of batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
 		}
 	default:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -19,6 +20,10 @@ var ErrNotRegular = errors.New("not a regular file")
 func check(path string, limit int64, what string) error {
 	st, err := os.Stat(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // as os.Open says it: "open x.toml: no such file or directory"
+		}
 		return err
 	}
 	switch m := st.Mode(); {
