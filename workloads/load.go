@@ -70,12 +70,14 @@ func parseTOML(src []byte, file string) (*Model, error) {
 		key := k.String()
 		errs = append(errs, &ConfigError{File: file, Line: keyLine(src, undecodedKey(k)), Key: key, Err: errors.New("unknown key")})
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	// The values are checked too, so that an unknown key does not hide
+	// them: every problem at once, in file order.
 	m, err := New(c)
 	if err != nil {
-		return nil, locate(err, src, file)
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, locate(errors.Join(errs...), src, file)
 	}
 	return m, nil
 }
@@ -92,18 +94,24 @@ func undecodedKey(k toml.Key) string {
 // locate fills the file and line of every *ConfigError in err.
 func locate(err error, src []byte, file string) error {
 	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
+	var flatten func(error)
+	flatten = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				flatten(x)
+			}
+			return
+		}
+		list = append(list, e)
 	}
+	flatten(err)
 	out := make([]error, len(list))
 	for i, e := range list {
 		var ce *ConfigError
 		if errors.As(e, &ce) {
 			c := *ce
 			c.File = file
-			if src != nil {
+			if src != nil && c.Line == 0 {
 				c.Line = keyLine(src, c.Key)
 			}
 			out[i] = &c

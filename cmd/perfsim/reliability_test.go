@@ -1,12 +1,17 @@
+//go:build unix
+
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // reliabilityTable, when set, is where TestReliability writes its cases as
@@ -53,6 +58,11 @@ type reliabilityCase struct {
 	code  int
 	want  string
 	out   string
+	// setup prepares what files cannot say (links, pipes, sizes); check
+	// tests what a successful run must leave.
+	setup func(dir string) error
+	check func(t *testing.T, dir string)
+	slow  time.Duration // the most the run may take; 0 means 10 s
 }
 
 var reliabilityCases = []reliabilityCase{
@@ -68,16 +78,119 @@ var reliabilityCases = []reliabilityCase{
 		files: map[string]string{"x1.toml": minimalDevice + "\n[efficiency.gemm.bf16]\ncompute = 0.8\nerr_p90 = 3\nsource = \"fitted\"\n"},
 		args:  []string{"simulate", "--hw", "{dir}/x1.toml", "--model", "llama-3-8b"},
 		code:  1, want: "x1.toml:16: efficiency.gemm.bf16.err_p90: is a relative error: 3 is above 1"},
+	{item: "3", name: "sweep --yes over 10^12 × 10^5 points",
+		args: []string{"sweep", "--yes", "--hw", "h100", "--model", "llama3-8b", "--batch", "1..1000000", "--input", "1..1000000", "--output", "1..100000"},
+		code: 2, want: "more than the"},
+	{item: "4", name: "simulate --hw a .toml linked to /dev/zero",
+		setup: func(dir string) error { return os.Symlink("/dev/zero", filepath.Join(dir, "zero.toml")) },
+		args:  []string{"simulate", "--hw", "{dir}/zero.toml", "--model", "llama3-8b"},
+		code:  1, want: "zero.toml: is a character device, not a hardware file", slow: time.Second},
+	{item: "4", name: "simulate --hw a 200 MB hardware file",
+		setup: func(dir string) error { return os.Truncate(mustCreate(dir, "big.toml"), 200<<20) },
+		args:  []string{"simulate", "--hw", "{dir}/big.toml", "--model", "llama3-8b"},
+		code:  1, want: "big.toml: 209715200 bytes, over the 1 MiB limit for a hardware file", slow: time.Second},
+	{item: "4", name: "simulate --hw a named pipe",
+		setup: func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "pipe.toml"), 0o644) },
+		args:  []string{"simulate", "--hw", "{dir}/pipe.toml", "--model", "llama3-8b"},
+		code:  1, want: "pipe.toml: is a named pipe, not a hardware file", slow: time.Second},
+	{item: "4", name: "simulate --model a 200 MB config.json",
+		setup: func(dir string) error { return os.Truncate(mustCreate(dir, "config.json"), 200<<20) },
+		args:  []string{"simulate", "--hw", "h100", "--model", "{dir}/config.json"},
+		code:  2, want: "over the 4 MiB limit for a model file", slow: time.Second},
+	{item: "4", name: "calibrate fit --measurements /dev/zero",
+		args: []string{"calibrate", "fit", "--hw", "h100", "--measurements", "/dev/zero", "-o", "{dir}/fit.toml"},
+		code: 1, want: "/dev/zero: is a character device, not a measurements file", out: "fit.toml", slow: time.Second},
+	{item: "5", name: "plot roofline --batch 1..1000000+1",
+		args: []string{"plot", "roofline", "--hw", "h100", "--model", "llama3-8b", "--batch", "1..1000000+1", "-o", "{dir}/r.svg"},
+		code: 2, want: "1000000 scenarios (1 hardware × 1000000 batch sizes × 1 prompt lengths) is more than the 256 a chart can show", out: "r.svg", slow: 5 * time.Second},
+	{item: "6", name: "plot beside a stale temporary file of a killed run",
+		files: map[string]string{".r.svg.perfsim-999999999-1.tmp": "<svg partial"},
+		args:  []string{"plot", "memory", "--hw", "h100", "--model", "llama3-8b", "-o", "{dir}/r.svg"},
+		check: func(t *testing.T, dir string) {
+			if _, err := os.Stat(filepath.Join(dir, ".r.svg.perfsim-999999999-1.tmp")); err == nil {
+				t.Error("the stale temporary file is still there")
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "r.svg")); !strings.Contains(string(b), "<svg") {
+				t.Error("no chart written")
+			}
+		}},
+	{item: "7", name: "plot -o a symlink to a chart",
+		setup: func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, "real.svg"), []byte("old"), 0o600); err != nil {
+				return err
+			}
+			return os.Symlink("real.svg", filepath.Join(dir, "link.svg"))
+		},
+		args: []string{"plot", "memory", "--hw", "h100", "--model", "llama3-8b", "-o", "{dir}/link.svg"},
+		check: func(t *testing.T, dir string) {
+			st, err := os.Lstat(filepath.Join(dir, "link.svg"))
+			b, _ := os.ReadFile(filepath.Join(dir, "real.svg"))
+			rst, _ := os.Stat(filepath.Join(dir, "real.svg"))
+			if err != nil || st.Mode()&os.ModeSymlink == 0 || !strings.Contains(string(b), "<svg") || rst.Mode().Perm() != 0o600 {
+				t.Errorf("after plot -o link.svg: link %v, target %.20q mode %v; want the link kept, the target written with its mode 0600", st.Mode(), b, rst.Mode().Perm())
+			}
+		}},
+	{item: "7", name: "plot -o a named pipe",
+		setup: func(dir string) error {
+			p := filepath.Join(dir, "pipe.svg")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				return err
+			}
+			go os.ReadFile(p) // a reader, as a shell's "perfsim ... -o >(cat)" has
+			return nil
+		},
+		args: []string{"plot", "memory", "--hw", "h100", "--model", "llama3-8b", "-o", "{dir}/pipe.svg"},
+		check: func(t *testing.T, dir string) {
+			if st, err := os.Lstat(filepath.Join(dir, "pipe.svg")); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("the pipe was replaced: %v", st.Mode())
+			}
+		}},
+	{item: "7", name: "calibrate fit -o a directory",
+		files: map[string]string{"m.csv": gemmRows(40, "1e-3"), "out.toml/keep": "x"},
+		args:  []string{"calibrate", "fit", "--hw", "h100", "--measurements", "{dir}/m.csv", "-o", "{dir}/out.toml"},
+		code:  1, want: "out.toml: is a directory (give a file name)"},
+	{item: "8", name: "simulate --output 9223372036854775807",
+		args: []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--output", "9223372036854775807"},
+		code: 2, want: "--output: 9223372036854775807 is over the limit of 1099511627776 tokens"},
+	{item: "8", name: "simulate --input 2^40 (one sequence too long)",
+		args: []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--input", "1099511627776"},
+		code: 2, want: "--input: batch 1 × 1099511627904 tokens per sequence is over the limit"},
+	{item: "8", name: "simulate --mode training --seq 9223372036854775807",
+		args: []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--mode", "training", "--seq", "9223372036854775807"},
+		code: 2, want: "--seq: 9223372036854775807 is over the limit"},
+	{item: "8", name: "simulate --mode training --batch 2^32 --dp 2^32",
+		args: []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--mode", "training", "--batch", "4294967296", "--dp", "4294967296", "--seq", "1"},
+		code: 2, want: "is more than 16777216 devices"},
+	{item: "10", name: "calibrate fit --measurements a directory",
+		files: map[string]string{"dir.csv/x": "x"},
+		args:  []string{"calibrate", "fit", "--hw", "h100", "--measurements", "{dir}/dir.csv", "-o", "{dir}/fit.toml"},
+		code:  1, want: "dir.csv: is a directory, not a measurements file", out: "fit.toml"},
+}
+
+// mustCreate creates an empty file name in dir and returns its path.
+func mustCreate(dir, name string) string {
+	p := filepath.Join(dir, name)
+	os.WriteFile(p, nil, 0o644)
+	return p
 }
 
 func TestReliability(t *testing.T) {
 	var table strings.Builder
-	table.WriteString("| item | input | exit | message (first line) | existing output |\n|---|---|---|---|---|\n")
+	table.WriteString("| item | input | exit | message (first line) | existing output | time |\n|---|---|---|---|---|---|\n")
 	for _, tt := range reliabilityCases {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for name, data := range tt.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.setup != nil {
+				if err := tt.setup(dir); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -92,7 +205,15 @@ func TestReliability(t *testing.T) {
 			for i, a := range tt.args {
 				args[i] = strings.ReplaceAll(a, "{dir}", dir)
 			}
+			start := time.Now()
 			_, stderr, code := perfsim(t, args...)
+			took := time.Since(start)
+			if limit := cmp.Or(tt.slow, 10*time.Second); took > limit {
+				t.Errorf("perfsim %s took %v, want at most %v", strings.Join(tt.args, " "), took, limit)
+			}
+			if tt.check != nil {
+				tt.check(t, dir)
+			}
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Errorf("perfsim %s: exit %d, stderr:\n%s\nwant exit %d and %q", strings.Join(tt.args, " "), code, stderr, tt.code, tt.want)
 			}
@@ -106,12 +227,15 @@ func TestReliability(t *testing.T) {
 					t.Errorf("the existing %s was changed: %q, %v", tt.out, data, err)
 				}
 			}
-			if after, _ := os.ReadDir(dir); len(after) != len(before) {
+			if after, _ := os.ReadDir(dir); tt.check == nil && len(after) != len(before) {
 				t.Errorf("the run left files behind: %v (before: %v)", after, before)
 			}
 			msg := strings.TrimPrefix(strings.SplitN(stderr, "\n", 2)[0], "perfsim: ")
 			msg = strings.ReplaceAll(strings.ReplaceAll(msg, dir+"/", ""), "|", `\|`)
-			fmt.Fprintf(&table, "| %s | %s | %d | %s | %s |\n", tt.item, tt.name, code, msg, kept)
+			if tt.check != nil && !t.Failed() {
+				kept = "written as asked"
+			}
+			fmt.Fprintf(&table, "| %s | %s | %d | %s | %s | %.2f s |\n", tt.item, tt.name, code, msg, kept, took.Seconds())
 		})
 	}
 	if *reliabilityTable != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -89,6 +90,18 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		errs = append(errs, usagef("--mode: %v", err))
 	}
 	sc.Mode = mode
+	// A flag of the other mode would be silently ignored: say so instead.
+	if err == nil {
+		only, other := []string{"input", "output"}, "inference"
+		if mode == sim.Inference {
+			only, other = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "dp"}, "training"
+		}
+		for _, name := range only {
+			if fs.Changed(name) {
+				errs = append(errs, usagef("--%s: a %s flag, ignored in %s mode (add --mode %s)", name, other, mode, other))
+			}
+		}
+	}
 	sc.Batch, sc.Input, sc.Output = o.batch, o.input, o.output
 	sc.TP, sc.PP, sc.DP, sc.ZeRO = o.tp, o.pp, o.dp, o.zero
 	sc.Seq, sc.GlobalBatch, sc.Tokens = o.seq, o.globalBatch, o.tokens
@@ -175,8 +188,14 @@ func isSystemFile(arg string) bool {
 	if !strings.HasSuffix(strings.ToLower(arg), ".toml") {
 		return false
 	}
+	// Through the bounded reader: a file too large or not a file is left
+	// to the device loader, which says so.
+	data, err := fileio.ReadFile(arg, hardware.MaxFileSize, "hardware file")
+	if err != nil {
+		return false
+	}
 	var top map[string]toml.Primitive
-	if _, err := toml.DecodeFile(arg, &top); err != nil {
+	if _, err := toml.Decode(string(data), &top); err != nil {
 		return false
 	}
 	_, ok := top["device"]
@@ -203,22 +222,27 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	sc, err := o.scenario(fs)
-	if err != nil {
-		return err
+	// Every problem at once: the flags, the hardware and the model are
+	// checked before any of them stops the run.
+	sc, scErr := o.scenario(fs)
+	dev, fixed, hwErr := resolveDeviceOrSystem(o.hw)
+	m, mErr := resolveModel(o.model)
+	var vErr error
+	switch {
+	case m != nil && scErr == nil:
+		vErr = scenarioUsage(sc.Validate(simWorkload{m}.Shape()))
+	case scErr == nil:
+		// Without a model, the checks that need none (--batch 0, ...),
+		// as for a decoder.
+		vErr = scenarioUsage(sc.Validate(sim.Shape{Arch: sim.Decoder}))
 	}
-	dev, fixed, err := resolveDeviceOrSystem(o.hw)
-	if err != nil {
-		return err
+	if dev != nil && sc.Reserve != nil && *sc.Reserve >= dev.Memory.Capacity {
+		vErr = errors.Join(vErr, usagef("--reserve: %v leaves nothing of the %s's %v of memory", *sc.Reserve, dev.Name, dev.Memory.Capacity))
 	}
-	m, err := resolveModel(o.model)
-	if err != nil {
+	if err := errors.Join(scErr, hwErr, mErr, vErr); err != nil {
 		return err
 	}
 	w := simWorkload{m}
-	if err := sc.Validate(w.Shape()); err != nil {
-		return scenarioUsage(err)
-	}
 	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1)
 	sys := fixed
 	if sys == nil {

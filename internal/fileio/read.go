@@ -8,12 +8,27 @@ import (
 	"os"
 )
 
-// ErrTooLarge is wrapped by the error for a file over its size limit.
+// ErrTooLarge is what errors.Is finds in the error for a file over its
+// size limit.
 var ErrTooLarge = errors.New("file too large")
 
-// ErrNotRegular is wrapped by the error for a path that is not a regular
-// file (a directory, a device, a pipe, a socket).
+// ErrNotRegular is what errors.Is finds in the error for a path that is
+// not a regular file (a directory, a device, a pipe, a socket).
 var ErrNotRegular = errors.New("not a regular file")
+
+// A kindError says what is wrong in its own words and is one of the
+// sentinel errors above for errors.Is.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.kind }
+
+func errorf(kind error, format string, args ...any) error {
+	return &kindError{fmt.Sprintf(format, args...), kind}
+}
 
 // check returns an error when path is not a regular file of at most limit
 // bytes; what names the kind of file in messages ("hardware file").
@@ -28,11 +43,11 @@ func check(path string, limit int64, what string) error {
 	}
 	switch m := st.Mode(); {
 	case m.IsDir():
-		return fmt.Errorf("%s: is a directory, not a %s: %w", path, what, ErrNotRegular)
+		return errorf(ErrNotRegular, "%s: is a directory, not a %s", path, what)
 	case !m.IsRegular():
-		return fmt.Errorf("%s: is a %s, not a %s: %w", path, kind(m), what, ErrNotRegular)
+		return errorf(ErrNotRegular, "%s: is a %s, not a %s", path, kind(m), what)
 	case st.Size() > limit:
-		return fmt.Errorf("%s: %d bytes, over the %s limit for a %s: %w", path, st.Size(), size(limit), what, ErrTooLarge)
+		return errorf(ErrTooLarge, "%s: %d bytes, over the %s limit for a %s", path, st.Size(), size(limit), what)
 	}
 	return nil
 }
@@ -91,7 +106,7 @@ func Open(path string, limit int64, what string) (io.ReadCloser, error) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
-			err = fmt.Errorf("%s: is a %s, not a %s: %w", path, kind(st.Mode()), what, ErrNotRegular)
+			err = errorf(ErrNotRegular, "%s: is a %s, not a %s", path, kind(st.Mode()), what)
 		}
 		return nil, err
 	}
@@ -110,7 +125,7 @@ func (l *limited) Read(p []byte) (int, error) {
 		// One more byte tells a file of exactly limit bytes from a longer one.
 		var one [1]byte
 		if n, _ := l.f.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("%s: over the %s limit for a %s: %w", l.path, size(l.limit), l.what, ErrTooLarge)
+			return 0, errorf(ErrTooLarge, "%s: over the %s limit for a %s", l.path, size(l.limit), l.what)
 		}
 		return 0, io.EOF
 	}

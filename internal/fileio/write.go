@@ -73,6 +73,28 @@ func WriteFile(path string, data []byte) error {
 	return fmt.Errorf("%s: is a %s: perfsim writes regular files, terminals and pipes only", path, kind(st.Mode()))
 }
 
+// CheckOutput reports, before any work is done, whether WriteFile could
+// write path: not a directory or another kind of file it refuses, in a
+// directory that exists. It writes nothing.
+func CheckOutput(path string) error {
+	st, err := os.Stat(path) // through symlinks, as WriteFile writes
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(path)
+		if dst, derr := os.Stat(dir); derr != nil || !dst.IsDir() {
+			return fmt.Errorf("%s: the directory %s does not exist", path, dir)
+		}
+		return nil
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s: is a directory (give a file name)", path)
+	case st.Mode().IsRegular(), st.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0:
+		return nil
+	}
+	return fmt.Errorf("%s: is a %s: perfsim writes regular files, terminals and pipes only", path, kind(st.Mode()))
+}
+
 // tempPrefix is the start of the names of path's temporary files.
 func tempPrefix(base string) string { return "." + base + ".perfsim-" }
 
