@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -76,8 +74,8 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 		if f.path == "" {
 			continue
 		}
-		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
-			return fmt.Errorf("calibrate measure: %s %s: no such directory", f.flag, f.path)
+		if err := fileio.CheckOutput(f.path); err != nil {
+			return fmt.Errorf("calibrate measure: %s: %w", f.flag, err)
 		}
 	}
 	streams := func(k string) bool {

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -85,6 +86,10 @@ func (o *plotOutput) check() error {
 	var errs []error
 	if _, err := chart.FormatOf(o.out); err != nil {
 		errs = append(errs, usagef("--out: %v", err))
+	} else if o.out != "-" {
+		if err := fileio.CheckOutput(o.out); err != nil {
+			errs = append(errs, fmt.Errorf("--out: %w", err))
+		}
 	}
 	for _, f := range []struct {
 		name string

@@ -98,7 +98,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		}
 		for _, name := range only {
 			if fs.Changed(name) {
-				errs = append(errs, usagef("--%s: a %s flag, ignored in %s mode (add --mode %s)", name, other, mode, other))
+				errs = append(errs, usagef("--%s: only for --mode %s; %s mode would ignore it", name, other, mode))
 			}
 		}
 	}

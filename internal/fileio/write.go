@@ -82,7 +82,7 @@ func CheckOutput(path string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(path)
 		if dst, derr := os.Stat(dir); derr != nil || !dst.IsDir() {
-			return fmt.Errorf("%s: the directory %s does not exist", path, dir)
+			return fmt.Errorf("%s: no such directory (%s does not exist)", path, dir)
 		}
 		return nil
 	case err != nil:
