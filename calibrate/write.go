@@ -85,10 +85,11 @@ func WriteDevice(w io.Writer, d *hardware.Device, comment []string) error {
 	b.WriteString("\n[memory]\n")
 	str("type", d.Memory.Type)
 	qty("capacity", d.Memory.Capacity, false)
+	qty("usable", d.Memory.Usable, d.Memory.Usable == 0)
 	qty("bandwidth", d.Memory.Bandwidth, false)
 	qty("l2", d.Memory.L2, d.Memory.L2 == 0)
 	qty("reserve", d.Memory.Reserve, d.Memory.Reserve == 0)
-	src("memory", "capacity", "bandwidth", "l2", "reserve")
+	src("memory", "capacity", "usable", "bandwidth", "l2", "reserve")
 
 	writeStruct(&b, "efficiency", reflect.ValueOf(d.Eff))
 

@@ -33,8 +33,22 @@ var catalogOrder = []string{
 }
 
 // loadCatalogFile loads one embedded device by its file stem, with its
-// fitted overlay (devices/fitted/<stem>.toml) applied when it has one.
+// fitted overlay (devices/fitted/<stem>.toml) applied when it has one, or
+// else with the efficiencies of the nearest calibrated device of its
+// family transferred to it (transfer.go) when it has such a device.
 func loadCatalogFile(stem string) (*Device, error) {
+	d, err := loadCatalogFileOnly(stem)
+	if err != nil {
+		return nil, err
+	}
+	if base := NearestCalibrated(d, calibratedDevices()); base != nil {
+		Transfer(d, base)
+	}
+	return d, nil
+}
+
+// loadCatalogFileOnly is loadCatalogFile without the transfer.
+func loadCatalogFileOnly(stem string) (*Device, error) {
 	data, err := devicesFS.ReadFile(path.Join("devices", stem+".toml"))
 	if err != nil {
 		return nil, err

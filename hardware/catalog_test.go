@@ -121,7 +121,7 @@ func TestCatalog_h100(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Matrix[model.BF16] != 989.5e12 || d.Memory.Bandwidth != 3.35e12 || d.Memory.Capacity != 80e9 {
+	if d.Matrix[model.BF16] != 989.5e12 || d.Memory.Bandwidth != 3.35e12 || d.Memory.Capacity != 80<<30 {
 		t.Errorf("h100: bf16 %v, bandwidth %v, capacity %v", d.Matrix[model.BF16], d.Memory.Bandwidth, d.Memory.Capacity)
 	}
 	if r := model.Ridge(d.Matrix[model.BF16], d.Memory.Bandwidth); math.Abs(float64(r)-295.37) > 0.01 {
@@ -129,6 +129,49 @@ func TestCatalog_h100(t *testing.T) {
 	}
 	if d.Intra.DevicesPerNode != 8 || d.Intra.Bandwidth != 450e9 {
 		t.Errorf("h100 NVLink = %+v", d.Intra)
+	}
+}
+
+// TestCatalog_memory checks the physical and usable memory of the devices
+// whose driver-reported totals are known (want: the vendors' "80GB" etc. in
+// binary units, and the total PyTorch prints from cudaMemGetInfo or
+// hipMemGetInfo, as each file's source cites), and that every other GPU's
+// usable memory is GPUUsableFraction of its capacity, said so.
+func TestCatalog_memory(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		hw               string
+		physical, usable float64 // bytes
+	}{
+		{"h100", 85899345920, 79.11 * gib},
+		{"a100", 80 * gib, 79.15 * gib},
+		{"h200", 141 * gib, 139.81 * gib},
+		{"mi300x", 192 * gib, 191.98 * gib},
+	}
+	for _, tt := range tests {
+		d, err := Lookup(tt.hw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := d.Memory
+		if float64(m.Capacity) != tt.physical || math.Abs(float64(m.Usable)-tt.usable) > 1 || m.Limit() != m.Usable {
+			t.Errorf("%s: capacity %.0f, usable %.0f; want %.0f, %.0f", tt.hw, float64(m.Capacity), float64(m.Usable), tt.physical, tt.usable)
+		}
+		for _, k := range []string{"memory.capacity", "memory.usable"} {
+			if s := d.Sources[k]; s == "" || strings.HasPrefix(s, "default") {
+				t.Errorf("%s: %s has source %q, want a datasheet or a measurement", tt.hw, k, s)
+			}
+		}
+	}
+	for _, d := range Catalog() {
+		m := d.Memory
+		if m.Usable <= 0 || m.Usable > m.Capacity || m.Reserve >= m.Usable {
+			t.Errorf("%s: usable %v of capacity %v, reserve %v", d.Name, m.Usable, m.Capacity, m.Reserve)
+		}
+		src := d.Sources["memory.usable"]
+		if strings.HasPrefix(src, "default") && d.Kind == "gpu" && math.Abs(float64(m.Usable)-float64(m.Capacity)*GPUUsableFraction) > 1 {
+			t.Errorf("%s: default usable %v, want %v of %v", d.Name, m.Usable, GPUUsableFraction, m.Capacity)
+		}
 	}
 }
 
@@ -166,8 +209,8 @@ func TestCatalog_a100Seed(t *testing.T) {
 			// A fitted table's compute fraction is the per-tile rate of
 			// the tile-aware model (devices/fitted), not a flat fraction:
 			// only the hand-written defaults are checked as a plain
-			// roofline.
-			if e.Points == 0 {
+			// roofline (a transferred table is the tile-aware model's too).
+			if e.Points == 0 && d.TransferredFrom == "" {
 				compute := float64(g.FLOPs()) / (float64(peak) * e.Compute)
 				memory := float64(g.Bytes()) / (float64(d.Memory.Bandwidth) * e.Memory)
 				got := math.Max(compute, memory) + float64(e.Launch)

@@ -33,6 +33,10 @@ type Device struct {
 
 	// Sources maps a field's TOML key (e.g. "peak.matrix.bf16") to where
 	// its number came from.
+	// TransferredFrom names the calibrated device whose efficiencies were
+	// carried to this one (transfer.go), "" for none.
+	TransferredFrom string
+
 	Sources map[string]string
 	File    string // the file it was loaded from, or "catalog:<name>"
 
@@ -40,12 +44,28 @@ type Device struct {
 }
 
 // Memory is the device's main memory and caches.
+//
+// Capacity is the physical memory (HBM and GDDR are sized in binary
+// units: an "80 GB" H100 has 80 GiB); Usable is what the driver gives
+// programs (the total that cudaMemGetInfo or hipMemGetInfo reports, less
+// than Capacity by what the driver and ECC keep back). Fits are sized
+// against Usable less Reserve.
 type Memory struct {
 	Type      string // "HBM3", "GDDR6", "DDR5"; informative
 	Capacity  model.Bytes
+	Usable    model.Bytes // what programs can allocate; 0 means Capacity
 	Bandwidth model.ByteRate
 	L2        model.Bytes
 	Reserve   model.Bytes // held back for the framework, CUDA context and workspace
+}
+
+// Limit returns the memory a fit is sized against: Usable, or Capacity
+// when Usable is not set (a Device built in Go rather than loaded).
+func (m Memory) Limit() model.Bytes {
+	if m.Usable > 0 {
+		return m.Usable
+	}
+	return m.Capacity
 }
 
 // A Network is one tier of interconnect, as one device sees it.

@@ -51,7 +51,12 @@
 //
 // [memory]:
 //
-//	capacity   size, required       "80 GB"
+//	capacity   size, required       physical memory, "80 GiB" (HBM and GDDR are
+//	                                sized in binary units: an "80GB" H100 has 80 GiB)
+//	usable     size                 what programs can allocate, the total that
+//	                                cudaMemGetInfo / hipMemGetInfo reports,
+//	                                "79.11 GiB" (default: the capacity, said so
+//	                                in its source); fits are sized against it
 //	bandwidth  bandwidth, required  "3.35 TB/s"
 //	l2         size                 last-level on-chip cache or SRAM, "50 MB"
 //	reserve    size                 held back for the framework (default DefaultReserve, 2 GiB)

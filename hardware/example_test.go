@@ -15,11 +15,13 @@ func ExampleLookup() {
 		return
 	}
 	bf16 := d.Matrix[model.BF16]
-	fmt.Println(d.Name, bf16, d.Memory.Bandwidth, d.Memory.Capacity)
+	fmt.Println(d.Name, bf16, d.Memory.Bandwidth)
+	fmt.Println("memory:", d.Memory.Capacity.BinaryString(), "physical,", d.Memory.Usable.BinaryString(), "usable")
 	fmt.Println("bf16 ridge:", model.Ridge(bf16, d.Memory.Bandwidth))
 	fmt.Println("source:", d.Sources["peak.matrix.bf16"])
 	// Output:
-	// H100 SXM 989.5 TFLOP/s 3.35 TB/s 80 GB
+	// H100 SXM 989.5 TFLOP/s 3.35 TB/s
+	// memory: 80 GiB physical, 79.11 GiB usable
 	// bf16 ridge: 295.4 FLOP/B
 	// source: N6: H100 product page, dense = sparse / 2
 }

@@ -24,6 +24,25 @@ import (
 // allocates a tensor; the rest is headroom.
 const DefaultReserve = model.Bytes(2 << 30)
 
+// GPUUsableFraction is the share of a GPU's physical memory that programs
+// get when its file gives no memory.usable: the median of the measured
+// NVIDIA parts in the catalog (A100 80GB SXM 79.15 of 80 GiB, H100 SXM
+// 79.11 of 80 GiB, H200 139.81 of 141 GiB, each from the CUDA total
+// PyTorch reports; see their files' sources). The driver and ECC keep the
+// rest.
+const GPUUsableFraction = 79.15 / 80
+
+// defaultUsable returns the usable memory of a device whose file gives
+// none, and the source that says so: GPUUsableFraction of a GPU's
+// capacity, all of any other kind's (a CPU's operating system takes its
+// share from the reserve).
+func defaultUsable(kind string, capacity model.Bytes) (model.Bytes, string) {
+	if kind == "gpu" {
+		return capacity * GPUUsableFraction, fmt.Sprintf("default: %.2f%% of the capacity, the median of the measured NVIDIA GPUs (A100 80GB 79.15, H100 79.11, H200 139.81 GiB usable); no driver-reported total given", 100*GPUUsableFraction)
+	}
+	return capacity, "default: the capacity (no program-visible total given)"
+}
+
 // MaxFileSize bounds what Load reads: a hardware file is a few kilobytes.
 const MaxFileSize = 1 << 20
 
@@ -39,7 +58,7 @@ var (
 var (
 	topKeys     = []string{"name", "vendor", "kind", "aliases", "architecture", "source", "compute_units", "clock", "tdp", "launch_overhead", "peak", "memory", "efficiency", "interconnect"}
 	peakKeys    = []string{"source", "matrix", "vector", "sparse"}
-	memoryKeys  = []string{"source", "type", "capacity", "bandwidth", "l2", "reserve"}
+	memoryKeys  = []string{"source", "type", "capacity", "usable", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}
 	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"}
 	intraKeys   = append(append([]string(nil), networkKeys...), "devices_per_node", "topology")
@@ -176,6 +195,12 @@ func (d *decoder) device(t *table) *Device {
 	if m := t.sub("memory", memoryKeys, true); m != nil {
 		dev.Memory.Type, _ = m.str("type", false)
 		m.quantity("capacity", &dev.Memory.Capacity, true)
+		if !m.quantity("usable", &dev.Memory.Usable, false) && !d.bad["memory.usable"] && dev.Memory.Capacity > 0 {
+			dev.Memory.Usable, d.srcs["memory.usable"] = defaultUsable(dev.Kind, dev.Memory.Capacity)
+		}
+		// Whole bytes: "79.11 GiB" is a figure to 0.01 GiB, not a
+		// fraction of a byte.
+		dev.Memory.Usable = model.Bytes(math.Round(float64(dev.Memory.Usable)))
 		m.quantity("bandwidth", &dev.Memory.Bandwidth, true)
 		m.quantity("l2", &dev.Memory.L2, false)
 		if !m.quantity("reserve", &dev.Memory.Reserve, false) && !d.bad["memory.reserve"] {

@@ -213,7 +213,7 @@ func TestValidate_goDevice(t *testing.T) {
 	err := d.Validate()
 	want := strings.Join([]string{
 		"hardware: interconnect.intra.efficiency: 3 is more than twice the link rate",
-		"hardware: memory.reserve: 2 GB leaves nothing of the capacity, 1 GB",
+		"hardware: memory.reserve: 2 GB leaves nothing of the usable memory, 1 GB",
 		"hardware: peak.sparse.fp8: a sparse peak needs a dense one: peak.matrix.fp8 is not given",
 	}, "\n")
 	if err == nil || err.Error() != want {

@@ -64,9 +64,13 @@ func (d *Device) Validate() error {
 	v.positive("memory.capacity", float64(m.Capacity), m.Capacity.String(), true)
 	v.positive("memory.bandwidth", float64(m.Bandwidth), m.Bandwidth.String(), true)
 	v.positive("memory.l2", float64(m.L2), m.L2.String(), false)
+	v.positive("memory.usable", float64(m.Usable), m.Usable.String(), false)
+	if m.Capacity > 0 && m.Usable > m.Capacity {
+		v.bad("memory.usable", "%s is more than the capacity, %s (usable is what programs get of the physical memory)", m.Usable.BinaryString(), m.Capacity.BinaryString())
+	}
 	v.nonNegative("memory.reserve", float64(m.Reserve), m.Reserve.String())
-	if m.Capacity > 0 && m.Reserve >= m.Capacity {
-		v.bad("memory.reserve", "%s leaves nothing of the capacity, %s", m.Reserve, m.Capacity)
+	if lim := m.Limit(); lim > 0 && m.Reserve >= lim {
+		v.bad("memory.reserve", "%s leaves nothing of the usable memory, %s", m.Reserve, lim)
 	}
 
 	v.efficiency("efficiency", reflect.ValueOf(d.Eff))

@@ -10,7 +10,7 @@
 // server of single-sample queries: each accelerator, when idle, takes
 // every queued sample up to its batch limit and runs them as one batch,
 // priced by package sim. The LLM benchmarks are served by package serve,
-// as continuous batching. A benchmark whose model perfsim cannot express
+// as TensorRT-LLM's in-flight batching (llm.go). A benchmark whose model perfsim cannot express
 // yet (3-D convolutions, diffusion, recommendation, graph networks) has
 // a row that says which capability it lacks.
 //

@@ -1,9 +1,180 @@
 package mlperf
 
-// llmNote says why an LLM benchmark has no figure yet.
-func llmNote(b Benchmark) string {
-	if b.Input == 0 {
-		return "needs the dataset's mean input length, which the reference implementation does not publish"
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// The LLM benchmarks run on package serve as NVIDIA's submissions run
+// them: TensorRT-LLM's in-flight batching (the trtllm preset, with
+// max_batch_size and max_num_tokens as trtllm-bench derives them from
+// memory and the mean lengths), every GPU group of TP devices one
+// replica, the replicas sharing the load evenly. Requests are the
+// benchmark's mean input and output lengths, fixed (the datasets'
+// distributions are not modelled). Offline sends every request at once
+// and reports output tokens/s; Server is the highest Poisson rate at
+// which the 99th-percentile TTFT and TPOT (GPT-J: the whole request)
+// meet the bounds, in output tokens/s.
+
+const (
+	// llmRequests is the requests of one trial per replica.
+	llmRequests = 1000
+	// llmTrials is the bisection's steps over the Server rate.
+	llmTrials = 12
+)
+
+// llmLengths returns the benchmark's mean input and output tokens, from
+// the options where given, else the suite's.
+func llmLengths(b Benchmark, o Options) (in, out int, note string) {
+	fi, fo := b.Input, b.Output
+	if v, ok := o.Input[b.Name]; ok {
+		fi = float64(v)
 	}
-	return "needs the serving simulator"
+	if v, ok := o.Output[b.Name]; ok {
+		fo = float64(v)
+	}
+	switch {
+	case fi <= 0:
+		return 0, 0, fmt.Sprintf("needs the dataset's mean input length, which the reference implementation does not publish: give --input %s=TOKENS", b.Name)
+	case fo <= 0:
+		return 0, 0, fmt.Sprintf("needs the dataset's mean output length: give --output %s=TOKENS", b.Name)
+	}
+	return int(math.Round(fi)), int(math.Round(fo)), ""
+}
+
+// llmReplica is one serving replica of TP devices.
+type llmReplica struct {
+	tp int
+	p  *sim.Pricer
+	e  serve.Engine
+}
+
+// replica builds a replica of tp devices, or an error when the model
+// does not fit them.
+func replica(dev *hardware.Device, w sim.Workload, b Benchmark, tp, in, out int) (*llmReplica, error) {
+	sys, err := hardware.NewSystem(dev, tp, 1)
+	if err != nil {
+		return nil, err
+	}
+	sc := sim.Default()
+	sc.TP = tp
+	sc.Weights, sc.Act, sc.KV = b.Precision, b.Precision, b.Precision
+	sc.Strict = false
+	capacity := dev.Memory.Capacity
+	e, err := serve.Preset("trtllm", capacity)
+	if err != nil {
+		return nil, err
+	}
+	p, err := sim.NewPricer(sys, w, e.Scenario(sc))
+	if err != nil {
+		return nil, err
+	}
+	e.MaxSeqs, e.MaxTokens = serve.TRTLLMBench(capacity, tp, 1, w.Params(), b.Precision.Size(), w.KVBytesPerToken(sc.KV), in, out)
+	if _, _, err := e.KVCapacity(p); err != nil {
+		return nil, err
+	}
+	return &llmReplica{tp: tp, p: p, e: e}, nil
+}
+
+// serveRun serves n requests at rate (per replica; 0: all at once).
+func (r *llmReplica) serveRun(n, in, out int, rate float64, seed uint64) (*serve.Result, error) {
+	wl := serve.Workload{N: n, Arrival: serve.AllAtOnce, Input: serve.Fixed(in), Output: serve.Fixed(out), Seed: seed}
+	if rate > 0 {
+		wl.Arrival, wl.Rate = serve.Poisson, rate
+	}
+	reqs, err := wl.Requests()
+	if err != nil {
+		return nil, err
+	}
+	return serve.Run(r.p, r.e, reqs, serve.Options{})
+}
+
+// runLLM runs an LLM benchmark: the tensor-parallel degree (a power of
+// two dividing the GPUs) of the highest Offline throughput, then the
+// scenario on it.
+func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Options, res *Result) {
+	in, out, note := llmLengths(b, o)
+	if note != "" {
+		res.Note = note
+		return
+	}
+	gpus := sys.Devices()
+	var best *llmReplica
+	var bestRate float64
+	var firstErr error
+	for tp := 1; tp <= min(gpus, 8); tp *= 2 {
+		if gpus%tp != 0 {
+			continue
+		}
+		r, err := replica(sys.Device, w, b, tp, in, out)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		rr, err := r.serveRun(llmRequests, in, out, 0, o.Seed)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if rate := rr.OutputTokensPerSecond * float64(gpus/tp); rate > bestRate {
+			best, bestRate = r, rate
+		}
+	}
+	if best == nil {
+		res.Note = fmt.Sprintf("does not fit at tensor parallelism up to %d: %v", min(gpus, 8), firstErr)
+		return
+	}
+	res.TP = best.tp
+	replicas := float64(gpus / best.tp)
+	if sc == Offline {
+		res.Value = bestRate
+		return
+	}
+	// Server: bisect the request rate per replica between 0 and the
+	// Offline request rate.
+	hi := bestRate / replicas / float64(out)
+	lo := 0.0
+	var at *serve.Result
+	for range llmTrials {
+		mid := (lo + hi) / 2
+		rr, err := best.serveRun(llmRequests, in, out, mid, o.Seed)
+		if err != nil && !errors.Is(err, serve.ErrOverflow) {
+			res.Note = err.Error()
+			return
+		}
+		if err == nil && llmMeets(b, rr) {
+			lo, at = mid, rr
+		} else {
+			hi = mid
+		}
+	}
+	if at == nil {
+		res.Note = "no rate meets the bounds (a lone request misses them)"
+		return
+	}
+	res.Value = lo * replicas * float64(out)
+	res.P99TTFT, res.P99TPOT = model.Seconds(at.TTFT.P99), model.Seconds(at.TPOT.P99)
+	res.P99 = model.Seconds(at.E2E.P99)
+}
+
+// llmMeets reports whether a Server trial meets the benchmark's bounds
+// at the 99th percentile without an overload.
+func llmMeets(b Benchmark, r *serve.Result) bool {
+	if r.Overloaded {
+		return false
+	}
+	if b.TTFT > 0 {
+		return r.TTFT.P99 <= float64(b.TTFT) && r.TPOT.P99 <= float64(b.TPOT)
+	}
+	return r.E2E.P99 <= float64(b.Latency)
 }

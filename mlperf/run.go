@@ -26,6 +26,10 @@ type Options struct {
 	// MaxBatch bounds the batch a device takes (0: the Offline search's
 	// best batch).
 	MaxBatch int
+	// Input and Output give an LLM benchmark's mean prompt and answer
+	// tokens by benchmark name, where the suite has none (or to
+	// override it).
+	Input, Output map[string]int
 }
 
 // A Result is one benchmark in one scenario on a system.
@@ -40,8 +44,12 @@ type Result struct {
 	// Batch is the per-device batch of the best Offline throughput, or
 	// the Server's batch limit.
 	Batch int
-	// P99 is the Server's 99th-percentile latency at Value.
-	P99 model.Seconds
+	// P99 is the Server's 99th-percentile latency at Value (an LLM's
+	// whole request); P99TTFT and P99TPOT an LLM's first token and time
+	// per output token.
+	P99, P99TTFT, P99TPOT model.Seconds
+	// TP is an LLM replica's tensor-parallel degree.
+	TP int
 	// Note says why there is no value (a capability perfsim lacks, a
 	// model that does not fit), or qualifies it.
 	Note     string
@@ -73,7 +81,7 @@ func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Opt
 		return res
 	}
 	if b.Kind == LLM {
-		res.Note = llmNote(b)
+		runLLM(sys, w, b, sc, o, &res)
 		return res
 	}
 	one, err := hardware.NewSystem(sys.Device, 1, 1)

@@ -133,3 +133,35 @@ func TestHistogram(t *testing.T) {
 		}
 	}
 }
+
+// TestConverge: the RCPs interpolate linearly in the batch, as MLPerf's
+// checker does, and say when a batch is outside them.
+func TestConverge(t *testing.T) {
+	b, err := FindTraining("resnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		gbs     int
+		epochs  float64
+		inRange bool
+	}{
+		{3264, 35.2, true},
+		{(3264 + 4096) / 2, (35.2 + 40) / 2, true}, // halfway between two RCPs
+		{1024, 35, false},                          // below the smallest: its RCP
+		{100000, 85.86, false},                     // above the largest
+	} {
+		s, ok := b.Converge(tt.gbs)
+		if e := s / imagenetTrain; math.Abs(e-tt.epochs) > 1e-9 || ok != tt.inRange {
+			t.Errorf("Converge(%d) = %.4g epochs, in range %v; want %.4g, %v", tt.gbs, e, ok, tt.epochs, tt.inRange)
+		}
+	}
+	bert, _ := FindTraining("bert")
+	// BERT's evaluation interval at GBS 448: FLOOR(0.05*(230.23*448+3e6), 25000) = 150,000.
+	if got := bert.EvalEvery(448); got != 150000 {
+		t.Errorf("BERT eval interval at 448: %g, want 150000", got)
+	}
+	if _, err := FindTraining("gpt3"); err == nil || !strings.Contains(err.Error(), "resnet, bert") {
+		t.Errorf("FindTraining(gpt3): %v", err)
+	}
+}

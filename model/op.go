@@ -76,11 +76,14 @@ func (o Op) FLOPs() FLOPs { return FLOPs(float64(o.Count)) * o.Kernel.FLOPs() }
 // Bytes returns the traffic of all Count runs.
 func (o Op) Bytes() Bytes { return Bytes(float64(o.Count)) * o.Kernel.Bytes() }
 
-// MACs returns the multiply-accumulates of all Count runs of a GEMM, and 0
-// for other kernels.
+// MACs returns the multiply-accumulates of all Count runs of a GEMM or a
+// grouped GEMM, and 0 for other kernels.
 func (o Op) MACs() float64 {
-	if g, ok := o.Kernel.(GEMM); ok {
+	switch g := o.Kernel.(type) {
+	case GEMM:
 		return float64(o.Count) * g.MACs()
+	case GroupedGEMM:
+		return float64(o.Count) * float64(g.FLOPs()) / 2
 	}
 	return 0
 }

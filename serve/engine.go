@@ -154,7 +154,8 @@ func Engines() []string { return []string{"vllm", "vllm-0.6", "sglang", "trtllm"
 // gib is 2^30 bytes.
 const gib = 1 << 30
 
-// Preset returns an engine's defaults on a device of capacity bytes.
+// Preset returns an engine's defaults on a device whose programs can
+// allocate capacity bytes (hardware.Memory.Limit).
 //
 //   - vllm: vLLM V1 (v0.10): decode-first with chunked prefill
 //     (vllm/v1/core/sched/scheduler.py: running requests are scheduled
@@ -216,7 +217,8 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 
 // TRTLLMBench returns max_batch_size and max_num_tokens as trtllm-bench
 // derives them at build time from memory and the dataset's mean lengths
-// (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py,
+// (capacity is what torch reports as the device's total memory, the
+// usable memory; NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py,
 // calc_engine_setting and finetune_setting): the KV cache of 0.95 of
 // (all devices' memory − the weights at 2 bytes per parameter, 1 for
 // fp8) holds raw = bytes/(KV bytes per token × (isl + osl)) requests;
@@ -262,7 +264,10 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	if e.KVTokens > 0 {
 		return e.KVTokens, m, nil
 	}
-	c := float64(m.Capacity)
+	c := float64(m.Usable) // what programs can allocate (hardware.Memory.Limit)
+	if c <= 0 {
+		c = float64(m.Capacity)
+	}
 	var kv float64
 	switch e.MemBase {
 	case OfTotal:
@@ -278,7 +283,7 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	tokens := math.Floor(kv / float64(m.KVPerToken))
 	if tokens < float64(e.BlockSize) {
 		return 0, m, fmt.Errorf("serve: no memory left for the KV cache: %s per device holds %s of weights, %s of activations and %s reserved (engine %s, fraction %.2f)",
-			m.Capacity, m.Weights, m.Activations, m.Reserve, e.Name, e.MemFraction)
+			model.Bytes(c), m.Weights, m.Activations, m.Reserve, e.Name, e.MemFraction)
 	}
 	return int(math.Min(tokens, 1<<40)), m, nil
 }

@@ -103,7 +103,7 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 		return nil, err
 	}
 	l.res.Warnings = p.Warnings()
-	l.res.summarize(l.area, l.lastT)
+	l.res.summarize(l.area)
 	return l.res, nil
 }
 
@@ -146,12 +146,12 @@ func (l *loop) run(reqs []Request) error {
 	next, done := 0, 0
 	for done < len(reqs) {
 		// Arrivals up to now join the queue, in order.
-		for next < len(reqs) && float64(reqs[next].Arrival) <= l.now {
+		for next < len(reqs) && l.seen(&reqs[next]) <= l.now {
 			l.arrive(&reqs[next], &l.res.Requests[next])
 			next++
 		}
 		if len(l.running) == 0 && len(l.waiting) == 0 {
-			l.now = float64(reqs[next].Arrival) // idle until the next arrival
+			l.now = l.seen(&reqs[next]) // idle until the next arrival
 			continue
 		}
 		steps := l.schedule()
@@ -167,7 +167,7 @@ func (l *loop) run(reqs []Request) error {
 			end := l.now + dt
 			// Requests that arrived during the iteration enter the
 			// system (not the engine) at their arrival times.
-			for next < len(reqs) && float64(reqs[next].Arrival) <= end {
+			for next < len(reqs) && l.seen(&reqs[next]) <= end {
 				l.arrive(&reqs[next], &l.res.Requests[next])
 				next++
 			}
@@ -180,6 +180,10 @@ func (l *loop) run(reqs []Request) error {
 	}
 	return nil
 }
+
+// seen returns when the engine sees r: its arrival plus the per-request
+// overhead outside the engine (API, tokenisation).
+func (l *loop) seen(r *Request) float64 { return float64(r.Arrival + l.e.RequestOverhead) }
 
 // arrive adds a request to the system and the queue.
 func (l *loop) arrive(r *Request, m *Metrics) {

@@ -39,11 +39,14 @@ func TestStatic_equalsSimulate(t *testing.T) {
 			sys, w := setup(t, tt.hw, tt.model, tt.tp)
 			sc := sim.Default()
 			sc.Batch, sc.Input, sc.Output, sc.TP = tt.batch, tt.in, tt.out, tt.tp
+			// A static batch is prefilled in one pass: no token budget
+			// chunks it (simulate's default budget would).
+			sc.MaxNumTokens = tt.batch * tt.in
 			rep, err := sim.Run(sys, w, sc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, _ := serve.Preset("trtllm", sys.Device.Memory.Capacity)
+			e, _ := serve.Preset("trtllm", sys.Device.Memory.Limit())
 			e.Static, e.MaxSeqs = true, tt.batch
 			res := mustServe(t, pricer(t, sys, w, sc), e, serve.Workload{N: tt.batch, Arrival: serve.AllAtOnce,
 				Input: serve.Fixed(tt.in), Output: serve.Fixed(tt.out)})
@@ -79,7 +82,7 @@ func TestMD1(t *testing.T) {
 	}
 	sys, w := setup(t, "h100", "llama3-8b", 1)
 	p := pricer(t, sys, w, sim.Default())
-	e, _ := serve.Preset("vllm", sys.Device.Memory.Capacity)
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
 	e.MaxSeqs = 1
 	const in, out = 256, 1
 	// The service time: one run of a single request.
@@ -125,7 +128,7 @@ func TestInvariants(t *testing.T) {
 	for _, name := range serve.Engines() {
 		for _, arr := range []serve.Arrival{serve.Poisson, serve.Gamma, serve.Constant, serve.AllAtOnce} {
 			t.Run(name+"-"+arr.String(), func(t *testing.T) {
-				e, err := serve.Preset(name, sys.Device.Memory.Capacity)
+				e, err := serve.Preset(name, sys.Device.Memory.Limit())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -160,7 +163,7 @@ func TestLowRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range serve.Engines() {
-		e, _ := serve.Preset(name, sys.Device.Memory.Capacity)
+		e, _ := serve.Preset(name, sys.Device.Memory.Limit())
 		e.MaxTokens = 4096 // one prefill iteration
 		res := mustServe(t, pricer(t, sys, w, sc), e, serve.Workload{N: 50, Arrival: serve.Poisson, Rate: 0.05, Seed: 1,
 			Input: serve.Fixed(1024), Output: serve.Fixed(64)})
@@ -179,7 +182,7 @@ func TestLowRate(t *testing.T) {
 func TestOverloaded(t *testing.T) {
 	sys, w := setup(t, "h100", "llama3-8b", 1)
 	p := pricer(t, sys, w, sim.Default())
-	e, _ := serve.Preset("vllm", sys.Device.Memory.Capacity)
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
 	wl := serve.Workload{N: 3000, Arrival: serve.Poisson, Seed: 3, Input: serve.Fixed(1000), Output: serve.Fixed(200)}
 	wl.Rate = 200
 	if res := mustServe(t, p, e, wl); !res.Overloaded {
@@ -197,7 +200,7 @@ func TestOverloaded(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	sys, w := setup(t, "h100", "llama3-8b", 1)
 	p := pricer(t, sys, w, sim.Default())
-	e, _ := serve.Preset("sglang", sys.Device.Memory.Capacity)
+	e, _ := serve.Preset("sglang", sys.Device.Memory.Limit())
 	wl := serve.Workload{N: 300, Arrival: serve.Gamma, Rate: 20, CV: 3, Seed: 11,
 		Input: serve.Normal{Mu: 500, Sigma: 200, Min: 1, Max: 2000}, Output: serve.LogNormal{Mu: 200, Sigma: 150, Min: 1, Max: 1000}}
 	a, b := mustServe(t, p, e, wl), mustServe(t, p, e, wl)
@@ -205,5 +208,36 @@ func TestDeterministic(t *testing.T) {
 		if a.Requests[i] != b.Requests[i] {
 			t.Fatalf("request %d: %+v then %+v", i, a.Requests[i], b.Requests[i])
 		}
+	}
+}
+
+// TestReplicas: dp replicas behind a round-robin router serve dp times
+// the load at the latencies of one replica under its share (exactly,
+// for constant arrivals, whose round-robin shares are again constant),
+// and Little's law holds over the system.
+func TestReplicas(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	p := pricer(t, sys, w, sim.Default())
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
+	one := mustServe(t, p, e, serve.Workload{N: 500, Arrival: serve.Constant, Rate: 10, Input: serve.Fixed(700), Output: serve.Fixed(150)})
+	reqs, _ := (&serve.Workload{N: 2000, Arrival: serve.Constant, Rate: 40, Input: serve.Fixed(700), Output: serve.Fixed(150)}).Requests()
+	four, err := serve.RunReplicas(p, e, reqs, 4, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relErr(four.TTFT.P99, one.TTFT.P99) > 1e-9 || relErr(four.TPOT.Mean, one.TPOT.Mean) > 1e-9 {
+		t.Errorf("4 replicas at 40 req/s: TTFT p99 %g, TPOT %g; one at 10 req/s: %g, %g", four.TTFT.P99, four.TPOT.Mean, one.TTFT.P99, one.TPOT.Mean)
+	}
+	if relErr(four.RequestsPerSecond, 4*one.RequestsPerSecond) > 0.01 {
+		t.Errorf("throughput %g req/s, want 4 × %g", four.RequestsPerSecond, one.RequestsPerSecond)
+	}
+	if relErr(four.MeanInSystem, four.RequestsPerSecond*four.E2E.Mean) > 1e-9 {
+		t.Errorf("Little's law: L = %g, λW = %g", four.MeanInSystem, four.RequestsPerSecond*four.E2E.Mean)
+	}
+	if g := four.Goodput(0, 0); relErr(g, four.RequestsPerSecond) > 1e-12 {
+		t.Errorf("goodput without SLOs %g, throughput %g", g, four.RequestsPerSecond)
+	}
+	if g := four.Goodput(model.Seconds(four.TTFT.P50), 0); g >= four.RequestsPerSecond {
+		t.Errorf("goodput under a median TTFT SLO %g ≥ throughput %g", g, four.RequestsPerSecond)
 	}
 }

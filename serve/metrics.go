@@ -84,13 +84,21 @@ type Result struct {
 	Overloaded bool
 	Verdict    string
 
+	// Replicas is the data-parallel replicas the requests were spread
+	// over (1 for Run).
+	Replicas int
+
 	Series   []Sample
 	Warnings []error
+
+	area float64 // the integral of the requests in the system
 }
 
 // summarize fills the summaries from the requests; area is the integral
-// of the requests in the system up to end.
-func (res *Result) summarize(area, end float64) {
+// of the requests in the system.
+func (res *Result) summarize(area float64) {
+	res.area = area
+	res.Replicas = max(res.Replicas, 1)
 	n := len(res.Requests)
 	q, ttft, tpot, e2e := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	var out float64
@@ -113,7 +121,7 @@ func (res *Result) summarize(area, end float64) {
 	if d := float64(res.Duration); d > 0 {
 		res.RequestsPerSecond = float64(n) / d
 		res.OutputTokensPerSecond = out / d
-		res.Utilization = float64(res.BusyTime) / d
+		res.Utilization = float64(res.BusyTime) / d / float64(res.Replicas)
 		res.MeanInSystem = area / d
 	}
 	res.overload()

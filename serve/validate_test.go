@@ -163,7 +163,7 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 		sc.Weights, sc.Act, sc.KV = model.FP8, model.FP8, model.FP8
 		bytes = 1
 	}
-	e, err := serve.Preset("trtllm", sys.Device.Memory.Capacity)
+	e, err := serve.Preset("trtllm", sys.Device.Memory.Limit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.MaxSeqs, e.MaxTokens = serve.TRTLLMBench(sys.Device.Memory.Capacity, tp*pp, pp, w.Params(), bytes, w.KVBytesPerToken(sc.KV), isl, osl)
+	e.MaxSeqs, e.MaxTokens = serve.TRTLLMBench(sys.Device.Memory.Limit(), tp*pp, pp, w.Params(), bytes, w.KVBytesPerToken(sc.KV), isl, osl)
 	n := trtRequests[[2]int{isl, osl}]
 	reqs, err := (&serve.Workload{N: n, Arrival: serve.AllAtOnce, Input: serve.Fixed(isl), Output: serve.Fixed(osl)}).Requests()
 	if err != nil {
@@ -251,7 +251,7 @@ func TestValidate_vllm(t *testing.T) {
 			hw, mdl, tp = "h100", "llama3-70b", 4
 		}
 		sys, w := setup(t, hw, mdl, tp)
-		e, err := serve.Preset("vllm-0.6", sys.Device.Memory.Capacity)
+		e, err := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
 		if err != nil {
 			t.Fatal(err)
 		}

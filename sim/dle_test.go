@@ -147,3 +147,39 @@ func TestDLE_resnet50(t *testing.T) {
 		}
 	}
 }
+
+// TestLoaderRate: an input pipeline slower than the device bounds a
+// CNN's images/s and a training step (GlobalBatch/LoaderRate), and one
+// faster than the device changes nothing.
+func TestLoaderRate(t *testing.T) {
+	sys, w := load(t, "a100", "resnet50", 1)
+	for _, tt := range []struct {
+		name  string
+		rate  float64
+		bound bool
+	}{{"slow loader", 100, true}, {"fast loader", 1e12, false}} {
+		sc := sim.Default()
+		sc.Batch = 64
+		sc.LoaderRate = tt.rate
+		rep, err := sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in := rep.Inference; in.LoaderBound != tt.bound || (tt.bound && in.ImagesPerSecond != tt.rate) {
+			t.Errorf("%s: inference %.4g images/s, loader-bound %v", tt.name, in.ImagesPerSecond, in.LoaderBound)
+		}
+		sc.Mode, sc.GlobalBatch = sim.Training, 128
+		rep, err = sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr := rep.Training; tr.LoaderBound != tt.bound || (tt.bound && math.Abs(float64(tr.StepTime)-128/tt.rate) > 1e-12) {
+			t.Errorf("%s: step %v, loader-bound %v", tt.name, tr.StepTime, tr.LoaderBound)
+		}
+	}
+	sc := sim.Default()
+	sc.LoaderRate = math.NaN()
+	if _, err := sim.Run(sys, w, sc); err == nil || !strings.Contains(err.Error(), "--loader-rate") {
+		t.Errorf("NaN loader rate: %v", err)
+	}
+}

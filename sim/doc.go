@@ -37,6 +37,15 @@
 //     memory: 16 bytes per parameter of mixed-precision Adam state,
 //     sharded per ZeRO stage, and activations per Korthikanti et al.
 //     (2022) (TrainingActivations).
+//   - train_step.go, train_parallel.go, train_memory.go, train_layout.go,
+//     pipeline.go: a transformer's step at scale — TP with sequence
+//     parallelism, PP (GPipe, 1F1B, interleaved; PipelineTime), DP with
+//     ZeRO-1/2/3 and bucketed, overlapped gradient reduction, CP (ring
+//     attention), EP (all-to-all, load imbalance), each collective priced
+//     on the system's two tiers (model.TieredTime) with what overlaps
+//     with what written down in trainingScaled; the Breakdown of the
+//     slowest stage; memory per rank (ZeROStates, LayerActivations,
+//     InFlight); the layout's divisibility checks.
 //   - inverse.go: Footprint (memory without timing), MaxBatch, MaxContext
 //     and MaxModel (the largest member of a Family that fits).
 //   - iteration.go: Pricer, the time of one continuous-batching engine

@@ -26,13 +26,11 @@ func Footprint(sys *hardware.System, w Workload, sc Scenario) (Memory, error) {
 	if sc.Mode == Training {
 		return r.trainingMemory(), nil
 	}
-	ph := r.phase(Prefill)
-	ph.Seq = sc.Input
-	ops, err := r.ops(ph, nil)
+	_, working, err := r.prefillOps(nil)
 	if err != nil {
 		return Memory{}, err
 	}
-	return r.inferenceMemory(workingSet(ops)), nil
+	return r.inferenceMemory(working), nil
 }
 
 // searchLimit bounds the inverse searches over batch and context.

@@ -51,6 +51,9 @@ type InferenceResult struct {
 	OutputTokensPerSecond          float64
 	OutputTokensPerSecondPerDevice float64
 	ImagesPerSecond                float64 // CNNs and vision transformers
+	// LoaderBound says the input pipeline (Scenario.LoaderRate), not the
+	// device, bounds ImagesPerSecond.
+	LoaderBound bool
 
 	Prefill PhaseReport  // one prefill
 	Decode  *PhaseReport // every decode step summed; nil without decode
@@ -72,14 +75,21 @@ type TrainingResult struct {
 	// MFU and HFU divide those by StepTime, the devices and the peak of
 	// the activation type.
 	MFU, HFU float64
+	// LoaderBound says the input pipeline (Scenario.LoaderRate) sets the
+	// step time.
+	LoaderBound bool
 	// TimeToTrain is Tokens/TokensPerSecond, 0 without a budget.
 	TimeToTrain model.Seconds
 
 	Forward   PhaseReport  // one micro-batch
 	Backward  PhaseReport  // one micro-batch
 	Recompute *PhaseReport // one micro-batch; nil without recomputation
-	Gradients *PhaseReport // data-parallel gradient synchronisation; nil when DP is 1
+	Gradients *PhaseReport // data-parallel gradient synchronisation; nil when DP is 1 or for transformers (see Breakdown)
 	Optimizer PhaseReport
+	// Breakdown splits a transformer's step on its slowest pipeline stage
+	// (compute, exposed communication per kind, bubble, overlap,
+	// optimizer); nil for CNNs.
+	Breakdown *Breakdown
 }
 
 // A PhaseReport is the cost of one phase: its totals, a row per op class
@@ -139,8 +149,11 @@ type Memory struct {
 	Optimizer   model.Bytes // master weights and moments
 	Reserve     model.Bytes // framework, CUDA context, workspace
 	Total       model.Bytes
-	Capacity    model.Bytes
-	Fits        bool
-	// Headroom is Capacity − Total: negative is the shortfall.
+	Capacity    model.Bytes // physical memory
+	// Usable is what programs can allocate (hardware.Memory.Limit): the
+	// figure a fit is sized against.
+	Usable model.Bytes
+	Fits   bool
+	// Headroom is Usable − Total: negative is the shortfall.
 	Headroom model.Bytes
 }

@@ -47,9 +47,9 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 		return nil, err
 	}
 	sc = sc.normalized()
-	need := sc.TP * sc.PP * sc.DP
+	need := sc.TP * sc.PP * sc.DP * sc.CP
 	if sys.Devices() < need {
-		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sys.Devices())
+		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d × cp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sc.CP, sys.Devices())
 	}
 	p := sys.Device.Processor()
 	if err := p.Validate(); err != nil {
@@ -145,8 +145,14 @@ func intervalName(e *model.Efficiency) string {
 
 // phase returns the scenario's phase template.
 func (r *runner) phase(k PhaseKind) Phase {
-	return Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP,
+	ph := Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP,
 		FuseCNN: r.sc.Exec == ExecFused && k == Prefill, Autocast: r.sc.Autocast}
+	if r.sc.Mode == Inference {
+		// The workload splits the experts itself in inference; training
+		// at scale divides them over EP in train_parallel.go.
+		ph.EP, ph.Imbalance = r.sc.EP, r.sc.ExpertImbalance
+	}
+	return ph
 }
 
 // ops decomposes ph and appends extra, in r's scratch buffer (valid until
@@ -193,15 +199,12 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	sc, rep := r.sc, r.rep
 	rep.Inference = res
 
-	ph := r.phase(Prefill)
-	ph.Seq = sc.Input
-	ops, err := r.ops(ph, r.ppTransfer(sc.Batch*sc.Input))
+	ops, working, err := r.prefillOps(r.ppTransfer(sc.Batch * sc.Input))
 	if err != nil {
 		return err
 	}
 	res.Prefill = r.c.pass("prefill", ops)
 	r.eager(&res.Prefill)
-	working := workingSet(ops)
 	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
 	res.E2E, res.E2ELow, res.E2EHigh = res.TTFT, res.TTFTLow, res.TTFTHigh
 
@@ -219,7 +222,8 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 			res.E2EHigh += d.High
 		}
 		if res.E2E > 0 {
-			res.OutputTokensPerSecond = float64(sc.Batch) * float64(sc.Output) / float64(res.E2E)
+			// DP replicas each serve a batch.
+			res.OutputTokensPerSecond = float64(sc.DP) * float64(sc.Batch) * float64(sc.Output) / float64(res.E2E)
 			res.OutputTokensPerSecondPerDevice = res.OutputTokensPerSecond / float64(rep.Devices)
 		}
 		if mc := r.shape.MaxContext; mc > 0 && sc.Input+sc.Output > mc {
@@ -227,6 +231,9 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 		}
 	} else if res.TTFT > 0 && (r.shape.Arch == CNN || r.shape.Arch == Vision) {
 		res.ImagesPerSecond = float64(sc.Batch) / float64(res.TTFT)
+		if lr := sc.LoaderRate; lr > 0 && res.ImagesPerSecond > lr/float64(rep.Devices) {
+			res.ImagesPerSecond, res.LoaderBound = lr/float64(rep.Devices), true
+		}
 	}
 	rep.Memory = r.inferenceMemory(working)
 	return nil
@@ -289,17 +296,32 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 	perTok := float64(r.w.KVBytesPerToken(sc.KV)) / float64(sc.TP) * r.stageShare()
 	m.KVPerToken = model.Bytes(perTok)
 	m.KVCache = model.Bytes(perTok * float64(sc.Batch) * float64(sc.Input+sc.Output))
+	if sh, ok := r.w.(Sharder); ok {
+		// The workload's own split: replaces the even division by TP
+		// (the pipeline's embedding adjustment above is kept as a ratio).
+		even := float64(r.w.WeightBytes(sc.Weights)) / float64(sc.TP)
+		if even > 0 {
+			m.Weights = model.Bytes(float64(m.Weights) / even * float64(sh.WeightBytesPerDevice(sc.Weights, sc.TP, sc.EP)))
+		}
+		tokens := sc.Input + sc.Output
+		seq := float64(sh.KVBytes(tokens, sc.TP, sc.KV)) * r.stageShare()
+		m.KVCache = model.Bytes(seq * float64(sc.Batch))
+		if tokens > 0 {
+			m.KVPerToken = model.Bytes(seq / float64(tokens))
+		}
+	}
 	m.Activations = working
 	m.Reserve = r.reserve()
 	return r.fit(m)
 }
 
-// fit totals m against the device's capacity.
+// fit totals m against the memory a program can use on the device.
 func (r *runner) fit(m Memory) Memory {
 	m.Total = m.Weights + m.KVCache + m.Activations + m.Gradients + m.Optimizer + m.Reserve
 	m.Capacity = r.sys.Device.Memory.Capacity
-	m.Headroom = m.Capacity - m.Total
-	m.Fits = m.Total <= m.Capacity
+	m.Usable = r.sys.Device.Memory.Limit()
+	m.Headroom = m.Usable - m.Total
+	m.Fits = m.Total <= m.Usable
 	return m
 }
 

@@ -111,7 +111,30 @@ func TestRun_invariants(t *testing.T) {
 					t.Errorf("E2E %v ≠ TTFT %v + decode %v", in.E2E, in.TTFT, dec)
 				}
 			}
-			if tr := r.Training; tr != nil {
+			if tr := r.Training; tr != nil && tr.Breakdown != nil {
+				// A transformer's step is its breakdown; on one stage the
+				// compute is every micro-batch's passes.
+				b := tr.Breakdown
+				if !near(float64(tr.StepTime), float64(b.Total()), 1e-12) {
+					t.Errorf("step %v ≠ Σ breakdown %v", tr.StepTime, b.Total())
+				}
+				want := model.Seconds(tr.MicroBatches) * (tr.Forward.Time + tr.Backward.Time)
+				if tr.Recompute != nil {
+					want += model.Seconds(tr.MicroBatches) * tr.Recompute.Time
+				}
+				// On one stage the compute is every micro-batch's passes
+				// plus what the passes leave out: FlashAttention's
+				// backward recompute and the cross-entropy loss.
+				if r.Scenario.PP == 1 && (b.Compute < want*(1-1e-12) || b.Compute > want*1.2) {
+					t.Errorf("compute %v, want micro-batches × passes %v plus at most 20%%", b.Compute, want)
+				}
+				if b.Optimizer != tr.Optimizer.Time || b.Bubble != 0 && r.Scenario.PP == 1 {
+					t.Errorf("optimizer %v vs %v, bubble %v on one stage", b.Optimizer, tr.Optimizer.Time, b.Bubble)
+				}
+				if !(tr.MFU > 0 && tr.MFU <= tr.HFU && tr.HFU < 1) {
+					t.Errorf("MFU %v HFU %v", tr.MFU, tr.HFU)
+				}
+			} else if tr != nil {
 				want := model.Seconds(tr.MicroBatches)*(tr.Forward.Time+tr.Backward.Time) + tr.Optimizer.Time
 				if tr.Recompute != nil {
 					want += model.Seconds(tr.MicroBatches) * tr.Recompute.Time
@@ -252,11 +275,15 @@ func TestScenario_Validate(t *testing.T) {
 		{"negative input", func(s *Scenario) { s.Input = -1 }, "input"},
 		{"negative output", func(s *Scenario) { s.Output = -5 }, "output"},
 		{"tp not dividing heads", func(s *Scenario) { s.TP = 3 }, "tp"},
-		{"tp not dividing kv heads", func(s *Scenario) { s.TP = 8 }, "tp"},
+		{"ep without experts", func(s *Scenario) { s.EP = 2 }, "ep"},
 		{"pp beyond layers", func(s *Scenario) { s.PP = 17 }, "pp"},
 		{"no dtype", func(s *Scenario) { s.KV = model.Invalid }, "kv"},
 		{"zero stage", func(s *Scenario) { s.ZeRO = 4 }, "zero"},
-		{"training pp", func(s *Scenario) { s.Mode, s.PP = Training, 2 }, "pp"},
+		{"training pp", func(s *Scenario) { s.Mode, s.PP = Training, 3 }, "pp"},                                    // 3 does not divide 16 layers
+		{"virtual stages", func(s *Scenario) { s.Mode, s.PP, s.VirtualStages = Training, 2, 2 }, "virtual-stages"}, // needs interleaved
+		{"cp seq", func(s *Scenario) { s.Mode, s.Seq, s.CP = Training, 100, 3 }, "cp"},
+		{"ep dense", func(s *Scenario) { s.Mode, s.EP, s.DP = Training, 2, 2 }, "ep"},
+		{"sp without tp", func(s *Scenario) { s.Mode, s.SP = Training, true }, "sp"},
 		{"global batch", func(s *Scenario) { s.Mode, s.Batch, s.GlobalBatch = Training, 3, 8 }, "global-batch"},
 		{"training seq", func(s *Scenario) { s.Mode, s.Seq = Training, 0 }, "seq"},
 		// 2^31 × 2176 tokens is over MaxTokens (2^40): a usage error on
@@ -278,6 +305,12 @@ func TestScenario_Validate(t *testing.T) {
 	}
 	if err := Default().Validate(shape); err != nil {
 		t.Errorf("default scenario: %v", err)
+	}
+	// TP beyond the 4 KV heads replicates them (vLLM): valid.
+	rep := Default()
+	rep.TP = 8
+	if err := rep.Validate(shape); err != nil {
+		t.Errorf("tp 8 over 4 kv heads: %v", err)
 	}
 	// Just under the limit is valid: 2^29 sequences of 2048 tokens.
 	sc := Default()

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/perfsim/perfsim/model"
@@ -135,6 +136,28 @@ type Scenario struct {
 	// 0 means 1.
 	TP, PP, DP int
 
+	// Training at scale (see train_parallel.go). CP is the
+	// context-parallel degree (ring attention over sequence shards) and
+	// EP the expert-parallel degree (experts split over EP of the
+	// data-parallel ranks); 0 means 1. In inference EP splits each MoE
+	// layer's experts inside the TP group (EP ≤ TP, dividing it) or
+	// across EP/TP data-parallel attention replicas (EP a multiple of TP,
+	// at most TP·DP) with an all-to-all dispatch and combine, and
+	// ExpertImbalance scales the busiest rank's routed tokens. SP adds sequence parallelism to
+	// TP. Schedule is the pipeline schedule and VirtualStages its model
+	// chunks per device (interleaved; 0 means 1). NoOverlap exposes all
+	// data-parallel, pipeline and context-parallel communication;
+	// TPOverlap hides TP collectives behind the GEMMs (Transformer
+	// Engine's userbuffers). ExpertImbalance is the busiest expert rank's
+	// load over the mean (0 means 1, a perfectly balanced router).
+	CP, EP          int
+	SP              bool
+	Schedule        Schedule
+	VirtualStages   int
+	NoOverlap       bool
+	TPOverlap       bool
+	ExpertImbalance float64
+
 	// Weights, Act and KV are the storage types of the weights, the
 	// activations (and the compute) and the KV cache.
 	Weights, Act, KV model.DType
@@ -155,10 +178,21 @@ type Scenario struct {
 	// HostOverhead is the host's time per kernel under ExecEager; 0
 	// means DefaultHostOverhead.
 	HostOverhead model.Seconds
+	// LoaderRate, when > 0, is the samples per second the input pipeline
+	// (decoding and augmenting images on the host, DALI on the GPU)
+	// sustains for the whole system: a training step takes at least
+	// GlobalBatch/LoaderRate, and an inference throughput is at most it.
+	LoaderRate float64
 	// Autocast keeps the weights in Weights and computes a CNN's
 	// convolutions in Act, casting the weights every pass (PyTorch's
 	// automatic mixed precision); see workloads' Phase.Autocast.
 	Autocast bool
+	// MaxNumTokens is the token budget of one engine iteration
+	// (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens, SGLang
+	// chunked_prefill_size): a decoder's prefill runs in chunks of at
+	// most this many tokens, which bounds its activations (see
+	// PrefillChunks). 0 means DefaultMaxNumTokens.
+	MaxNumTokens int
 }
 
 // Default returns the default inference scenario: batch 1, 2048 tokens
@@ -178,6 +212,11 @@ func Default() Scenario {
 // exact and products of dimensions cannot overflow); a scenario beyond
 // it is a usage error on --batch rather than a failed run.
 const MaxTokens = 1 << 40
+
+// MaxDevices bounds the devices of one scenario (the product of its
+// parallel degrees), so that the product cannot overflow: 2^24 is over a
+// hundred times today's largest training clusters (about 100,000 GPUs).
+const MaxDevices = 1 << 24
 
 // A ScenarioError is a scenario field with an invalid value. Field is the
 // field's name as the CLI flag spells it ("batch", "tp", "kv").
@@ -199,8 +238,15 @@ func deg(n int) int {
 // normalized returns sc with the parallel degrees defaulted.
 func (sc Scenario) normalized() Scenario {
 	sc.TP, sc.PP, sc.DP = deg(sc.TP), deg(sc.PP), deg(sc.DP)
+	sc.CP, sc.EP, sc.VirtualStages = deg(sc.CP), deg(sc.EP), deg(sc.VirtualStages)
+	if !(sc.ExpertImbalance >= 1) {
+		sc.ExpertImbalance = 1
+	}
 	if sc.GlobalBatch == 0 {
 		sc.GlobalBatch = sc.Batch * sc.DP
+	}
+	if sc.MaxNumTokens == 0 {
+		sc.MaxNumTokens = DefaultMaxNumTokens
 	}
 	return sc
 }
@@ -218,13 +264,16 @@ func (sc Scenario) Validate(s Shape) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"global-batch", sc.GlobalBatch}} {
+	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}, {"ep", sc.EP}, {"virtual-stages", sc.VirtualStages}, {"global-batch", sc.GlobalBatch}, {"max-num-tokens", sc.MaxNumTokens}} {
 		switch {
 		case f.v < 0:
 			bad(f.name, "must not be negative, got %d", f.v)
 		case f.v > MaxTokens:
 			bad(f.name, "%d is over the limit of %d", f.v, int64(MaxTokens))
 		}
+	}
+	if d := float64(max(sc.TP, 1)) * float64(max(sc.PP, 1)) * float64(max(sc.DP, 1)) * float64(max(sc.CP, 1)); d > MaxDevices {
+		bad("tp", "tp %d × pp %d × dp %d × cp %d is %.4g devices, over the limit of %d", sc.TP, sc.PP, sc.DP, sc.CP, d, MaxDevices)
 	}
 	// Each length alone is bounded first, so that no sum or product of
 	// them overflows and each flag is blamed for its own value.
@@ -251,6 +300,9 @@ func (sc Scenario) Validate(s Shape) error {
 	}
 	if sc.Tokens < 0 || sc.Tokens != sc.Tokens {
 		bad("tokens", "token budget must not be negative")
+	}
+	if r := sc.LoaderRate; !(r >= 0) || math.IsInf(r, 0) {
+		bad("loader-rate", "want a non-negative number of samples per second, got %v", r)
 	}
 	n := sc.normalized()
 	if sc.Batch > 0 && lengthsOK {
@@ -287,10 +339,23 @@ func (sc Scenario) Validate(s Shape) error {
 		switch {
 		case s.Heads > 0 && s.Heads%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the %d attention heads", n.TP, s.Heads)
-		case s.KVHeads > 0 && s.KVHeads%n.TP != 0:
-			bad("tp", "tensor parallelism %d does not divide the %d KV heads", n.TP, s.KVHeads)
+		case s.KVHeads > 0 && s.KVHeads%n.TP != 0 && n.TP%s.KVHeads != 0:
+			// Beyond the KV heads, each rank keeps a replica of one (vLLM).
+			bad("tp", "tensor parallelism %d neither divides the %d KV heads nor is a multiple of them", n.TP, s.KVHeads)
 		case s.FFN > 0 && s.FFN%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the FFN width %d", n.TP, s.FFN)
+		}
+		if n.EP > 1 && sc.Mode == Inference {
+			switch {
+			case s.Experts == 0:
+				bad("ep", "expert parallelism %d for a model without experts", n.EP)
+			case s.Experts%n.EP != 0:
+				bad("ep", "expert parallelism %d does not divide the %d experts", n.EP, s.Experts)
+			case n.EP > n.TP*n.DP:
+				bad("ep", "expert parallelism %d is more than tp %d × dp %d devices", n.EP, n.TP, n.DP)
+			case n.EP <= n.TP && n.TP%n.EP != 0, n.EP > n.TP && n.EP%n.TP != 0:
+				bad("ep", "expert parallelism %d must divide tp %d or be a multiple of it", n.EP, n.TP)
+			}
 		}
 		if s.Layers > 0 && n.PP > s.Layers {
 			bad("pp", "%d pipeline stages for %d layers", n.PP, s.Layers)
@@ -315,12 +380,10 @@ func (sc Scenario) Validate(s Shape) error {
 		if sc.Seq <= 0 && s.Arch != CNN && s.Arch != Vision {
 			bad("seq", "sequence length must be at least 1, got %d", sc.Seq)
 		}
-		if n.PP > 1 {
-			bad("pp", "pipeline-parallel training is not modelled yet; use --tp and --dp")
-		}
 		if sc.Batch > 0 && float64(sc.Batch)*float64(n.DP) <= MaxTokens && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
-			bad("global-batch", "global batch %d is not a multiple of batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
+			bad("global-batch", "global batch %d is not a multiple of micro-batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
 		}
+		errs = append(errs, n.validateLayout(s)...)
 	default:
 		bad("mode", "unknown mode %d", sc.Mode)
 	}

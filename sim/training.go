@@ -14,11 +14,16 @@ func (r *runner) gradType() model.DType {
 	return r.sc.Weights
 }
 
-// training simulates one optimizer step: MicroBatches × (forward,
+// training simulates one optimizer step. A transformer's goes to
+// trainingScaled (train_step.go), with its parallel layout and overlap; a
+// CNN's is here, on one node: MicroBatches × (forward,
 // backward, recomputation), the data-parallel gradient synchronisation
 // (not overlapped with the backward pass: a conservative bound), and the
 // optimizer's memory-bound pass over its state.
 func (r *runner) training() error {
+	if r.shape.Arch != CNN {
+		return r.trainingScaled()
+	}
 	sc, rep := r.sc, r.rep
 	tr := &TrainingResult{MicroBatches: sc.GlobalBatch / (sc.Batch * sc.DP)}
 	rep.Training = tr
@@ -63,6 +68,11 @@ func (r *runner) training() error {
 	step += tr.Optimizer.Time
 	low += tr.Optimizer.Low
 	high += tr.Optimizer.High
+	if lr := sc.LoaderRate; lr > 0 {
+		if floor := model.Seconds(float64(sc.GlobalBatch) / lr); floor > step {
+			step, low, high, tr.LoaderBound = floor, max(low, floor), max(high, floor), true
+		}
+	}
 	tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh = step, low, high
 
 	// Model FLOPs: the matrix work of forward and backward on every

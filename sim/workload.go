@@ -87,7 +87,20 @@ type Phase struct {
 	Context          int
 	Weights, Act, KV model.DType
 	TP               int
+	EP               int     // expert-parallel degree; 0 or 1 for none
+	Imbalance        float64 // busiest expert rank's routed tokens over the mean; 0 or 1 for none
 	// FuseCNN and Autocast say how a CNN's graph runs (Scenario.Exec is
 	// ExecFused; Scenario.Autocast).
 	FuseCNN, Autocast bool
+}
+
+// A Sharder is a Workload that sizes its memory per device itself:
+// weights under tensor and expert parallelism (experts split by EP,
+// replicated KV heads kept whole) and the KV cache (and state-space
+// state) of one sequence of a given length, with sliding windows capped
+// and latent caches whole on every rank. Without it, weights and the KV
+// cache are divided evenly by TP and the cache grows with every token.
+type Sharder interface {
+	WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes
+	KVBytes(tokens, tp int, kv model.DType) model.Bytes
 }

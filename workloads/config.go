@@ -45,10 +45,37 @@ type Config struct {
 	MLMHead        bool   `toml:"mlm_head"` // BERT's masked-LM head (tied decoder)
 
 	// Mixture of experts.
-	Experts       int `toml:"experts"`
-	TopK          int `toml:"top_k"`
-	SharedExperts int `toml:"shared_experts"`
-	ExpertFFN     int `toml:"expert_ffn"` // default ffn
+	Experts          int    `toml:"experts"`
+	TopK             int    `toml:"top_k"`
+	SharedExperts    int    `toml:"shared_experts"`
+	ExpertFFN        int    `toml:"expert_ffn"`         // default ffn
+	FirstDenseLayers int    `toml:"first_dense_layers"` // the first layers use a dense MLP of width ffn (DeepSeek: 3)
+	ExpertBias       bool   `toml:"expert_bias"`        // biases in the expert projections (gpt-oss)
+	RouterBias       bool   `toml:"router_bias"`        // a bias per expert in the router (gpt-oss; DeepSeek-V3's score correction)
+	ExpertWeights    string `toml:"expert_weights"`     // the data type the experts ship in ("fp8", "fp4"), when narrower than the rest
+
+	// Attention variants and per-layer types.
+	Window         int      `toml:"window"`          // sliding window of "sliding" layers, in tokens
+	LayerTypes     []string `toml:"layer_types"`     // each layer's mixer: full | sliding | mamba | none
+	MLPTypes       []string `toml:"mlp_types"`       // each layer's MLP: dense | moe | none
+	QKNorm         bool     `toml:"qk_norm"`         // RMSNorm of each query and key head (Qwen3, Gemma 3)
+	SandwichNorm   bool     `toml:"sandwich_norm"`   // a norm after the attention and after the MLP too (Gemma 2/3)
+	AttentionSinks bool     `toml:"attention_sinks"` // a learned sink logit per head (gpt-oss)
+
+	// Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank > 0 turns it on.
+	QLoraRank  int `toml:"q_lora_rank"` // 0: queries projected directly
+	KVLoraRank int `toml:"kv_lora_rank"`
+	QKNopeDim  int `toml:"qk_nope_head_dim"`
+	QKRopeDim  int `toml:"qk_rope_head_dim"`
+	VHeadDim   int `toml:"v_head_dim"`
+
+	// Mamba-2 state-space layers ("mamba" in layer_types).
+	SSMState   int `toml:"ssm_state"`    // d_state N
+	SSMHeads   int `toml:"ssm_heads"`    // heads H (d_inner = H·ssm_head_dim)
+	SSMHeadDim int `toml:"ssm_head_dim"` // default 64
+	SSMGroups  int `toml:"ssm_groups"`   // groups sharing B and C, default 1
+	SSMConv    int `toml:"ssm_conv"`     // convolution width, default 4
+	SSMChunk   int `toml:"ssm_chunk"`    // SSD chunk length, default 256
 
 	// Vision transformers and CNNs.
 	ImageSize  int   `toml:"image_size"`

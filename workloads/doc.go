@@ -23,11 +23,17 @@
 // per head with Phase.PerHead), rotary embedding (RoPE models), attention
 // (model.Attention; causal for decoders), output projection, residual
 // adds, norm, MLP (up and down; gate, up and down when gated), or for a
-// mixture of experts a router GEMM, a top-k softmax and the experts as
-// grouped GEMMs over the experts in use (t·top_k routed tokens spread
-// evenly over min(experts, t·top_k) experts). With TP > 1, heads, FFN
-// columns and the vocabulary are split over the ranks and each layer has
-// two all-reduces of the activations (Megatron-LM). The token embedding
+// mixture of experts a router GEMM, a top-k softmax and the routed experts
+// as one grouped GEMM each for gate-and-up and for down
+// (model.GroupedGEMM: t·top_k routed rows over the expected number of
+// distinct experts under uniform routing, E·(1 − (1 − k/E)^t)), then the
+// shared experts. Layers may differ (layer_types, mlp_types): full or
+// sliding-window attention, multi-head latent attention, Mamba-2 mixers,
+// dense or MoE MLPs; each kind of kernel appears once with Count the
+// layers that run it. With TP > 1, heads, FFN columns and the vocabulary
+// are split over the ranks (KV heads replicated when TP exceeds them) and
+// each layer has two all-reduces of the activations (Megatron-LM); with
+// EP > 1 the experts are split over the ranks (Phase.EP). The token embedding
 // is a gather, or the seed's one-hot GEMM (Phase.Embedding); prefill
 // computes the last position's logits unless Phase.AllLogits. A CNN
 // convolution is an implicit GEMM: M = batch·H_out·W_out, K =

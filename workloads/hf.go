@@ -242,6 +242,7 @@ func (h *hfReader) config() Config {
 		} else {
 			c.Activation = h.act("hidden_act", "silu", true)
 		}
+		h.window(&c, arch == "Qwen2ForCausalLM")
 		if arch == "MixtralForCausalLM" {
 			c.Experts = h.int("num_local_experts", 0)
 			c.TopK = h.int("num_experts_per_tok", 0)
@@ -405,4 +406,76 @@ func duplicateKeys(src []byte) []duplicate {
 	}
 	walk("")
 	return out
+}
+
+// window reads a sliding window: sliding_window (null for none), applied
+// to every layer (Mistral 7B v0.1), or, where use_sliding_window says
+// whether it is used (Qwen2, Qwen3), to the layers from max_window_layers
+// on; an explicit layer_types list says it per layer.
+func (h *hfReader) window(c *Config, gated bool) {
+	w := h.int("sliding_window", 0)
+	if gated && !h.bool("use_sliding_window", false) {
+		h.int("max_window_layers", 0)
+		w = 0
+	}
+	if w <= 0 {
+		h.layerTypes(c)
+		return
+	}
+	if c.MaxContext > 0 && w >= c.MaxContext {
+		return // a window as long as the context changes nothing
+	}
+	c.Window = w
+	if gated {
+		from := h.int("max_window_layers", 0)
+		if from > 0 && from < c.Layers && c.Layers <= maxDim {
+			c.LayerTypes = make([]string, c.Layers)
+			for i := range c.LayerTypes {
+				c.LayerTypes[i] = MixerFull
+				if i >= from {
+					c.LayerTypes[i] = MixerSliding
+				}
+			}
+		} else if from >= c.Layers {
+			c.Window = 0
+		}
+	}
+	h.layerTypes(c)
+}
+
+// layerTypes reads HF's layer_types ("full_attention",
+// "sliding_attention") when present.
+func (h *hfReader) layerTypes(c *Config) {
+	h.asked["layer_types"] = true
+	v, ok := h.raw["layer_types"]
+	if !ok || v == nil {
+		return
+	}
+	list, ok := v.([]any)
+	if !ok {
+		h.bad("layer_types", fmt.Errorf("want a list of strings, got %v", v))
+		return
+	}
+	types := make([]string, 0, len(list))
+	sliding := false
+	for i, x := range list {
+		s, _ := x.(string)
+		switch s {
+		case "full_attention":
+			types = append(types, MixerFull)
+		case "sliding_attention":
+			types = append(types, MixerSliding)
+			sliding = true
+		default:
+			h.bad("layer_types", fmt.Errorf("entry %d: unknown layer type %v (want full_attention or sliding_attention)", i, x))
+			return
+		}
+	}
+	if sliding && c.Window == 0 {
+		c.Window = h.int("sliding_window", 0)
+	}
+	if !sliding {
+		c.Window = 0
+	}
+	c.LayerTypes = types
 }

@@ -22,13 +22,14 @@ const maxDim = 1 << 24
 type Model struct {
 	cfg    Config
 	params breakdown
-	cnn    *cnnPlan // for CNNs: the layers with their inferred shapes
+	n      layerCounts // transformers: layers by mixer and MLP
+	cnn    *cnnPlan    // for CNNs: the layers with their inferred shapes
 }
 
 // breakdown is a parameter count by part.
 type breakdown struct {
 	embedding float64 // token, position and type embeddings, patch embedding, class token
-	perLayer  float64 // one transformer block, all experts
+	layers    float64 // all transformer blocks, all experts
 	expert    float64 // one routed expert of one layer
 	norms     float64 // norm parameters in all layers and the final norm (included above)
 	head      float64 // LM head (untied), pooler, classifier, final norm
@@ -83,7 +84,8 @@ func New(cfg Config) (*Model, error) {
 		m.cnn = plan
 		m.params = breakdown{total: plan.params, norms: plan.normParams}
 	} else {
-		m.params = transformerParams(&m.cfg)
+		m.n = m.cfg.counts()
+		m.params = transformerParams(&m.cfg, m.n)
 	}
 	if !(m.params.total <= MaxParams) {
 		return nil, &ConfigError{Key: "", Err: fmt.Errorf("%.4g parameters is over the limit of %.0e: %w", m.params.total, MaxParams, ErrTooLarge)}
@@ -133,14 +135,22 @@ func (m *Model) Params() float64 { return m.params.total }
 func (m *Model) NormParams() float64 { return m.params.norms }
 
 // ActiveParams returns the parameters one token uses: for a mixture of
-// experts, the total less the experts it is not routed to.
+// experts, the total less the experts it is not routed to. The
+// embeddings are included (Qwen's convention for Qwen3-30B-A3B's 3.3 B);
+// subtract EmbeddingParams for the convention that leaves the input
+// embedding out (DeepSeek-V3's 37 B, gpt-oss's 5.1 B).
 func (m *Model) ActiveParams() float64 {
 	c := &m.cfg
 	if c.Experts == 0 {
 		return m.params.total
 	}
-	return m.params.total - float64(c.Layers)*float64(c.Experts-c.TopK)*m.params.expert
+	return m.params.total - float64(m.n.moe)*float64(c.Experts-c.TopK)*m.params.expert
 }
+
+// EmbeddingParams returns the parameters of the input embeddings (token,
+// position and type tables, or a ViT's patch embedding), which a token
+// reads one row of.
+func (m *Model) EmbeddingParams() float64 { return m.params.embedding }
 
 // Shape is what the simulator needs to size training activations with
 // the formulas of Korthikanti et al. (2022): the transformer's
@@ -176,21 +186,52 @@ func (m *Model) Shape() Shape {
 	return s
 }
 
-// KVBytesPerToken returns the KV cache of one token in all layers:
-// 2·layers·kv_heads·head_dim elements of kv. It is 0 for models without
-// a KV cache (encoders, ViTs, CNNs).
+// KVBytesPerToken returns the KV cache one more token adds in all
+// attention layers while the context is shorter than any window:
+// 2·kv_heads·head_dim elements of kv per layer, or kv_lora_rank +
+// qk_rope_head_dim for multi-head latent attention (DeepSeek-V3 in bf16:
+// (512 + 64)·61·2 = 70,272 bytes). It is 0 for models without a KV cache
+// (encoders, ViTs, CNNs). KVBytes sizes a sequence exactly: sliding
+// windows, tensor parallelism and state-space layers.
 func (m *Model) KVBytesPerToken(kv model.DType) model.Bytes {
-	c := &m.cfg
-	if c.Kind != Decoder {
+	if m.cfg.Kind != Decoder {
 		return 0
 	}
-	return kv.Bytes(2 * float64(c.Layers) * float64(c.KVHeads) * float64(c.HeadDim))
+	return kv.Bytes(float64(m.n.attn()) * m.kvPerLayerToken(1))
 }
 
 // WeightBytes returns the storage of all parameters in w, with the block
 // scales of 4-bit formats (model.DType.ScaleOverhead).
+// Experts stored narrower (expert_weights) count in their own type.
 func (m *Model) WeightBytes(w model.DType) model.Bytes {
-	return model.Bytes(float64(w.Bytes(m.params.total)) * (1 + w.ScaleOverhead()))
+	return m.WeightBytesPerDevice(w, 1, 1)
+}
+
+// WeightBytesPerDevice returns the weights one device of a tp × ep layout
+// holds: the routed experts split over max(tp, ep) ranks (EP ranks each
+// holding experts/EP, each expert's width split over TP/EP of them), in
+// their own type when expert_weights is narrower than w; everything else
+// split over tp, except what every rank needs whole: the KV projections
+// of replicated KV heads and MLA's down-projection to the latent.
+func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
+	c := &m.cfg
+	tp, ep = max(tp, 1), max(ep, 1)
+	bytes := func(d model.DType, p float64) float64 { return float64(d.Bytes(p)) * (1 + d.ScaleOverhead()) }
+	experts := float64(m.n.moe) * float64(c.Experts) * m.params.expert
+	rest := m.params.total - experts
+	perRank := rest / float64(tp)
+	if tp > 1 && m.n.attn() > 0 {
+		d, A := float64(c.DModel), float64(m.n.attn())
+		switch {
+		case c.mla():
+			kva := d * float64(c.KVLoraRank+c.QKRopeDim)
+			perRank += A * kva * (1 - 1/float64(tp))
+		case tp > c.KVHeads:
+			kv := 2 * d * float64(c.HeadDim)
+			perRank += A * kv * (float64(c.kvLocal(tp)) - float64(c.KVHeads)/float64(tp))
+		}
+	}
+	return model.Bytes(bytes(w, perRank) + bytes(c.expertDType(w), experts/float64(max(tp, ep))))
 }
 
 // ActivationBytes returns, for a CNN, the sum of every layer's output at
@@ -207,8 +248,9 @@ func (m *Model) ActivationBytes(batch int, d model.DType) model.Bytes {
 // ImageSize returns the input image side of a ViT or CNN, 0 otherwise.
 func (m *Model) ImageSize() int { return m.cfg.ImageSize }
 
-// transformerParams counts the parameters of a validated transformer.
-func transformerParams(c *Config) breakdown {
+// transformerParams counts the parameters of a validated transformer with
+// layer counts n.
+func transformerParams(c *Config, n layerCounts) breakdown {
 	d := float64(c.DModel)
 	bias := boolOr(c.Bias, false)
 	qkvBias := boolOr(c.QKVBias, bias)
@@ -239,31 +281,8 @@ func transformerParams(c *Config) breakdown {
 		b.norms += norm
 	}
 
-	// One block.
-	hd := float64(c.HeadDim)
-	qkv := float64(c.Heads+2*c.KVHeads) * hd
-	attn := d*qkv + float64(c.Heads)*hd*d
-	if qkvBias {
-		attn += qkv
-	}
-	if boolOr(c.OutBias, bias) {
-		attn += d
-	}
-	norms := 2 * norm
-	if c.ParallelAttn {
-		norms = norm
-	}
-	b.perLayer = attn + norms
-	if c.Experts > 0 {
-		b.expert = ffnParams(d, float64(c.ExpertFFN), c.Activation, bias)
-		b.perLayer += float64(c.Experts)*b.expert + d*float64(c.Experts) // experts and router
-		if c.SharedExperts > 0 {
-			b.perLayer += ffnParams(d, float64(c.SharedExperts)*float64(c.ExpertFFN), c.Activation, bias)
-		}
-	} else {
-		b.perLayer += ffnParams(d, float64(c.FFN), c.Activation, bias)
-	}
-	b.norms += float64(c.Layers) * norms
+	// The blocks.
+	layerParams(c, n, &b, norm, attnParams(c, qkvBias, boolOr(c.OutBias, bias)), bias)
 
 	// Head.
 	if boolOr(c.FinalNorm, true) {
@@ -290,7 +309,7 @@ func transformerParams(c *Config) breakdown {
 			b.head += d*float64(c.Classes) + float64(c.Classes)
 		}
 	}
-	b.total = b.embedding + float64(c.Layers)*b.perLayer + b.head
+	b.total = b.embedding + b.layers + b.head
 	return b
 }
 

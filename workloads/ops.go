@@ -74,8 +74,7 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 	c := &m.cfg
 	b, s, tp := ph.Batch, ph.Seq, ph.TP
 	t := b * s // tokens in this pass
-	d, hd, L := c.DModel, c.HeadDim, c.Layers
-	hq, hkv := c.Heads/tp, c.KVHeads/tp
+	d := c.DModel
 	act, w := ph.Act, ph.Weights
 	T, D := float64(t), float64(d)
 	gemm := func(m_, k, n int) model.GEMM { return model.GEMM{M: m_, K: k, N: n, A: act, B: w, C: act} }
@@ -118,47 +117,45 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 		add("embed.norm", StageEmbedding, model.ClassNorm, 1, norm)
 	}
 
-	// One block, Count = layers.
-	add("attn.norm", StageAttention, model.ClassNorm, L, norm)
-	if ph.PerHead {
-		add("attn.q", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hq))
-		add("attn.k", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hkv))
-		add("attn.v", StageAttention, model.ClassQKV, L, withBatch(gemm(t, d, hd), hkv))
-	} else {
-		add("attn.qkv", StageAttention, model.ClassQKV, L, gemm(t, d, (hq+2*hkv)*hd))
+	// The blocks: each kind of kernel once, with Count the layers that
+	// run it (see layerCounts).
+	n := m.n
+	if mx := n.mixers(); mx > 0 {
+		add("attn.norm", StageAttention, model.ClassNorm, mx, norm)
 	}
-	if c.Position == "rope" {
-		add("attn.rotary", StageAttention, model.ClassElementwise, L, ew("rotary", T*float64((hq+hkv)*hd), flopsRotary, 1, 1, act))
-	}
-	add("attn.core", StageAttention, model.ClassAttention, L, model.Attention{
-		Batch: b, Heads: hq, KVHeads: hkv, QLen: s, KVLen: ph.Context + s, HeadDim: hd,
-		Causal: c.Kind == Decoder, Fused: !ph.Unfused, DType: act, KVDType: ph.KV})
-	add("attn.out", StageAttention, model.ClassOutProj, L, gemm(t, hq*hd, d))
-	if tp > 1 {
-		add("attn.allreduce", StageAttention, model.ClassComm, L, allReduce)
-	}
-	add("residual", StageFFN, model.ClassElementwise, 2*L, addTD)
-	if !c.ParallelAttn {
-		add("ffn.norm", StageFFN, model.ClassNorm, L, norm)
-	}
-	if c.Experts > 0 {
-		E := c.Experts
-		add("moe.router", StageFFN, model.ClassExperts, L, gemm(t, d, E))
-		add("moe.topk", StageFFN, model.ClassExperts, L, ew("softmax-topk", T*float64(E), flopsSoftmax, 1, 1, act))
-		// Routed tokens spread over the experts: t·top_k assignments
-		// over min(experts, t·top_k) experts in use, evenly.
-		routed := t * c.TopK
-		active := min(E, routed)
-		per := (routed + active - 1) / active
-		ops = m.ffnOps(ops, &expertNames, model.ClassExperts, L, active, per, c.ExpertFFN/tp, ph)
-		if c.SharedExperts > 0 {
-			ops = m.ffnOps(ops, &sharedNames, model.ClassExperts, L, 1, t, c.SharedExperts*c.ExpertFFN/tp, ph)
+	if n.attn() > 0 {
+		if c.mla() {
+			ops = m.mlaOps(ops, ph, norm)
+		} else {
+			ops = m.attnOps(ops, ph)
 		}
-	} else {
-		ops = m.ffnOps(ops, &ffnNames, model.ClassFFN, L, 1, t, c.FFN/tp, ph)
 	}
-	if tp > 1 {
-		add("ffn.allreduce", StageFFN, model.ClassComm, L, allReduce)
+	if n.mamba > 0 {
+		ops = m.mambaOps(ops, ph)
+	}
+	if c.SandwichNorm && n.mixers() > 0 {
+		add("attn.post_norm", StageAttention, model.ClassNorm, n.mixers(), norm)
+	}
+	if tp > 1 && n.mixers() > 0 {
+		add("attn.allreduce", StageAttention, model.ClassComm, n.mixers(), allReduce)
+	}
+	if r := n.mixers() + n.mlps(); r > 0 {
+		add("residual", StageFFN, model.ClassElementwise, r, addTD)
+	}
+	if !c.ParallelAttn && n.mlps() > 0 {
+		add("ffn.norm", StageFFN, model.ClassNorm, n.mlps(), norm)
+	}
+	if n.moe > 0 {
+		ops = m.moeOps(ops, ph)
+	}
+	if n.dense > 0 {
+		ops = m.ffnOps(ops, &ffnNames, model.ClassFFN, n.dense, 1, t, c.FFN/tp, ph)
+	}
+	if c.SandwichNorm && n.mlps() > 0 {
+		add("ffn.post_norm", StageFFN, model.ClassNorm, n.mlps(), norm)
+	}
+	if tp > 1 && n.mlps() > 0 {
+		add("ffn.allreduce", StageFFN, model.ClassComm, n.mlps(), allReduce)
 	}
 
 	// Head.
@@ -250,7 +247,8 @@ func withBatch(g model.GEMM, n int) model.GEMM {
 func backward(fwd []model.Op) []model.Op {
 	n := len(fwd)
 	for _, op := range fwd {
-		if _, ok := op.Kernel.(model.GEMM); ok {
+		switch op.Kernel.(type) {
+		case model.GEMM, model.GroupedGEMM:
 			n++
 		}
 	}
@@ -268,7 +266,15 @@ func backward(fwd []model.Op) []model.Op {
 			out = append(out,
 				model.Op{Name: op.Name + ".dgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: dg},
 				model.Op{Name: op.Name + ".wgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: wg})
-		case model.Attention, model.Elementwise:
+		case model.GroupedGEMM:
+			// dX = dY·Wᵀ per expert (K and N swapped); dW = Xᵀ·dY per
+			// expert, the same rows, MACs and weight-sized traffic.
+			dg := k
+			dg.K, dg.N = k.N, k.K
+			out = append(out,
+				model.Op{Name: op.Name + ".dgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: dg},
+				model.Op{Name: op.Name + ".wgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: k})
+		case model.Attention, model.Elementwise, model.Scan:
 			op.Name += ".bwd"
 			op.Count *= 2
 			out = append(out, op)

@@ -82,6 +82,17 @@ type Phase struct {
 	// columns are split across TP ranks, ops are per device, and each
 	// layer adds two all-reduces of the activations (Megatron-LM).
 	TP int
+	// EP is the expert-parallel degree (0 or 1: none): each rank holds
+	// experts/EP of every MoE layer's experts. EP ≤ TP places the experts
+	// inside the tensor-parallel group (each expert's width split over
+	// TP/EP ranks, the layer's output all-reduced as before); EP > TP, a
+	// multiple of TP, spans EP/TP data-parallel attention replicas
+	// (DeepSeek's layout): tokens go to their experts' ranks by an
+	// all-to-all dispatch and come back by an all-to-all combine.
+	EP int
+	// Imbalance is the routed load of the busiest expert-parallel rank
+	// over the mean (max/mean, at least 1; 0 means 1, uniform routing).
+	Imbalance float64
 
 	// The options below choose a view; their zero values are what runs.
 
@@ -189,22 +200,23 @@ func (ph Phase) norm(m *Model) (Phase, error) {
 	if c.Kind == CNN && m.cnn != nil && float64(ph.Batch)*m.cnn.maxRows > maxTokens {
 		errs = append(errs, fmt.Sprintf("batch %d × %.0f output positions (the largest GEMM M of one image) is over the limit of %d", ph.Batch, m.cnn.maxRows, int64(maxTokens)))
 	}
-	if ph.TP > 1 {
+	if ph.EP == 0 {
+		ph.EP = 1
+	}
+	if ph.Imbalance == 0 {
+		ph.Imbalance = 1
+	}
+	if !(ph.Imbalance >= 1) || !finite(ph.Imbalance) {
+		errs = append(errs, fmt.Sprintf("imbalance %v must be at least 1 (max/mean routed tokens)", ph.Imbalance))
+	}
+	if ph.EP < 0 {
+		errs = append(errs, fmt.Sprintf("ep %d must be positive", ph.EP))
+	}
+	if ph.TP > 1 || ph.EP > 1 {
 		if c.Kind == CNN {
 			errs = append(errs, "tensor parallelism of a cnn is not modelled")
 		} else {
-			div := func(what string, v int) {
-				if v%ph.TP != 0 {
-					errs = append(errs, fmt.Sprintf("tp %d does not divide %s %d", ph.TP, what, v))
-				}
-			}
-			div("heads", c.Heads)
-			div("kv_heads", c.KVHeads)
-			if c.Experts > 0 {
-				div("expert_ffn", c.ExpertFFN)
-			} else {
-				div("ffn", c.FFN)
-			}
+			errs = append(errs, m.splitErrors(ph.TP, max(ph.EP, 1))...)
 		}
 	}
 	if len(errs) > 0 {

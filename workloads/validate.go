@@ -89,9 +89,10 @@ func validate(c *Config) []*ConfigError {
 	if c.HeadDim == 0 && c.Heads > 0 && c.DModel > 0 && c.DModel%c.Heads == 0 {
 		c.HeadDim = c.DModel / c.Heads
 	}
-	if c.Experts > 0 && c.ExpertFFN == 0 {
+	if c.Experts > 0 && c.ExpertFFN == 0 && c.FirstDenseLayers == 0 {
 		c.ExpertFFN = c.FFN
 	}
+	archDefaults(c)
 	if c.Kind == ViT {
 		if c.Channels == 0 {
 			c.Channels = 3
@@ -101,18 +102,20 @@ func validate(c *Config) []*ConfigError {
 		}
 	}
 
+	n := c.counts()
 	size("layers", c.Layers, true)
 	size("d_model", c.DModel, true)
-	size("heads", c.Heads, true)
+	size("heads", c.Heads, n.attn() > 0 || c.Kind != Decoder || c.SSMState == 0)
 	size("kv_heads", c.KVHeads, false)
 	size("head_dim", c.HeadDim, false)
-	size("ffn", c.FFN, c.Experts == 0)
+	size("ffn", c.FFN, n.dense > 0 || (c.Experts == 0 && c.SSMState == 0))
+	size("expert_ffn", c.ExpertFFN, c.Experts > 0)
+	validateArch(c, n, bad, size)
 	size("max_context", c.MaxContext, c.Position == "learned")
 	size("type_vocab", c.TypeVocab, false)
 	size("experts", c.Experts, false)
 	size("top_k", c.TopK, false)
 	size("shared_experts", c.SharedExperts, false)
-	size("expert_ffn", c.ExpertFFN, false)
 	size("classes", c.Classes, false)
 	switch c.Kind {
 	case ViT:

@@ -317,8 +317,25 @@ func TestTP(t *testing.T) {
 	if allreduces != 160 {
 		t.Errorf("%d all-reduces, want 2 per layer = 160", allreduces)
 	}
-	if _, err := m.Ops(Phase{Kind: Prefill, Batch: 1, Seq: 16, TP: 16}); err == nil || !strings.Contains(err.Error(), "kv_heads") {
-		t.Errorf("tp 16 over 8 kv heads: err = %v, want one naming kv_heads", err)
+	// TP beyond the KV heads replicates them, as vLLM does: each of 16
+	// ranks computes 64/16 query heads and one of the 8 KV heads.
+	sixteen := mustOps(t, m, Phase{Kind: Prefill, Batch: 1, Seq: 16, TP: 16})
+	for _, o := range sixteen {
+		if o.Name == "attn.qkv" {
+			if g := o.Kernel.(model.GEMM); g.N != (4+2)*128 {
+				t.Errorf("tp 16: qkv N = %d, want (4 + 2·1)·128", g.N)
+			}
+		}
+		if a, ok := o.Kernel.(model.Attention); ok && (a.Heads != 4 || a.KVHeads != 1) {
+			t.Errorf("tp 16: attention of %d/%d heads, want 4/1", a.Heads, a.KVHeads)
+		}
+	}
+	odd, err := New(Config{Name: "odd", Kind: Decoder, Layers: 2, DModel: 3072, Heads: 24, KVHeads: 8, FFN: 8192, Vocab: 1000, Norm: "rmsnorm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := odd.Ops(Phase{Kind: Prefill, Batch: 1, Seq: 16, TP: 12}); err == nil || !strings.Contains(err.Error(), "kv_heads") {
+		t.Errorf("tp 12 over 8 kv heads: err = %v, want one naming kv_heads", err)
 	}
 	if _, err := m.Ops(Phase{Kind: Prefill, Batch: 1, Seq: 16, TP: 3}); err == nil || !strings.Contains(err.Error(), "heads") {
 		t.Errorf("tp 3: err = %v, want one naming heads", err)

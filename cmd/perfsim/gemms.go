@@ -102,8 +102,12 @@ var descriptions = map[string]string{
 	"attn.qkv": "X*[WQ WK WV] (all heads)", "attn.qk": "Q*KT=QK (per head)", "attn.pv": "QK*V (per head)",
 	"attn.out": "linear transformation (output projection)", "ffn.up": "linear + bias (up)",
 	"ffn.gate": "gate projection", "ffn.down": "linear + bias (down)",
-	"moe.router": "router (token x experts)", "expert.gate": "expert gate (per expert in use)",
-	"expert.up": "expert up (per expert in use)", "expert.down": "expert down (per expert in use)",
+	"moe.router": "router (token x experts)", "expert.gate_up": "experts' gate and up (grouped: all routed tokens)",
+	"expert.up": "experts' up (grouped: all routed tokens)", "expert.down": "experts' down (grouped: all routed tokens)",
+	"mla.q_a": "MLA query down-projection", "mla.q_b": "MLA query up-projection", "mla.q": "MLA query projection",
+	"mla.kv_a": "MLA key/value down-projection to the latent", "mla.kv_b": "MLA latent up-projection to keys and values",
+	"mla.absorb_q": "MLA query absorbed into the latent (per head)", "mla.absorb_o": "MLA latent output to values (per head)",
+	"ssm.in_proj": "Mamba input projection", "ssm.out_proj": "Mamba output projection",
 	"shared.gate": "shared-expert gate", "shared.up": "shared-expert up", "shared.down": "shared-expert down",
 	"lm_head": "hidden x vocabulary (logits)", "pooler": "pooler (CLS token)", "classifier": "classifier",
 	"mlm.transform": "masked-LM transform", "mlm.logits": "masked-LM hidden x vocabulary",
@@ -208,6 +212,10 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 	}
 	for _, op := range ops {
 		g, ok := op.Kernel.(model.GEMM)
+		if gg, grouped := op.Kernel.(model.GroupedGEMM); grouped {
+			// One row for the layer's grouped GEMM: every routed token.
+			g, ok = model.GEMM{M: gg.Rows, K: gg.K, N: gg.N, A: gg.A, B: gg.B, C: gg.C}, true
+		}
 		if !ok {
 			if o.all {
 				rep.Other = append(rep.Other, other(op))

@@ -151,7 +151,7 @@ func TestGemmsErrors(t *testing.T) {
 		{[]string{"gemms", "--model", "gpt3-175b", "--batch", "0"}, 2, "--batch 0"},
 		{[]string{"gemms", "--model", "gpt3-175b", "--format", "xml"}, 2, "unknown format"},
 		{[]string{"gemms", "--model", "gpt3-175b", "--embedding", "lookup"}, 2, "--embedding"},
-		{[]string{"gemms", "--model", "llama3-70b", "--tp", "16"}, 1, "tp 16 does not divide kv_heads 8"},
+		{[]string{"gemms", "--model", "llama3-70b", "--tp", "128"}, 1, "128 does not divide heads (tp) 64"},
 		{[]string{"gemms", "--model", "bert-large", "--phase", "decode"}, 1, "no decode phase"},
 		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "bad", "transformer.toml")}, 1, "transformer.toml:6: kv_heads"},
 		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "hf", "t5.json")}, 1, "unsupported architecture \"T5ForConditionalGeneration\""},

@@ -95,6 +95,7 @@ type listRow struct {
 	Kind          string   `json:"kind"`
 	Aliases       []string `json:"aliases"`
 	Capacity      float64  `json:"memory_capacity_bytes"`
+	Usable        float64  `json:"memory_usable_bytes"`
 	Bandwidth     float64  `json:"memory_bandwidth_bytes_per_s"`
 	BF16          *float64 `json:"bf16_dense_flop_per_s"`
 	FP16          *float64 `json:"fp16_dense_flop_per_s"`
@@ -116,7 +117,7 @@ func hardwareList(w io.Writer, f format, devs []*hardware.Device) error {
 		rows := make([]listRow, 0, len(devs))
 		for _, d := range devs {
 			r := listRow{Name: d.Name, Vendor: d.Vendor, Kind: d.Kind, Aliases: d.Aliases,
-				Capacity: float64(d.Memory.Capacity), Bandwidth: float64(d.Memory.Bandwidth),
+				Capacity: float64(d.Memory.Capacity), Usable: float64(d.Memory.Limit()), Bandwidth: float64(d.Memory.Bandwidth),
 				BF16: peakPtr(d, model.BF16), FP16: peakPtr(d, model.FP16), FP8: peakPtr(d, model.FP8)}
 			if r.BF16 != nil {
 				v := float64(model.Ridge(model.FLOPRate(*r.BF16), d.Memory.Bandwidth))
@@ -126,10 +127,10 @@ func hardwareList(w io.Writer, f format, devs []*hardware.Device) error {
 		}
 		return writeJSON(w, rows)
 	case formatCSV:
-		header := []string{"name", "vendor", "kind", "aliases", "memory_capacity_bytes", "memory_bandwidth_bytes_per_s", "bf16_dense_flop_per_s", "fp16_dense_flop_per_s", "fp8_dense_flop_per_s"}
+		header := []string{"name", "vendor", "kind", "aliases", "memory_capacity_bytes", "memory_usable_bytes", "memory_bandwidth_bytes_per_s", "bf16_dense_flop_per_s", "fp16_dense_flop_per_s", "fp8_dense_flop_per_s"}
 		var rows [][]string
 		for _, d := range devs {
-			row := []string{d.Name, d.Vendor, d.Kind, strings.Join(d.Aliases, " "), num(float64(d.Memory.Capacity)), num(float64(d.Memory.Bandwidth))}
+			row := []string{d.Name, d.Vendor, d.Kind, strings.Join(d.Aliases, " "), num(float64(d.Memory.Capacity)), num(float64(d.Memory.Limit())), num(float64(d.Memory.Bandwidth))}
 			for _, t := range []model.DType{model.BF16, model.FP16, model.FP8} {
 				cell := ""
 				if r, ok := densePeak(d, t); ok {
@@ -142,7 +143,7 @@ func hardwareList(w io.Writer, f format, devs []*hardware.Device) error {
 		return writeCSV(w, header, rows)
 	}
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tVENDOR\tKIND\tMEMORY\tBANDWIDTH\tBF16/FP16\tFP8\tALIASES")
+	fmt.Fprintln(tw, "NAME\tVENDOR\tKIND\tMEMORY (USABLE)\tBANDWIDTH\tBF16/FP16\tFP8\tALIASES")
 	for _, d := range devs {
 		half, fp8 := "-", "-"
 		if r, t, ok := halfPeak(d); ok {
@@ -154,7 +155,7 @@ func hardwareList(w io.Writer, f format, devs []*hardware.Device) error {
 		if r, ok := densePeak(d, model.FP8); ok {
 			fp8 = r.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Vendor, d.Kind, sizeString(d.Memory.Capacity), d.Memory.Bandwidth, half, fp8, strings.Join(d.Aliases, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Vendor, d.Kind, memoryText(d.Memory), d.Memory.Bandwidth, half, fp8, strings.Join(d.Aliases, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -212,6 +213,7 @@ func showFields(d *hardware.Device) []field {
 		fs = append(fs, field{key: "aliases", text: strings.Join(d.Aliases, " "), list: d.Aliases, shown: strings.Join(d.Aliases, ", ")})
 	}
 	str("file", d.File)
+	str("calibration", d.CalibrationLabel())
 	count("compute_units", d.ComputeUnits)
 	quantity("clock", "hz", float64(d.Clock), d.Clock.String(), false)
 	quantity("tdp", "w", float64(d.TDP), d.TDP.String(), false)
@@ -228,6 +230,7 @@ func showFields(d *hardware.Device) []field {
 	m := d.Memory
 	str("memory.type", m.Type)
 	quantity("memory.capacity", "bytes", float64(m.Capacity), sizeString(m.Capacity), true)
+	quantity("memory.usable", "bytes", float64(m.Limit()), sizeString(m.Limit()), true)
 	quantity("memory.bandwidth", "bytes_per_s", float64(m.Bandwidth), m.Bandwidth.String(), true)
 	quantity("memory.l2", "bytes", float64(m.L2), sizeString(m.L2), false)
 	quantity("memory.reserve", "bytes", float64(m.Reserve), sizeString(m.Reserve), true)
@@ -318,6 +321,15 @@ func efficiencyFields(path string, v reflect.Value, sources map[string]string) [
 		}
 	}
 	return fs
+}
+
+// memoryText is a device's memory in the list: the physical capacity, and
+// what programs get of it when that differs: "80 GiB (79.11 GiB)".
+func memoryText(m hardware.Memory) string {
+	if m.Limit() == m.Capacity {
+		return sizeString(m.Capacity)
+	}
+	return sizeString(m.Capacity) + " (" + m.Limit().BinaryString() + ")"
 }
 
 // sizeString prints a size as it was most likely written: with a binary

@@ -118,7 +118,7 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
 	}
 	j := kernelJSON{
-		Hardware: dev.Name, Kernel: fs.Arg(0), Shape: shape, DType: dtypeName(r.DType),
+		Hardware: dev.Name, Calibration: dev.CalibrationLabel(), Kernel: fs.Arg(0), Shape: shape, DType: dtypeName(r.DType),
 		FLOPs: float64(r.FLOPs), Bytes: float64(r.Bytes), Intensity: float64(r.Intensity), Bound: r.Bound.String(),
 		Time: float64(r.Time), TimeLow: float64(r.Low), TimeHigh: float64(r.High), Interval: r.Interval,
 		Achieved: float64(r.Achieved), AchievedBandwidth: float64(r.AchievedBandwidth),
@@ -129,11 +129,12 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return writeJSON(stdout, j)
 	case formatCSV:
 		return writeCSV(stdout,
-			[]string{"hardware", "kernel", "shape", "dtype", "flops", "bytes", "intensity_flop_per_byte", "bound", "time_s", "time_s_low", "time_s_high", "interval", "achieved_flop_per_s", "achieved_bytes_per_s", "peak_flop_per_s", "bandwidth_bytes_per_s", "efficiency"},
-			[][]string{{j.Hardware, j.Kernel, j.Shape, j.DType, num(j.FLOPs), num(j.Bytes), num(j.Intensity), j.Bound, num(j.Time), num(j.TimeLow), num(j.TimeHigh), j.Interval, num(j.Achieved), num(j.AchievedBandwidth), num(j.Peak), num(j.Bandwidth), num(j.Efficiency)}})
+			[]string{"hardware", "calibration", "kernel", "shape", "dtype", "flops", "bytes", "intensity_flop_per_byte", "bound", "time_s", "time_s_low", "time_s_high", "interval", "achieved_flop_per_s", "achieved_bytes_per_s", "peak_flop_per_s", "bandwidth_bytes_per_s", "efficiency"},
+			[][]string{{j.Hardware, j.Calibration, j.Kernel, j.Shape, j.DType, num(j.FLOPs), num(j.Bytes), num(j.Intensity), j.Bound, num(j.Time), num(j.TimeLow), num(j.TimeHigh), j.Interval, num(j.Achieved), num(j.AchievedBandwidth), num(j.Peak), num(j.Bandwidth), num(j.Efficiency)}})
 	}
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "kernel\t%s on %s\n", shape, dev.Name)
+	fmt.Fprintf(tw, "hardware\t%s\n", j.Calibration)
 	fmt.Fprintf(tw, "time\t%s\n", span(r.Time, r.Low, r.High, r.Interval))
 	fmt.Fprintf(tw, "bound\t%s\tcomputed at %s\n", r.Bound, dtypeName(r.DType))
 	fmt.Fprintf(tw, "FLOPs\t%v\n", r.FLOPs)
@@ -151,6 +152,7 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // kernelJSON is the JSON of perfsim kernel (docs/simulate.md).
 type kernelJSON struct {
 	Hardware          string  `json:"hardware"`
+	Calibration       string  `json:"calibration"`
 	Kernel            string  `json:"kernel"`
 	Shape             string  `json:"shape"`
 	DType             string  `json:"dtype"`

@@ -67,6 +67,7 @@ type maxModelJSON struct {
 	Model    *memberJSON  `json:"model"`
 	Next     *memberJSON  `json:"next"`
 	Capacity float64      `json:"capacity_bytes"`
+	Usable   float64      `json:"usable_bytes"`
 }
 
 type memberJSON struct {
@@ -125,7 +126,7 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	j := maxModelJSON{Hardware: dev.Name, Mode: sc.Mode.String(), Family: string(fam), Devices: o.devices,
 		Found: res.Model != nil, Model: member(res.Model, res.Memory), Next: member(res.Next, res.NextMemory),
-		Capacity: float64(dev.Memory.Capacity)}
+		Capacity: float64(dev.Memory.Capacity), Usable: float64(dev.Memory.Limit())}
 	j.Scenario = scenarioOf(sc)
 	switch f {
 	case formatJSON:
@@ -161,16 +162,16 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "  shape: %d layers, d_model %d, %d heads (%d KV), ffn %d, vocab %d\n", s.Layers, s.DModel, s.Heads, s.KVHeads, s.FFN, s.Vocab)
 	m := res.Memory
 	tw := newTable(stdout)
-	fmt.Fprintf(tw, "  weights\t%v\n", m.Weights)
+	fmt.Fprintf(tw, "  weights\t%s\n", m.Weights.BinaryString())
 	if sc.Mode == sim.Training {
-		fmt.Fprintf(tw, "  gradients\t%v\n", m.Gradients)
-		fmt.Fprintf(tw, "  optimizer\t%v\n", m.Optimizer)
+		fmt.Fprintf(tw, "  gradients\t%s\n", m.Gradients.BinaryString())
+		fmt.Fprintf(tw, "  optimizer\t%s\n", m.Optimizer.BinaryString())
 	} else {
-		fmt.Fprintf(tw, "  KV cache\t%v\n", m.KVCache)
+		fmt.Fprintf(tw, "  KV cache\t%s\n", m.KVCache.BinaryString())
 	}
-	fmt.Fprintf(tw, "  activations\t%v\n", m.Activations)
-	fmt.Fprintf(tw, "  reserve\t%v\n", m.Reserve)
-	fmt.Fprintf(tw, "  total\t%v\tof %v per device, %v headroom\n", m.Total, m.Capacity, m.Headroom)
+	fmt.Fprintf(tw, "  activations\t%s\n", m.Activations.BinaryString())
+	fmt.Fprintf(tw, "  reserve\t%s\n", m.Reserve.BinaryString())
+	fmt.Fprintf(tw, "  total\t%s\tof %s per device, %s headroom\n", m.Total.BinaryString(), usableText(m), m.Headroom.BinaryString())
 	if err := tw.Flush(); err != nil {
 		return err
 	}

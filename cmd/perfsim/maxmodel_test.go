@@ -31,8 +31,10 @@ func TestMaxModelGolden(t *testing.T) {
 }
 
 // TestMaxModel_seed002 through the CLI: seed 002 says about 3.5–4 B
-// parameters trainable on one H100 (80–96 GB) and about 16 B on a node
-// of four. Assumptions (see sim's TestMaxModel_seed002): mixed-precision
+// parameters trainable on one H100 (96 GB) and about 16 B on a node
+// of four. The catalog's H100 SXM has 79.11 GiB usable; sim's
+// TestMaxModel_seed002 also runs the seed's own 96 GB device (the
+// catalog's H100 NVL has 94 GiB, more than the seed's 96·10⁹ bytes). Assumptions (see sim's TestMaxModel_seed002): mixed-precision
 // Adam, micro-batch 1 × 2048, GPT-3 shapes; one device without
 // recomputation; the node with ZeRO-3 sharding and selective
 // recomputation. ±10–15% around the seed's figures.
@@ -42,7 +44,6 @@ func TestMaxModel_seed002(t *testing.T) {
 		lo, hi float64
 	}{
 		{[]string{"--hw", "h100"}, 3.15e9, 4.4e9},
-		{[]string{"--hw", "h100-nvl"}, 3.15e9, 4.4e9},
 		{[]string{"--hw", "h100", "--devices", "4", "--shard-optimizer", "--recompute", "selective"}, 13.6e9, 18.4e9},
 	}
 	for _, tt := range tests {

@@ -6,18 +6,23 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/mlperf"
 	"github.com/perfsim/perfsim/sim"
 )
 
-const mlperfSynopsis = "perfsim mlperf --hw NAME|FILE [--gpus N] [--benchmark NAME] [--scenario offline|server] [--seed K] [--format table|json|csv]"
+const mlperfSynopsis = "perfsim mlperf --system NAME | --hw NAME|FILE [--gpus N] [--benchmark NAME] [--scenario offline|server] [--seed K] [--format table|json|csv]"
 
-const mlperfExamples = `  # every datacenter inference benchmark of MLPerf v5.0 on eight H100s, both scenarios
+const mlperfExamples = `  # every datacenter inference benchmark of MLPerf v5.0 on a DGX H100, both scenarios
+  perfsim mlperf --system dgx-h100
+
+  # the same on eight H100s given as a device and a count
   perfsim mlperf --hw h100 --gpus 8
 
   # ResNet-50's Server scenario (15 ms at the 99th percentile) on one A100, as JSON
@@ -25,18 +30,27 @@ const mlperfExamples = `  # every datacenter inference benchmark of MLPerf v5.0 
 `
 
 type mlperfOptions struct {
-	hw, bench, scenario, format string
+	hw, system, bench, scenario string
+	format                      string
 	gpus, queries               int
 	seed                        uint64
+	input, output               map[string]int
+	suite                       string
+	globalBatch                 int
 }
 
 func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringVar(&o.system, "system", "", "a catalog system ("+strings.Join(hardware.SystemNames(), ", ")+"): its device, and one node's GPUs unless --gpus says otherwise")
 	fs.IntVar(&o.gpus, "gpus", 8, "accelerators in the system under test (each serves its own copy of a model that fits one)")
 	fs.StringVar(&o.bench, "benchmark", "", "one benchmark (default: the whole datacenter suite); 'perfsim mlperf --benchmark list' names them")
+	fs.StringVar(&o.suite, "suite", "inference", "inference (the datacenter suite's Offline and Server scenarios) or training (time to train)")
+	fs.IntVar(&o.globalBatch, "global-batch", 0, "training: the global batch (default: each benchmark's reference point, resnet 3264, bert 448)")
 	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
 	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Server scenario's Poisson arrivals")
+	fs.StringToIntVar(&o.input, "input", nil, "an LLM benchmark's mean prompt tokens, NAME=TOKENS (repeatable; the datasets' means are not published with the reference implementations)")
+	fs.StringToIntVar(&o.output, "output", nil, "an LLM benchmark's mean output tokens, NAME=TOKENS (overrides the published mean)")
 	addFormatFlag(fs, &o.format)
 }
 
@@ -56,11 +70,15 @@ type mlperfJSON struct {
 	TTFT      float64  `json:"ttft_bound_s,omitempty"`
 	TPOT      float64  `json:"tpot_bound_s,omitempty"`
 	P99       float64  `json:"p99_latency_s,omitempty"`
+	P99TTFT   float64  `json:"p99_ttft_s,omitempty"`
+	P99TPOT   float64  `json:"p99_tpot_s,omitempty"`
+	TP        int      `json:"tp,omitempty"`
 	Note      string   `json:"note,omitempty"`
 }
 
 type mlperfReport struct {
 	Schema   string       `json:"schema"`
+	System   string       `json:"system,omitempty"`
 	Hardware string       `json:"hardware"`
 	GPUs     int          `json:"gpus"`
 	Source   []string     `json:"source"`
@@ -78,15 +96,24 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	if o.suite != "inference" && o.suite != "training" {
+		return usagef("--suite: unknown suite %q (want inference or training)", o.suite)
+	}
 	suite := mlperf.Suite()
 	if o.bench == "list" {
+		if o.suite == "training" {
+			for _, b := range mlperf.TrainingSuite() {
+				fmt.Fprintf(stdout, "%-20s %s  %s\n", b.Name, b.Round, b.Task)
+			}
+			return nil
+		}
 		for _, b := range suite {
 			fmt.Fprintf(stdout, "%-20s %s  %s\n", b.Name, b.Round, b.Task)
 		}
 		return nil
 	}
 	var errs []error
-	if o.bench != "" {
+	if o.bench != "" && o.suite == "inference" {
 		b, err := mlperf.Find(o.bench)
 		if err != nil {
 			errs = append(errs, usagef("--benchmark: %v", err))
@@ -107,17 +134,50 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if o.queries < 100 || o.queries > 10_000_000 {
 		errs = append(errs, usagef("--queries: want 100 to 10,000,000, got %d", o.queries))
 	}
+	for flag, m := range map[string]map[string]int{"input": o.input, "output": o.output} {
+		for name, v := range m {
+			b, err := mlperf.Find(name)
+			switch {
+			case err != nil:
+				errs = append(errs, usagef("--%s: %v", flag, err))
+			case b.Kind != mlperf.LLM:
+				errs = append(errs, usagef("--%s: %s is not an LLM benchmark", flag, b.Name))
+			case v < 1 || v > 1<<20:
+				errs = append(errs, usagef("--%s: %s=%d: want 1 to %d tokens", flag, name, v, 1<<20))
+			default:
+				delete(m, name)
+				m[b.Name] = v
+			}
+		}
+	}
 	if len(errs) > 0 {
+		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 		return errors.Join(errs...)
 	}
-	dev, err := resolveHardware(o.hw)
-	if err != nil {
-		return err
+	var sys *hardware.System
+	switch {
+	case o.system != "" && o.hw != "":
+		return usagef("--system and --hw: give one")
+	case o.system != "":
+		gpus := o.gpus
+		if !fs.Changed("gpus") {
+			gpus = 0 // one node
+		}
+		sys, err = systemByName(o.system, gpus)
+		if err != nil {
+			return usagef("--system: %v", err)
+		}
+		o.gpus = sys.Devices()
+	default:
+		dev, err := resolveHardware(o.hw)
+		if err != nil {
+			return err
+		}
+		if sys, err = systemFor(dev, o.gpus); err != nil {
+			return usagef("--gpus: %v", err)
+		}
 	}
-	sys, err := systemFor(dev, o.gpus)
-	if err != nil {
-		return usagef("--gpus: %v", err)
-	}
+	dev := sys.Device
 	resolve := func(name string) (sim.Workload, error) {
 		m, err := resolveModel(name)
 		if err != nil {
@@ -125,14 +185,20 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return simWorkload{m}, nil
 	}
-	rep := mlperfReport{Schema: "perfsim.mlperf/v1", Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
+	if o.suite == "training" {
+		if o.globalBatch < 0 {
+			return usagef("--global-batch: must be positive, got %d", o.globalBatch)
+		}
+		return runMLPerfTraining(stdout, f, sys, o.bench, o.globalBatch, resolve)
+	}
+	rep := mlperfReport{Schema: "perfsim.mlperf/v1", System: sys.Name, Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
 	var results []mlperf.Result
 	for _, b := range suite {
 		for _, s := range scenarios {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r := mlperf.Run(sys, b, s, resolve, mlperf.Options{Queries: o.queries, Seed: o.seed})
+			r := mlperf.Run(sys, b, s, resolve, mlperf.Options{Queries: o.queries, Seed: o.seed, Input: o.input, Output: o.output})
 			results = append(results, r)
 			rep.Results = append(rep.Results, mlperfRow(r))
 		}
@@ -153,9 +219,13 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return writeCSV(stdout, header, rows)
 	}
-	fmt.Fprintf(stdout, "MLPerf Inference datacenter (v5.0; bert from v4.1) on %d × %s\n\n", o.gpus, dev.Name)
+	on := fmt.Sprintf("%d × %s", o.gpus, dev.Name)
+	if sys.Name != "" {
+		on = sys.Name + ": " + on
+	}
+	fmt.Fprintf(stdout, "MLPerf Inference datacenter (v5.0; bert from v4.1) on %s\n\n", on)
 	tw := newTable(stdout)
-	fmt.Fprintln(tw, "BENCHMARK\tROUND\tSCENARIO\tRESULT\tBOUND (p99)\tBATCH/GPU\tNOTE")
+	fmt.Fprintln(tw, "BENCHMARK\tROUND\tSCENARIO\tRESULT\tBOUND (p99)\tBATCH/GPU (TP)\tNOTE")
 	for _, r := range results {
 		b := r.Benchmark
 		res := "-"
@@ -170,6 +240,9 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case r.Scenario == mlperf.Offline:
 		case b.TTFT > 0:
 			bound = fmt.Sprintf("TTFT %v, TPOT %v", b.TTFT, b.TPOT)
+			if r.P99TTFT > 0 {
+				bound += fmt.Sprintf(" (at %v, %v)", r.P99TTFT, r.P99TPOT)
+			}
 		case b.Latency > 0:
 			bound = b.Latency.String()
 			if r.P99 > 0 {
@@ -177,8 +250,11 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		}
 		batch := "-"
-		if r.Batch > 0 {
+		switch {
+		case r.Batch > 0:
 			batch = strconv.Itoa(r.Batch)
+		case r.TP > 0:
+			batch = fmt.Sprintf("tp %d", r.TP)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Round, r.Scenario, res, bound, batch, r.Note)
 	}
@@ -193,7 +269,8 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 func mlperfRow(r mlperf.Result) mlperfJSON {
 	b := r.Benchmark
 	j := mlperfJSON{Benchmark: b.Name, Round: b.Round, Scenario: r.Scenario.String(), Model: b.Model, Precision: b.Precision.String(),
-		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99)}
+		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99),
+		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP}
 	if r.Scenario == mlperf.Server {
 		j.Bound, j.TTFT, j.TPOT = float64(b.Latency), float64(b.TTFT), float64(b.TPOT)
 	}
@@ -236,3 +313,16 @@ func sig4(v float64) string {
 }
 
 func finiteNum(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// systemByName returns the catalog system name with gpus devices, or one
+// node's when gpus is 0.
+func systemByName(name string, gpus int) (*hardware.System, error) {
+	if gpus == 0 {
+		s, err := hardware.LookupSystem(name, 1)
+		if err != nil {
+			return nil, err
+		}
+		gpus = s.DevicesPerNode
+	}
+	return hardware.LookupSystem(name, gpus)
+}

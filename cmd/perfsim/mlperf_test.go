@@ -10,8 +10,11 @@ func TestMLPerfGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"mlperf_h100.stdout", []string{"mlperf", "--hw", "h100", "--gpus", "8", "--queries", "5000"}},
+		{"mlperf_h100.stdout", []string{"mlperf", "--system", "dgx-h100", "--queries", "5000"}},
 		{"mlperf_resnet50_json.stdout", []string{"mlperf", "--hw", "a100", "--gpus", "1", "--benchmark", "resnet50", "--queries", "5000", "--format", "json"}},
+		{"mlperf_llama2_json.stdout", []string{"mlperf", "--hw", "h100", "--gpus", "8", "--benchmark", "llama2-70b", "--input", "llama2-70b=1024", "--format", "json"}},
+		{"mlperf_training.stdout", []string{"mlperf", "--suite", "training", "--system", "dgx-h100"}},
+		{"mlperf_training_json.stdout", []string{"mlperf", "--suite", "training", "--hw", "a100", "--gpus", "8", "--benchmark", "resnet", "--global-batch", "2048", "--format", "json"}},
 		{"mlperf_bert_csv.stdout", []string{"mlperf", "--hw", "h100", "--gpus", "2", "--benchmark", "bert", "--scenario", "server", "--queries", "5000", "--format", "csv"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +64,11 @@ func TestMLPerf_badInput(t *testing.T) {
 		{[]string{"mlperf", "--hw", "h100", "--benchmark", "resnet"}, []string{"--benchmark: unknown benchmark \"resnet\"", "resnet50, retinanet"}},
 		{[]string{"mlperf", "--hw", "h100", "--scenario", "singlestream", "--gpus", "0"}, []string{"--scenario: unknown scenario", "want offline or server", "--gpus: want 1"}},
 		{[]string{"mlperf", "--hw", "nosuch"}, []string{"nosuch"}},
+		{[]string{"mlperf", "--system", "dgx-h10"}, []string{"--system: hardware: unknown system \"dgx-h10\" (did you mean \"dgx-h100\"?)"}},
+		{[]string{"mlperf", "--system", "dgx-h100", "--hw", "h100"}, []string{"--system and --hw: give one"}},
+		{[]string{"mlperf", "--suite", "train", "--hw", "h100"}, []string{"--suite: unknown suite \"train\" (want inference or training)"}},
+		{[]string{"mlperf", "--suite", "training", "--hw", "h100", "--benchmark", "gpt3"}, []string{"--benchmark: unknown training benchmark \"gpt3\"", "resnet, bert"}},
+		{[]string{"mlperf", "--hw", "h100", "--input", "resnet50=10", "--input", "llama9=5", "--output", "mixtral-8x7b=0"}, []string{"--input: resnet50 is not an LLM benchmark", "--input: unknown benchmark \"llama9\"", "--output: mixtral-8x7b=0: want 1 to"}},
 	} {
 		_, stderr, code := perfsim(t, tt.args...)
 		if code == 0 {

@@ -68,5 +68,11 @@ func num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		panic(fmt.Sprintf("perfsim: non-finite value %v in output", v))
 	}
+	// Whole numbers print whole (parameters, bytes: 85899345920, not
+	// 8.589934592e+10), as encoding/json prints them, up to where a
+	// float64 stops holding every integer.
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }

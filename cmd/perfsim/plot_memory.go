@@ -108,8 +108,10 @@ func memoryBars(res []sweepResult) (string, chart.Bars) {
 			b.Stacks = append(b.Stacks, s)
 		}
 	}
-	capacity := float64(first.Memory.Capacity)
-	b.Levels = []chart.Level{{Name: fmt.Sprintf("capacity %s GiB", chart.SI(capacity/gib)), Value: capacity / gib}}
+	// The line is the memory a program can use, the figure fits are sized
+	// against; the physical capacity is named beside it.
+	usable := float64(first.Memory.Usable)
+	b.Levels = []chart.Level{{Name: usableText(first.Memory), Value: usable / gib}}
 	title := fmt.Sprintf("Memory — %s, %s", first.Hardware, first.Model)
 	sc := first.Scenario
 	var sub string

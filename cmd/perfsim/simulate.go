@@ -44,9 +44,13 @@ type simulateOptions struct {
 	tokens                    float64
 	reserve                   model.Bytes
 	breakdown, strict, graphs bool
+	requireFit                bool
+	maxNumTokens              int
 	exec                      string
 	hostOverhead              model.Seconds
 	amp                       bool
+	train                     trainFlags
+	loaderRate                float64
 }
 
 func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
@@ -57,8 +61,8 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.input, "input", 2048, "prompt tokens per sequence (inference)")
 	fs.IntVar(&o.output, "output", 128, "generated tokens per sequence (inference)")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree")
-	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree (inference)")
-	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree (training)")
+	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree")
+	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree: training replicas; in inference, replicas each serving --batch (data-parallel attention under --ep)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4")
 	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype); int4/int8 with 16-bit activations is weight-only quantisation")
@@ -71,6 +75,8 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.zero, "zero", 0, "ZeRO stage over the data-parallel replicas (training): 0 none, 1 optimizer state, 2 + gradients, 3 + weights")
 	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time to train, e.g. 300e9")
 	fs.Var(&o.reserve, "reserve", "framework memory reserve per device (default: the hardware file's)")
+	fs.IntVar(&o.maxNumTokens, "max-num-tokens", sim.DefaultMaxNumTokens, "token budget of one iteration: prefill runs in chunks of at most this many tokens, which bounds the activations (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens; the default is theirs and SGLang's)")
+	fs.BoolVar(&o.requireFit, "require-fit", false, "exit 1 when the run does not fit the device's usable memory (the output is still written)")
 	fs.BoolVar(&o.breakdown, "breakdown", false, "per op class and top ops: time, share, bound, intensity")
 	fs.IntVar(&o.top, "top", 10, "ops listed per phase with --breakdown")
 	addFormatFlag(fs, &o.format)
@@ -78,6 +84,8 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
+	o.train.AddFlags(fs)
+	fs.Float64Var(&o.loaderRate, "loader-rate", 0, "samples (images) per second the input pipeline sustains for the whole system: bounds a CNN's throughput and a training step (0: no bound)")
 	fs.BoolVar(&o.amp, "amp", false, "automatic mixed precision as PyTorch's autocast: weights kept in --weights (fp32), a CNN's convolutions computed in --act with a weight cast per layer and pass")
 }
 
@@ -94,7 +102,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	if err == nil {
 		only, other := []string{"input", "output"}, "inference"
 		if mode == sim.Inference {
-			only, other = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "dp"}, "training"
+			only, other = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens"}, "training"
 		}
 		for _, name := range only {
 			if fs.Changed(name) {
@@ -105,6 +113,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	sc.Batch, sc.Input, sc.Output = o.batch, o.input, o.output
 	sc.TP, sc.PP, sc.DP, sc.ZeRO = o.tp, o.pp, o.dp, o.zero
 	sc.Seq, sc.GlobalBatch, sc.Tokens = o.seq, o.globalBatch, o.tokens
+	sc.MaxNumTokens = o.maxNumTokens
 	if rc, err := sim.ParseRecompute(o.recompute); err != nil {
 		errs = append(errs, usagef("--recompute: %v", err))
 	} else {
@@ -118,7 +127,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"top", o.top}} {
+	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"top", o.top}, {"max-num-tokens", o.maxNumTokens}} {
 		if f.v < 1 {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
@@ -154,6 +163,8 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.HostOverhead = o.hostOverhead
 	sc.Autocast = o.amp
+	errs = append(errs, o.train.apply(&sc, fs))
+	sc.LoaderRate = o.loaderRate
 	return sc, errors.Join(errs...)
 }
 
@@ -225,7 +236,14 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	// Every problem at once: the flags, the hardware and the model are
 	// checked before any of them stops the run.
 	sc, scErr := o.scenario(fs)
-	dev, fixed, hwErr := resolveDeviceOrSystem(o.hw)
+	var (
+		dev   *hardware.Device
+		fixed *hardware.System
+		hwErr error
+	)
+	if o.train.system == "" {
+		dev, fixed, hwErr = resolveDeviceOrSystem(o.hw)
+	}
 	m, mErr := resolveModel(o.model)
 	var vErr error
 	switch {
@@ -243,9 +261,13 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	w := simWorkload{m}
-	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1)
+	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
 	sys := fixed
-	if sys == nil {
+	if o.train.system != "" {
+		if sys, err = o.train.catalogSystem(fs, n); err != nil {
+			return err
+		}
+	} else if sys == nil {
 		sys, err = systemFor(dev, n)
 		if err != nil {
 			return usagef("--tp/--pp/--dp: %d devices: %v", n, err)
@@ -261,13 +283,19 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	for _, wn := range rep.Warnings {
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
 	}
+	nofit := warnNotFit(stderr, sys, w, rep)
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, simulateJSON(rep, lim, o.breakdown))
+		err = writeJSON(stdout, simulateJSON(rep, sys.Device.CalibrationLabel(), lim, o.breakdown))
 	case formatCSV:
-		return writeSimulateCSV(stdout, rep, lim, o.breakdown)
+		err = writeSimulateCSV(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown)
+	default:
+		err = writeSimulateTable(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown, o.top, nofit)
 	}
-	return writeSimulateTable(stdout, rep, lim, o.breakdown, o.top)
+	if err == nil && nofit != "" && o.requireFit {
+		err = errNotFit{nofit}
+	}
+	return err
 }
 
 // limitsResult holds the inverse queries simulate answers beside the run.

@@ -30,7 +30,7 @@ var phaseKinds = [...]workloads.PhaseKind{
 func (w simWorkload) Ops(ph sim.Phase) ([]model.Op, error) {
 	return w.m.Ops(workloads.Phase{
 		Kind: phaseKinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP,
+		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance,
 		FuseCNN: ph.FuseCNN, Autocast: ph.Autocast,
 	})
 }
@@ -57,4 +57,14 @@ func (f simFamily) Member(params float64) (sim.Workload, error) {
 		return nil, err
 	}
 	return simWorkload{m}, nil
+}
+
+var _ sim.Sharder = simWorkload{}
+
+func (w simWorkload) WeightBytesPerDevice(d model.DType, tp, ep int) model.Bytes {
+	return w.m.WeightBytesPerDevice(d, tp, ep)
+}
+
+func (w simWorkload) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
+	return w.m.KVBytes(tokens, tp, kv)
 }

@@ -16,12 +16,16 @@ type simJSON struct {
 	Schema       string       `json:"schema"`
 	Model        string       `json:"model"`
 	Hardware     string       `json:"hardware"`
+	Calibration  string       `json:"calibration"`
 	Mode         string       `json:"mode"`
 	Params       float64      `json:"params"`
 	ActiveParams float64      `json:"active_params"`
 	Devices      int          `json:"devices"`
 	Scenario     scenarioJSON `json:"scenario"`
 	Interval     string       `json:"interval"`
+
+	// Fits comes before the times: a run that does not fit has none.
+	Fits bool `json:"fits"`
 
 	TTFT         *float64 `json:"ttft_s,omitempty"`
 	TTFTLow      *float64 `json:"ttft_s_low,omitempty"`
@@ -40,7 +44,6 @@ type simJSON struct {
 
 	Training *trainingJSON `json:"training,omitempty"`
 
-	Fits     bool        `json:"fits"`
 	Memory   memoryJSON  `json:"memory"`
 	Phases   []phaseJSON `json:"phases"`
 	Warnings []string    `json:"warnings"`
@@ -65,20 +68,22 @@ type scenarioJSON struct {
 	Exec         string  `json:"exec"`
 	HostOverhead float64 `json:"host_overhead_s,omitempty"`
 	Autocast     bool    `json:"autocast,omitempty"`
+	LoaderRate   float64 `json:"loader_samples_per_s,omitempty"`
 }
 
 type trainingJSON struct {
-	StepTime        float64 `json:"step_time_s"`
-	StepTimeLow     float64 `json:"step_time_s_low"`
-	StepTimeHigh    float64 `json:"step_time_s_high"`
-	MicroBatches    int     `json:"micro_batches"`
-	TokensPerSecond float64 `json:"tokens_per_s"`
-	SamplesPerSec   float64 `json:"samples_per_s"`
-	ModelFLOPs      float64 `json:"model_flops"`
-	HardwareFLOPs   float64 `json:"hardware_flops"`
-	MFU             float64 `json:"mfu"`
-	HFU             float64 `json:"hfu"`
-	TimeToTrain     float64 `json:"time_to_train_s"`
+	Breakdown       *breakdownJSON `json:"breakdown,omitempty"`
+	StepTime        float64        `json:"step_time_s"`
+	StepTimeLow     float64        `json:"step_time_s_low"`
+	StepTimeHigh    float64        `json:"step_time_s_high"`
+	MicroBatches    int            `json:"micro_batches"`
+	TokensPerSecond float64        `json:"tokens_per_s"`
+	SamplesPerSec   float64        `json:"samples_per_s"`
+	ModelFLOPs      float64        `json:"model_flops"`
+	HardwareFLOPs   float64        `json:"hardware_flops"`
+	MFU             float64        `json:"mfu"`
+	HFU             float64        `json:"hfu"`
+	TimeToTrain     float64        `json:"time_to_train_s"`
 }
 
 type memoryJSON struct {
@@ -91,6 +96,7 @@ type memoryJSON struct {
 	Reserve     float64 `json:"reserve_bytes"`
 	Total       float64 `json:"total_bytes"`
 	Capacity    float64 `json:"capacity_bytes"`
+	Usable      float64 `json:"usable_bytes"`
 	Headroom    float64 `json:"headroom_bytes"`
 	Fits        bool    `json:"fits"`
 	MaxBatch    int     `json:"max_batch"`
@@ -161,10 +167,12 @@ func allPhases(r *sim.Report) []*sim.PhaseReport {
 	return ps
 }
 
-func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
+// simulateJSON is the JSON of r; cal is the device's calibration label
+// (hardware.Device.CalibrationLabel).
+func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON {
 	sc := r.Scenario
 	j := simJSON{
-		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Mode: sc.Mode.String(),
+		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Calibration: cal, Mode: sc.Mode.String(),
 		Params: r.Params, ActiveParams: r.ActiveParams, Devices: r.Devices, Interval: r.Interval,
 		Scenario: scenarioOf(sc),
 		Fits:     r.Memory.Fits,
@@ -190,7 +198,7 @@ func simulateJSON(r *sim.Report, lim limitsResult, ops bool) simJSON {
 			StepTime: float64(tr.StepTime), StepTimeLow: float64(tr.StepTimeLow), StepTimeHigh: float64(tr.StepTimeHigh),
 			MicroBatches: tr.MicroBatches, TokensPerSecond: tr.TokensPerSecond, SamplesPerSec: tr.SamplesPerSecond,
 			ModelFLOPs: float64(tr.ModelFLOPs), HardwareFLOPs: float64(tr.HardwareFLOPs), MFU: tr.MFU, HFU: tr.HFU,
-			TimeToTrain: float64(tr.TimeToTrain),
+			TimeToTrain: float64(tr.TimeToTrain), Breakdown: breakdownOf(tr.Breakdown),
 		}
 	}
 	j.Memory = memoryOf(r.Memory)
@@ -232,7 +240,7 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 		Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: gb,
 		TP: tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
 		Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
-		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast,
+		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
 	}
 }
 
@@ -261,6 +269,9 @@ func execNote(sc sim.Scenario) string {
 	if sc.Autocast {
 		s += "; autocast"
 	}
+	if sc.LoaderRate > 0 {
+		s += fmt.Sprintf("; input pipeline %.4g samples/s", sc.LoaderRate)
+	}
 	return s
 }
 
@@ -269,7 +280,7 @@ func memoryOf(m sim.Memory) memoryJSON {
 	return memoryJSON{
 		Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
 		Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
-		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Headroom: float64(m.Headroom),
+		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Usable: float64(m.Usable), Headroom: float64(m.Headroom),
 		Fits: m.Fits,
 	}
 }
@@ -290,7 +301,7 @@ func dtypeName(d model.DType) string {
 
 // writeSimulateCSV writes the summary as metric,value rows (the JSON's
 // keys, dotted), or with breakdown one row per op of every phase.
-func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool) error {
+func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool) error {
 	if breakdown {
 		header := []string{"phase", "op", "class", "kind", "count", "time_s", "time_s_low", "time_s_high", "share", "bound", "dtype", "flops", "bytes", "intensity_flop_per_byte"}
 		var rows [][]string
@@ -303,7 +314,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 		}
 		return writeCSV(w, header, rows)
 	}
-	j := simulateJSON(r, lim, false)
+	j := simulateJSON(r, cal, lim, false)
 	var rows [][]string
 	add := func(k string, v string) { rows = append(rows, []string{k, v}) }
 	addf := func(k string, v *float64) {
@@ -313,10 +324,12 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 	}
 	add("model", j.Model)
 	add("hardware", j.Hardware)
+	add("calibration", j.Calibration)
 	add("mode", j.Mode)
 	add("devices", strconv.Itoa(j.Devices))
 	add("params", num(j.Params))
 	add("interval", j.Interval)
+	add("fits", strconv.FormatBool(j.Fits))
 	addf("ttft_s", j.TTFT)
 	addf("ttft_s_low", j.TTFTLow)
 	addf("ttft_s_high", j.TTFTHigh)
@@ -347,13 +360,12 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, lim limitsResult, breakdown bo
 		add("training.time_to_train_s", num(t.TimeToTrain))
 	}
 	m := j.Memory
-	add("fits", strconv.FormatBool(j.Fits))
 	for _, kv := range []struct {
 		k string
 		v float64
 	}{{"weights_bytes", m.Weights}, {"kv_cache_bytes", m.KVCache}, {"kv_cache_per_token_bytes", m.KVPerToken},
 		{"activations_bytes", m.Activations}, {"gradients_bytes", m.Gradients}, {"optimizer_bytes", m.Optimizer},
-		{"reserve_bytes", m.Reserve}, {"total_bytes", m.Total}, {"capacity_bytes", m.Capacity}, {"headroom_bytes", m.Headroom}} {
+		{"reserve_bytes", m.Reserve}, {"total_bytes", m.Total}, {"capacity_bytes", m.Capacity}, {"usable_bytes", m.Usable}, {"headroom_bytes", m.Headroom}} {
 		add("memory."+kv.k, num(kv.v))
 	}
 	add("memory.max_batch", strconv.Itoa(m.MaxBatch))
@@ -373,13 +385,19 @@ func span(t, lo, hi model.Seconds, interval string) string {
 	return fmt.Sprintf("%v  (%s: %v – %v)", t, interval, lo, hi)
 }
 
-func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown bool, top int) error {
+func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool, top int, nofit string) error {
 	sc := r.Scenario
+	if nofit != "" {
+		// First, where no one can miss it: the times below describe a
+		// run that cannot happen.
+		fmt.Fprintf(w, "DOES NOT FIT: %s.\nThe times below are those of a run that cannot happen.\n\n", nofit)
+	}
 	fmt.Fprintf(w, "%s on %s", r.Model, r.Hardware)
 	if r.Devices > 1 {
 		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
 	}
 	fmt.Fprintf(w, ": %s, %.4g B parameters\n", sc.Mode, r.Params/1e9)
+	fmt.Fprintf(w, "%s: %s\n", r.Hardware, cal)
 	tw := newTable(w)
 	if in := r.Inference; in != nil {
 		if r.Arch == sim.Decoder {
@@ -396,7 +414,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 			fmt.Fprintf(tw, "scenario\tbatch %d; weights %s, activations %s%s\n", sc.Batch, sc.Weights, sc.Act, execNote(sc))
 			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.ImagesPerSecond > 0 {
-				fmt.Fprintf(tw, "images/s\t%s\n", fnum(in.ImagesPerSecond))
+				fmt.Fprintf(tw, "images/s\t%s%s\n", fnum(in.ImagesPerSecond), map[bool]string{true: "\tinput-pipeline-bound"}[in.LoaderBound])
 			}
 		}
 	}
@@ -405,15 +423,16 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			seq = ""
 		}
-		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s\n",
-			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act)
-		fmt.Fprintf(tw, "step time\t%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval))
+		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s%s\n",
+			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act, execNote(sc))
+		fmt.Fprintf(tw, "step time\t%s%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval), map[bool]string{true: "\tinput-pipeline-bound"}[tr.LoaderBound])
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			fmt.Fprintf(tw, "images/s\t%s\tsystem\n", fnum(tr.SamplesPerSecond))
 		} else {
 			fmt.Fprintf(tw, "tokens/s\t%s\tsystem\n", fnum(tr.TokensPerSecond))
 		}
 		fmt.Fprintf(tw, "MFU\t%.1f%%\tHFU %.1f%%\n", 100*tr.MFU, 100*tr.HFU)
+		writeLayoutTable(tw, sc, tr)
 		if tr.TimeToTrain > 0 {
 			fmt.Fprintf(tw, "time to train\t%.4g days\t%.4g s for %.4g tokens\n", float64(tr.TimeToTrain)/86400, float64(tr.TimeToTrain), sc.Tokens)
 		}
@@ -425,11 +444,11 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 	fmt.Fprintf(w, "\nmemory per device\n")
 	tw = newTable(w)
 	row := func(name string, b model.Bytes, note string) {
-		fmt.Fprintf(tw, "  %s\t%v\t%s\n", name, b, note)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, b.BinaryString(), note)
 	}
 	row("weights", m.Weights, "")
 	if r.Inference != nil && m.KVPerToken > 0 {
-		row("KV cache", m.KVCache, fmt.Sprintf("%v per token", m.KVPerToken))
+		row("KV cache", m.KVCache, fmt.Sprintf("%s per token", m.KVPerToken.BinaryString()))
 	}
 	row("activations", m.Activations, "")
 	if r.Training != nil {
@@ -437,11 +456,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, lim limitsResult, breakdown 
 		row("optimizer", m.Optimizer, "")
 	}
 	row("reserve", m.Reserve, "")
-	verdict := fmt.Sprintf("fits, %v headroom", m.Headroom)
-	if !m.Fits {
-		verdict = fmt.Sprintf("DOES NOT FIT: %v short", -m.Headroom)
-	}
-	row("total", m.Total, fmt.Sprintf("of %v: %s", m.Capacity, verdict))
+	row("total", m.Total, "of "+usableText(m)+": "+verdictText(m))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -495,6 +510,23 @@ func writePhaseTable(w io.Writer, p *sim.PhaseReport, top int) {
 		fmt.Fprintf(tw, "  %s\t%d\t%v\t%.1f%%\t%s\t%s\t%s\n", o.Name, o.Count, o.Time, 100*shareOf(o.Time, p.Time), o.Bound, fnum(intensity(o.FLOPs, o.Bytes)), dtypeName(o.DType))
 	}
 	tw.Flush()
+}
+
+// usableText names the memory a fit is sized against, and the physical
+// capacity beside it when they differ: "79.11 GiB usable (80 GiB physical)".
+func usableText(m sim.Memory) string {
+	if m.Usable == m.Capacity || m.Capacity == 0 {
+		return m.Usable.BinaryString() + " usable"
+	}
+	return m.Usable.BinaryString() + " usable (" + m.Capacity.BinaryString() + " physical)"
+}
+
+// verdictText says whether m fits, and by how much.
+func verdictText(m sim.Memory) string {
+	if !m.Fits {
+		return "DOES NOT FIT: " + (-m.Headroom).BinaryString() + " short"
+	}
+	return "fits, " + m.Headroom.BinaryString() + " headroom"
 }
 
 // phaseBound names what bounds a phase: "host" when an eager pass waits

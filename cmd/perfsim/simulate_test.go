@@ -98,7 +98,11 @@ func TestSimulateBadInput(t *testing.T) {
 		{[]string{"--recompute", "some"}, 2, "--recompute"},
 		{[]string{"--format", "xml"}, 2, "--format"},
 		{[]string{"--pp", "0"}, 2, "--pp"},
-		{[]string{"--mode", "training", "--pp", "2"}, 2, "--pp"},
+		{[]string{"--mode", "training", "--pp", "3"}, 2, "--pp"}, // 3 does not divide 32 layers
+		{[]string{"--mode", "training", "--tp", "2", "--virtual-stages", "2", "--pp", "2"}, 2, "--virtual-stages"},
+		{[]string{"--mode", "training", "--system", "dgx-h200"}, 2, "--system"},
+		{[]string{"--mode", "training", "--ep", "2", "--dp", "2"}, 2, "--ep"},
+		{[]string{"--mode", "training", "--schedule", "zigzag"}, 2, "--schedule"},
 		{[]string{"--tokens", "-1"}, 2, "--tokens"},
 		{[]string{"--dtype", "fp8", "--strict", "--hw", "a100"}, 1, "fp8"},
 		{[]string{"--batch", "4096", "--input", "8192"}, 0, ""},
@@ -224,5 +228,39 @@ func TestSimulateSystemFile(t *testing.T) {
 	}
 	if a, b := e2e(two), e2e("h100"); !(a > b) {
 		t.Errorf("tp 8 over 2 nodes: e2e %v s, one node %v s; want slower", a, b)
+	}
+}
+
+// TestSimulate_notFit: a run that does not fit says so first in the
+// table, warns on stderr with a layout that fits, carries fits=false
+// before the times in JSON and CSV, and exits 1 under --require-fit
+// (issue 10: Llama 3.1 405B on one H100).
+func TestSimulate_notFit(t *testing.T) {
+	args := []string{"simulate", "--hw", "h100", "--model", "llama3.1-405b"}
+	out, stderr, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d without --require-fit: %s", code, stderr)
+	}
+	if !strings.HasPrefix(out, "DOES NOT FIT: llama3.1-405b does not fit one H100 SXM") {
+		t.Errorf("table opens with %q, want the verdict first", strings.SplitN(out, "\n", 2)[0])
+	}
+	if !strings.Contains(stderr, "perfsim: warning: llama3.1-405b does not fit one H100 SXM") || !strings.Contains(stderr, "it fits at --tp ") {
+		t.Errorf("stderr %q, want the warning with a layout that fits", stderr)
+	}
+	_, stderr, code = perfsim(t, append(args, "--require-fit", "--format", "json")...)
+	if code != 1 || !strings.Contains(stderr, "(--require-fit)") {
+		t.Errorf("--require-fit: exit %d, stderr %q; want 1 and the reason", code, stderr)
+	}
+	out, _, _ = perfsim(t, append(args, "--format", "json")...)
+	if i, j := strings.Index(out, `"fits": false`), strings.Index(out, `"ttft_s"`); i < 0 || j < 0 || i > j {
+		t.Errorf("json: fits at %d, ttft_s at %d; want fits false before the times", i, j)
+	}
+	out, _, _ = perfsim(t, append(args, "--format", "csv")...)
+	if i, j := strings.Index(out, "fits,false"), strings.Index(out, "ttft_s,"); i < 0 || j < 0 || i > j {
+		t.Errorf("csv: fits at %d, ttft_s at %d; want fits,false before the times", i, j)
+	}
+	// A run that fits passes --require-fit.
+	if _, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--require-fit"); code != 0 || strings.Contains(stderr, "does not fit") {
+		t.Errorf("llama3-8b on h100 --require-fit: exit %d, %q", code, stderr)
 	}
 }

@@ -163,6 +163,9 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // point: they are 0.
 func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, workers int, phases bool, progress func(done, total int)) (map[string]int, error) {
 	sw := &sweepWriter{f: f, phases: phases, out: bufio.NewWriterSize(w, 64<<10), skipped: map[string]int{}}
+	for _, d := range s.HW {
+		sw.labels = append(sw.labels, d.CalibrationLabel())
+	}
 	err := streamSweep(ctx, s, sweepOptions{Workers: workers, Progress: progress, Keep: sw.render}, sw.emit)
 	if err == nil {
 		err = sw.close()
@@ -179,6 +182,7 @@ type sweepWriter struct {
 	tw      *tabwriter.Writer
 	rows    int
 	skipped map[string]int
+	labels  []string // per device of the sweep, its calibration label
 }
 
 // csvWriters recycle the CSV encoders of the workers.
@@ -198,7 +202,7 @@ func (sw *sweepWriter) render(r *sweepResult) {
 	if r.Err != nil {
 		return
 	}
-	j := simulateJSON(r.Report, limitsResult{}, false)
+	j := simulateJSON(r.Report, sw.labels[r.Point.HW], limitsResult{}, false)
 	r.Report = nil // the row is all that is kept
 	if !sw.phases {
 		j.Phases = []phaseJSON{}
@@ -346,7 +350,7 @@ var sweepColumns = []string{
 	"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "output_tokens_per_s_per_device", "images_per_s",
 	"prefill_bound", "decode_bound", "fits",
 	"memory.weights_bytes", "memory.kv_cache_bytes", "memory.activations_bytes", "memory.reserve_bytes",
-	"memory.total_bytes", "memory.capacity_bytes", "memory.headroom_bytes",
+	"memory.total_bytes", "memory.capacity_bytes", "memory.usable_bytes", "memory.headroom_bytes",
 }
 
 func optNum(v *float64) string {
@@ -364,7 +368,7 @@ func sweepCSVRow(j *simJSON) []string {
 		sc.Weights, sc.Act, sc.KV,
 		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
 		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
-		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Headroom)}
+		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Usable), num(m.Headroom)}
 }
 
 const sweepTableHeader = "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"

@@ -28,7 +28,7 @@ func TestSweepStream_sameBytes(t *testing.T) {
 	var rows []simJSON
 	for _, r := range res {
 		if r.Err == nil {
-			j := simulateJSON(r.Report, limitsResult{}, false)
+			j := simulateJSON(r.Report, s.HW[r.Point.HW].CalibrationLabel(), limitsResult{}, false)
 			j.Phases = []phaseJSON{}
 			rows = append(rows, j)
 		}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
+)
+
+const serveSynopsis = "perfsim serve --hw NAME|FILE --model NAME|FILE [--tp N --pp N --dp N --dtype T] [--input S --output G | --workload sharegpt | --trace FILE] [--requests N] [--arrival poisson|gamma|constant|all] [--rate R] [--engine vllm|vllm-0.6|sglang|trtllm] [--seed K] [--ttft-slo T --tpot-slo T] [--format table|json|csv] [--requests-out FILE]"
+
+const serveExamples = `  # Llama 3 70B on four H100s, 1000 Poisson requests at 8 req/s, vLLM's scheduler
+  perfsim serve --hw h100 --model llama3-70b --tp 4 --input 1024 --output 256 --requests 1000 --rate 8
+
+  # the ShareGPT mix on SGLang's defaults, as JSON, with SLOs for goodput
+  perfsim serve --hw h100 --model llama3-8b --workload sharegpt --requests 2000 --rate 20 --engine sglang --ttft-slo 500ms --tpot-slo 50ms --format json
+
+  # TensorRT-LLM at maximum load (every request queued at t=0), fp8
+  perfsim serve --hw h100 --model llama3-8b --dtype fp8 --engine trtllm --arrival all --requests 3000 --input 128 --output 2048
+`
+
+// serveOptions are the flags of perfsim serve.
+type serveOptions struct {
+	hw, model, format       string
+	tp, pp, dp              int
+	dtype, weights, act, kv model.DType
+	input, output, workload string
+	trace, requestsOut      string
+	requests                int
+	arrival                 string
+	rate, cv                float64
+	seed                    uint64
+	engine                  string
+	maxSeqs, maxTokens      int
+	blockSize, kvTokens     int
+	schedulerSteps          int
+	memFraction             float64
+	chunked, static, graphs bool
+	stepOverhead, reqOverhd model.Seconds
+	ttftSLO, tpotSLO        model.Seconds
+}
+
+func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml or HuggingFace config.json")
+	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
+	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree of a replica")
+	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind a round-robin router")
+	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
+	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache: bf16, fp16, fp8, ...")
+	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype)")
+	fs.Var(&o.act, "act", "data type of the activations and the compute (overrides --dtype)")
+	fs.Var(&o.kv, "kv", "data type of the KV cache (overrides --dtype)")
+	fs.StringVar(&o.input, "input", "1024", "prompt tokens: N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX] or empirical:N1,N2,...")
+	fs.StringVar(&o.output, "output", "256", "generated tokens, in the same forms as --input (EOS ignored)")
+	fs.StringVar(&o.workload, "workload", "", "a named length mix instead of --input/--output: sharegpt (docs/serving.md)")
+	fs.StringVar(&o.trace, "trace", "", "replay a trace: CSV (arrival_s,input_tokens,output_tokens[,prefix_id]) or JSON lines with those keys")
+	fs.IntVar(&o.requests, "requests", 1000, "requests to simulate")
+	fs.StringVar(&o.arrival, "arrival", "poisson", "arrival process: poisson, gamma (see --cv), constant or all (every request at t=0)")
+	fs.Float64Var(&o.rate, "rate", 0, "arrival rate in requests per second (not with --arrival all)")
+	fs.Float64Var(&o.cv, "cv", 2, "coefficient of variation of the gaps with --arrival gamma (1 is Poisson)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same requests and results")
+	fs.StringVar(&o.engine, "engine", "vllm", "engine preset: "+strings.Join(serve.Engines(), ", ")+" (docs/serving.md)")
+	fs.IntVar(&o.maxSeqs, "max-seqs", 0, "cap on running requests (default: the engine's)")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "token budget of one iteration (default: the engine's)")
+	fs.IntVar(&o.blockSize, "block-size", 0, "tokens per KV-cache block (default: the engine's)")
+	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cache capacity per replica in tokens (default: from memory)")
+	fs.Float64Var(&o.memFraction, "mem-fraction", 0, "the engine's memory fraction (gpu_memory_utilization, mem_fraction_static, kv_cache_free_gpu_mem_fraction)")
+	fs.IntVar(&o.schedulerSteps, "scheduler-steps", 0, "decode steps per scheduling decision (vLLM's --num-scheduler-steps)")
+	fs.BoolVar(&o.chunked, "chunked-prefill", true, "split prompts over iterations to fit the token budget (default: the engine's)")
+	fs.BoolVar(&o.static, "static", false, "static batching: a batch of --max-seqs requests prefilled and decoded together (what simulate prices)")
+	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay decode iterations as CUDA graphs (default: the engine's)")
+	fs.Var(&o.stepOverhead, "step-overhead", "host time per iteration, e.g. 2ms (default 0)")
+	fs.Var(&o.reqOverhd, "request-overhead", "time per request outside the engine (API, tokenisation), added to TTFT and E2E, e.g. 5ms (default 0)")
+	fs.Var(&o.ttftSLO, "ttft-slo", "TTFT objective for goodput, with a unit, e.g. 1s")
+	fs.Var(&o.tpotSLO, "tpot-slo", "TPOT objective for goodput, with a unit, e.g. 50ms")
+	addFormatFlag(fs, &o.format)
+	fs.StringVar(&o.requestsOut, "requests-out", "", "write every request's metrics to this CSV file")
+}
+
+// serveSetup is what a serve run needs, built from the flags.
+type serveSetup struct {
+	pricer *sim.Pricer
+	engine serve.Engine
+	reqs   []serve.Request
+	dp     int
+	gpus   int
+	w      sim.Workload
+	hw     string
+}
+
+// setup checks the flags and builds the run: every usage problem at once.
+func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"requests", o.requests}} {
+		if f.v < 1 {
+			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
+		}
+	}
+	arr, err := serve.ParseArrival(o.arrival)
+	if err != nil {
+		errs = append(errs, usagef("--arrival: %v", err))
+	}
+	if fs.Changed("rate") && !(o.rate > 0 && !math.IsInf(o.rate, 0)) {
+		errs = append(errs, usagef("--rate: must be a positive number of requests per second, got %g", o.rate))
+	} else if o.trace == "" && arr != serve.AllAtOnce && !fs.Changed("rate") {
+		errs = append(errs, usagef("--rate: needed with --arrival %s (or use --arrival all)", arr))
+	}
+	for _, f := range []struct {
+		name string
+		v    model.Seconds
+	}{{"ttft-slo", o.ttftSLO}, {"tpot-slo", o.tpotSLO}, {"step-overhead", o.stepOverhead}, {"request-overhead", o.reqOverhd}} {
+		if f.v < 0 || math.IsInf(float64(f.v), 0) {
+			errs = append(errs, usagef("--%s: must be a non-negative time, got %v", f.name, f.v))
+		}
+	}
+	wl := serve.Workload{N: o.requests, Arrival: arr, Rate: o.rate, CV: o.cv, Seed: o.seed}
+	switch strings.ToLower(o.workload) {
+	case "":
+		in, err := serve.ParseLengths(o.input)
+		if err != nil {
+			errs = append(errs, usagef("--input: %v", err))
+		}
+		out, err := serve.ParseLengths(o.output)
+		if err != nil {
+			errs = append(errs, usagef("--output: %v", err))
+		}
+		wl.Input, wl.Output = in, out
+	case "sharegpt":
+		wl.Joint = serve.ShareGPT{}
+	default:
+		errs = append(errs, usagef("--workload: unknown workload %q (want sharegpt)", o.workload))
+	}
+	pick := func(name string, v model.DType) model.DType {
+		if fs.Changed(name) {
+			return v
+		}
+		return o.dtype
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	dev, err := resolveHardware(o.hw)
+	if err != nil {
+		return nil, err
+	}
+	m, err := resolveModel(o.model)
+	if err != nil {
+		return nil, err
+	}
+	w := simWorkload{m}
+	e, err := serve.Preset(o.engine, dev.Memory.Limit())
+	if err != nil {
+		return nil, usagef("--engine: %v", err)
+	}
+	o.override(fs, &e)
+	if err := e.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	sc := sim.Default()
+	sc.TP, sc.PP = o.tp, o.pp
+	sc.Weights, sc.Act, sc.KV = pick("weights", o.weights), pick("act", o.act), pick("kv", o.kv)
+	sc = e.Scenario(sc)
+	per := o.tp * o.pp
+	sys, err := systemFor(dev, per)
+	if err != nil {
+		return nil, usagef("--tp/--pp: %d devices: %v", per, err)
+	}
+	p, err := sim.NewPricer(sys, w, sc)
+	if err != nil {
+		return nil, scenarioUsage(err)
+	}
+	var reqs []serve.Request
+	if o.trace != "" {
+		f, err := os.Open(o.trace)
+		if err != nil {
+			return nil, usagef("--trace: %v", err)
+		}
+		defer f.Close()
+		reqs, err = serve.ReadTrace(f, o.trace, w.Shape().MaxContext)
+		if err != nil {
+			return nil, usageError{linesError{err}}
+		}
+	} else {
+		reqs, err = wl.Requests()
+		if err != nil {
+			return nil, usageError{err}
+		}
+	}
+	return &serveSetup{pricer: p, engine: e, reqs: reqs, dp: o.dp, gpus: per * o.dp, w: w, hw: dev.Name}, nil
+}
+
+// override applies the engine flags the user set.
+func (o *serveOptions) override(fs *pflag.FlagSet, e *serve.Engine) {
+	if fs.Changed("max-seqs") {
+		e.MaxSeqs = o.maxSeqs
+	}
+	if fs.Changed("max-tokens") {
+		e.MaxTokens = o.maxTokens
+	}
+	if fs.Changed("block-size") {
+		e.BlockSize = o.blockSize
+	}
+	if fs.Changed("kv-tokens") {
+		e.KVTokens = o.kvTokens
+	}
+	if fs.Changed("mem-fraction") {
+		e.MemFraction = o.memFraction
+	}
+	if fs.Changed("scheduler-steps") {
+		e.SchedulerSteps = o.schedulerSteps
+	}
+	if fs.Changed("chunked-prefill") {
+		e.Chunked = o.chunked
+	}
+	if fs.Changed("cuda-graphs") {
+		e.Graphs = o.graphs
+	}
+	if o.static {
+		e.Static = true
+	}
+	e.StepOverhead, e.RequestOverhead = o.stepOverhead, o.reqOverhd
+}
+
+func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o serveOptions
+	fs := newFlagSet("serve", serveSynopsis, serveExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlagsNoArgs(fs, args, "serve"); err != nil {
+		return err
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	s, err := o.setup(fs)
+	if err != nil {
+		return err
+	}
+	res, err := serve.RunReplicas(s.pricer, s.engine, s.reqs, s.dp, serve.Options{MaxContext: s.w.Shape().MaxContext})
+	if err != nil {
+		if errors.Is(err, serve.ErrOverflow) {
+			return usageError{linesError{err}}
+		}
+		return err
+	}
+	for _, wn := range res.Warnings {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
+	}
+	if res.Overloaded {
+		fmt.Fprintf(stderr, "perfsim: %s\n", res.Verdict)
+	}
+	if o.requestsOut != "" {
+		var buf strings.Builder
+		if err := writeRequestsCSV(&buf, res); err != nil {
+			return err
+		}
+		if err := writeMeasurementsFile(o.requestsOut, []byte(buf.String())); err != nil {
+			return fmt.Errorf("--requests-out: %w", err)
+		}
+	}
+	sum := serveSummaryOf(res, s, o.ttftSLO, o.tpotSLO)
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, sum)
+	case formatCSV:
+		return writeServeCSV(stdout, sum)
+	}
+	return writeServeTable(stdout, sum)
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/serve"
+)
+
+// statsJSON is one metric's summary, in seconds.
+type statsJSON struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+func statsOf(s serve.Stats) statsJSON { return statsJSON(s) }
+
+// serveSummary is perfsim serve's result: JSON keys in base units.
+type serveSummary struct {
+	Model                string    `json:"model"`
+	Hardware             string    `json:"hardware"`
+	Engine               string    `json:"engine"`
+	TP                   int       `json:"tp"`
+	PP                   int       `json:"pp"`
+	DP                   int       `json:"dp"`
+	GPUs                 int       `json:"gpus"`
+	Requests             int       `json:"requests"`
+	MaxSeqs              int       `json:"max_seqs"`
+	MaxTokens            int       `json:"max_tokens"`
+	KVCacheTokens        int       `json:"kv_cache_tokens"`
+	DurationS            float64   `json:"duration_s"`
+	QueueS               statsJSON `json:"queue_s"`
+	TTFTS                statsJSON `json:"ttft_s"`
+	TPOTS                statsJSON `json:"tpot_s"`
+	E2ES                 statsJSON `json:"e2e_s"`
+	RequestsPerS         float64   `json:"requests_per_s"`
+	OutputTokensPerS     float64   `json:"output_tokens_per_s"`
+	OutputTokensPerSGPU  float64   `json:"output_tokens_per_s_per_gpu"`
+	GoodputRequestsPerS  float64   `json:"goodput_requests_per_s"`
+	TTFTSLOS             float64   `json:"ttft_slo_s"`
+	TPOTSLOS             float64   `json:"tpot_slo_s"`
+	Utilization          float64   `json:"utilization"`
+	MeanRequestsInSystem float64   `json:"mean_requests_in_system"`
+	Iterations           int       `json:"iterations"`
+	Preemptions          int       `json:"preemptions"`
+	Overloaded           bool      `json:"overloaded"`
+	Verdict              string    `json:"verdict"`
+}
+
+func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {
+	sc := s.pricer.Scenario()
+	return serveSummary{
+		Model: s.w.Name(), Hardware: s.hw, Engine: res.Engine.Name,
+		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
+		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
+		DurationS: float64(res.Duration),
+		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), E2ES: statsOf(res.E2E),
+		RequestsPerS: res.RequestsPerSecond, OutputTokensPerS: res.OutputTokensPerSecond,
+		OutputTokensPerSGPU: res.OutputTokensPerSecond / float64(s.gpus),
+		GoodputRequestsPerS: res.Goodput(ttft, tpot), TTFTSLOS: float64(ttft), TPOTSLOS: float64(tpot),
+		Utilization: res.Utilization, MeanRequestsInSystem: res.MeanInSystem,
+		Iterations: res.Iterations, Preemptions: res.Preemptions, Overloaded: res.Overloaded, Verdict: res.Verdict,
+	}
+}
+
+func writeServeTable(w io.Writer, s serveSummary) error {
+	tw := newTable(w)
+	fmt.Fprintf(tw, "model\t%s\n", s.Model)
+	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, KV cache %d tokens per replica)\n", s.Engine, s.MaxSeqs, s.MaxTokens, s.KVCacheTokens)
+	fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %d GPUs\n", s.TP, s.PP, s.DP, s.GPUs)
+	fmt.Fprintf(tw, "requests\t%d over %v\n", s.Requests, model.Seconds(s.DurationS))
+	fmt.Fprintf(tw, "\nmetric\tmean\tp50\tp90\tp95\tp99\tmax\n")
+	for _, m := range []struct {
+		name string
+		s    statsJSON
+	}{{"queue", s.QueueS}, {"TTFT", s.TTFTS}, {"TPOT", s.TPOTS}, {"E2E", s.E2ES}} {
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%v\t%v\n", m.name, model.Seconds(m.s.Mean), model.Seconds(m.s.P50),
+			model.Seconds(m.s.P90), model.Seconds(m.s.P95), model.Seconds(m.s.P99), model.Seconds(m.s.Max))
+	}
+	fmt.Fprintf(tw, "\nthroughput\t%s req/s, %s output tokens/s (%s per GPU)\n", fnum(s.RequestsPerS), fnum(s.OutputTokensPerS), fnum(s.OutputTokensPerSGPU))
+	if s.TTFTSLOS > 0 || s.TPOTSLOS > 0 {
+		fmt.Fprintf(tw, "goodput\t%s req/s within TTFT ≤ %v and TPOT ≤ %v (0: none)\n", fnum(s.GoodputRequestsPerS), model.Seconds(s.TTFTSLOS), model.Seconds(s.TPOTSLOS))
+	}
+	fmt.Fprintf(tw, "utilization\t%.1f%% busy, %d iterations, %d preemptions, %s requests in the system on average\n", 100*s.Utilization, s.Iterations, s.Preemptions, fnum(s.MeanRequestsInSystem))
+	if s.Overloaded {
+		fmt.Fprintf(tw, "verdict\t%s\n", s.Verdict)
+	}
+	return tw.Flush()
+}
+
+// writeServeCSV writes one row per metric: the summaries (seconds) and
+// then the scalars, the unit in the metric's name.
+func writeServeCSV(w io.Writer, s serveSummary) error {
+	header := []string{"metric", "mean", "p50", "p90", "p95", "p99", "max"}
+	var rows [][]string
+	for _, m := range []struct {
+		name string
+		s    statsJSON
+	}{{"queue_s", s.QueueS}, {"ttft_s", s.TTFTS}, {"tpot_s", s.TPOTS}, {"e2e_s", s.E2ES}} {
+		rows = append(rows, []string{m.name, num(m.s.Mean), num(m.s.P50), num(m.s.P90), num(m.s.P95), num(m.s.P99), num(m.s.Max)})
+	}
+	for _, m := range []struct {
+		name string
+		v    float64
+	}{
+		{"requests_per_s", s.RequestsPerS}, {"output_tokens_per_s", s.OutputTokensPerS},
+		{"output_tokens_per_s_per_gpu", s.OutputTokensPerSGPU}, {"goodput_requests_per_s", s.GoodputRequestsPerS},
+		{"utilization", s.Utilization}, {"duration_s", s.DurationS}, {"preemptions", float64(s.Preemptions)},
+	} {
+		rows = append(rows, []string{m.name, num(m.v), "", "", "", "", ""})
+	}
+	return writeCSV(w, header, rows)
+}
+
+// writeRequestsCSV writes every request's record, in base units.
+func writeRequestsCSV(w io.Writer, res *serve.Result) error {
+	header := []string{"id", "arrival_s", "start_s", "first_token_s", "finish_s", "input_tokens", "output_tokens", "queue_s", "ttft_s", "tpot_s", "e2e_s", "preemptions"}
+	rows := make([][]string, 0, len(res.Requests))
+	for i := range res.Requests {
+		m := &res.Requests[i]
+		rows = append(rows, []string{strconv.Itoa(m.ID), num(float64(m.Arrival)), num(float64(m.Start)), num(float64(m.FirstToken)),
+			num(float64(m.Finish)), strconv.Itoa(m.Input), strconv.Itoa(m.Output), num(float64(m.Queue())), num(float64(m.TTFT())),
+			num(float64(m.TPOT())), num(float64(m.E2E())), strconv.Itoa(m.Preemptions)})
+	}
+	return writeCSV(w, header, rows)
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServe_golden pins the three formats of a small run.
+func TestServe_golden(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "lognormal:600:400:16:4000", "--output", "uniform:16:400",
+		"--requests", "200", "--rate", "12", "--seed", "3", "--ttft-slo", "200ms", "--tpot-slo", "20ms"}
+	for _, f := range []string{"table", "json", "csv"} {
+		out, errOut, code := perfsim(t, append(base, "--format", f)...)
+		if code != 0 {
+			t.Fatalf("--format %s exited %d: %s", f, code, errOut)
+		}
+		golden(t, "serve."+f, out)
+	}
+}
+
+// TestServe_deterministic: the same seed gives the same bytes; another
+// seed other bytes.
+func TestServe_deterministic(t *testing.T) {
+	args := []string{"serve", "--hw", "a100", "--model", "llama3-8b", "--workload", "sharegpt", "--requests", "300", "--rate", "6", "--format", "json"}
+	a, _, _ := perfsim(t, append(args, "--seed", "9")...)
+	b, _, _ := perfsim(t, append(args, "--seed", "9")...)
+	c, _, _ := perfsim(t, append(args, "--seed", "10")...)
+	if a != b || a == c {
+		t.Errorf("seed 9 twice equal: %v; seed 10 differs: %v", a == b, a != c)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(a), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "goodput_requests_per_s", "overloaded"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+}
+
+// TestServe_requestsOut writes one row per request, and nothing on a
+// failed run.
+func TestServe_requestsOut(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "req.csv")
+	_, errOut, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--requests", "50", "--rate", "2", "--requests-out", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); lines != 51 || !strings.HasPrefix(string(data), "id,arrival_s,start_s,first_token_s") {
+		t.Errorf("%d lines:\n%.200s", lines, data)
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	if _, _, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--requests", "50", "--rate", "0", "--requests-out", bad); code != 2 {
+		t.Errorf("--rate 0 exited %d", code)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a failed run wrote %s", bad)
+	}
+}
+
+// TestServe_badInput: every usage mistake exits 2 naming its flag or
+// file:line.
+func TestServe_badInput(t *testing.T) {
+	dir := t.TempDir()
+	back := filepath.Join(dir, "back.csv")
+	os.WriteFile(back, []byte("arrival_s,input_tokens,output_tokens\n1,100,10\n0.5,100,10\n"), 0o644)
+	long := filepath.Join(dir, "long.jsonl")
+	os.WriteFile(long, []byte(`{"arrival_s": 0, "input_tokens": 9000, "output_tokens": 10}`+"\n"), 0o644)
+	empty := filepath.Join(dir, "empty.csv")
+	os.WriteFile(empty, []byte("arrival_s,input_tokens,output_tokens\n"), 0o644)
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate", "0"}, "--rate"},
+		{[]string{"--rate", "-3"}, "--rate"},
+		{[]string{}, "--rate: needed"},
+		{[]string{"--rate", "1", "--ttft-slo", "1"}, "ttft-slo"},
+		{[]string{"--trace", back}, "back.csv:3: arrival_s"},
+		{[]string{"--trace", long}, "long.jsonl:1: input_tokens"},
+		{[]string{"--trace", empty}, "no requests"},
+		{[]string{"--rate", "1", "--tp", "3"}, "--tp"},
+		{[]string{"--rate", "1", "--input", "lognormal:x"}, "--input"},
+		{[]string{"--rate", "1", "--engine", "tgi"}, "--engine"},
+		{[]string{"--rate", "1", "--requests", "0"}, "--requests"},
+		{[]string{"--rate", "1", "--max-seqs", "0"}, "--max-seqs"},
+	} {
+		_, errOut, code := perfsim(t, append(base, tt.args...)...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+// TestServingDocCommands runs every perfsim command docs/serving.md
+// shows, in a temporary directory, and checks each exits 0.
+func TestServingDocCommands(t *testing.T) {
+	cmds := readmeCommands(t, filepath.Join("..", "..", "docs", "serving.md"))
+	if len(cmds) == 0 {
+		t.Fatal("docs/serving.md shows no perfsim command")
+	}
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	for _, c := range cmds {
+		if err := os.Chdir(dir); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := perfsim(t, c...)
+		os.Chdir(wd)
+		if code != 0 {
+			t.Errorf("perfsim %s exited %d:\n%s", strings.Join(c, " "), code, errOut)
+		}
+	}
+}

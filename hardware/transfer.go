@@ -1,0 +1,302 @@
+package hardware
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// Efficiency that carries over to a device nobody has measured.
+//
+// A calibrated device's fitted parameters are of three kinds, and each
+// carries to another device of the same family by its datasheet:
+//
+//   - fractions of a peak (η_c, η_m, the attention fractions, a link's
+//     efficiency) and shapes of the model (the soft-maximum exponent, the
+//     L2 factor, the fp8 quantisation bytes, query tile, decode grouping
+//     and split): carried as they are. The model multiplies them by the
+//     target's own peaks, compute units (P/S per unit), bandwidth and L2,
+//     so the ratios of those datasheet numbers scale the times;
+//   - per-unit times (a CTA's fixed cost, the K-step floor, the operand
+//     load, the split-K reduction, a wave's overhead, decode CTA
+//     overheads): scaled by the clock ratio, f_base/f_target, taken from
+//     the datasheets' clocks or, where one lacks a clock and both are of
+//     one generation, from the per-unit peak (P/S ∝ clock within a
+//     generation); 1 across generations without clocks;
+//   - per-unit rates (the softmax rate per unit, a decode CTA's streaming
+//     rate): scaled by the clock ratio the other way, the softmax rate
+//     also by the number of units;
+//   - properties of the architecture generation (tile shapes are the
+//     model's; the wave rule, launch costs): carried from the base.
+//
+// The residual tables over shape space follow one device's library
+// heuristics and are not carried. The transferred tables' err_median and
+// err_p90 are the measured transfer error of their class (TransferBands),
+// so that every interval printed for the device is the transfer's.
+
+// Generation is the architecture generation of an NVIDIA part, as its CUDA
+// compute capability (source: NVIDIA CUDA C++ Programming Guide, "Compute
+// Capabilities": Volta 7.0, Turing 7.5, Ampere 8.0/8.6, Ada 8.9, Hopper
+// 9.0, Blackwell 10.0), keyed by the first word of Device.Architecture.
+var generations = map[string]float64{
+	"volta": 7.0, "turing": 7.5, "ampere": 8.0, "ada": 8.9, "hopper": 9.0, "blackwell": 10.0,
+}
+
+// generation returns d's generation number and true, or false when its
+// architecture is not a known NVIDIA generation.
+func generation(d *Device) (float64, bool) {
+	if !strings.EqualFold(d.Vendor, "NVIDIA") || d.Kind != "gpu" {
+		return 0, false
+	}
+	w := strings.ToLower(strings.Fields(d.Architecture + " ")[0])
+	g, ok := generations[w]
+	return g, ok
+}
+
+// A Band is a measured relative error: the median and p90 of |predicted/
+// measured − 1|.
+type Band struct{ Median, P90 float64 }
+
+// Measured errors of transferred efficiencies per kernel class, from the
+// transfer experiment (calibrate/transfer_test.go,
+// TestTransfer_crossGeneration -exhaustive, 2026-11-24, on aiconfigurator's
+// tables in ../shared/validation; figures in docs/hardware.md).
+var (
+	// crossGenerationBands: the larger of A100 → H100 and H100/H200 →
+	// B200, per class (A100 → H100: bf16 GEMM 12.3% / 30.8%, prefill
+	// 22.5% / 44.4%, decode 19.1% / 76.4%; H100 → B200: bf16 GEMM 9.4% /
+	// 32.1%, fp8 GEMM 11.7% / 19.8%, prefill 8.4% / 19.5%, decode 19.8% /
+	// 51.7%), rounded up.
+	crossGenerationBands = map[string]Band{
+		"gemm":              {0.13, 0.33},
+		"attention_prefill": {0.23, 0.45},
+		"attention_decode":  {0.20, 0.77},
+	}
+	// sameGenerationBands: H200 → H100, one chip with other memory (bf16
+	// GEMM 4.7% / 13.3%, fp8 GEMM 4.9% / 20.1%, prefill 6.9% / 24.0%,
+	// decode 11.1% / 28.0%), rounded up.
+	sameGenerationBands = map[string]Band{
+		"gemm":              {0.05, 0.21},
+		"attention_prefill": {0.07, 0.25},
+		"attention_decode":  {0.12, 0.29},
+	}
+)
+
+// TransferBands returns the measured transfer error per kernel class
+// ("gemm", "attention_prefill", "attention_decode") that applies to
+// efficiencies carried from base to d: the same-generation figures when
+// both are of one generation, the cross-generation ones otherwise.
+func TransferBands(d, base *Device) map[string]Band {
+	gd, ok1 := generation(d)
+	gb, ok2 := generation(base)
+	if ok1 && ok2 && gd == gb {
+		return sameGenerationBands
+	}
+	return crossGenerationBands
+}
+
+// Calibration says where a device's efficiencies come from.
+type Calibration struct {
+	// Kind is "calibrated" (fitted to its own measured kernels),
+	// "transferred" (a calibrated family member's, scaled by datasheet
+	// ratios) or "uncalibrated" (hand-written default fractions).
+	Kind string
+	// From is the device a transferred device's efficiencies came from.
+	From string
+}
+
+// Calibration returns where d's efficiencies come from.
+func (d *Device) Calibration() Calibration {
+	if d.TransferredFrom != "" {
+		return Calibration{Kind: "transferred", From: d.TransferredFrom}
+	}
+	for _, g := range d.Eff.GEMM {
+		if g.Points > 0 {
+			return Calibration{Kind: "calibrated"}
+		}
+	}
+	return Calibration{Kind: "uncalibrated"}
+}
+
+// CalibrationLabel is the line every output about d prints: which of
+// calibrated, transferred (from which device, with the band the transfer
+// was measured to) or uncalibrated its efficiencies are.
+func (d *Device) CalibrationLabel() string {
+	c := d.Calibration()
+	g := d.Eff.GEMM[model.BF16]
+	switch c.Kind {
+	case "calibrated":
+		return fmt.Sprintf("calibrated: fitted to measured kernels (bf16 GEMM held out: median %.1f%%, p90 %.1f%%)", 100*g.ErrMedian, 100*g.ErrP90)
+	case "transferred":
+		return fmt.Sprintf("transferred from %s: its fitted efficiencies scaled by datasheet ratios (measured transfer error: GEMM median %.0f%%, p90 %.0f%%)", c.From, 100*g.ErrMedian, 100*g.ErrP90)
+	}
+	eta := g.Compute
+	if eta == 0 {
+		eta = 1
+	}
+	return fmt.Sprintf("uncalibrated: datasheet peaks at %.0f%% efficiency", 100*eta)
+}
+
+// clockRatio returns f_base/f_target for scaling per-unit times from base
+// to d.
+func clockRatio(d, base *Device) float64 {
+	if d.Clock > 0 && base.Clock > 0 {
+		return float64(base.Clock) / float64(d.Clock)
+	}
+	gd, ok1 := generation(d)
+	gb, ok2 := generation(base)
+	if ok1 && ok2 && gd == gb && d.ComputeUnits > 0 && base.ComputeUnits > 0 {
+		pd, pb := d.Matrix[model.BF16], base.Matrix[model.BF16]
+		if pd > 0 && pb > 0 {
+			return (float64(pb) / float64(base.ComputeUnits)) / (float64(pd) / float64(d.ComputeUnits))
+		}
+	}
+	return 1
+}
+
+// Transfer sets d's efficiencies from base's fitted ones by the rules
+// above and marks d as transferred from base. Tables base has not fitted,
+// and types d has no peak for, keep d's own.
+func Transfer(d, base *Device) {
+	r := clockRatio(d, base)
+	scale := func(s model.Seconds) model.Seconds { return model.Seconds(float64(s) * r) }
+	gemm := make(map[model.DType]model.GEMMParams, len(d.Eff.GEMM))
+	for t, g := range d.Eff.GEMM {
+		gemm[t] = g
+	}
+	bands := TransferBands(d, base)
+	band := bands["gemm"]
+	for t := range d.Eff.GEMM {
+		b, ok := base.Eff.GEMM[t]
+		if !ok || b.Points == 0 {
+			if t != model.FP16 {
+				continue
+			}
+			// fp16 runs at the bf16 rate: it takes the bf16 fit.
+			if b, ok = base.Eff.GEMM[model.BF16]; !ok || b.Points == 0 {
+				continue
+			}
+		}
+		if _, has := d.Matrix[t.Peak()]; !has {
+			continue
+		}
+		g := b
+		g.CTAOverhead, g.StepFloor, g.OperandLoad, g.SplitK = scale(b.CTAOverhead), scale(b.StepFloor), scale(b.OperandLoad), scale(b.SplitK)
+		g.Residual = nil
+		g.Points = 0
+		g.ErrMedian, g.ErrP90 = band.Median, band.P90
+		g.Source = fmt.Sprintf("transferred from %s (%s): fractions carried, per-unit times × %.3g (clock ratio); measured transfer error median %.0f%%, p90 %.0f%%", base.Name, firstClause(b.Source), r, 100*band.Median, 100*band.P90)
+		gemm[t] = g
+	}
+	d.Eff.GEMM = gemm
+	if a := base.Eff.Attention; a.Points > 0 {
+		n := a
+		n.WaveOverhead, n.DecodeCTAOverhead, n.DecodeGroupOverhead, n.DecodeHeadOverhead = scale(a.WaveOverhead), scale(a.DecodeCTAOverhead), scale(a.DecodeGroupOverhead), scale(a.DecodeHeadOverhead)
+		n.DecodeCTAOverhead8, n.DecodeGroupOverhead8, n.DecodeDimOverhead, n.DecodeSplitCost = scale(a.DecodeCTAOverhead8), scale(a.DecodeGroupOverhead8), scale(a.DecodeDimOverhead), scale(a.DecodeSplitCost)
+		rate := func(x model.ByteRate) model.ByteRate { return model.ByteRate(float64(x) / r) }
+		n.DecodeCTABandwidth, n.DecodeHeadBandwidth = rate(a.DecodeCTABandwidth), rate(a.DecodeHeadBandwidth)
+		n.DecodeCTABandwidth8, n.DecodeHeadBandwidth8 = rate(a.DecodeCTABandwidth8), rate(a.DecodeHeadBandwidth8)
+		if a.SoftmaxRate > 0 && d.ComputeUnits > 0 && base.ComputeUnits > 0 {
+			n.SoftmaxRate = model.FLOPRate(float64(a.SoftmaxRate) / r * float64(d.ComputeUnits) / float64(base.ComputeUnits))
+		}
+		n.Residual, n.DecodeResidual = nil, nil
+		n.Points = 0
+		pb, db := bands["attention_prefill"], bands["attention_decode"]
+		n.ErrMedian, n.ErrP90 = math.Max(pb.Median, db.Median), math.Max(pb.P90, db.P90)
+		n.Source = fmt.Sprintf("transferred from %s: fractions carried, per-unit times × %.3g (clock ratio); measured transfer error prefill median %.0f%% p90 %.0f%%, decode median %.0f%% p90 %.0f%%",
+			base.Name, r, 100*pb.Median, 100*pb.P90, 100*db.Median, 100*db.P90)
+		d.Eff.Attention = n
+	}
+	// The collective fit carries to a link of the same kind (the same
+	// NVLink generation and topology): its fractions and latencies are the
+	// link's and the library's.
+	if d.Intra.Name != "" && d.Intra.Name == base.Intra.Name && d.Intra.Topology == base.Intra.Topology && base.Intra.Base > 0 {
+		bw, name, per, topo := d.Intra.Bandwidth, d.Intra.Name, d.Intra.DevicesPerNode, d.Intra.Topology
+		d.Intra = base.Intra
+		d.Intra.Bandwidth, d.Intra.Name, d.Intra.DevicesPerNode, d.Intra.Topology = bw, name, per, topo
+	}
+	d.TransferredFrom = base.Name
+}
+
+// firstClause returns s up to its first ';'.
+func firstClause(s string) string {
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// calibratedStems lists the catalog devices with a fitted overlay.
+func calibratedStems() []string {
+	ents, err := devicesFS.ReadDir(path.Join("devices", "fitted"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if s, ok := strings.CutSuffix(e.Name(), ".toml"); ok {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var (
+	calibratedOnce sync.Once
+	calibrated     []*Device // the calibrated catalog devices, read-only
+)
+
+// calibratedDevices returns the calibrated catalog devices (loaded once;
+// callers must not change them).
+func calibratedDevices() []*Device {
+	calibratedOnce.Do(func() {
+		for _, stem := range calibratedStems() {
+			d, err := loadCatalogFileOnly(stem)
+			if err != nil {
+				panic(fmt.Sprintf("hardware: embedded catalog: %v", err))
+			}
+			calibrated = append(calibrated, d)
+		}
+	})
+	return calibrated
+}
+
+// NearestCalibrated returns the calibrated device of d's family nearest
+// to it, or nil: the same vendor's GPUs, nearest first by generation
+// (major compute capability, then minor), then by the ridge point (bf16 peak over bandwidth), then by name. A
+// device that is itself calibrated has none.
+func NearestCalibrated(d *Device, among []*Device) *Device {
+	g, ok := generation(d)
+	if !ok || d.Calibration().Kind == "calibrated" {
+		return nil
+	}
+	ridge := func(x *Device) float64 {
+		pr := x.Processor()
+		p, _ := pr.Peak(model.BF16)
+		if p <= 0 || x.Memory.Bandwidth <= 0 {
+			return 1
+		}
+		return float64(p) / float64(x.Memory.Bandwidth)
+	}
+	var best *Device
+	var bestKey [3]float64
+	for _, c := range among {
+		gc, ok := generation(c)
+		if !ok || c.Name == d.Name {
+			continue
+		}
+		// The major compute capability first (sm_8x parts share Ampere's
+		// tensor-core instructions, Ada's included), then the minor.
+		key := [3]float64{math.Abs(math.Floor(gc) - math.Floor(g)), math.Abs(gc - g), math.Abs(math.Log(ridge(c) / ridge(d)))}
+		if best == nil || key[0] < bestKey[0] || (key[0] == bestKey[0] && (key[1] < bestKey[1] || (key[1] == bestKey[1] && key[2] < bestKey[2]))) {
+			best, bestKey = c, key
+		}
+	}
+	return best
+}

@@ -1,0 +1,88 @@
+package hardware
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+func TestTransfer_catalog(t *testing.T) {
+	// Every catalog device says where its efficiencies come from; the
+	// uncalibrated NVIDIA GPUs take the nearest calibrated family
+	// member's, scaled, with the measured band.
+	tests := []struct {
+		name, kind, from string
+	}{
+		{"h100", "calibrated", ""},
+		{"b200", "calibrated", ""},
+		{"h100-pcie", "transferred", "H100 SXM"},
+		{"a100-40gb", "transferred", "A100 80GB SXM"},
+		{"gb200", "transferred", "B200"},
+		{"l40s", "transferred", "A100 80GB SXM"}, // Ada is sm_89: Ampere's tensor-core instructions
+		{"v100", "transferred", "A100 80GB SXM"},
+		{"mi300x", "uncalibrated", ""},
+		{"tpu-v5e", "uncalibrated", ""},
+	}
+	for _, tt := range tests {
+		d, err := Lookup(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := d.Calibration()
+		if c.Kind != tt.kind || c.From != tt.from {
+			t.Errorf("%s: %+v, want %s from %q", tt.name, c, tt.kind, tt.from)
+		}
+		label := d.CalibrationLabel()
+		if !strings.HasPrefix(label, tt.kind) || (tt.from != "" && !strings.Contains(label, "transferred from "+tt.from)) {
+			t.Errorf("%s: label %q", tt.name, label)
+		}
+	}
+}
+
+func TestTransfer_scaling(t *testing.T) {
+	// H100 PCIe from H100 SXM: the fractions carried, per-unit times
+	// scaled by the clock ratio (1.98 GHz / 1.755 GHz), the residual
+	// dropped, and the band the same-generation experiment measured.
+	base, err := Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Lookup("h100-pcie")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, g := base.Eff.GEMM[model.BF16], d.Eff.GEMM[model.BF16]
+	r := 1.98 / 1.755
+	if g.Compute != b.Compute || g.Memory != b.Memory || g.Overlap != b.Overlap || g.Waves != b.Waves {
+		t.Errorf("fractions not carried: %+v from %+v", g, b)
+	}
+	if math.Abs(float64(g.CTAOverhead)/float64(b.CTAOverhead)/r-1) > 1e-9 || math.Abs(float64(g.StepFloor)/float64(b.StepFloor)/r-1) > 1e-9 {
+		t.Errorf("per-unit times: cta %v floor %v from %v %v, want × %.4f", g.CTAOverhead, g.StepFloor, b.CTAOverhead, b.StepFloor, r)
+	}
+	if g.Residual != nil || g.Points != 0 {
+		t.Errorf("residual %v points %d: want none", g.Residual != nil, g.Points)
+	}
+	band := sameGenerationBands["gemm"]
+	if g.ErrMedian != band.Median || g.ErrP90 != band.P90 || !strings.Contains(g.Source, "transferred from H100 SXM") {
+		t.Errorf("band %.3f/%.3f source %q", g.ErrMedian, g.ErrP90, g.Source)
+	}
+	// fp16 takes the bf16 fit (same tensor rate).
+	if f := d.Eff.GEMM[model.FP16]; f.Compute != b.Compute {
+		t.Errorf("fp16 compute %.4g, want the bf16 fit's %.4g", f.Compute, b.Compute)
+	}
+	// The cross-generation band for V100 from A100.
+	v, _ := Lookup("v100")
+	if got := v.Eff.GEMM[model.FP16].ErrP90; got != crossGenerationBands["gemm"].P90 {
+		t.Errorf("v100 fp16 band p90 %.3f, want %.3f", got, crossGenerationBands["gemm"].P90)
+	}
+	// GB200 has no clock: within Blackwell the per-unit peak gives the
+	// ratio (2.25/148 over 2.5/148).
+	gb, _ := Lookup("gb200")
+	bb, _ := Lookup("b200")
+	want := 2.25 / 2.5
+	if got := float64(gb.Eff.GEMM[model.BF16].CTAOverhead) / float64(bb.Eff.GEMM[model.BF16].CTAOverhead); math.Abs(got/want-1) > 1e-6 {
+		t.Errorf("gb200 from b200: cta ratio %.4f, want %.4f", got, want)
+	}
+}

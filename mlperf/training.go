@@ -1,0 +1,211 @@
+package mlperf
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// MLPerf Training: the time to train is the samples the reference needs
+// to reach the quality target at the chosen global batch (its Reference
+// Convergence Point, RCP), divided by the simulated throughput, plus the
+// evaluations on the way. The RCPs are means over 10 to 28 runs of the
+// reference and they grow with the global batch; a real run converges in
+// a number of epochs that varies from run to run (MLPerf scores the mean
+// of 5 to 10 runs, dropping the fastest and slowest), so a time to train
+// is an expectation, not a promise.
+
+// An RCP is a reference convergence point: at global batch BS, the
+// reference converges after Mean samples on average (epochs × the
+// training set for an epoch-counted benchmark).
+type RCP struct {
+	BS   int
+	Mean float64
+}
+
+// A TrainingBenchmark is one MLPerf Training benchmark.
+type TrainingBenchmark struct {
+	Name, Round, Task, Dataset string
+	Model                      string // catalog model; empty when Lacks says why
+	Seq                        int    // sequence length of a transformer's samples
+	TrainSamples               int    // samples of one epoch
+	EvalSamples                int    // samples of one evaluation
+	// RCPs in samples, by ascending batch, and their source.
+	RCPs      []RCP
+	RCPSource string
+	// EvalEvery returns the training samples between evaluations at a
+	// global batch; EvalSource says where the rule comes from.
+	EvalEvery  func(gbs int) float64
+	EvalSource string
+	// DefaultBatch is the global batch used when none is given: an RCP
+	// point.
+	DefaultBatch int
+	Lacks        string
+}
+
+// imagenetTrain and imagenetVal are ImageNet 2012's training and
+// validation images (ILSVRC 2012: 1,281,167 and 50,000).
+const imagenetTrain, imagenetVal = 1281167, 50000
+
+// TrainingSuite returns the MLPerf Training benchmarks: ResNet-50 (last
+// run in v4.0) and BERT-large (v5.0) with their RCPs; the others say
+// what perfsim lacks.
+func TrainingSuite() []TrainingBenchmark {
+	epochs := func(bs int, e float64) RCP { return RCP{BS: bs, Mean: e * imagenetTrain} }
+	return []TrainingBenchmark{
+		{Name: "resnet", Round: "v4.0", Task: "image classification", Dataset: "ImageNet 2012 (75.9% top-1)",
+			Model: "resnet50", TrainSamples: imagenetTrain, EvalSamples: imagenetVal, DefaultBatch: 3264,
+			// Means of "Epochs to converge" per batch (10 to 28 runs each).
+			RCPs: []RCP{epochs(1632, 35), epochs(3264, 35.2), epochs(4096, 40), epochs(8192, 42), epochs(13056, 45.4),
+				epochs(32768, 56), epochs(49152, 68), epochs(58880, 79.9), epochs(65536, 84.5), epochs(67840, 85.86)},
+			RCPSource:  "mlcommons/logging mlperf_logging/rcp_checker/training_4.0.0/rcps_resnet.json @7bbf7926 (mean epochs to converge per BS)",
+			EvalEvery:  func(int) float64 { return 4 * imagenetTrain },
+			EvalSource: "MLCommons training_rules.adoc, deprecated benchmarks: Resnet-50 v1.5 evaluates every 4 epochs",
+		},
+		{Name: "bert", Round: "v5.0", Task: "language modelling (masked LM 72.0%)", Dataset: "Wikipedia 2020-01-01, seq 512",
+			Model: "bert-large", Seq: 512, TrainSamples: 0, EvalSamples: 10000, DefaultBatch: 448,
+			RCPs: []RCP{{256, 2552704}, {448, 2410629.6}, {1536, 2777588}, {3072, 2768215.2}, {4096, 2843443.2}, {4608, 2794752},
+				{6144, 3321446.4}, {6912, 3596122.4}, {8192, 4191436.8}, {8704, 4278144}, {12288, 4470336}, {13056, 4632576}, {16384, 5504307.2}},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_bert.json @7bbf7926 (mean samples to converge per BS)",
+			EvalEvery: func(gbs int) float64 {
+				return math.Floor(0.05*(230.23*float64(gbs)+3e6)/25000) * 25000
+			},
+			EvalSource: "MLCommons training_rules.adoc: BERT eval_interval_samples = FLOOR(0.05*(230.23*GBS+3000000), 25000); 10,000 eval samples (mlcommons/training retired_benchmarks/bert/README.md)",
+		},
+		{Name: "llama31_405b", Round: "v5.0", Task: "LLM pretraining", Dataset: "C4", Lacks: "the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)"},
+		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning", Dataset: "SCROLLS GovReport", Lacks: "LoRA fine-tuning (frozen base weights, low-rank adapters)"},
+		{Name: "retinanet", Round: "v5.0", Task: "object detection", Dataset: "OpenImages", Lacks: "RetinaNet's feature pyramid and detection heads"},
+		{Name: "stable_diffusion", Round: "v5.0", Task: "text to image", Dataset: "LAION-400M", Lacks: "a diffusion UNet with cross-attention"},
+		{Name: "dlrm_dcnv2", Round: "v5.0", Task: "recommendation", Dataset: "Criteo 4TB multi-hot", Lacks: "embedding-table gathers and DCNv2 cross layers"},
+		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH-Full", Lacks: "a graph neural network"},
+	}
+}
+
+// FindTraining returns the training benchmark named name, or an error
+// that lists the known ones.
+func FindTraining(name string) (TrainingBenchmark, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	var names []string
+	for _, b := range TrainingSuite() {
+		if b.Name == n || strings.ReplaceAll(b.Name, "_", "-") == n {
+			return b, nil
+		}
+		names = append(names, b.Name)
+	}
+	return TrainingBenchmark{}, fmt.Errorf("unknown training benchmark %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// Converge returns the samples to converge at global batch gbs,
+// interpolated linearly between the RCPs around it (as MLPerf's RCP
+// checker interpolates), and whether gbs lies within the RCPs' range
+// (outside it, the nearest RCP, and MLPerf would ask for a new one).
+func (b *TrainingBenchmark) Converge(gbs int) (float64, bool) {
+	r := b.RCPs
+	if gbs <= r[0].BS {
+		return r[0].Mean, gbs == r[0].BS
+	}
+	for i := 1; i < len(r); i++ {
+		if gbs <= r[i].BS {
+			f := float64(gbs-r[i-1].BS) / float64(r[i].BS-r[i-1].BS)
+			return r[i-1].Mean + f*(r[i].Mean-r[i-1].Mean), true
+		}
+	}
+	return r[len(r)-1].Mean, false
+}
+
+// A TrainingResult is a benchmark's time to train on a system.
+type TrainingResult struct {
+	Benchmark   TrainingBenchmark
+	GlobalBatch int
+	// Samples to converge (the RCP, interpolated), steps and evaluations.
+	Samples float64
+	Steps   int
+	Evals   int
+	InRange bool
+	// StepTime and Throughput (samples/s) of training; EvalTime the
+	// evaluations' total; Total the time to train.
+	StepTime, EvalTime, Total model.Seconds
+	Throughput                float64
+	Note                      string
+}
+
+// TimeToTrain prices benchmark b at global batch gbs on sys: data
+// parallel over every device (gbs split evenly), mixed precision (bf16,
+// or fp16 where the device has no bf16), kernels launched from captured
+// graphs, with the evaluations priced as inference at the per-device
+// batch.
+func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Resolver) TrainingResult {
+	res := TrainingResult{Benchmark: b, GlobalBatch: gbs}
+	if b.Lacks != "" {
+		res.Note = "perfsim lacks " + b.Lacks
+		return res
+	}
+	devs := sys.Devices()
+	if gbs <= 0 || gbs%devs != 0 {
+		res.Note = fmt.Sprintf("the global batch %d does not split over %d devices", gbs, devs)
+		return res
+	}
+	w, err := resolve(b.Model)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	act := model.BF16
+	if p := sys.Device.Processor(); !hasPeak(&p, model.BF16) {
+		act = model.FP16
+	}
+	sc := sim.Default()
+	sc.Mode, sc.Batch, sc.DP, sc.GlobalBatch = sim.Training, gbs/devs, devs, gbs
+	sc.Weights, sc.Act, sc.KV = act, act, act
+	if b.Seq > 0 {
+		sc.Seq = b.Seq
+	}
+	rep, err := sim.Run(sys, w, sc)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	if !rep.Memory.Fits {
+		res.Note = fmt.Sprintf("a micro-batch of %d does not fit in one device's memory", gbs/devs)
+		return res
+	}
+	res.StepTime = rep.Training.StepTime
+	res.Throughput = rep.Training.SamplesPerSecond
+	res.Samples, res.InRange = b.Converge(gbs)
+	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
+	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
+	// Evaluation: inference at the per-device batch over the eval set.
+	isc := sim.Default()
+	isc.Batch = gbs / devs
+	isc.Weights, isc.Act, isc.KV = act, act, act
+	if b.Seq > 0 {
+		isc.Input, isc.Output = b.Seq, 1
+	}
+	one, err := hardware.NewSystem(sys.Device, 1, 1)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	irep, err := sim.Run(one, w, isc)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	perEval := model.Seconds(float64(irep.Inference.TTFT) * math.Ceil(float64(b.EvalSamples)/float64(gbs)))
+	res.EvalTime = perEval * model.Seconds(res.Evals)
+	res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
+	if !res.InRange {
+		res.Note = fmt.Sprintf("global batch %d is outside the RCPs (%d to %d): the nearest RCP is used", gbs, b.RCPs[0].BS, b.RCPs[len(b.RCPs)-1].BS)
+	}
+	return res
+}
+
+// hasPeak reports whether p has a peak of its own for d.
+func hasPeak(p *model.Processor, d model.DType) bool {
+	_, ok := p.Peak(d)
+	return ok
+}

@@ -1,0 +1,80 @@
+package serve
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// RunReplicas serves reqs on dp data-parallel replicas behind a
+// round-robin router (request i to replica i mod dp), each an engine e
+// priced by p, and merges their metrics: the system's throughput, the
+// latencies of every request, utilisation averaged over the replicas.
+// The replicas share nothing but the router, so each runs its own event
+// loop. Series are those of replica 0.
+func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*Result, error) {
+	if dp < 1 {
+		return nil, errors.New("--dp: must be at least 1")
+	}
+	if dp == 1 || len(reqs) < dp {
+		return Run(p, e, reqs, o)
+	}
+	parts := make([][]Request, dp)
+	for i, r := range reqs {
+		parts[i%dp] = append(parts[i%dp], r)
+	}
+	var out *Result
+	var area float64
+	for i, part := range parts {
+		oi := o
+		if i > 0 {
+			oi.SeriesPoints = 0
+		}
+		res, err := Run(p, e, part, oi)
+		if err != nil {
+			return nil, err
+		}
+		area += res.area
+		if out == nil {
+			first := res.Requests
+			out = res
+			out.Requests = append(make([]Metrics, 0, len(reqs)), first...)
+			continue
+		}
+		out.Requests = append(out.Requests, res.Requests...)
+		out.Iterations += res.Iterations
+		out.Preemptions += res.Preemptions
+		out.BusyTime += res.BusyTime
+	}
+	slices.SortStableFunc(out.Requests, func(a, b Metrics) int {
+		switch {
+		case a.Arrival < b.Arrival:
+			return -1
+		case a.Arrival > b.Arrival:
+			return 1
+		}
+		return a.ID - b.ID
+	})
+	out.Replicas = dp
+	out.summarize(area)
+	return out, nil
+}
+
+// Goodput returns the requests per second (over the run's duration)
+// that met every SLO given: TTFT at most ttft and TPOT at most tpot
+// (0: no SLO on that metric).
+func (res *Result) Goodput(ttft, tpot model.Seconds) float64 {
+	if res.Duration <= 0 {
+		return 0
+	}
+	n := 0
+	for i := range res.Requests {
+		m := &res.Requests[i]
+		if (ttft <= 0 || m.TTFT() <= ttft) && (tpot <= 0 || m.TPOT() <= tpot) {
+			n++
+		}
+	}
+	return float64(n) / float64(res.Duration)
+}

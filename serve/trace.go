@@ -1,0 +1,301 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// A TraceError is a problem at a line of a trace file.
+type TraceError struct {
+	File string
+	Line int
+	Key  string // the column or field, "" for the whole line
+	Err  error
+}
+
+func (e *TraceError) Error() string {
+	if e.Key != "" {
+		return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Key, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *TraceError) Unwrap() error { return e.Err }
+
+// maxTraceErrors bounds the problems a trace reports at once.
+const maxTraceErrors = 20
+
+// ReadTrace reads requests to replay: CSV with a header naming
+// arrival_s, input_tokens and output_tokens (prefix_id optional,
+// ignored), or JSON lines with those keys (the format is told by the
+// first non-blank byte: '{' is JSON lines). Arrivals are seconds since
+// the start and must not go backwards; lengths are at least 1 and, when
+// maxContext > 0, their sum at most maxContext. Every problem is
+// reported at once (up to 20), each with its file:line:key.
+func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %s: %w", file, err)
+	}
+	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	var reqs []Request
+	var errs []error
+	add := func(line int, key string, err error) {
+		if len(errs) < maxTraceErrors {
+			errs = append(errs, &TraceError{file, line, key, err})
+		}
+	}
+	if len(t) > 0 && t[0] == '{' {
+		reqs = readJSONL(data, add)
+	} else {
+		reqs = readTraceCSV(data, add)
+	}
+	if len(errs) == 0 && len(reqs) == 0 {
+		return nil, fmt.Errorf("serve: %s: the trace holds no requests", file)
+	}
+	prev := model.Seconds(0)
+	for i := range reqs {
+		q := &reqs[i]
+		line := q.ID
+		if q.Arrival < prev {
+			add(line, "arrival_s", fmt.Errorf("%g s goes back in time (the previous request arrives at %g s)", float64(q.Arrival), float64(prev)))
+		}
+		prev = max(prev, q.Arrival)
+		if maxContext > 0 && q.Input+q.Output > maxContext {
+			add(line, "input_tokens", fmt.Errorf("%d + %d output tokens exceed the model's context of %d", q.Input, q.Output, maxContext))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return reqs, nil
+}
+
+// traceValue checks one request's fields; ID is the line.
+func traceValue(line int, arrival float64, in, out int64, add func(int, string, error)) (Request, bool) {
+	ok := true
+	if !(arrival >= 0) || math.IsInf(arrival, 0) {
+		add(line, "arrival_s", fmt.Errorf("want a finite time ≥ 0 in seconds, got %g", arrival))
+		ok = false
+	}
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{{"input_tokens", in}, {"output_tokens", out}} {
+		if f.v < 1 || f.v > 1<<30 {
+			add(line, f.key, fmt.Errorf("want a token count from 1 to %d, got %d", 1<<30, f.v))
+			ok = false
+		}
+	}
+	return Request{ID: line, Arrival: model.Seconds(arrival), Input: int(in), Output: int(out)}, ok
+}
+
+func readTraceCSV(data []byte, add func(int, string, error)) []Request {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if err != nil {
+		add(1, "", fmt.Errorf("want a CSV header arrival_s,input_tokens,output_tokens: %v", err))
+		return nil
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	var missing []string
+	for _, k := range []string{"arrival_s", "input_tokens", "output_tokens"} {
+		if _, ok := col[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		add(1, "", fmt.Errorf("the header lacks %s (want arrival_s,input_tokens,output_tokens[,prefix_id])", strings.Join(missing, ", ")))
+		return nil
+	}
+	var reqs []Request
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				add(pe.Line, "", pe.Err)
+			} else {
+				add(line, "", err)
+			}
+			if errors.As(err, &pe) && pe.Err != csv.ErrFieldCount {
+				break
+			}
+			continue
+		}
+		get := func(k string) string {
+			if i := col[k]; i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		a, err := strconv.ParseFloat(get("arrival_s"), 64)
+		if err != nil {
+			add(line, "arrival_s", fmt.Errorf("want seconds, got %q", get("arrival_s")))
+			continue
+		}
+		in, err1 := strconv.ParseInt(get("input_tokens"), 10, 64)
+		out, err2 := strconv.ParseInt(get("output_tokens"), 10, 64)
+		if err1 != nil {
+			add(line, "input_tokens", fmt.Errorf("want an integer, got %q", get("input_tokens")))
+		}
+		if err2 != nil {
+			add(line, "output_tokens", fmt.Errorf("want an integer, got %q", get("output_tokens")))
+		}
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if q, ok := traceValue(line, a, in, out, add); ok {
+			reqs = append(reqs, q)
+		}
+	}
+	return reqs
+}
+
+func readJSONL(data []byte, add func(int, string, error)) []Request {
+	var reqs []Request
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var v struct {
+			Arrival *float64 `json:"arrival_s"`
+			In      *int64   `json:"input_tokens"`
+			Out     *int64   `json:"output_tokens"`
+			Prefix  any      `json:"prefix_id"`
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&v); err != nil {
+			add(line, "", fmt.Errorf("want a JSON object with arrival_s, input_tokens, output_tokens: %v", err))
+			continue
+		}
+		bad := false
+		for _, f := range []struct {
+			key string
+			nil bool
+		}{{"arrival_s", v.Arrival == nil}, {"input_tokens", v.In == nil}, {"output_tokens", v.Out == nil}} {
+			if f.nil {
+				add(line, f.key, errors.New("missing"))
+				bad = true
+			}
+		}
+		if bad {
+			continue
+		}
+		if q, ok := traceValue(line, *v.Arrival, *v.In, *v.Out, add); ok {
+			reqs = append(reqs, q)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		add(line+1, "", err)
+	}
+	return reqs
+}
+
+// ParseLengths parses a length distribution: N (fixed), uniform:MIN:MAX,
+// normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX] (the mean and
+// standard deviation of the lengths), or a list of values to draw from
+// with equal weight, "empirical:" followed by comma-separated counts.
+func ParseLengths(s string) (Lengths, error) {
+	parts := strings.Split(strings.TrimSpace(s), ":")
+	nums := func(want ...int) ([]float64, error) {
+		args := parts[1:]
+		if !slicesContains(want, len(args)) {
+			return nil, fmt.Errorf("%q: %s takes %v numbers, got %d", s, parts[0], want, len(args))
+		}
+		out := make([]float64, len(args))
+		for i, a := range args {
+			v, err := strconv.ParseFloat(a, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%q: %q is not a number", s, a)
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	posInt := func(v float64) bool { return v >= 1 && v <= 1<<30 && v == math.Trunc(v) }
+	switch strings.ToLower(parts[0]) {
+	case "uniform":
+		v, err := nums(2)
+		if err != nil {
+			return nil, err
+		}
+		if !posInt(v[0]) || !posInt(v[1]) || v[1] < v[0] {
+			return nil, fmt.Errorf("%q: want uniform:MIN:MAX with 1 ≤ MIN ≤ MAX whole tokens", s)
+		}
+		return Uniform{int(v[0]), int(v[1])}, nil
+	case "normal", "lognormal":
+		v, err := nums(2, 4)
+		if err != nil {
+			return nil, err
+		}
+		lo, hi := 1.0, float64(1<<30)
+		if len(v) == 4 {
+			lo, hi = v[2], v[3]
+		}
+		if !(v[0] >= 1) || !(v[1] >= 0) || v[0] > 1<<30 || !posInt(lo) || !posInt(hi) || hi < lo {
+			return nil, fmt.Errorf("%q: want %s:MEAN:SD[:MIN:MAX] with MEAN ≥ 1, SD ≥ 0 and 1 ≤ MIN ≤ MAX whole tokens", s, parts[0])
+		}
+		if parts[0] == "normal" {
+			return Normal{v[0], v[1], int(lo), int(hi)}, nil
+		}
+		if v[1] == 0 {
+			return Fixed(int(math.Round(v[0]))), nil
+		}
+		return LogNormal{v[0], v[1], int(lo), int(hi)}, nil
+	case "empirical":
+		if len(parts) != 2 || parts[1] == "" {
+			return nil, fmt.Errorf("%q: want empirical:N1,N2,...", s)
+		}
+		var e Empirical
+		for _, f := range strings.Split(parts[1], ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || v < 1 || v > 1<<30 {
+				return nil, fmt.Errorf("%q: %q is not a token count of at least 1", s, f)
+			}
+			e = append(e, v)
+		}
+		return e, nil
+	}
+	if len(parts) == 1 {
+		v, err := strconv.Atoi(parts[0])
+		if err == nil && v >= 1 && v <= 1<<30 {
+			return Fixed(v), nil
+		}
+	}
+	return nil, fmt.Errorf("%q: want N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX] or empirical:N1,N2,...", s)
+}
+
+func slicesContains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,111 @@
+package serve_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/serve"
+)
+
+func TestReadTrace(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		n          int
+		errs       []string // substrings of the error, each expected
+	}{
+		{"csv", "arrival_s,input_tokens,output_tokens,prefix_id\n0,10,5,a\n0.5,20,7,\n1.5,3,1,b\n", 3, nil},
+		{"jsonl", `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5}` + "\n\n" + `{"arrival_s": 2.5, "input_tokens": 1, "output_tokens": 1, "prefix_id": 3}` + "\n", 2, nil},
+		{"backwards", "arrival_s,input_tokens,output_tokens\n1,10,5\n0.5,10,5\n", 0, []string{"t.csv:3: arrival_s: 0.5 s goes back"}},
+		{"context", "arrival_s,input_tokens,output_tokens\n0,9000,500\n", 0, []string{"t.csv:2: input_tokens: 9000 + 500"}},
+		{"empty", "arrival_s,input_tokens,output_tokens\n", 0, []string{"no requests"}},
+		{"header", "time,in,out\n0,1,1\n", 0, []string{"t.csv:1: the header lacks arrival_s, input_tokens, output_tokens"}},
+		{"bad values", "arrival_s,input_tokens,output_tokens\nx,1,1\n0,0,1\n0,1,y\n-1,1,1\n", 0, []string{"t.csv:2: arrival_s", "t.csv:3: input_tokens", "t.csv:4: output_tokens", "t.csv:5: arrival_s"}},
+		{"json missing", `{"arrival_s": 0, "input_tokens": 10}` + "\n" + `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 1, "x": 1}`, 0, []string{"t.csv:1: output_tokens: missing", "t.csv:2: want a JSON object"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reqs, err := serve.ReadTrace(strings.NewReader(tt.text), "t.csv", 8192)
+			if len(tt.errs) == 0 {
+				if err != nil || len(reqs) != tt.n {
+					t.Fatalf("ReadTrace = %d requests, %v; want %d", len(reqs), err, tt.n)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ReadTrace = %d requests, no error", len(reqs))
+			}
+			for _, e := range tt.errs {
+				if !strings.Contains(err.Error(), e) {
+					t.Errorf("error %q lacks %q", err, e)
+				}
+			}
+		})
+	}
+	var te *serve.TraceError
+	_, err := serve.ReadTrace(strings.NewReader("arrival_s,input_tokens,output_tokens\n1,0,1\n"), "t.csv", 0)
+	if !errors.As(err, &te) || te.Line != 2 || te.Key != "input_tokens" {
+		t.Errorf("error %v is not a TraceError at line 2, input_tokens", err)
+	}
+}
+
+// FuzzReadTrace: no input panics; what is read back is valid and in
+// order.
+func FuzzReadTrace(f *testing.F) {
+	f.Add("arrival_s,input_tokens,output_tokens\n0,10,5\n0.5,20,7\n")
+	f.Add(`{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5}`)
+	f.Add("arrival_s,input_tokens\n\"0")
+	f.Fuzz(func(t *testing.T, s string) {
+		reqs, err := serve.ReadTrace(strings.NewReader(s), "f", 0)
+		if err != nil {
+			return
+		}
+		for i, r := range reqs {
+			if r.Input < 1 || r.Output < 1 || r.Arrival < 0 || (i > 0 && r.Arrival < reqs[i-1].Arrival) {
+				t.Fatalf("request %d: %+v", i, r)
+			}
+		}
+	})
+}
+
+func TestParseLengths(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		mean float64
+		ok   bool
+	}{
+		{"512", 512, true}, {"uniform:10:20", 15, true}, {"normal:500:100", 500, true},
+		{"lognormal:200:150:4:2000", 200, true}, {"empirical:1,2,3", 2, true}, {"lognormal:100:0", 100, true},
+		{"0", 0, false}, {"-3", 0, false}, {"uniform:20:10", 0, false}, {"normal:1", 0, false},
+		{"lognormal:x:1", 0, false}, {"empirical:", 0, false}, {"gamma:1:2", 0, false}, {"1.5", 0, false},
+	} {
+		l, err := serve.ParseLengths(tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("ParseLengths(%q) = %v, %v; want ok %v", tt.in, l, err, tt.ok)
+			continue
+		}
+		if tt.ok && l.Mean() != tt.mean {
+			t.Errorf("ParseLengths(%q).Mean() = %g, want %g", tt.in, l.Mean(), tt.mean)
+		}
+	}
+}
+
+// FuzzParseLengths: no spec panics, and a parsed distribution draws
+// lengths of at least 1.
+func FuzzParseLengths(f *testing.F) {
+	for _, s := range []string{"512", "uniform:1:9", "normal:5:2:1:9", "lognormal:200:150", "empirical:3,4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := serve.ParseLengths(s)
+		if err != nil {
+			return
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 8 {
+			if v := l.Draw(r); v < 1 {
+				t.Fatalf("%q drew %d", s, v)
+			}
+		}
+	})
+}

@@ -1,0 +1,90 @@
+package sim_test
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// TestDecode_mixtralExperts: Mixtral 8x7B decoding on two A100s. At batch
+// 4 a layer's 8 routed tokens touch 8·(1 − (3/4)⁴) ≈ 5.47 distinct experts
+// on average under uniform routing, not all 8 (issue 13), so a step moves
+// about 2.5× the bytes of batch 1 (2 experts), and the TPOT ratio from
+// batch 1 to 4 follows the ratio of bytes moved within 10% on the
+// catalog's datasheet A100 file. On the calibrated A100 entry the ratio
+// is lower (2.26 against 2.54 at TP 2, 11% apart, logged): there a
+// quarter of a batch-1 step is fixed cost that does not grow with the
+// batch (64 all-reduces at 4.6 µs, 32 decode attentions at 16 µs), as
+// aiconfigurator's measured kernels say.
+func TestDecode_mixtralExperts(t *testing.T) {
+	hand, err := hardware.LoadFile(filepath.Join("..", "hardware", "devices", "a100-sxm-80gb.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sysHand, err := hardware.NewSystem(hand, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, w := load(t, "a100", "mixtral-8x7b", 2)
+	for _, sys := range []*hardware.System{sysHand, cal} {
+		mixtral(t, sys, w, sys == sysHand)
+	}
+}
+
+func mixtral(t *testing.T, sys *hardware.System, w sim.Workload, strict bool) {
+	run := func(batch int) *sim.Report {
+		sc := sim.Default()
+		sc.TP, sc.Batch, sc.Input, sc.Output = 2, batch, 512, 2
+		r, err := sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	one, four := run(1), run(4)
+	expertBytes := func(r *sim.Report) (e, all float64) {
+		for _, o := range r.Inference.Decode.Ops {
+			all += float64(o.Bytes)
+			if strings.HasPrefix(o.Name, "expert.") && o.Class == model.ClassExperts {
+				e += float64(o.Bytes)
+			}
+		}
+		return e, all
+	}
+	e1, b1 := expertBytes(one)
+	e4, b4 := expertBytes(four)
+	want := model.ExpectedExperts(4, 2, 8) / 2 // 5.47 over 2 experts' weights
+	if r := e4 / e1; math.Abs(r-want)/want > 0.01 {
+		t.Errorf("expert bytes batch 4 / batch 1 = %.3f, want %.3f (5.47 experts over 2)", r, want)
+	}
+	rb := b4 / b1
+	if rb < 2.3 || rb > 2.7 {
+		t.Errorf("step bytes batch 4 / batch 1 = %.3f, want about 2.5", rb)
+	}
+	rt := float64(four.Inference.TPOT) / float64(one.Inference.TPOT)
+	if strict && math.Abs(rt/rb-1) > 0.10 {
+		t.Errorf("TPOT ratio %.3f vs bytes ratio %.3f: more than 10%% apart", rt, rb)
+	}
+	t.Logf("Mixtral 8x7B tp 2 %s: TPOT %v → %v (×%.3f), bytes ×%.3f, experts ×%.3f", sys.Device.Name, one.Inference.TPOT, four.Inference.TPOT, rt, rb, e4/e1)
+}
+
+// TestMemory_slidingWindow: Mistral 7B v0.1 (sliding_window 4096 in its
+// config.json) at a 32k prompt holds 4,096 tokens of KV per sequence.
+func TestMemory_slidingWindow(t *testing.T) {
+	sys, w := load(t, "h100", "mistral-7b-v0.1", 1)
+	sc := sim.Default()
+	sc.Input, sc.Output = 32768-1, 1
+	r, err := sim.Run(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perTok := float64(w.KVBytesPerToken(model.BF16)) // 2·8·128·32 layers·2 bytes
+	if got, want := float64(r.Memory.KVCache), 4096*perTok; got != want {
+		t.Errorf("KV cache %v, want 4096 tokens × %v = %v", r.Memory.KVCache, model.Bytes(perTok), model.Bytes(want))
+	}
+}

@@ -1,0 +1,136 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// paramSplit returns the parameters of one transformer layer, dense and
+// routed experts apart, and of the embedding (and, the same, the output
+// layer). The input embedding and the output layer are taken as untied,
+// vocab·d each (Megatron-LM's default, --untie-embeddings-and-output-
+// weights aside), bounded by half the parameters; the routed experts'
+// parameters are (total − active)·E/(E − top-k), since a token uses top-k
+// of E experts.
+func (r *runner) paramSplit() (layerDense, layerExperts, embed float64) {
+	s := r.shape
+	total := r.w.Params()
+	embed = math.Min(float64(s.Vocab)*float64(s.DModel), total/4)
+	var experts float64
+	if s.Experts > s.TopK && s.TopK > 0 {
+		experts = (total - r.w.ActiveParams()) * float64(s.Experts) / float64(s.Experts-s.TopK)
+		experts = math.Max(0, math.Min(experts, total-2*embed))
+	}
+	L := float64(max(s.Layers, 1))
+	return (total - 2*embed - experts) / L, experts / L, embed
+}
+
+// rankParams returns the dense and the expert parameters one rank of the
+// most loaded pipeline stage holds: its layers' share split by TP (and
+// the experts by EP too), plus the embedding on the first stage and the
+// output layer on the last.
+func (r *runner) rankParams() (dense, experts float64) {
+	sc := r.sc
+	ld, le, emb := r.paramSplit()
+	ell := float64(max(r.shape.Layers, 1) / sc.PP)
+	outer := emb
+	if sc.PP == 1 {
+		outer = 2 * emb
+	}
+	tp := float64(sc.TP)
+	return (ell*ld + outer) / tp, ell * le / (tp * float64(sc.EP))
+}
+
+// scaledMemory sizes the most loaded rank of a layout: the model states
+// of its stage, sharded by ZeRO over DP·CP (ZeROStates' formulas, with
+// the scenario's types and optimizer), the activations the schedule
+// keeps in flight (Korthikanti et al. 2022; InFlight), and the reserve.
+func (r *runner) scaledMemory(fused bool, micro int) Memory {
+	sc := r.sc
+	dense, experts := r.rankParams()
+	params := dense + experts
+	n := float64(sc.DP * sc.CP)
+	w := float64(sc.Weights.Bytes(params)) * (1 + sc.Weights.ScaleOverhead())
+	g := float64(r.gradType().Bytes(params))
+	o := params * sc.Optimizer.stateBytes()
+	if sc.ZeRO >= 1 {
+		o /= n
+	}
+	if sc.ZeRO >= 2 {
+		g /= n
+	}
+	if sc.ZeRO >= 3 {
+		w /= n
+	}
+	m := Memory{Weights: model.Bytes(w), Gradients: model.Bytes(g), Optimizer: model.Bytes(o), Reserve: r.reserve()}
+	m.Activations = r.stageActivations(fused, micro)
+	return r.fit(m)
+}
+
+// LayerActivations returns the activations one transformer layer keeps
+// for its backward pass per micro-batch of b sequences of seq tokens
+// (seq already divided by context parallelism), after Korthikanti et al.,
+// "Reducing Activation Recomputation in Large Transformer Models" (2022),
+// §4, for 16-bit activations (other types scale by size/2):
+//
+//	tensor parallelism t, no SP:  s·b·h·(10 + 24/t + 5·a·s/(h·t))
+//	with sequence parallelism:    s·b·h·(34 + 5·a·s/h) / t
+//	selective recomputation:      the 5·a·s/h term is recomputed, not kept
+//	full recomputation:           2·s·b·h (/t with SP): only the input
+//
+// A fused (FlashAttention) kernel keeps no score matrix, so the 5·a·s/h
+// term applies only to unfused attention.
+func LayerActivations(s Shape, seq, b, tp int, sp bool, rc Recompute, fused bool, act model.DType) model.Bytes {
+	h, a := float64(s.DModel), float64(s.Heads)
+	t := float64(max(tp, 1))
+	sbh := float64(seq) * float64(b) * h
+	var c float64
+	switch {
+	case rc == RecomputeFull && sp:
+		c = 2 / t
+	case rc == RecomputeFull:
+		c = 2
+	case sp:
+		c = 34 / t
+	default:
+		c = 10 + 24/t
+	}
+	if rc == RecomputeNone && !fused && h > 0 {
+		c += 5 * a * float64(seq) / (h * t)
+	}
+	return model.Bytes(sbh * c * act.Size() / 2)
+}
+
+// stageActivations returns the activations of the most loaded stage: its
+// layers times the micro-batches the schedule keeps in flight, plus on
+// the last stage the output layer and the fp32 logits of the loss for
+// one micro-batch, 4·s·b·h·(1 + v/h)/t (as TrainingActivations).
+func (r *runner) stageActivations(fused bool, micro int) model.Bytes {
+	sc, s := r.sc, r.shape
+	seq := sc.Seq / sc.CP
+	layer := float64(LayerActivations(s, seq, sc.Batch, sc.TP, sc.SP, sc.Recompute, fused, sc.Act))
+	ell := float64(max(s.Layers, 1) / sc.PP)
+	first := ell * layer * InFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule)
+	h := float64(s.DModel)
+	head := 0.0
+	if h > 0 {
+		head = 4 * float64(seq) * float64(sc.Batch) * h * (1 + float64(s.Vocab)/h) / float64(sc.TP) * sc.Act.Size() / 2
+	}
+	if sc.PP == 1 {
+		return model.Bytes(first + head)
+	}
+	// The last stage holds one micro-batch of its layers in 1F1B (GPipe:
+	// all of them) beside the head.
+	last := ell*layer*lastInFlight(micro, sc.Schedule) + head
+	return model.Bytes(math.Max(first, last))
+}
+
+// lastInFlight is the micro-batches the last stage holds: one in 1F1B
+// (each forward is followed at once by its backward), all in GPipe.
+func lastInFlight(m int, s Schedule) float64 {
+	if s == GPipe {
+		return float64(max(m, 1))
+	}
+	return 1
+}

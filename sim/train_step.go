@@ -1,0 +1,351 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// trainingScaled simulates one optimizer step of a transformer under a
+// TP × CP × EP × DP × PP layout on a two-tier system. What overlaps with
+// what:
+//
+//   - Tensor-parallel collectives sit between the GEMMs that produce and
+//     consume them and are exposed, unless TPOverlap hides them behind
+//     the layer's GEMMs (what exceeds the GEMMs stays exposed).
+//   - Context-parallel KV blocks travel around the ring while the
+//     previous block's attention runs: each of the CP−1 steps exposes
+//     what its transfer takes beyond one block of attention.
+//   - Expert-parallel all-to-alls (dispatch and combine, forward and
+//     backward) are exposed.
+//   - Pipeline point-to-point sends are exposed in 1F1B and GPipe, and
+//     hidden behind compute by the interleaved schedule (Megatron-LM's
+//     overlap_p2p_comm).
+//   - The data-parallel gradient reduction runs bucket by bucket beside
+//     the last micro-batch's backward pass; the parameter all-gather of
+//     the distributed optimizer beside the next step's first forward
+//     (Megatron-LM's overlap_grad_reduce and overlap_param_gather); the
+//     last bucket of each is exposed, and so is whatever the pass cannot
+//     cover. ZeRO-3 gathers the weights and reduces the gradients at
+//     every micro-batch, beside its forward and backward.
+//   - Compute that shares the device with an overlapped collective slows
+//     by overlapSlowdown for as long as they overlap.
+//
+// NoOverlap exposes every collective.
+func (r *runner) trainingScaled() error {
+	sc, rep := r.sc, r.rep
+	m := sc.GlobalBatch / (sc.Batch * sc.DP)
+	tr := &TrainingResult{MicroBatches: m}
+	rep.Training = tr
+	L := max(r.shape.Layers, 1)
+	seq := sc.Seq / sc.CP
+	tokens := sc.Batch * seq
+
+	ph := r.phase(TrainForward)
+	ph.Seq = seq
+	raw, err := r.ops(ph, nil)
+	if err != nil {
+		return err
+	}
+	fwd, tpCount, tpSize := r.layoutOps(raw, tokens)
+	tr.Forward = r.c.pass("forward", fwd)
+	ph.Kind = TrainBackward
+	raw, err = r.ops(ph, nil)
+	if err != nil {
+		return err
+	}
+	bwd, _, _ := r.layoutOps(raw, tokens)
+	tr.Backward = r.c.pass("backward", bwd)
+
+	var lc layerCost
+	lc.fwd, lc.attnF, lc.gemmF, lc.first, lc.last = perLayer(&tr.Forward, L)
+	var f1, l1 model.Seconds
+	lc.bwd, lc.attnB, lc.gemmB, f1, l1 = perLayer(&tr.Backward, L)
+	lc.first += f1
+	lc.last += l1
+	lc.fused = true
+	for _, o := range fwd {
+		if a, ok := o.Kernel.(model.Attention); ok && !a.Fused {
+			lc.fused = false
+		}
+	}
+	if lc.fused {
+		// FlashAttention's backward recomputes the scores and
+		// probabilities, one of the forward's two products: half the
+		// forward attention again (Dao et al., "FlashAttention", 2022,
+		// Algorithm 4; hardware work, not model FLOPs).
+		lc.bwd += lc.attnF / 2
+		lc.attnB += lc.attnF / 2
+	}
+	lc.last += r.lossTime(tokens)
+	lc.tpF = r.tpTime(tpCount, tpSize)
+	lc.tpB = lc.tpF
+	if rc := recomputed(fwd, sc.Recompute); len(rc) > 0 {
+		p := r.c.pass("recompute", rc)
+		tr.Recompute = &p
+		lc.rc, _, _, _, _ = perLayer(&p, L)
+		if sc.Recompute == RecomputeFull {
+			lc.tpRc = lc.tpF
+		}
+	}
+	kappa := r.overlapSlowdown()
+	var b Breakdown
+
+	// One layer's exposed communication and overlap slowdown, per
+	// micro-batch.
+	var tpExp, over model.Seconds
+	tpAll := lc.tpF + lc.tpB + lc.tpRc
+	if sc.TPOverlap && !sc.NoOverlap {
+		g := lc.gemmF + lc.gemmB
+		if sc.Recompute == RecomputeFull {
+			g += lc.gemmF
+		}
+		tpExp = max(0, tpAll-g)
+		over += model.Seconds(kappa) * min(tpAll, g)
+	} else {
+		tpExp = tpAll
+	}
+	cpExp, cpOver := r.cpComm(&lc, tokens)
+	over += cpOver
+	epExp := r.epComm(tokens)
+
+	// Pipeline sends: the activation of a micro-batch forward and its
+	// gradient backward, once per model chunk.
+	var ppExp model.Seconds
+	if sc.PP > 1 && (sc.Schedule != Interleaved || sc.NoOverlap) {
+		size := sc.Act.Bytes(float64(tokens) * float64(r.shape.DModel))
+		if sc.SP {
+			size /= model.Bytes(sc.TP)
+		}
+		ppExp = 2 * model.Seconds(sc.VirtualStages) * r.p2p(size, sc.PP, sc.TP*sc.CP*sc.DP)
+	}
+
+	// Stage times per micro-batch.
+	ell := model.Seconds(L / sc.PP)
+	body := ell * (lc.fwd + lc.bwd + lc.rc)
+	comm := ell * (tpExp + cpExp + epExp + over)
+	var stack [64]model.Seconds
+	stages := stack[:0]
+	if sc.PP > len(stack) {
+		stages = make([]model.Seconds, 0, sc.PP)
+	}
+	for i := range sc.PP {
+		t := body + comm + ppExp
+		if i == 0 {
+			t += lc.first
+		}
+		if i == sc.PP-1 {
+			t += lc.last
+		}
+		stages = append(stages, t)
+	}
+	pipe, bubble := PipelineTime(stages, m, sc.VirtualStages, sc.Schedule)
+	extra := lc.last
+	if sc.PP > 1 && lc.first > lc.last {
+		extra = lc.first
+	} else if sc.PP == 1 {
+		extra = lc.first + lc.last
+	}
+	mm := model.Seconds(m)
+	b.Compute = mm * (body + extra)
+	b.TPComm = mm * ell * tpExp
+	b.CPComm = mm * ell * cpExp
+	b.EPComm = mm * ell * epExp
+	b.PPComm = mm * ppExp
+	b.Overlap = mm * ell * over
+	b.Bubble = bubble
+
+	// Data parallelism and the optimizer.
+	dense, experts := r.rankParams()
+	dpExp, dpOver := r.dpComm(dense, experts, m, ell*lc.fwd, ell*(lc.bwd+lc.rc))
+	b.DPComm = dpExp
+	b.Overlap += dpOver
+	opt := r.c.pass("optimizer", r.optimizerOpsFor(dense+experts))
+	tr.Optimizer = opt
+	b.Optimizer = opt.Time
+	step := pipe + dpExp + dpOver + opt.Time
+	if lr := sc.LoaderRate; lr > 0 {
+		if floor := model.Seconds(float64(sc.GlobalBatch) / lr); floor > step {
+			b.Input, step, tr.LoaderBound = floor-step, floor, true
+		}
+	}
+	tr.Breakdown = &b
+	tr.StepTime = step
+	ratio := func(a, c model.Seconds) float64 {
+		if c <= 0 {
+			return 1
+		}
+		return float64(a / c)
+	}
+	sum := tr.Forward.Time + tr.Backward.Time
+	tr.StepTimeLow = model.Seconds(float64(step) * ratio(tr.Forward.Low+tr.Backward.Low, sum))
+	tr.StepTimeHigh = model.Seconds(float64(step) * ratio(tr.Forward.High+tr.Backward.High, sum))
+
+	// Model FLOPs over all devices: each pass above is one TP rank's share
+	// of the whole model for one micro-batch of one CP shard.
+	per := float64(sc.TP*sc.CP) * float64(m) * float64(sc.DP)
+	mf := float64(matrixWork(tr.Forward.Ops)+matrixWork(tr.Backward.Ops)) * per
+	hf := mf
+	if p := tr.Recompute; p != nil {
+		hf += float64(matrixWork(p.Ops)) * per
+	}
+	r.finishTraining(tr, step, mf, hf)
+	rep.Memory = r.scaledMemory(lc.fused, m)
+	return nil
+}
+
+// lossBytes is the memory traffic of the cross-entropy loss per logit,
+// Megatron-LM's unfused vocab-parallel cross entropy
+// (megatron/core/tensor_parallel/cross_entropy.py, r0.8): forward, the
+// 16-bit logits read and written as fp32 (2 + 4), the max read (4), the
+// subtraction and exponentiation in place (4 + 4), the sum read (4), the
+// softmax normalised in place for the backward (4 + 4); backward, the
+// softmax minus the one-hot target in place (4 + 4) and its cast to a
+// 16-bit gradient (4 + 2): 44 bytes.
+const lossBytes = 44
+
+// lossTime prices the cross-entropy loss over one micro-batch's logits
+// (tokens × vocab / TP) on the last stage, forward and backward.
+func (r *runner) lossTime(tokens int) model.Seconds {
+	if r.shape.Arch != Decoder || r.shape.Vocab == 0 {
+		return 0
+	}
+	n := float64(tokens) * float64(r.shape.Vocab) / float64(r.sc.TP)
+	k := model.Elementwise{Kind: "cross_entropy", Elements: n, Work: model.FLOPs(8 * n),
+		Read: model.Bytes(26 * n), Written: model.Bytes((lossBytes - 26) * n)}
+	return r.c.p.StreamCost(k.Work, k.Read+k.Written, model.FP32).Time
+}
+
+// finishTraining fills the rates of tr from its step time and FLOPs.
+func (r *runner) finishTraining(tr *TrainingResult, step model.Seconds, mf, hf float64) {
+	sc := r.sc
+	tr.ModelFLOPs, tr.HardwareFLOPs = model.FLOPs(mf), model.FLOPs(hf)
+	d, _ := r.c.p.Supported(sc.Act)
+	peak, _ := r.c.p.Peak(d)
+	devs := float64(r.rep.Devices)
+	if step > 0 && peak > 0 {
+		denom := float64(step) * devs * float64(peak)
+		tr.MFU, tr.HFU = mf/denom, hf/denom
+	}
+	samples := float64(sc.GlobalBatch)
+	tokens := samples * float64(sc.Seq)
+	if r.shape.Arch == CNN || r.shape.Arch == Vision {
+		tokens = samples
+	}
+	if step > 0 {
+		tr.SamplesPerSecond = samples / float64(step)
+		tr.TokensPerSecond = tokens / float64(step)
+	}
+	if sc.Tokens > 0 && tr.TokensPerSecond > 0 {
+		tr.TimeToTrain = model.Seconds(sc.Tokens / tr.TokensPerSecond)
+	}
+}
+
+// cpComm returns one layer's exposed context-parallel communication per
+// micro-batch and the compute it slows: the KV blocks of the ring
+// attention, K and V of this rank's shard (forward) and their gradients
+// too (backward), CP−1 steps each, each beside one block of attention.
+func (r *runner) cpComm(lc *layerCost, tokens int) (exposed, over model.Seconds) {
+	sc := r.sc
+	if sc.CP <= 1 {
+		return 0, 0
+	}
+	kvh := max(r.shape.KVHeads, 1) / sc.TP
+	if kvh < 1 {
+		kvh = 1
+	}
+	kv := sc.Act.Bytes(2 * float64(tokens) * float64(kvh) * float64(r.shape.HeadDim))
+	step := r.p2p(kv, sc.CP, sc.TP)
+	steps := model.Seconds(sc.CP - 1)
+	cp := model.Seconds(sc.CP)
+	blockF, blockB := lc.attnF/cp, lc.attnB/cp
+	if sc.NoOverlap {
+		return steps * 3 * step, 0
+	}
+	k := model.Seconds(r.overlapSlowdown())
+	exposed = steps * (max(0, step-blockF) + max(0, 2*step-blockB))
+	over = steps * k * (min(step, blockF) + min(2*step, blockB))
+	return exposed, over
+}
+
+// epComm returns one layer's expert-parallel all-to-alls per micro-batch:
+// dispatch and combine, forward and backward, each moving every token's
+// hidden state to its top-k experts' ranks.
+func (r *runner) epComm(tokens int) model.Seconds {
+	sc := r.sc
+	if sc.EP <= 1 || r.shape.Experts == 0 {
+		return 0
+	}
+	t := float64(tokens)
+	if sc.SP {
+		t /= float64(sc.TP)
+	}
+	size := sc.Act.Bytes(t * float64(max(r.shape.TopK, 1)) * float64(r.shape.DModel))
+	return 4 * r.comm(model.AllToAll, size, r.group(sc.EP, sc.TP*sc.CP))
+}
+
+// dpComm returns the exposed data-parallel communication of a step and
+// the compute it slows. dense and experts are this rank's parameters; fwd
+// and bwd are one micro-batch's forward and backward (with
+// recomputation) on this stage, the windows the collectives overlap.
+func (r *runner) dpComm(dense, experts float64, m int, fwd, bwd model.Seconds) (exposed, over model.Seconds) {
+	sc := r.sc
+	n := sc.DP * sc.CP
+	if n <= 1 {
+		return 0, 0
+	}
+	g := r.group(n, sc.TP)
+	ge := r.group(max(n/sc.EP, 1), sc.TP*sc.EP)
+	gb, wb := r.gradType(), sc.Weights
+	coll := func(k model.CollectiveKind, d model.DType) model.Seconds {
+		t := r.comm(k, d.Bytes(dense), g)
+		if experts > 0 && ge.Ranks > 1 {
+			t += r.comm(k, d.Bytes(experts), ge)
+		}
+		return t
+	}
+	var grads, params model.Seconds
+	switch {
+	case sc.ZeRO == 0:
+		grads = coll(model.AllReduce, gb)
+	case sc.ZeRO < 3:
+		grads = coll(model.ReduceScatter, gb)
+		params = coll(model.AllGather, wb)
+	default:
+		// Every micro-batch gathers the weights for its forward and its
+		// backward and reduce-scatters its gradients.
+		ag, rs := coll(model.AllGather, wb), coll(model.ReduceScatter, gb)
+		if sc.NoOverlap {
+			return model.Seconds(m) * (2*ag + rs), 0
+		}
+		frac := model.Seconds(math.Min(1, ddpBucket(n)/math.Max(dense+experts, 1)))
+		k := model.Seconds(r.overlapSlowdown())
+		mm := model.Seconds(m)
+		exposed = mm * (max(frac*ag, ag-fwd) + max(frac*(ag+rs), ag+rs-bwd))
+		over = mm * k * (min(ag, fwd) + min(ag+rs, bwd))
+		return exposed, over
+	}
+	if sc.NoOverlap {
+		return grads + params, 0
+	}
+	frac := model.Seconds(math.Min(1, ddpBucket(n)/math.Max(dense+experts, 1)))
+	k := model.Seconds(r.overlapSlowdown())
+	exposed = max(frac*grads, grads-bwd) + max(frac*params, params-fwd)
+	over = k * (min(grads, bwd) + min(params, fwd))
+	return exposed, over
+}
+
+// optimizerOpsFor returns the optimizer step over this rank's share of
+// params parameters: all of them, or 1/(DP·CP) with ZeRO (Megatron-LM's
+// distributed optimizer shards over the data- and context-parallel
+// ranks).
+func (r *runner) optimizerOpsFor(params float64) []model.Op {
+	n := params
+	if r.sc.ZeRO >= 1 {
+		n /= float64(r.sc.DP * r.sc.CP)
+	}
+	b, f := r.sc.Optimizer.stepTraffic(r.gradType())
+	return []model.Op{{Name: "optimizer." + r.sc.Optimizer.String(), Stage: "optimizer", Class: model.ClassOptimizer, Count: 1,
+		Kernel: model.Elementwise{Kind: r.sc.Optimizer.String(), Elements: n, Work: model.FLOPs(f * n),
+			Read: model.Bytes(n * b / 2), Written: model.Bytes(n * b / 2)}}}
+}
