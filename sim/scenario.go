@@ -273,7 +273,16 @@ func (sc Scenario) Validate(s Shape) error {
 		}
 	}
 	if d := float64(max(sc.TP, 1)) * float64(max(sc.PP, 1)) * float64(max(sc.DP, 1)) * float64(max(sc.CP, 1)); d > MaxDevices {
-		bad("tp", "tp %d × pp %d × dp %d × cp %d is %.4g devices, over the limit of %d", sc.TP, sc.PP, sc.DP, sc.CP, d, MaxDevices)
+		field, most := "tp", sc.TP // blame the largest degree
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}} {
+			if f.v > most {
+				field, most = f.name, f.v
+			}
+		}
+		bad(field, "tp %d × pp %d × dp %d × cp %d is %.4g devices, over the limit of %d", sc.TP, sc.PP, sc.DP, sc.CP, d, MaxDevices)
 	}
 	// Each length alone is bounded first, so that no sum or product of
 	// them overflows and each flag is blamed for its own value.
