@@ -31,11 +31,19 @@ type Device struct {
 	Inter Network // scale-out network between nodes (InfiniBand, Ethernet)
 	Host  Network // host link (PCIe, C2C)
 
+	// Power is the device's power model ([power], power.go); NodePower the
+	// rest of a node (CPUs, memory, NICs, fans), 0 when not given.
+	Power     model.PowerParams
+	NodePower model.Watts
+
 	// Sources maps a field's TOML key (e.g. "peak.matrix.bf16") to where
 	// its number came from.
 	// TransferredFrom names the calibrated device whose efficiencies were
 	// carried to this one (transfer.go), "" for none.
 	TransferredFrom string
+	// WhatIfBase names the device a what-if device was derived from
+	// (Derive), "" for none.
+	WhatIfBase string
 
 	Sources map[string]string
 	File    string // the file it was loaded from, or "catalog:<name>"
@@ -109,6 +117,7 @@ func (d *Device) Processor() model.Processor {
 		Launch:       d.Launch,
 		Eff:          d.Eff,
 		CPU:          d.Kind == "cpu",
+		PowerModel:   d.Power,
 	}
 }
 

@@ -78,6 +78,14 @@
 // Fractions (compute, memory, efficiency, vector) are in (0, 1]; every
 // number is finite and not negative.
 //
+// [power] (power.go, model.PowerParams; docs/energy.md), optional:
+//
+//	idle                     power    drawn with nothing running (default a tenth of cap)
+//	cap                      power    the limit the peaks hold under (default tdp)
+//	static, compute, memory  numbers  shares of cap − idle: a running kernel draws
+//	                                  idle + (cap − idle)·min(1, static + compute·u_c + memory·u_m)
+//	node                     power    the rest of a node (CPUs, memory, NICs, fans)
+//
 // [interconnect.intra] (the scale-up link within a node),
 // [interconnect.inter] (the scale-out network between nodes) and
 // [interconnect.host] (the host link), each optional:

@@ -89,3 +89,27 @@ func FuzzLoadSystem(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDerive checks that Derive never panics and that what it accepts
+// validates with a positive bandwidth:
+//
+//	go test -fuzz=FuzzDerive ./hardware
+func FuzzDerive(f *testing.F) {
+	for _, s := range []string{"memory.bandwidth=8TB/s", "peak.matrix.fp8=4PFLOP/s", "memory.capacity=160 GB", "clock=2 GHz",
+		"compute_units=160", "memory.bandwidth=8", "peak.matrix.fp9=1 PFLOP/s", "x", "=", "memory.l2=-1 MB", "interconnect.intra.bandwidth=1.8 TB/s"} {
+		f.Add(s)
+	}
+	base, err := Lookup("h100")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := Derive(base, []string{s})
+		if err != nil {
+			return
+		}
+		if !(d.Memory.Bandwidth > 0) || d.Validate() != nil {
+			t.Errorf("%q: accepted a device with bandwidth %v: %v", s, d.Memory.Bandwidth, d.Validate())
+		}
+	})
+}

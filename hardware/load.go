@@ -56,7 +56,7 @@ var (
 
 // The keys of each table of a device file; doc.go documents them.
 var (
-	topKeys     = []string{"name", "vendor", "kind", "aliases", "architecture", "source", "compute_units", "clock", "tdp", "launch_overhead", "peak", "memory", "efficiency", "interconnect"}
+	topKeys     = []string{"name", "vendor", "kind", "aliases", "architecture", "source", "compute_units", "clock", "tdp", "launch_overhead", "peak", "memory", "efficiency", "interconnect", "power"}
 	peakKeys    = []string{"source", "matrix", "vector", "sparse"}
 	memoryKeys  = []string{"source", "type", "capacity", "usable", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}
@@ -78,7 +78,14 @@ func LoadFile(path string) (*Device, error) {
 // reports every problem at once, joined with errors.Join, each a
 // *ParseError naming the file, the line and the key.
 func Load(r io.Reader, file string) (*Device, error) {
-	root, d, err := parse(r, file)
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, &ParseError{File: file, Err: err}
+	}
+	if isDerived(data) {
+		return loadDerived(data, file, 0)
+	}
+	root, d, err := parse(bytes.NewReader(data), file)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +227,7 @@ func (d *decoder) device(t *table) *Device {
 		dev.Host = d.network(ic, "host", networkKeys)
 		ic.close()
 	}
+	d.power(t, dev)
 	t.close()
 	return dev
 }

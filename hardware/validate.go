@@ -78,6 +78,7 @@ func (d *Device) Validate() error {
 	v.network("interconnect.intra", d.Intra, true)
 	v.network("interconnect.inter", d.Inter, false)
 	v.network("interconnect.host", d.Host, false)
+	v.power(d)
 	return joinSorted(v.errs)
 }
 

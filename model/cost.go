@@ -21,6 +21,8 @@ type Processor struct {
 	// in 64×64 blocks spread over the cores, rows and columns are not
 	// padded to a tensor-core granule and K is never split.
 	CPU bool
+	// PowerModel is the device's power model (power.go); zero for none.
+	PowerModel PowerParams
 }
 
 // Efficiency holds the achievable fractions and overheads of a device:
@@ -169,6 +171,9 @@ type Cost struct {
 	Time    Seconds // the prediction: compute and memory combined, plus overheads
 	Bound   Bound
 	DType   DType // the type whose peak the op ran at
+	// Power is the device's draw while the op runs (Processor.Capped);
+	// 0 until priced with a power model.
+	Power Watts
 }
 
 // Intensity returns the cost's arithmetic intensity.

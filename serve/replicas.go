@@ -14,9 +14,27 @@ import (
 // latencies of every request, utilisation averaged over the replicas.
 // The replicas share nothing but the router, so each runs its own event
 // loop. Series are those of replica 0.
+//
+// A replica with PP > 1 pipeline stages keeps PP micro-batches in
+// flight, as vLLM's virtual engines and TensorRT-LLM's pipelined
+// in-flight batching do: PP schedulers, each with its own requests
+// (round-robin) and 1/PP of the KV cache, whose iterations take one pass
+// through every stage (sim.IterationCost.Time) and overlap in the
+// pipeline, so that pipelining multiplies throughput instead of dividing
+// it. The overlap is exact while the micro-batches are alike; a
+// micro-batch much larger than the others would hold the stages longer
+// than this assumes.
 func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*Result, error) {
 	if dp < 1 {
 		return nil, errors.New("--dp: must be at least 1")
+	}
+	if pp := p.Scenario().PP; pp > 1 {
+		kv, _, err := e.KVCapacity(p)
+		if err != nil {
+			return nil, err
+		}
+		e.KVTokens = max(kv/pp, e.BlockSize)
+		dp *= pp
 	}
 	if dp == 1 || len(reqs) < dp {
 		return Run(p, e, reqs, o)

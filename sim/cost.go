@@ -276,6 +276,7 @@ func (c *coster) price(k model.Kernel) (model.Cost, float64) {
 	default:
 		co = c.p.Cost(k)
 	}
+	co = c.p.Capped(co)
 	return co, c.relErr(k, co.DType)
 }
 
@@ -366,7 +367,7 @@ func (c *coster) pass(name string, ops []model.Op) PhaseReport {
 			Name: o.Name, Stage: o.Stage, Class: o.Class, Kind: kindOf(o.Kernel), Count: o.Count,
 			FLOPs: model.FLOPs(n * float64(co.FLOPs)), Bytes: model.Bytes(n * float64(co.Bytes)),
 			Time: t, Low: model.Seconds(low(float64(t), rel)), High: model.Seconds(high(float64(t), rel)),
-			Bound: co.Bound, DType: co.DType,
+			Bound: co.Bound, DType: co.DType, Energy: model.Joules(n * float64(co.Energy())),
 		})
 	}
 	ph.total()
@@ -380,7 +381,7 @@ func (ph *PhaseReport) total() {
 	var used [nc]bool
 	var clsBound [nc][4]model.Seconds
 	var byBound [4]model.Seconds
-	ph.Time, ph.Low, ph.High, ph.FLOPs, ph.Bytes = 0, 0, 0, 0, 0
+	ph.Time, ph.Low, ph.High, ph.FLOPs, ph.Bytes, ph.Energy = 0, 0, 0, 0, 0, 0
 	for i := range ph.Ops {
 		r := &ph.Ops[i]
 		ph.Time += r.Time
@@ -388,6 +389,7 @@ func (ph *PhaseReport) total() {
 		ph.High += r.High
 		ph.FLOPs += r.FLOPs
 		ph.Bytes += r.Bytes
+		ph.Energy += r.Energy
 		ci := int(r.Class) % nc
 		if int(r.Bound) < len(byBound) {
 			byBound[r.Bound] += r.Time

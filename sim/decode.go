@@ -75,12 +75,14 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 			row.Bytes = model.Bytes(cnt * n * float64(co.Bytes))
 			row.Time, row.Low, row.High = model.Seconds(t), model.Seconds(low(t, rel)), model.Seconds(high(t, rel))
 			row.Bound, row.DType = co.Bound, co.DType
+			row.Energy = model.Joules(cnt * n * float64(co.Energy()))
 		} else {
 			s := c.sumOver(k0, k1, steps)
 			row.FLOPs = model.FLOPs(cnt * s.flops)
 			row.Bytes = model.Bytes(cnt * s.bytes)
 			row.Time, row.Low, row.High = model.Seconds(cnt*s.t), model.Seconds(cnt*s.lo), model.Seconds(cnt*s.hi)
 			row.Bound, row.DType = s.bound(), s.dtype
+			row.Energy = model.Joules(cnt * s.energy)
 		}
 		rep.Ops = append(rep.Ops, row)
 	}
@@ -108,6 +110,7 @@ func alike(a, b []model.Op) bool {
 // sum accumulates an op's cost over contexts.
 type sum struct {
 	t, lo, hi, flops, bytes float64
+	energy                  float64
 	byBound                 [4]float64
 	dtype                   model.DType
 }
@@ -119,6 +122,7 @@ func (s *sum) add(w float64, co model.Cost, rel float64) {
 	s.hi += high(t, rel)
 	s.flops += w * float64(co.FLOPs)
 	s.bytes += w * float64(co.Bytes)
+	s.energy += w * float64(co.Energy())
 	if int(co.Bound) < len(s.byBound) {
 		s.byBound[co.Bound] += t
 	}
@@ -199,12 +203,12 @@ func (c *coster) priceBetween(k0, k1 model.Kernel, i, n int) (model.Cost, float6
 		a.Batch, a.Heads, a.KVHeads = lerp(a.Batch, b.Batch, i, n), lerp(a.Heads, b.Heads, i, n), lerp(a.KVHeads, b.KVHeads, i, n)
 		a.QLen, a.KVLen, a.HeadDim = lerp(a.QLen, b.QLen, i, n), lerp(a.KVLen, b.KVLen, i, n), lerp(a.HeadDim, b.HeadDim, i, n)
 		c.check(a.DType)
-		return c.p.AttentionCost(a), c.p.Eff.Attention.ErrP90
+		return c.p.Capped(c.p.AttentionCost(a)), c.p.Eff.Attention.ErrP90
 	case model.GEMM:
 		b := k1.(model.GEMM)
 		a.M, a.K, a.N, a.Batch = lerp(a.M, b.M, i, n), lerp(a.K, b.K, i, n), lerp(a.N, b.N, i, n), lerp(a.Batch, b.Batch, i, n)
 		c.check(a.Compute())
-		co := c.dequant(a, c.p.GEMMCost(a))
+		co := c.p.Capped(c.dequant(a, c.p.GEMMCost(a)))
 		return co, c.relErr(a, co.DType)
 	}
 	return c.price(lerpKernel(k0, k1, i, n))
@@ -275,6 +279,7 @@ func (r *runner) decodeEachStep(ph Phase, first, steps int, extra []model.Op) (*
 			a.High += b.High
 			a.FLOPs += b.FLOPs
 			a.Bytes += b.Bytes
+			a.Energy += b.Energy
 		}
 	}
 	rep.total()

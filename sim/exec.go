@@ -100,6 +100,7 @@ func (r *runner) eager(ph *PhaseReport) {
 		return
 	}
 	f := float64(t) / float64(ph.Time)
+	ph.Wait = t - ph.Time
 	for i := range ph.Ops {
 		o := &ph.Ops[i]
 		o.Time, o.Low, o.High = model.Seconds(f*float64(o.Time)), model.Seconds(f*float64(o.Low)), model.Seconds(f*float64(o.High))

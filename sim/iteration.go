@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -196,9 +197,44 @@ func seen(cs []Chunk, c Chunk) bool {
 	return false
 }
 
+// The memos hold token counts and contexts on a grid: every integer up
+// to 512, then steps of 2^(⌊log2 x⌋−9), under 0.2% of x apart; a value
+// between two grid points is interpolated linearly between their prices.
+// TestPricer_grid bounds the error this makes against exact pricing.
+const gridExact = 512
+
+// grid returns the grid points around x: lo ≤ x ≤ hi, equal when x is on
+// the grid.
+func grid(x int) (lo, hi int) {
+	if x <= gridExact {
+		return x, x
+	}
+	step := 1 << (bits.Len(uint(x)) - 1 - 9)
+	lo = x / step * step
+	if lo == x {
+		return x, x
+	}
+	return lo, lo + step
+}
+
+// interpolate returns f(x) from f at x's grid points.
+func interpolate(x int, f func(int) float64) float64 {
+	lo, hi := grid(x)
+	a := f(lo)
+	if lo == hi {
+		return a
+	}
+	b := f(hi)
+	return a + (b-a)*float64(x-lo)/float64(hi-lo)
+}
+
 // denseTime prices every op of a pass at tokens tokens except the
 // attention core and the LM head (and the pipeline transfers).
 func (p *Pricer) denseTime(tokens int, graph bool) float64 {
+	return interpolate(tokens, func(n int) float64 { return p.denseAt(n, graph) })
+}
+
+func (p *Pricer) denseAt(tokens int, graph bool) float64 {
 	k := priceKey{tokens, graph}
 	if t, ok := p.dense[k]; ok {
 		return t
@@ -261,8 +297,15 @@ func (p *Pricer) headTime(rows int, graph bool) float64 {
 	return t
 }
 
-// prefillAttention prices n prefill chunks like ch in one launch on c.
+// prefillAttention prices n prefill chunks like ch in one launch on c,
+// the context on the grid.
 func (p *Pricer) prefillAttention(n int, ch Chunk, c *coster, graph bool) float64 {
+	return interpolate(ch.Context, func(ctx int) float64 {
+		return p.prefillAttentionAt(n, Chunk{ch.Tokens, ctx}, c, graph)
+	})
+}
+
+func (p *Pricer) prefillAttentionAt(n int, ch Chunk, c *coster, graph bool) float64 {
 	k := preKey{n, ch, graph}
 	if t, ok := p.pre[k]; ok {
 		return t
@@ -275,8 +318,13 @@ func (p *Pricer) prefillAttention(n int, ch Chunk, c *coster, graph bool) float6
 	return t
 }
 
-// decodeAttention prices n decode tokens at a mean KV length kv.
+// decodeAttention prices n decode tokens at a mean KV length kv, kv on
+// the grid.
 func (p *Pricer) decodeAttention(n, kv int, graph bool) float64 {
+	return interpolate(kv, func(x int) float64 { return p.decodeAttentionAt(n, x, graph) })
+}
+
+func (p *Pricer) decodeAttentionAt(n, kv int, graph bool) float64 {
 	k := decKey{n, kv, graph}
 	if t, ok := p.dec[k]; ok {
 		return t

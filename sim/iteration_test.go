@@ -103,3 +103,28 @@ func TestPricer_decodeMean(t *testing.T) {
 		t.Errorf("mean-context launch %g s, per-context sum %g s (%.2f%%)", got, sum, 100*(got/sum-1))
 	}
 }
+
+// TestPricer_grid bounds the error of the memo grid: iterations at token
+// counts and contexts off the grid are within 0.5% of pricing them
+// exactly.
+func TestPricer_grid(t *testing.T) {
+	p, err := NewPricer(testSystem(1), tinyLlama(), Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for _, n := range []int{257, 300, 777, 1023, 1500, 3001, 5000, 8191} {
+		got := p.denseTime(n, false)
+		want := p.denseAt(n, false)
+		worst = math.Max(worst, math.Abs(got/want-1))
+		for _, kv := range []int{300, 1025, 4099} {
+			got := p.decodeAttention(min(n, 64), kv, true)
+			want := p.decodeAttentionAt(min(n, 64), kv, true)
+			worst = math.Max(worst, math.Abs(got/want-1))
+		}
+	}
+	t.Logf("worst grid error %.3f%%", 100*worst)
+	if worst > 0.005 {
+		t.Errorf("grid error %.3f%% > 0.5%%", 100*worst)
+	}
+}

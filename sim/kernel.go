@@ -29,7 +29,11 @@ type KernelReport struct {
 	Achieved          model.FLOPRate
 	AchievedBandwidth model.ByteRate
 	Efficiency        float64
-	Warnings          []error
+	// Power is the device's draw during the kernel (0 without a power
+	// model), Energy that over Time.
+	Power    model.Watts
+	Energy   model.Joules
+	Warnings []error
 }
 
 // Kernel prices one launch of k on d.
@@ -50,6 +54,7 @@ func Kernel(d *hardware.Device, k model.Kernel, strict bool) (*KernelReport, err
 		Kind: kindOf(k), FLOPs: co.FLOPs, Bytes: co.Bytes, Intensity: co.Intensity(), Bound: co.Bound, DType: co.DType,
 		Time: co.Time, Low: model.Seconds(low(float64(co.Time), rel)), High: model.Seconds(high(float64(co.Time), rel)),
 		Interval: intervalName(&c.p.Eff), Bandwidth: c.p.Bandwidth, Warnings: c.warnings,
+		Power: co.Power, Energy: co.Energy(),
 	}
 	if r.Intensity > 1e300 {
 		r.Intensity = 0

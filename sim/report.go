@@ -21,6 +21,10 @@ type Report struct {
 
 	Memory Memory
 
+	// Energy is the run's energy and power (energy.go); nil when the
+	// device has no power model.
+	Energy *Energy
+
 	// Interval names the error figure behind every Low and High: "p90"
 	// when the hardware's efficiency parameters carry held-out p90 errors
 	// from a calibration, "none" when they do not (Low = High = time). A
@@ -100,13 +104,20 @@ type PhaseReport struct {
 	Time, Low, High model.Seconds
 	FLOPs           model.FLOPs
 	Bytes           model.Bytes
+	// Energy is what one device draws running the phase's kernels
+	// (their power times their time; see model.Processor.Power).
+	Energy model.Joules
 	// Bound is the bound of the ops that take most of the time.
 	Bound model.Bound
 	// HostBound says the pass waits on the host issuing kernels (eager
 	// execution; see Exec) more than on the device.
 	HostBound bool
-	Classes   []ClassRow
-	Ops       []OpRow
+	// Wait is the part of Time the device spends idle within the pass
+	// (waiting on the host under eager execution); its energy is idle
+	// power's, not the kernels' (energy.go).
+	Wait    model.Seconds
+	Classes []ClassRow
+	Ops     []OpRow
 }
 
 // Intensity returns the phase's arithmetic intensity.
@@ -133,7 +144,8 @@ type OpRow struct {
 	Bytes           model.Bytes
 	Time, Low, High model.Seconds
 	Bound           model.Bound
-	DType           model.DType // the type it computed at
+	DType           model.DType  // the type it computed at
+	Energy          model.Joules // one device's, over Count launches and Steps
 }
 
 // Intensity returns the op's arithmetic intensity.

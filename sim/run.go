@@ -55,6 +55,9 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if err := powerLimit(&p, sc); err != nil {
+		return nil, err
+	}
 	r := runners.Get().(*runner)
 	defer r.release()
 	r.init(sys, w, sc, shape, p)
@@ -63,6 +66,7 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 		rep Report
 		inf InferenceResult
 		dec PhaseReport
+		en  Energy
 	}{rep: Report{
 		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need,
 		Params: w.Params(), ActiveParams: w.ActiveParams(), Interval: intervalName(&p.Eff),
@@ -80,6 +84,7 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.energy(&out.en)
 	r.rep.Warnings = append(r.c.warnings, r.rep.Warnings...)
 	if err := r.rep.checkFinite(); err != nil {
 		return nil, err

@@ -172,6 +172,10 @@ type Scenario struct {
 	// each decode step as a CUDA graph (see GraphLaunch).
 	NoGraphs bool
 
+	// PowerCap is a device power limit below the hardware's cap (0: the
+	// cap): kernels that would draw more run at lower clocks (energy.go).
+	PowerCap model.Watts
+
 	// Exec is how the framework runs the prefill (a CNN's forward pass)
 	// and the training passes: see Exec. Decode steps follow NoGraphs.
 	Exec Exec

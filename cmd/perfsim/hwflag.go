@@ -10,6 +10,22 @@ import (
 // hwFlagUsage is the help text of every --hw flag.
 const hwFlagUsage = "hardware: a catalog name or alias (h100, a100, mi300x; see 'perfsim hardware list') or a hardware TOML file"
 
+// setFlagUsage is the help text of every --set flag.
+const setFlagUsage = "what-if: change a datasheet number of the --hw device, key=value with a unit (repeatable): memory.bandwidth=8TB/s, peak.matrix.fp8=4PFLOP/s, memory.capacity, memory.l2, peak.vector.<dtype>, compute_units, clock, interconnect.intra.bandwidth, interconnect.inter.bandwidth"
+
+// whatIf applies --set settings to d (hardware.Derive); a bad setting is
+// a usage error naming the flag.
+func whatIf(d *hardware.Device, sets []string) (*hardware.Device, error) {
+	if len(sets) == 0 {
+		return d, nil
+	}
+	w, err := hardware.Derive(d, sets)
+	if err != nil {
+		return nil, usageError{linesError{err}}
+	}
+	return w, nil
+}
+
 // resolveHardware returns the device a --hw argument names: a catalog
 // name or alias, or a path to a hardware TOML file. A file's problems
 // come back one per line, each prefixed "perfsim: " when printed, so that

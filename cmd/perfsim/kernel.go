@@ -32,10 +32,12 @@ type kernelOptions struct {
 	dtype, out model.DType
 	size       model.Bytes
 	strict     bool
+	sets       []string
 }
 
 func (o *kernelOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
 	fs.IntVar(&o.m, "m", 0, "gemm: rows of A and C")
 	fs.IntVar(&o.k, "k", 0, "gemm: the reduction dimension")
 	fs.IntVar(&o.n, "n", 0, "gemm: columns of B and C")
@@ -108,6 +110,9 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	dev, err := resolveHardware(o.hw)
 	if err != nil {
+		return err
+	}
+	if dev, err = whatIf(dev, o.sets); err != nil {
 		return err
 	}
 	r, err := sim.Kernel(dev, k, o.strict)

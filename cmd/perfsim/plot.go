@@ -30,6 +30,7 @@ func plotKinds() map[string]plotKind {
 		"memory":    {"stacked memory by kind against capacity, across batch sizes or context lengths", runPlotMemory},
 		"sweep":     {"throughput against latency across batch sizes, a line per hardware; --speedup: a heat map", runPlotSweep},
 		"gemms":     {"MACs per GEMM of a model (the seed's GPT-3 table), log bars", runPlotGemms},
+		"energy":    {"output tokens per joule, or --cost per million tokens, across batch sizes, a line per hardware", runPlotEnergy},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/internal/fileio"
+	"github.com/perfsim/perfsim/price"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -51,10 +52,13 @@ type simulateOptions struct {
 	amp                       bool
 	train                     trainFlags
 	loaderRate                float64
+	sets                      []string
+	energy                    energyOptions
 }
 
 func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
 	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml or HuggingFace config.json")
 	fs.StringVar(&o.mode, "mode", "inference", "inference or training")
 	fs.IntVar(&o.batch, "batch", 1, "sequences (images) per batch; in training, the micro-batch per data-parallel replica")
@@ -81,6 +85,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.top, "top", 10, "ops listed per phase with --breakdown")
 	addFormatFlag(fs, &o.format)
 	fs.BoolVar(&o.strict, "strict", false, "a data type the hardware has no peak for is an error, not a fallback")
+	o.energy.AddFlags(fs)
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
@@ -151,6 +156,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.Strict = o.strict
 	sc.NoGraphs = !o.graphs
+	sc.PowerCap = o.energy.powerCap
 	if ex, err := sim.ParseExec(o.exec); err != nil {
 		errs = append(errs, usagef("--exec: %v", err))
 	} else {
@@ -243,6 +249,21 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	)
 	if o.train.system == "" {
 		dev, fixed, hwErr = resolveDeviceOrSystem(o.hw)
+		if hwErr == nil && len(o.sets) > 0 && fixed != nil {
+			hwErr = usagef("--set: %s is a system file; --set changes a device (name the device with --hw)", o.hw)
+		} else if hwErr == nil {
+			if dev, err = whatIf(dev, o.sets); err != nil {
+				hwErr = err
+			}
+		}
+	} else if len(o.sets) > 0 {
+		hwErr = usagef("--set: changes the --hw device, not a --system")
+	}
+	var pricing *price.Pricing
+	if hwErr == nil {
+		if pricing, err = o.energy.pricing(fs, dev); err != nil {
+			hwErr = err
+		}
 	}
 	m, mErr := resolveModel(o.model)
 	var vErr error
@@ -284,13 +305,23 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
 	}
 	nofit := warnNotFit(stderr, sys, w, rep)
+	ej := energyOf(rep, pricing)
+	cj, err := costOf(rep, pricing)
+	if err != nil {
+		return err
+	}
 	switch f {
 	case formatJSON:
-		err = writeJSON(stdout, simulateJSON(rep, sys.Device.CalibrationLabel(), lim, o.breakdown))
+		j := simulateJSON(rep, sys.Device.CalibrationLabel(), lim, o.breakdown)
+		j.Energy, j.Cost = ej, cj
+		err = writeJSON(stdout, j)
 	case formatCSV:
-		err = writeSimulateCSV(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown)
+		err = writeSimulateCSV(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown, energyCSVRows(ej, cj))
 	default:
 		err = writeSimulateTable(stdout, rep, sys.Device.CalibrationLabel(), lim, o.breakdown, o.top, nofit)
+		if err == nil {
+			err = writeEnergyTable(stdout, rep, ej, cj)
+		}
 	}
 	if err == nil && nofit != "" && o.requireFit {
 		err = errNotFit{nofit}

@@ -43,6 +43,8 @@ type simJSON struct {
 	DecodeBound  string   `json:"decode_bound,omitempty"`
 
 	Training *trainingJSON `json:"training,omitempty"`
+	Energy   *energyJSON   `json:"energy,omitempty"` // energy.go
+	Cost     *costJSON     `json:"cost,omitempty"`
 
 	Memory   memoryJSON  `json:"memory"`
 	Phases   []phaseJSON `json:"phases"`
@@ -301,7 +303,7 @@ func dtypeName(d model.DType) string {
 
 // writeSimulateCSV writes the summary as metric,value rows (the JSON's
 // keys, dotted), or with breakdown one row per op of every phase.
-func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool) error {
+func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, breakdown bool, extra [][]string) error {
 	if breakdown {
 		header := []string{"phase", "op", "class", "kind", "count", "time_s", "time_s_low", "time_s_high", "share", "bound", "dtype", "flops", "bytes", "intensity_flop_per_byte"}
 		var rows [][]string
@@ -374,6 +376,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		add("phases."+p.Name+".time_s", num(p.Time))
 		add("phases."+p.Name+".bound", p.Bound)
 	}
+	rows = append(rows, extra...)
 	return writeCSV(w, []string{"metric", "value"}, rows)
 }
 

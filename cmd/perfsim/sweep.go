@@ -51,6 +51,7 @@ type sweepFlags struct {
 	hw, model, batch, input, output, tp, pp, dtype, format string
 	phases, yes                                            bool
 	workers                                                int
+	energy                                                 energyOptions
 }
 
 func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
@@ -67,6 +68,7 @@ func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.yes, "yes", false, "run a sweep of more than 10 million points")
 	fs.BoolVar(&o.yes, "force", false, "the same as --yes")
 	fs.IntVar(&o.workers, "workers", 0, "parallel workers (default: the number of CPUs)")
+	o.energy.AddFlags(fs)
 	fs.MarkHidden("force")
 }
 
@@ -146,6 +148,9 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if err := o.energy.sweep(fs, s); err != nil {
+		return err
+	}
 	skipped, err := writeSweep(ctx, stdout, s, f, o.workers, o.phases, progressLine(stderr))
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "perfsim: sweep: %d of %.0f points left out: %s\n", countSkipped(skipped), s.size(), summarize(skipped))
@@ -162,7 +167,7 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // The inverse queries (max_batch, max_context) are not answered per
 // point: they are 0.
 func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, workers int, phases bool, progress func(done, total int)) (map[string]int, error) {
-	sw := &sweepWriter{f: f, phases: phases, out: bufio.NewWriterSize(w, 64<<10), skipped: map[string]int{}}
+	sw := &sweepWriter{s: s, f: f, phases: phases, out: bufio.NewWriterSize(w, 64<<10), skipped: map[string]int{}}
 	for _, d := range s.HW {
 		sw.labels = append(sw.labels, d.CalibrationLabel())
 	}
@@ -176,6 +181,7 @@ func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, worker
 // A sweepWriter renders sweep rows (in the workers) and writes them in
 // order (in the emitting goroutine).
 type sweepWriter struct {
+	s       *sweepSpec
 	f       format
 	phases  bool
 	out     *bufio.Writer
@@ -203,6 +209,7 @@ func (sw *sweepWriter) render(r *sweepResult) {
 		return
 	}
 	j := simulateJSON(r.Report, sw.labels[r.Point.HW], limitsResult{}, false)
+	j.Energy, j.Cost = sweepEnergy(sw.s, r)
 	r.Report = nil // the row is all that is kept
 	if !sw.phases {
 		j.Phases = []phaseJSON{}
@@ -254,7 +261,7 @@ func (sw *sweepWriter) emit(r *sweepResult) error {
 	default:
 		if first {
 			sw.tw = newTable(sw.out)
-			fmt.Fprintln(sw.tw, sweepTableHeader)
+			fmt.Fprintln(sw.tw, sweepTableHeader+energyHeader(priced(sw.s)))
 		}
 		_, err = sw.tw.Write(r.Row)
 	}
@@ -351,6 +358,10 @@ var sweepColumns = []string{
 	"prefill_bound", "decode_bound", "fits",
 	"memory.weights_bytes", "memory.kv_cache_bytes", "memory.activations_bytes", "memory.reserve_bytes",
 	"memory.total_bytes", "memory.capacity_bytes", "memory.usable_bytes", "memory.headroom_bytes",
+	// energy.go
+	"energy.average_w_per_device", "energy.prefill_j_per_input_token", "energy.decode_j_per_output_token",
+	"energy.j_per_output_token", "energy.output_tokens_per_j",
+	"cost.currency", "cost.per_request", "cost.per_million_input_tokens", "cost.per_million_output_tokens", "cost.inputs",
 }
 
 func optNum(v *float64) string {
@@ -363,12 +374,13 @@ func optNum(v *float64) string {
 // sweepCSVRow returns the CSV fields of one row.
 func sweepCSVRow(j *simJSON) []string {
 	sc, m := j.Scenario, j.Memory
-	return []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
+	row := []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
 		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
 		sc.Weights, sc.Act, sc.KV,
 		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
 		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
 		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Usable), num(m.Headroom)}
+	return append(row, sweepEnergyCells(*j)...)
 }
 
 const sweepTableHeader = "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"
@@ -394,6 +406,6 @@ func sweepTableRow(dst []byte, j *simJSON) []byte {
 	if !j.Fits {
 		fits = "no (" + model.Bytes(-j.Memory.Headroom).String() + " short)"
 	}
-	return fmt.Appendf(dst, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
-		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits)
+	return fmt.Appendf(dst, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
+		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits, energyTableCells(*j, j.Cost != nil))
 }

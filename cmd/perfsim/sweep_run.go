@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/price"
 	"github.com/perfsim/perfsim/sim"
 	"github.com/perfsim/perfsim/workloads"
 )
@@ -28,6 +29,9 @@ type sweepSpec struct {
 	// Base is the scenario every point starts from (sim.Default when
 	// zero); a point sets its batch, lengths, degrees and data types.
 	Base sim.Scenario
+	// Prices are the pricings of the hardware by index in HW (energy.go);
+	// nil for none.
+	Prices []*price.Pricing
 }
 
 // size returns the number of points, as a float64 so that a huge product

@@ -29,6 +29,7 @@ func TestSweepStream_sameBytes(t *testing.T) {
 	for _, r := range res {
 		if r.Err == nil {
 			j := simulateJSON(r.Report, s.HW[r.Point.HW].CalibrationLabel(), limitsResult{}, false)
+			j.Energy, j.Cost = sweepEnergy(s, &r)
 			j.Phases = []phaseJSON{}
 			rows = append(rows, j)
 		}
@@ -47,7 +48,7 @@ func TestSweepStream_sameBytes(t *testing.T) {
 	}
 	cw.Flush()
 	tw := newTable(want[formatTable])
-	fmt.Fprintln(tw, sweepTableHeader)
+	fmt.Fprintln(tw, sweepTableHeader+energyHeader(priced(s)))
 	for i := range rows {
 		tw.Write(sweepTableRow(nil, &rows[i]))
 	}

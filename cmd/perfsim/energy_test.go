@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestEnergyGolden pins simulate's and sweep's energy and cost output:
+// every cost figure is printed with its inputs (price, its source and
+// date, PUE, years).
+func TestEnergyGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"energy_price.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--batch", "8", "--price", "2.5/h", "--pue", "1.2"}},
+		{"energy_table.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-70b", "--tp", "4", "--batch", "16", "--prices", "testdata/energy/prices.toml"}},
+		{"energy_tco_training.stdout", []string{"simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--global-batch", "8", "--tokens", "300e9",
+			"--purchase", "25000 USD", "--years", "4", "--energy-price", "0.10/kWh", "--pue", "1.3"}},
+		{"energy_power_cap.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--batch", "8", "--power-cap", "500W"}},
+		{"energy_sweep.stdout", []string{"sweep", "--hw", "h100,b200", "--model", "llama3-8b", "--batch", "1,64", "--price", "2.5/h"}},
+		{"energy_sweep_csv.stdout", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "8", "--prices", "testdata/energy/prices.toml", "--format", "csv"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := perfsim(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+// TestEnergy_inputsPrinted: a cost figure never comes without what it
+// assumed.
+func TestEnergy_inputsPrinted(t *testing.T) {
+	out, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--prices", "testdata/energy/prices.toml", "--price-name", "own")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"25000.00 USD per device over 4 years", "0.1 USD/kWh × PUE 1.3", "assumed: an owner's figures, for the example", "2026-01", "testdata/energy/prices.toml:10", "per million output tokens"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}
+
+// TestEnergy_json checks the energy and cost objects: the run's energy
+// is its kernels' plus its gaps', the facility's the node's times PUE,
+// and the cost per request times the batch is the run's.
+func TestEnergy_json(t *testing.T) {
+	out, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--batch", "4", "--pp", "2", "--format", "json", "--price", "3 EUR/h", "--pue", "1.5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var j struct {
+		Energy energyJSON `json:"energy"`
+		Cost   struct {
+			Currency   string  `json:"currency"`
+			Run        float64 `json:"run"`
+			PerRequest float64 `json:"per_request"`
+			PUE        float64 `json:"pue"`
+			Hourly     float64 `json:"price_per_device_hour"`
+		} `json:"cost"`
+		E2E float64 `json:"e2e_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	e := j.Energy
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+	if !near(e.GPUJ, e.KernelsJ+e.GapsJ) || e.GapsJ <= 0 {
+		t.Errorf("gpu %v ≠ kernels %v + gaps %v (pp 2 has gaps)", e.GPUJ, e.KernelsJ, e.GapsJ)
+	}
+	if !near(e.FacilityJ, 1.5*e.NodeJ) || e.PUE != 1.5 {
+		t.Errorf("facility %v, node %v, pue %v", e.FacilityJ, e.NodeJ, e.PUE)
+	}
+	if !near(j.Cost.Run, 2*3*j.E2E/3600) || !near(4*j.Cost.PerRequest, j.Cost.Run) || j.Cost.Currency != "EUR" || j.Cost.Hourly != 3 {
+		t.Errorf("cost %+v for 2 devices × %v s at 3 EUR/h", j.Cost, j.E2E)
+	}
+}
+
+// TestEnergy_badInput: each bad value is a usage error naming its flag
+// (or the file:line:key of a price table).
+func TestEnergy_badInput(t *testing.T) {
+	base := []string{"simulate", "--hw", "h100", "--model", "llama3-8b"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--price", "-2.5/h"}, `--price: "-2.5/h" is not a price per hour or per kWh (e.g. "2.5/h", "2.1 EUR/h", "0.12 USD/kWh"): a price must not be negative`},
+		{[]string{"--price", "2.5"}, `--price: "2.5" is not a price per hour or per kWh (e.g. "2.5/h", "2.1 EUR/h", "0.12 USD/kWh"): no currency or unit`},
+		{[]string{"--price", "2.5 USD"}, `no currency or unit`},
+		{[]string{"--price", "0.1/kWh"}, `--price: 0.1 USD/kWh is not a price per device-hour`},
+		{[]string{"--price", "2/h", "--pue", "0.9"}, `--pue: must be at least 1 (facility power over IT power), got 0.9`},
+		{[]string{"--power-cap", "50W"}, `--power-cap: 50 W is at or below H100 SXM's idle power, 70 W`},
+		{[]string{"--power-cap", "800W"}, `--power-cap: 800 W is above H100 SXM's cap, 700 W`},
+		{[]string{"--power-cap", "500"}, `"500" is not a power: missing unit`},
+		{[]string{"--purchase", "25000"}, `--purchase: "25000" is not an amount of money with its currency`},
+		{[]string{"--purchase", "25000 USD"}, `--years: a TCO needs a positive amortisation period in years, got 0`},
+		{[]string{"--purchase", "25000 USD", "--years", "4", "--energy-price", "0.1 EUR/kWh"}, `--energy-price: is in EUR, the purchase in USD`},
+		{[]string{"--prices", "testdata/energy/prices.toml", "--hw", "b200"}, `--prices: testdata/energy/prices.toml has no price for B200`},
+		{[]string{"--price-name", "own"}, `--price-name: needs --prices`},
+	} {
+		out, stderr, code := perfsim(t, append(append([]string(nil), base...), tt.args...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q (stdout %d bytes)", tt.args, code, stderr, tt.want, len(out))
+		}
+	}
+}

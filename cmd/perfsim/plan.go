@@ -1,0 +1,412 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/plan"
+	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
+)
+
+const planSynopsis = "perfsim plan serve --hw NAME|FILE --model NAME|FILE --rate R --ttft-p99 T --tpot-p99 T [--input S --output G | --workload sharegpt] [--tp 1,2,4,8] [--pp 1,2] [--dtypes bf16,fp8] [--max-seqs 0,64,256] [--max-gpus N] [--engine E] [--max-rate --dp N] [--format table|json|csv] [--front-plot FILE] [--load-plot FILE]"
+
+const planExamples = `  # the fewest H100s serving 20 req/s of Llama 3 70B with p99 TTFT ≤ 1 s and p99 TPOT ≤ 50 ms
+  perfsim plan serve --hw h100 --model llama3-70b --rate 20 --ttft-p99 1s --tpot-p99 50ms --input 1024 --output 256 --requests 600
+
+  # the highest rate one deployment sustains under the SLOs, and latency against load
+  perfsim plan serve --hw h100 --model llama3-8b --max-rate --tp 1 --dtypes bf16 --ttft-p99 500ms --tpot-p99 30ms --requests 600 --load-plot load.svg
+`
+
+// planOptions are the flags of perfsim plan serve.
+type planOptions struct {
+	hw, model, format, engine string
+	input, output, workload   string
+	requests, maxGPUs, dp     int
+	rate                      float64
+	seed                      uint64
+	tp, pp, maxSeqs           []int
+	dtypes                    []string
+	ttft, tpot                model.Seconds
+	maxRate                   bool
+	frontPlot, loadPlot       string
+}
+
+func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model file")
+	fs.Float64Var(&o.rate, "rate", 0, "target load in requests per second (Poisson arrivals)")
+	fs.Var(&o.ttft, "ttft-p99", "p99 TTFT objective, with a unit, e.g. 1s")
+	fs.Var(&o.tpot, "tpot-p99", "p99 TPOT objective, with a unit, e.g. 50ms")
+	fs.StringVar(&o.input, "input", "1024", "prompt tokens, as serve's --input")
+	fs.StringVar(&o.output, "output", "256", "generated tokens, as serve's --output")
+	fs.StringVar(&o.workload, "workload", "", "a named length mix instead of --input/--output: sharegpt")
+	fs.IntVar(&o.requests, "requests", 1000, "requests simulated per candidate")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
+	fs.StringVar(&o.engine, "engine", "vllm", "engine preset: "+strings.Join(serve.Engines(), ", "))
+	fs.IntSliceVar(&o.tp, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to search")
+	fs.IntSliceVar(&o.pp, "pp", []int{1, 2}, "pipeline-parallel degrees to search")
+	fs.StringSliceVar(&o.dtypes, "dtypes", []string{"bf16", "fp8"}, "data types to search (weights, activations and KV cache)")
+	fs.IntSliceVar(&o.maxSeqs, "max-seqs", []int{0, 64, 256}, "caps on running requests to search (0: the engine's)")
+	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "GPUs at most")
+	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (the first --tp, --pp, --dtypes, --max-seqs and --dp) sustains under the SLOs, by bisection")
+	fs.IntVar(&o.dp, "dp", 1, "replicas of the deployment with --max-rate")
+	addFormatFlag(fs, &o.format)
+	fs.StringVar(&o.frontPlot, "front-plot", "", "draw the Pareto front (tokens/s per GPU against tokens/s per user) to this SVG, PNG or PDF")
+	fs.StringVar(&o.loadPlot, "load-plot", "", "with --max-rate: draw p50 and p99 TTFT and TPOT against the rate, with the SLOs and the knee")
+}
+
+func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "serve" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprintf(stderr, "Usage: %s\n\nRun 'perfsim plan serve --help' for the flags.\n", planSynopsis)
+			return pflag.ErrHelp
+		}
+		return usagef("plan: want a plan kind: serve")
+	}
+	var o planOptions
+	fs := newFlagSet("plan serve", planSynopsis, planExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlagsNoArgs(fs, args[1:], "plan serve"); err != nil {
+		return err
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	q, dev, err := o.query(fs)
+	if err != nil {
+		return err
+	}
+	if o.maxRate {
+		return o.runMaxRate(q, dev, f, stdout, stderr)
+	}
+	p, err := plan.Serve(*q)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "perfsim: %d layouts seen, %d pruned, %d simulations, %.1f s\n", p.Seen, p.Pruned, p.Simulated, p.Elapsed.Seconds())
+	if o.frontPlot != "" {
+		if err := savePlanFront(o.frontPlot, p, stdout); err != nil {
+			return err
+		}
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, planJSON(p))
+	case formatCSV:
+		return writePlanCSV(stdout, p)
+	}
+	return writePlanTable(stdout, p, q)
+}
+
+// query checks the flags and builds the search.
+func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Device, error) {
+	var errs []error
+	if !o.maxRate && !(o.rate > 0 && !math.IsInf(o.rate, 0)) {
+		errs = append(errs, usagef("--rate: want a positive number of requests per second, got %g", o.rate))
+	}
+	if !fs.Changed("ttft-p99") && !fs.Changed("tpot-p99") {
+		errs = append(errs, usagef("--ttft-p99, --tpot-p99: give at least one objective, with a unit (1s, 50ms)"))
+	}
+	if o.ttft < 0 || o.tpot < 0 {
+		errs = append(errs, usagef("--ttft-p99, --tpot-p99: must not be negative"))
+	}
+	for _, l := range []struct {
+		name string
+		v    []int
+		min  int
+	}{{"tp", o.tp, 1}, {"pp", o.pp, 1}, {"max-seqs", o.maxSeqs, 0}} {
+		if len(l.v) == 0 {
+			errs = append(errs, usagef("--%s: empty list", l.name))
+		}
+		for _, v := range l.v {
+			if v < l.min {
+				errs = append(errs, usagef("--%s: %d is below %d", l.name, v, l.min))
+			}
+		}
+	}
+	if o.requests < 1 || o.maxGPUs < 1 || o.dp < 1 {
+		errs = append(errs, usagef("--requests, --max-gpus, --dp: must be at least 1"))
+	}
+	var dts []model.DType
+	for _, s := range o.dtypes {
+		d, err := model.ParseDType(s)
+		if err != nil {
+			errs = append(errs, usagef("--dtypes: %v", err))
+		}
+		dts = append(dts, d)
+	}
+	wl := serve.Workload{N: o.requests, Arrival: serve.Poisson, Rate: o.rate, Seed: o.seed}
+	if o.maxRate {
+		wl.Rate = 1
+	}
+	switch strings.ToLower(o.workload) {
+	case "":
+		in, err := serve.ParseLengths(o.input)
+		if err != nil {
+			errs = append(errs, usagef("--input: %v", err))
+		}
+		out, err := serve.ParseLengths(o.output)
+		if err != nil {
+			errs = append(errs, usagef("--output: %v", err))
+		}
+		wl.Input, wl.Output = in, out
+	case "sharegpt":
+		wl.Joint = serve.ShareGPT{}
+	default:
+		errs = append(errs, usagef("--workload: unknown workload %q (want sharegpt)", o.workload))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	dev, err := resolveHardware(o.hw)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := resolveModel(o.model)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := simWorkload{m}
+	if _, err := serve.Preset(o.engine, dev.Memory.Limit()); err != nil {
+		return nil, nil, usagef("--engine: %v", err)
+	}
+	deploy := func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
+		e, _ := serve.Preset(o.engine, dev.Memory.Limit())
+		if l.MaxSeqs > 0 {
+			e.MaxSeqs = l.MaxSeqs
+		}
+		sys, err := systemFor(dev, l.TP*l.PP)
+		if err != nil {
+			return nil, e, err
+		}
+		sc := sim.Default()
+		sc.TP, sc.PP, sc.Weights, sc.Act, sc.KV = l.TP, l.PP, l.DType, l.DType, l.DType
+		p, err := sim.NewPricer(sys, w, e.Scenario(sc))
+		return p, e, err
+	}
+	q := &plan.ServeQuery{MaxGPUs: o.maxGPUs, Workload: wl, SLO: plan.SLO{TTFTP99: o.ttft, TPOTP99: o.tpot},
+		Deploy: deploy, Workers: runtime.GOMAXPROCS(0)}
+	for _, tp := range o.tp {
+		for _, pp := range o.pp {
+			for _, d := range dts {
+				for _, ms := range o.maxSeqs {
+					q.Layouts = append(q.Layouts, plan.Layout{TP: tp, PP: pp, DType: d, MaxSeqs: ms})
+				}
+			}
+		}
+	}
+	return q, dev, nil
+}
+
+// runMaxRate answers --max-rate for the first layout.
+func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f format, stdout, stderr io.Writer) error {
+	l := q.Layouts[0]
+	p, e, err := q.Deploy(l)
+	if err != nil {
+		return scenarioUsage(err)
+	}
+	r, res, err := plan.MaxRate(p, e, o.dp, q.Workload, q.SLO, 0.01)
+	if err != nil {
+		return err
+	}
+	if o.loadPlot != "" {
+		if err := saveLoadPlot(o.loadPlot, p, e, o.dp, q, r); err != nil {
+			return err
+		}
+	}
+	out := maxRateJSON{Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
+	if res != nil {
+		out.TTFTP99S, out.TPOTP99S, out.OutputTokensPerS = res.TTFT.P99, res.TPOT.P99, res.OutputTokensPerSecond
+	}
+	switch f {
+	case formatJSON:
+		return writeJSON(stdout, out)
+	case formatCSV:
+		return writeCSV(stdout, []string{"layout", "dp", "gpus", "max_requests_per_s", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s"},
+			[][]string{{out.Layout, strconv.Itoa(out.DP), strconv.Itoa(out.GPUs), num(r), num(out.TTFTP99S), num(out.TPOTP99S), num(out.OutputTokensPerS)}})
+	}
+	tw := newTable(stdout)
+	fmt.Fprintf(tw, "deployment\t%s × dp %d = %d GPUs (%s)\n", out.Layout, out.DP, out.GPUs, e.Name)
+	fmt.Fprintf(tw, "max rate\t%s req/s under p99 TTFT ≤ %v and p99 TPOT ≤ %v (0: none)\n", fnum(r), q.SLO.TTFTP99, q.SLO.TPOTP99)
+	if res != nil {
+		fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(out.TTFTP99S), model.Seconds(out.TPOTP99S), fnum(out.OutputTokensPerS))
+	}
+	return tw.Flush()
+}
+
+type maxRateJSON struct {
+	Layout           string  `json:"layout"`
+	DP               int     `json:"dp"`
+	GPUs             int     `json:"gpus"`
+	MaxRequestsPerS  float64 `json:"max_requests_per_s"`
+	TTFTP99S         float64 `json:"ttft_p99_s"`
+	TPOTP99S         float64 `json:"tpot_p99_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+}
+
+type candJSON struct {
+	TP                int     `json:"tp"`
+	PP                int     `json:"pp"`
+	DP                int     `json:"dp"`
+	DType             string  `json:"dtype"`
+	MaxSeqs           int     `json:"max_seqs"`
+	GPUs              int     `json:"gpus"`
+	TTFTP99S          float64 `json:"ttft_p99_s"`
+	TPOTP99S          float64 `json:"tpot_p99_s"`
+	TokensPerS        float64 `json:"output_tokens_per_s"`
+	TokensPerSPerGPU  float64 `json:"output_tokens_per_s_per_gpu"`
+	TokensPerSPerUser float64 `json:"output_tokens_per_s_per_user"`
+	Meets             bool    `json:"meets_slo"`
+	Over              bool    `json:"overloaded"`
+}
+
+func candOf(c plan.Candidate) candJSON {
+	return candJSON{TP: c.TP, PP: c.PP, DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
+		TTFTP99S: c.TTFTP99, TPOTP99S: c.TPOTP99, TokensPerS: c.TokensPerSecond, TokensPerSPerGPU: c.TokensPerSecondPerGPU,
+		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded}
+}
+
+type planOut struct {
+	Best       *candJSON  `json:"best"`
+	Front      []candJSON `json:"pareto_front"`
+	Candidates []candJSON `json:"candidates"`
+	Seen       int        `json:"layouts_seen"`
+	Pruned     int        `json:"pruned"`
+	Simulated  int        `json:"simulated"`
+}
+
+func planJSON(p *plan.ServePlan) planOut {
+	out := planOut{Seen: p.Seen, Pruned: p.Pruned, Simulated: p.Simulated, Front: []candJSON{}, Candidates: []candJSON{}}
+	if p.Best != nil {
+		b := candOf(*p.Best)
+		out.Best = &b
+	}
+	for _, c := range p.Front {
+		out.Front = append(out.Front, candOf(c))
+	}
+	for _, c := range p.All {
+		out.Candidates = append(out.Candidates, candOf(c))
+	}
+	return out
+}
+
+func writePlanCSV(w io.Writer, p *plan.ServePlan) error {
+	header := []string{"tp", "pp", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best"}
+	var rows [][]string
+	onFront := map[plan.Candidate]bool{}
+	for _, c := range p.Front {
+		onFront[c] = true
+	}
+	for _, c := range p.All {
+		rows = append(rows, []string{strconv.Itoa(c.TP), strconv.Itoa(c.PP), strconv.Itoa(c.DP), c.DType.String(), strconv.Itoa(c.MaxSeqs),
+			strconv.Itoa(c.GPUs), num(c.TTFTP99), num(c.TPOTP99), num(c.TokensPerSecond), num(c.TokensPerSecondPerGPU), num(c.TokensPerSecondPerUser),
+			strconv.FormatBool(c.Meets), strconv.FormatBool(c.Overloaded), strconv.FormatBool(onFront[c]), strconv.FormatBool(p.Best != nil && *p.Best == c)})
+	}
+	return writeCSV(w, header, rows)
+}
+
+func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery) error {
+	tw := newTable(w)
+	fmt.Fprintf(tw, "target\t%s req/s, p99 TTFT ≤ %v, p99 TPOT ≤ %v (0: none)\n", fnum(q.Workload.Rate), q.SLO.TTFTP99, q.SLO.TPOTP99)
+	if p.Best == nil {
+		fmt.Fprintf(tw, "best\tno layout within %d GPUs meets the objectives\n", q.MaxGPUs)
+	} else {
+		b := p.Best
+		fmt.Fprintf(tw, "best\t%v × dp %d = %d GPUs: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b.Layout, b.DP, b.GPUs,
+			model.Seconds(b.TTFTP99), model.Seconds(b.TPOTP99), fnum(b.TokensPerSecondPerGPU))
+	}
+	fmt.Fprintf(tw, "\nPareto front\ttokens/s per user\ttokens/s per GPU\tGPUs\tTTFT p99\tTPOT p99\tmeets\n")
+	for _, c := range p.Front {
+		fmt.Fprintf(tw, "%v × dp %d\t%s\t%s\t%d\t%v\t%v\t%v\n", c.Layout, c.DP, fnum(c.TokensPerSecondPerUser), fnum(c.TokensPerSecondPerGPU),
+			c.GPUs, model.Seconds(c.TTFTP99), model.Seconds(c.TPOTP99), c.Meets)
+	}
+	return tw.Flush()
+}
+
+// savePlanFront draws every candidate that kept up, and the front.
+func savePlanFront(path string, p *plan.ServePlan, stdout io.Writer) error {
+	l := chart.Lines{Title: "Serving: throughput per GPU against speed per user", XLabel: "output tokens/s per user (1/mean TPOT)", YLabel: "output tokens/s per GPU"}
+	var all, fr []chart.LinePoint
+	for _, c := range p.All {
+		if !c.Overloaded {
+			all = append(all, chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU})
+		}
+	}
+	for _, c := range p.Front {
+		fr = append(fr, chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU, Label: fmt.Sprintf("tp%d pp%d %s ×%d", c.TP, c.PP, c.DType, c.DP)})
+	}
+	if len(fr) == 0 {
+		return errors.New("--front-plot: no candidate kept up with the load")
+	}
+	l.Lines = []chart.Line{{Name: "Pareto front", Points: fr}}
+	if len(all) > len(fr) {
+		l.Lines = append(l.Lines, chart.Line{Name: "other candidates", Points: all})
+	}
+	return saveChart(path, l, stdout)
+}
+
+// saveLoadPlot simulates the deployment at fractions of its max rate and
+// draws p50 and p99 TTFT and TPOT against the rate, with the SLOs as
+// lines and the knee (the max rate) marked.
+func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.ServeQuery, knee float64) error {
+	if knee <= 0 {
+		return errors.New("--load-plot: the deployment meets the objectives at no rate")
+	}
+	names := []string{"TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"}
+	lines := make([]chart.Line, 4)
+	for i := range lines {
+		lines[i].Name = names[i]
+	}
+	w := q.Workload
+	for _, f := range []float64{0.2, 0.4, 0.6, 0.8, 0.9, 1, 1.1, 1.2} {
+		w.Rate = f * knee
+		reqs, err := w.Requests()
+		if err != nil {
+			return err
+		}
+		res, err := serve.RunReplicas(p, e, reqs, dp, serve.Options{})
+		if err != nil {
+			return err
+		}
+		lbl := ""
+		if f == 1 {
+			lbl = "knee"
+		}
+		for i, v := range []float64{res.TTFT.P50, res.TTFT.P99, res.TPOT.P50, res.TPOT.P99} {
+			lines[i].Points = append(lines[i].Points, chart.LinePoint{X: w.Rate, Y: 1e3 * v, Label: lbl})
+		}
+	}
+	for _, s := range []struct {
+		name string
+		v    model.Seconds
+	}{{"TTFT SLO", q.SLO.TTFTP99}, {"TPOT SLO", q.SLO.TPOTP99}} {
+		if s.v > 0 {
+			lines = append(lines, chart.Line{Name: s.name, Points: []chart.LinePoint{{X: 0.2 * knee, Y: 1e3 * float64(s.v)}, {X: 1.2 * knee, Y: 1e3 * float64(s.v)}}})
+		}
+	}
+	return saveChart(path, chart.Lines{Title: "Latency against load", XLabel: "arrival rate (requests/s)", YLabel: "latency (ms)", LogY: true, Lines: lines}, nil)
+}
+
+func saveChart(path string, l chart.Lines, stdout io.Writer) error {
+	c, err := l.Chart()
+	if err != nil {
+		return err
+	}
+	if _, err := chart.FormatOf(path); err != nil {
+		return usagef("%v", err)
+	}
+	return chart.Save(path, c, 8*72, 5*72)
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlanServe: the plan's JSON names a best layout that meets the
+// SLOs, and the Pareto chart is written.
+func TestPlanServe(t *testing.T) {
+	dir := t.TempDir()
+	front := filepath.Join(dir, "front.svg")
+	out, errOut, code := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "30", "--ttft-p99", "500ms", "--tpot-p99", "30ms",
+		"--tp", "1,2", "--pp", "1", "--max-seqs", "0", "--requests", "300", "--format", "json", "--front-plot", front)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var v struct {
+		Best *struct {
+			GPUs     int     `json:"gpus"`
+			TTFT     float64 `json:"ttft_p99_s"`
+			TPOT     float64 `json:"tpot_p99_s"`
+			MeetsSLO bool    `json:"meets_slo"`
+		} `json:"best"`
+		Simulated int `json:"simulated"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Best == nil || !v.Best.MeetsSLO || v.Best.TTFT > 0.5 || v.Best.TPOT > 0.03 || v.Simulated == 0 {
+		t.Errorf("plan: %s", out)
+	}
+	if st, err := os.Stat(front); err != nil || st.Size() == 0 {
+		t.Errorf("front plot: %v", err)
+	}
+	load := filepath.Join(dir, "load.svg")
+	out, errOut, code = perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--max-rate", "--tp", "1", "--dtypes", "bf16",
+		"--ttft-p99", "500ms", "--tpot-p99", "30ms", "--requests", "300", "--format", "csv", "--load-plot", load)
+	if code != 0 || !strings.HasPrefix(out, "layout,dp,gpus,max_requests_per_s") {
+		t.Fatalf("--max-rate exit %d: %s%s", code, out, errOut)
+	}
+	if st, err := os.Stat(load); err != nil || st.Size() == 0 {
+		t.Errorf("load plot: %v", err)
+	}
+}
+
+// TestPlanServe_bad: objectives need units; the rate must be positive.
+func TestPlanServe_bad(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate", "10", "--ttft-p99", "1"}, "ttft-p99"},
+		{[]string{"--rate", "0", "--ttft-p99", "1s"}, "--rate"},
+		{[]string{"--rate", "10"}, "objective"},
+		{[]string{"--rate", "10", "--ttft-p99", "1s", "--tp", "0"}, "--tp"},
+	} {
+		_, errOut, code := perfsim(t, append([]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b"}, tt.args...)...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+	if _, _, code := perfsim(t, "plan", "train"); code != 2 {
+		t.Errorf("plan train exited %d", code)
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// tpotWith returns simulate's TPOT and hardware fields for llama3-8b at
+// batch 1 on an H100 whose bandwidth is bw (a --set what-if).
+func tpotWith(t *testing.T, bw string) (float64, simJSON) {
+	t.Helper()
+	out, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--set", "memory.bandwidth="+bw, "--model", "llama3-8b",
+		"--batch", "1", "--input", "512", "--output", "64", "--format", "json")
+	if code != 0 {
+		t.Fatalf("bandwidth %s: exit %d: %s", bw, code, stderr)
+	}
+	var j simJSON
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	return *j.TPOT, j
+}
+
+// TestWhatIf_doubleBandwidth: a memory-bound decode step on an H100 with
+// twice the bandwidth takes its fixed costs plus its bandwidth-bound part
+// halved. The two parts are measured on the what-if device at the H100's
+// own bandwidth and at half of it, where the step is T(x) = F + B/x (x
+// the bandwidth as a multiple of 3.35 TB/s): B = T(½) − T(1), F = T(1) −
+// B. F is what does not move with bandwidth (kernel launches, per-CTA
+// costs); B is the bytes at the attainable bandwidth. At 2× the step must
+// be F + B/2. (At 1000× the step is 1.70 ms, not F: the GEMVs' K-step
+// latency, hidden under the memory traffic at real bandwidths by the
+// soft maximum, shows once the traffic is gone.)
+func TestWhatIf_doubleBandwidth(t *testing.T) {
+	half, _ := tpotWith(t, "1.675TB/s")
+	t1, j := tpotWith(t, "3.35TB/s")
+	t2, _ := tpotWith(t, "6.7TB/s")
+	b := half - t1
+	fixed := t1 - b
+	want := fixed + b/2
+	t.Logf("decode step at 3.35 TB/s %.4g ms = fixed costs %.4g ms + bandwidth-bound part %.4g ms; at 6.7 TB/s %.4g ms, fixed + half the bandwidth part %.4g ms (%+.2f%%)",
+		t1*1e3, fixed*1e3, b*1e3, t2*1e3, want*1e3, 100*(t2/want-1))
+	if b < 2*fixed || fixed <= 0 {
+		t.Errorf("the step is not memory-bound: bandwidth part %.4g ms, fixed %.4g ms", b*1e3, fixed*1e3)
+	}
+	if math.Abs(t2/want-1) > 0.03 {
+		t.Errorf("at 2× bandwidth: %.4g ms, want fixed + half the bandwidth part, %.4g ms (within 3%%)", t2*1e3, want*1e3)
+	}
+	if !strings.Contains(j.Hardware, "H100 SXM what-if") || !strings.Contains(j.Calibration, "transferred from H100 SXM") {
+		t.Errorf("the output does not name the base device: hardware %q, calibration %q", j.Hardware, j.Calibration)
+	}
+}
+
+// TestWhatIf_badSet: --set errors are usage errors (exit 2) that name
+// the key and what was expected, every problem at once.
+func TestWhatIf_badSet(t *testing.T) {
+	_, stderr, code := perfsim(t, "kernel", "gemm", "--hw", "h100", "--m", "8", "--n", "8", "--k", "8",
+		"--set", "memory.speed=1TB/s", "--set", "memory.bandwidth=8", "--set", "peak.matrix.fp8")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, stderr)
+	}
+	for _, want := range []string{`unknown key "memory.speed"`, `"8" is not a bandwidth: missing unit`, `--set "peak.matrix.fp8": want key=value`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	_, stderr, code = perfsim(t, "simulate", "--hw", "h999", "--set", "memory.bandwidth=8TB/s", "--model", "llama3-8b")
+	if code != 2 || !strings.Contains(stderr, "h999") {
+		t.Errorf("unknown base device: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,298 @@
+package hardware
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/perfsim/perfsim/model"
+)
+
+// What-if devices: a catalog device with some datasheet numbers changed
+// (perfsim's --set key=value, or a derived TOML file naming its base),
+// keeping the base's calibrated behaviour carried as in transfer.go.
+
+// SetKeys lists the keys Derive accepts; <dtype> is a data type (bf16,
+// fp8, ...).
+var SetKeys = []string{
+	"memory.bandwidth", "memory.capacity", "memory.l2",
+	"peak.matrix.<dtype>", "peak.vector.<dtype>",
+	"compute_units", "clock",
+	"interconnect.intra.bandwidth", "interconnect.inter.bandwidth",
+}
+
+// Derive returns a hypothetical device: base with the datasheet numbers
+// that sets ("key=value", SetKeys) change. Its efficiencies are base's
+// fitted ones carried by Transfer (fractions as they are, per-unit times
+// by the clock ratio, the measured transfer band as its error), or, when
+// base is itself transferred or uncalibrated, base's own; it names base
+// in its name and its calibration label. Every problem with sets comes
+// back at once, each naming the flag.
+func Derive(base *Device, sets []string) (*Device, error) { return derive(base, sets, "--set ") }
+
+// derive is Derive; flag prefixes each setting in messages.
+func derive(base *Device, sets []string, flag string) (*Device, error) {
+	if base == nil {
+		return nil, errors.New("hardware: no base device to derive from")
+	}
+	d := cloneDevice(base)
+	var errs []error
+	var applied []string
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			errs = append(errs, fmt.Errorf("%s%q: want key=value with a unit, e.g. memory.bandwidth=8TB/s", flag, s))
+			continue
+		}
+		if err := setKey(d, base, k, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s%s=%s: %w", flag, k, v, err))
+			continue
+		}
+		d.Sources[k] = "what-if: " + flag + k + "=" + v
+		applied = append(applied, k+"="+v)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if base.Calibration().Kind == "calibrated" {
+		// Transfer reads the datasheet ratios of d against base: restore
+		// base's tables first (cloneDevice copied them) and carry them.
+		Transfer(d, base)
+	} else if base.TransferredFrom != "" {
+		d.TransferredFrom = base.TransferredFrom
+	}
+	d.Name = base.Name + " what-if (" + strings.Join(applied, ", ") + ")"
+	d.Aliases = nil
+	d.File = "what-if:" + base.File
+	d.WhatIfBase = base.Name
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// setKey sets one key of d.
+func setKey(d, base *Device, k, v string) error {
+	rate := func(dst *model.ByteRate) error {
+		x, err := model.ParseByteRate(v)
+		if err == nil && !(x > 0) {
+			err = fmt.Errorf("want a positive bandwidth, not %s", v)
+		}
+		if err == nil {
+			*dst = x
+		}
+		return err
+	}
+	switch k {
+	case "memory.bandwidth":
+		return rate(&d.Memory.Bandwidth)
+	case "interconnect.intra.bandwidth":
+		return rate(&d.Intra.Bandwidth)
+	case "interconnect.inter.bandwidth":
+		return rate(&d.Inter.Bandwidth)
+	case "memory.capacity", "memory.l2":
+		x, err := model.ParseBytes(v)
+		if err == nil && !(x > 0) {
+			err = fmt.Errorf("want a positive size, not %s", v)
+		}
+		if err != nil {
+			return err
+		}
+		if k == "memory.l2" {
+			d.Memory.L2 = x
+			return nil
+		}
+		// The usable share of the capacity stays the base's.
+		if base.Memory.Usable > 0 && base.Memory.Capacity > 0 {
+			d.Memory.Usable = model.Bytes(float64(x) * float64(base.Memory.Usable) / float64(base.Memory.Capacity))
+		}
+		d.Memory.Capacity = x
+		return nil
+	case "compute_units":
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive whole number of compute units, not %q", v)
+		}
+		d.ComputeUnits = n
+		return nil
+	case "clock":
+		x, err := model.ParseHertz(v)
+		if err == nil && !(x > 0) {
+			err = fmt.Errorf("want a positive clock, not %s", v)
+		}
+		if err == nil {
+			d.Clock = x
+		}
+		return err
+	}
+	for _, p := range []struct {
+		prefix string
+		m      map[model.DType]model.FLOPRate
+	}{{"peak.matrix.", d.Matrix}, {"peak.vector.", d.Vector}} {
+		t, ok := strings.CutPrefix(k, p.prefix)
+		if !ok {
+			continue
+		}
+		dt, err := model.ParseDType(t)
+		if err != nil {
+			return err
+		}
+		x, err := model.ParseFLOPRate(v)
+		if err == nil && (!(x > 0) || math.IsInf(float64(x), 0)) {
+			err = fmt.Errorf("want a positive compute rate, not %s", v)
+		}
+		if err != nil {
+			return err
+		}
+		if old := p.m[dt]; p.prefix == "peak.matrix." && old > 0 && d.Sparse[dt] > 0 {
+			// The 2:4 sparse peak keeps its ratio to the dense one.
+			d.Sparse[dt] = model.FLOPRate(float64(d.Sparse[dt]) * float64(x) / float64(old))
+		}
+		p.m[dt] = x
+		return nil
+	}
+	return fmt.Errorf("unknown key %q (want one of %s)", k, strings.Join(SetKeys, ", "))
+}
+
+// cloneDevice deep-copies the maps of d.
+func cloneDevice(d *Device) *Device {
+	c := *d
+	c.Matrix, c.Vector, c.Sparse = cloneRates(d.Matrix), cloneRates(d.Vector), cloneRates(d.Sparse)
+	c.Eff.GEMM = maps.Clone(d.Eff.GEMM)
+	if c.Eff.GEMM == nil {
+		c.Eff.GEMM = map[model.DType]model.GEMMParams{}
+	}
+	c.Sources = maps.Clone(d.Sources)
+	if c.Sources == nil {
+		c.Sources = map[string]string{}
+	}
+	c.Aliases = slices.Clone(d.Aliases)
+	c.pos = nil
+	return &c
+}
+
+func cloneRates(m map[model.DType]model.FLOPRate) map[model.DType]model.FLOPRate {
+	if m == nil {
+		return map[model.DType]model.FLOPRate{}
+	}
+	return maps.Clone(m)
+}
+
+// flattenSets turns the keys of a derived device file (one with a
+// top-level base) into Derive's key=value settings, sorted.
+func flattenSets(prefix string, m map[string]any, out *[]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "source" || k == "sources" {
+			continue
+		}
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		switch v := m[k].(type) {
+		case map[string]any:
+			flattenSets(key, v, out)
+		case string:
+			*out = append(*out, key+"="+v)
+		default:
+			*out = append(*out, fmt.Sprintf("%s=%v", key, v))
+		}
+	}
+}
+
+// isDerived reports whether a device file names a base device: a
+// top-level key base = "...".
+func isDerived(data []byte) bool {
+	var top struct {
+		Base *string `toml:"base"`
+	}
+	_, err := toml.Decode(string(data), &top)
+	return err == nil && top.Base != nil
+}
+
+// maxDerivedDepth bounds a chain of derived files naming derived files.
+const maxDerivedDepth = 8
+
+// loadDerived loads a derived device file: base (a catalog name, or a
+// .toml file relative to this one), an optional name, and datasheet keys
+// (SetKeys) with units, e.g.
+//
+//	base = "h100"
+//	name = "H100 with HBM4"
+//	[memory]
+//	bandwidth = "8 TB/s"
+//	[peak.matrix]
+//	fp8 = "4 PFLOP/s"
+func loadDerived(data []byte, file string, depth int) (*Device, error) {
+	var doc map[string]any
+	_, err := toml.Decode(string(data), &doc)
+	if err != nil {
+		return nil, tomlError(file, err)
+	}
+	line := func(key string) int {
+		for n, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), key) {
+				return n + 1
+			}
+		}
+		return 0
+	}
+	baseName, ok := doc["base"].(string)
+	if !ok || strings.TrimSpace(baseName) == "" {
+		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: errors.New("expected the name of a catalog device or a .toml file")}
+	}
+	name, _ := doc["name"].(string)
+	self := filepath.Clean(file)
+	if (name != "" && normName(name) == normName(baseName)) || (strings.HasSuffix(strings.ToLower(baseName), ".toml") && filepath.Clean(filepath.Join(filepath.Dir(file), baseName)) == self) {
+		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: fmt.Errorf("the file names itself (%q) as its base", baseName)}
+	}
+	if depth >= maxDerivedDepth {
+		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: fmt.Errorf("more than %d derived files in a chain (a cycle?)", maxDerivedDepth)}
+	}
+	var base *Device
+	if strings.HasSuffix(strings.ToLower(baseName), ".toml") {
+		p := filepath.Join(filepath.Dir(file), baseName)
+		b, rerr := os.ReadFile(p)
+		if rerr != nil {
+			return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: rerr}
+		}
+		if isDerived(b) {
+			base, err = loadDerived(b, p, depth+1)
+		} else {
+			base, err = Load(bytes.NewReader(b), p)
+		}
+	} else {
+		base, err = Lookup(baseName)
+	}
+	if err != nil {
+		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: err}
+	}
+	delete(doc, "base")
+	delete(doc, "name")
+	var sets []string
+	flattenSets("", doc, &sets)
+	d, err := derive(base, sets, "")
+	if err != nil {
+		return nil, &ParseError{File: file, Err: err}
+	}
+	if name != "" {
+		d.Name = name + " (what-if of " + base.Name + ")"
+	}
+	d.File = file
+	return d, nil
+}

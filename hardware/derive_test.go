@@ -1,0 +1,98 @@
+package hardware
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+func TestDerive(t *testing.T) {
+	base, err := Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Derive(base, []string{"memory.bandwidth=8TB/s", "peak.matrix.fp8=4PFLOP/s", "memory.capacity=160 GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Memory.Bandwidth != 8e12 || d.Matrix[model.FP8] != 4e15 || d.Memory.Capacity != 160e9 {
+		t.Errorf("derived: bw %v fp8 %v capacity %v", d.Memory.Bandwidth, d.Matrix[model.FP8], d.Memory.Capacity)
+	}
+	if base.Memory.Bandwidth != 3.35e12 || base.Matrix[model.FP8] != 1.979e15 {
+		t.Errorf("base changed: %v %v", base.Memory.Bandwidth, base.Matrix[model.FP8])
+	}
+	if !strings.Contains(d.Name, "H100 SXM what-if") || d.WhatIfBase != "H100 SXM" || !strings.Contains(d.CalibrationLabel(), "transferred from H100 SXM") {
+		t.Errorf("name %q base %q label %q", d.Name, d.WhatIfBase, d.CalibrationLabel())
+	}
+	// The fitted fractions carry; the usable share of the capacity stays.
+	if d.Eff.GEMM[model.BF16].Compute != base.Eff.GEMM[model.BF16].Compute {
+		t.Errorf("bf16 compute %v, want the base's %v", d.Eff.GEMM[model.BF16].Compute, base.Eff.GEMM[model.BF16].Compute)
+	}
+	if got, want := float64(d.Memory.Usable)/float64(d.Memory.Capacity), float64(base.Memory.Usable)/float64(base.Memory.Capacity); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("usable share %v, want %v", got, want)
+	}
+}
+
+func TestDerive_badInput(t *testing.T) {
+	base, _ := Lookup("h100")
+	_, err := Derive(base, []string{"memory.bandwith=8TB/s", "memory.bandwidth=8", "peak.matrix.fp9=1 PFLOP/s", "clock", "compute_units=-3"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`--set memory.bandwith=8TB/s: unknown key "memory.bandwith" (want one of memory.bandwidth`,
+		`--set memory.bandwidth=8: "8" is not a bandwidth: missing unit`,
+		`--set peak.matrix.fp9=1 PFLOP/s: unknown data type "fp9"`,
+		`--set "clock": want key=value with a unit`,
+		`--set compute_units=-3: want a positive whole number`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestDerive_file(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok := write("hbm4.toml", "base = \"h100\"\nname = \"H100 HBM4\"\n[memory]\nbandwidth = \"8 TB/s\"\n[peak.matrix]\nfp8 = \"4 PFLOP/s\"\n")
+	d, err := LoadFile(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Memory.Bandwidth != 8e12 || d.Matrix[model.FP8] != 4e15 || d.Name != "H100 HBM4 (what-if of H100 SXM)" || d.WhatIfBase != "H100 SXM" {
+		t.Errorf("derived file: %q bw %v fp8 %v base %q", d.Name, d.Memory.Bandwidth, d.Matrix[model.FP8], d.WhatIfBase)
+	}
+	// A derived file may name another derived file.
+	two := write("two.toml", "base = \"hbm4.toml\"\n[memory]\ncapacity = \"192 GB\"\n")
+	if d, err := LoadFile(two); err != nil || d.Memory.Bandwidth != 8e12 || d.Memory.Capacity != 192e9 {
+		t.Errorf("derived of derived: %v", err)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"self.toml", "base = \"self.toml\"\n", "names itself"},
+		{"selfname.toml", "base = \"h100\"\nname = \"h100\"\n", "names itself"},
+		{"nobase.toml", "base = \"h999\"\n", "unknown device"},
+		{"nounit.toml", "base = \"h100\"\n[memory]\nbandwidth = \"8\"\n", "memory.bandwidth=8: \"8\" is not a bandwidth: missing unit"},
+		{"badkey.toml", "base = \"h100\"\n[memory]\nspeed = \"8 TB/s\"\n", "unknown key \"memory.speed\""},
+		{"cycle-a.toml", "base = \"cycle-b.toml\"\n", "cycle"},
+	} {
+		p := write(tc.name, tc.body)
+		if tc.name == "cycle-a.toml" {
+			write("cycle-b.toml", "base = \"cycle-a.toml\"\n")
+		}
+		_, err := LoadFile(p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: %v, want an error naming the file and %q", tc.name, err, tc.want)
+		}
+	}
+}

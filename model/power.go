@@ -1,0 +1,177 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Joules is an amount of energy.
+type Joules float64
+
+var joulesUnit = unit{"an energy", []string{"J"}, false, true, `"1.2 kJ"`}
+
+// ParseJoules parses an energy such as "3.6 MJ".
+func ParseJoules(s string) (Joules, error) { v, err := joulesUnit.parse(s); return Joules(v), err }
+
+func (x Joules) String() string                      { return joulesUnit.format(float64(x)) }
+func (x Joules) MarshalText() ([]byte, error)        { return joulesUnit.marshal(float64(x)), nil }
+func (x *Joules) UnmarshalText(b []byte) (err error) { *x, err = ParseJoules(string(b)); return }
+
+// Over returns the energy drawn at power w for t.
+func (w Watts) Over(t Seconds) Joules { return Joules(float64(w) * float64(t)) }
+
+// Per returns the average power of drawing e over t, 0 when t is 0.
+func (e Joules) Per(t Seconds) Watts {
+	if t <= 0 {
+		return 0
+	}
+	return Watts(float64(e) / float64(t))
+}
+
+// KWh returns e in kilowatt-hours (3.6 MJ each), for prices per kWh.
+func (e Joules) KWh() float64 { return float64(e) / 3.6e6 }
+
+// Set and Type make a power a flag (--power-cap 500W).
+func (x *Watts) Set(s string) error { return x.UnmarshalText([]byte(s)) }
+func (*Watts) Type() string         { return "power" }
+
+// PowerParams are the parameters of a device's power model (Processor.Power).
+// The TOML keys are those of a hardware file's [power] table.
+//
+// While a kernel runs, the device draws
+//
+//	P = Idle + (Cap − Idle) · min(1, Static + Compute·u_c + Memory·u_m)
+//
+// where u_c is the fraction of the compute peak the kernel achieves (its
+// FLOPs over its time and the peak of its type) and u_m the fraction of the
+// memory bandwidth (its bytes over its time and the bandwidth). Static is
+// what a busy device draws above idle before any unit does work: clocks
+// raised out of the idle state, leakage at the higher voltage, the
+// scheduler and caches. Dynamic power is linear in switching activity
+// (P_dyn = α·C·V²·f, with α the activity), which u_c and u_m stand for; the
+// shares are fitted per device to measured power (calibrate, or the
+// sources in the hardware file). Between kernels (queueing, pipeline
+// bubbles, waits) the device draws Idle.
+type PowerParams struct {
+	Idle    Watts   `toml:"idle"`    // drawn with nothing running
+	Cap     Watts   `toml:"cap"`     // the board power limit the peaks were measured under (TDP)
+	Static  float64 `toml:"static"`  // share of Cap − Idle drawn by any running kernel
+	Compute float64 `toml:"compute"` // share at full compute utilisation
+	Memory  float64 `toml:"memory"`  // share at full memory-bandwidth utilisation
+	// Limit is a configured power limit below Cap (nvidia-smi -pl); 0 for
+	// Cap. Above it the device lowers its clocks (Processor.Capped).
+	Limit Watts `toml:"-"`
+}
+
+// ClockExponent κ relates a lowered clock to the dynamic power it saves:
+// P_dyn ∝ f·V² and, in the DVFS range, V falls roughly with f, so P_dyn ∝
+// f^κ with κ ≈ 3 (the textbook CMOS relation; an assumption until power
+// caps are measured against throughput).
+const ClockExponent = 3.0
+
+// Valid reports whether p can price power: a positive idle and a cap above it.
+func (p *PowerParams) Valid() bool { return p.Idle > 0 && p.Cap > p.Idle }
+
+// LimitOrCap returns the power limit in force: Limit when it is below
+// Cap, else Cap.
+func (p *PowerParams) LimitOrCap() Watts { return p.limit() }
+
+// limit returns the power limit in force.
+func (p *PowerParams) limit() Watts {
+	if p.Limit > 0 && p.Limit < p.Cap {
+		return p.Limit
+	}
+	return p.Cap
+}
+
+// Check returns an error when p's numbers cannot describe a device: a
+// negative or non-finite number, a cap not above idle, a limit below idle.
+// The error names the key.
+func (p *PowerParams) Check() error {
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"idle", float64(p.Idle)}, {"cap", float64(p.Cap)}, {"static", p.Static}, {"compute", p.Compute}, {"memory", p.Memory}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("power.%s: must be a non-negative finite number, got %v", f.key, f.v)
+		}
+	}
+	if p.Cap > 0 && p.Cap <= p.Idle {
+		return fmt.Errorf("power.cap: %s must be above power.idle %s", p.Cap, p.Idle)
+	}
+	if p.Limit != 0 && p.Limit <= p.Idle {
+		return fmt.Errorf("power cap %s must be above the device's idle power %s", p.Limit, p.Idle)
+	}
+	return nil
+}
+
+// Utilisation returns the fractions of the compute peak and the memory
+// bandwidth that c achieves on p, each in [0, 1].
+func (p *Processor) Utilisation(c Cost) (compute, memory float64) {
+	if c.Time <= 0 {
+		return 0, 0
+	}
+	if c.FLOPs > 0 {
+		if pk, ok := p.Peak(c.DType); ok {
+			compute = clamp01(float64(c.FLOPs) / (float64(pk) * float64(c.Time)))
+		}
+	}
+	if c.Bytes > 0 && p.Bandwidth > 0 {
+		memory = clamp01(float64(c.Bytes) / (float64(p.Bandwidth) * float64(c.Time)))
+	}
+	return compute, memory
+}
+
+func clamp01(x float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
+	return math.Min(x, 1)
+}
+
+// Power returns the power p draws while c runs, before any limit below
+// the cap: Idle for a kernel that takes no time (no load); 0 when p has
+// no power model.
+func (p *Processor) Power(c Cost) Watts {
+	pw := &p.PowerModel
+	if !pw.Valid() {
+		return 0
+	}
+	if c.Time <= 0 {
+		return pw.Idle
+	}
+	uc, um := p.Utilisation(c)
+	a := math.Min(1, pw.Static+pw.Compute*uc+pw.Memory*um)
+	return pw.Idle + Watts(float64(pw.Cap-pw.Idle)*a)
+}
+
+// Capped applies the power limit to c and returns it with its Power set:
+// when the power c would draw exceeds the limit, the clocks fall by
+// r = ((L − Idle)/(P − Idle))^(1/κ) until the dynamic power meets the
+// limit, the compute part of c stretches by 1/r (a memory-bound kernel
+// hides it under its traffic), and the kernel draws the limit. Without a
+// power model, c comes back with Power 0.
+func (p *Processor) Capped(c Cost) Cost {
+	w := p.Power(c)
+	c.Power = w
+	pw := &p.PowerModel
+	lim := pw.limit()
+	if w <= lim || w <= pw.Idle {
+		return c
+	}
+	r := math.Pow(float64(lim-pw.Idle)/float64(w-pw.Idle), 1/ClockExponent)
+	if r > 0 && c.Compute > 0 {
+		stretched := float64(c.Compute) / r
+		if over := stretched - math.Max(float64(c.Compute), float64(c.Memory)); over > 0 {
+			c.Time += Seconds(over)
+			if stretched > float64(c.Memory) && c.Bound == MemoryBound {
+				c.Bound = ComputeBound
+			}
+		}
+	}
+	c.Power = lim
+	return c
+}
+
+// Energy returns the energy of c: its power over its time.
+func (c Cost) Energy() Joules { return c.Power.Over(c.Time) }

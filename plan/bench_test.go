@@ -1,0 +1,38 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/plan"
+	"github.com/perfsim/perfsim/serve"
+)
+
+// BenchmarkPlanServe: a plan over 224 candidate layouts (TP 1–8 × PP
+// 1–8 × bf16/fp8 × seven caps on running requests) of Llama 3 70B on H100s
+// at 20 req/s, 600 requests per simulation.
+func BenchmarkPlanServe(b *testing.B) {
+	var layouts []plan.Layout
+	for _, tp := range []int{1, 2, 4, 8} {
+		for _, pp := range []int{1, 2, 4, 8} {
+			for _, d := range []model.DType{model.BF16, model.FP8} {
+				for _, ms := range []int{0, 32, 64, 128, 256, 512, 1024} {
+					layouts = append(layouts, plan.Layout{TP: tp, PP: pp, DType: d, MaxSeqs: ms})
+				}
+			}
+		}
+	}
+	q := plan.ServeQuery{Layouts: layouts, MaxGPUs: 64, Deploy: deployer(b, "llama3-70b"), Workers: 2,
+		Workload: serve.Workload{N: 600, Arrival: serve.Poisson, Rate: 20, Seed: 1, Input: serve.Fixed(1024), Output: serve.Fixed(256)},
+		SLO:      plan.SLO{TTFTP99: 1, TPOTP99: 0.05}}
+	b.ReportAllocs()
+	var p *plan.ServePlan
+	for b.Loop() {
+		var err error
+		if p, err = plan.Serve(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(p.Seen), "layouts")
+	b.ReportMetric(float64(p.Simulated), "simulations")
+}

@@ -1,0 +1,294 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// A Layout is one replica's shape and settings.
+type Layout struct {
+	TP, PP  int
+	DType   model.DType
+	MaxSeqs int // 0: the engine's default
+}
+
+func (l Layout) String() string {
+	s := fmt.Sprintf("tp%d pp%d %s", l.TP, l.PP, l.DType)
+	if l.MaxSeqs > 0 {
+		s += fmt.Sprintf(" max-seqs %d", l.MaxSeqs)
+	}
+	return s
+}
+
+// A Deployer builds what a replica of a layout needs: its pricer and its
+// engine (the preset with the layout's settings). cmd wires it to the
+// hardware and the model.
+type Deployer func(l Layout) (*sim.Pricer, serve.Engine, error)
+
+// SLO is the service objective: p99 TTFT and p99 TPOT at most these
+// (0: no bound), and the queue not growing without bound.
+type SLO struct {
+	TTFTP99, TPOTP99 model.Seconds
+}
+
+// Meets reports whether a run meets the SLO.
+func (s SLO) Meets(res *serve.Result) bool {
+	return !res.Overloaded && (s.TTFTP99 <= 0 || res.TTFT.P99 <= float64(s.TTFTP99)) &&
+		(s.TPOTP99 <= 0 || res.TPOT.P99 <= float64(s.TPOTP99))
+}
+
+// A Candidate is a deployment that was simulated.
+type Candidate struct {
+	Layout
+	DP   int
+	GPUs int
+	// From its simulation at the target load.
+	TTFTP99, TPOTP99, TPOTMean float64 // seconds
+	TokensPerSecond            float64 // output tokens per second, system
+	TokensPerSecondPerGPU      float64
+	TokensPerSecondPerUser     float64 // 1 / mean TPOT
+	Overloaded, Meets          bool
+}
+
+// ServeQuery is what a serving plan is asked.
+type ServeQuery struct {
+	Layouts  []Layout
+	MaxGPUs  int
+	Workload serve.Workload // its Rate is the load to serve
+	SLO      SLO
+	Deploy   Deployer
+	// Workers simulates candidates in parallel (0: 1).
+	Workers int
+}
+
+// ServePlan is a search's answer.
+type ServePlan struct {
+	// Best is the feasible candidate with the fewest GPUs (then the most
+	// tokens per second per GPU); nil when none meets the SLO.
+	Best *Candidate
+	// Front is the Pareto front of the simulated candidates that kept up
+	// with the load: tokens/s per GPU against tokens/s per user, by
+	// tokens/s per user.
+	Front []Candidate
+	// All is every simulated candidate, in search order.
+	All                     []Candidate
+	Seen, Pruned, Simulated int
+	Elapsed                 time.Duration
+	Problems                []error // why layouts were pruned as unrunnable
+}
+
+// Serve searches q's layouts: for each, the fewest replicas (from the
+// throughput bound up) whose simulation at the target rate meets the
+// SLO, within MaxGPUs.
+func Serve(q ServeQuery) (*ServePlan, error) {
+	start := time.Now()
+	if q.Deploy == nil || len(q.Layouts) == 0 {
+		return nil, errors.New("plan: nothing to search")
+	}
+	if !(q.Workload.Rate > 0) {
+		return nil, errors.New("--rate: a plan needs a positive target rate")
+	}
+	reqs, err := q.Workload.Requests()
+	if err != nil {
+		return nil, err
+	}
+	plan := &ServePlan{}
+	var mu sync.Mutex
+	work := make(chan Layout)
+	var wg sync.WaitGroup
+	for range max(q.Workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range work {
+				cands, pruned, simulated, perr := searchLayout(q, l, reqs)
+				mu.Lock()
+				plan.All = append(plan.All, cands...)
+				plan.Pruned += pruned
+				plan.Simulated += simulated
+				if perr != nil {
+					plan.Problems = append(plan.Problems, fmt.Errorf("%v: %w", l, perr))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, l := range q.Layouts {
+		plan.Seen++
+		work <- l
+	}
+	close(work)
+	wg.Wait()
+	// Deterministic order whatever the workers did.
+	slices.SortFunc(plan.All, func(a, b Candidate) int { return compareCand(a, b) })
+	for i := range plan.All {
+		c := &plan.All[i]
+		if c.Meets && (plan.Best == nil || c.GPUs < plan.Best.GPUs ||
+			c.GPUs == plan.Best.GPUs && c.TokensPerSecondPerGPU > plan.Best.TokensPerSecondPerGPU) {
+			plan.Best = c
+		}
+	}
+	plan.Front = front(plan.All)
+	plan.Elapsed = time.Since(start)
+	return plan, nil
+}
+
+func compareCand(a, b Candidate) int {
+	for _, d := range [...]int{a.GPUs - b.GPUs, a.TP - b.TP, a.PP - b.PP, int(a.DType) - int(b.DType), a.MaxSeqs - b.MaxSeqs, a.DP - b.DP} {
+		if d != 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// searchLayout finds the fewest replicas of l meeting the SLO. It
+// returns the candidates it simulated, how many replica counts it
+// pruned, and why l cannot run at all.
+func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candidate, pruned, simulated int, err error) {
+	p, e, err := q.Deploy(l)
+	if err != nil {
+		return nil, 1, 0, err
+	}
+	per := l.TP * l.PP
+	maxDP := q.MaxGPUs / per
+	if maxDP < 1 {
+		return nil, 1, 0, fmt.Errorf("a replica needs %d GPUs, more than %d", per, q.MaxGPUs)
+	}
+	// The bound: one replica's throughput at maximum load on the same
+	// lengths (every request queued at once).
+	off := make([]serve.Request, min(len(reqs), 4*max(e.MaxSeqs, 64)))
+	copy(off, reqs)
+	for i := range off {
+		off[i].Arrival = 0
+	}
+	cap1, err := serve.RunReplicas(p, e, off, 1, serve.Options{})
+	simulated++
+	if err != nil {
+		return nil, 1, simulated, err
+	}
+	dp := max(1, int(math.Ceil(q.Workload.Rate/cap1.RequestsPerSecond)))
+	pruned += dp - 1
+	for ; dp <= maxDP; dp++ {
+		res, err := serve.RunReplicas(p, e, reqs, dp, serve.Options{})
+		simulated++
+		if err != nil {
+			return cands, pruned, simulated, err
+		}
+		c := candidate(l, dp, per, res, q.SLO)
+		cands = append(cands, c)
+		if c.Meets {
+			break
+		}
+	}
+	return cands, pruned, simulated, nil
+}
+
+func candidate(l Layout, dp, per int, res *serve.Result, slo SLO) Candidate {
+	c := Candidate{Layout: l, DP: dp, GPUs: dp * per, TTFTP99: res.TTFT.P99, TPOTP99: res.TPOT.P99, TPOTMean: res.TPOT.Mean,
+		TokensPerSecond: res.OutputTokensPerSecond, Overloaded: res.Overloaded, Meets: slo.Meets(res)}
+	c.TokensPerSecondPerGPU = c.TokensPerSecond / float64(c.GPUs)
+	if res.TPOT.Mean > 0 {
+		c.TokensPerSecondPerUser = 1 / res.TPOT.Mean
+	}
+	return c
+}
+
+// front returns the candidates that kept up with the load and that no
+// other beats on both tokens/s per GPU and tokens/s per user.
+func front(all []Candidate) []Candidate {
+	var f []Candidate
+	for _, c := range all {
+		if c.Overloaded {
+			continue
+		}
+		dominated := false
+		for _, o := range all {
+			if o.Overloaded {
+				continue
+			}
+			if o.TokensPerSecondPerGPU >= c.TokensPerSecondPerGPU && o.TokensPerSecondPerUser >= c.TokensPerSecondPerUser &&
+				(o.TokensPerSecondPerGPU > c.TokensPerSecondPerGPU || o.TokensPerSecondPerUser > c.TokensPerSecondPerUser) {
+				dominated = true
+				break
+			}
+		}
+		same := slices.ContainsFunc(f, func(o Candidate) bool {
+			return o.TokensPerSecondPerGPU == c.TokensPerSecondPerGPU && o.TokensPerSecondPerUser == c.TokensPerSecondPerUser
+		})
+		if !dominated && !same { // of equal points, the first (fewest GPUs, smallest layout)
+			f = append(f, c)
+		}
+	}
+	slices.SortFunc(f, func(a, b Candidate) int {
+		switch {
+		case a.TokensPerSecondPerUser < b.TokensPerSecondPerUser:
+			return -1
+		case a.TokensPerSecondPerUser > b.TokensPerSecondPerUser:
+			return 1
+		}
+		return compareCand(a, b)
+	})
+	return f
+}
+
+// MaxRate returns the highest arrival rate (requests per second) at
+// which dp replicas of a deployment meet the SLO, by bisection between
+// 0 and the replicas' throughput at maximum load, to a relative
+// tolerance tol (e.g. 0.01), with w's lengths, process and seed (its
+// Rate is ignored). It returns 0 when even a trickle misses the SLO.
+func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, tol float64) (float64, *serve.Result, error) {
+	if w.Arrival == serve.AllAtOnce {
+		return 0, nil, errors.New("--arrival: the highest sustained rate needs arrivals over time (poisson, gamma or constant)")
+	}
+	w.Rate = 1
+	reqs, err := w.Requests()
+	if err != nil {
+		return 0, nil, err
+	}
+	off := append([]serve.Request(nil), reqs...)
+	for i := range off {
+		off[i].Arrival = 0
+	}
+	capRes, err := serve.RunReplicas(p, e, off, dp, serve.Options{})
+	if err != nil {
+		return 0, nil, err
+	}
+	// The requests at rate r are those at rate 1 with times scaled by 1/r.
+	at := func(r float64) (*serve.Result, error) {
+		rs := make([]serve.Request, len(reqs))
+		for i, q := range reqs {
+			q.Arrival = model.Seconds(float64(q.Arrival) / r)
+			rs[i] = q
+		}
+		return serve.RunReplicas(p, e, rs, dp, serve.Options{})
+	}
+	lo, hi := 0.0, capRes.RequestsPerSecond*1.05
+	var best *serve.Result
+	if res, err := at(hi); err != nil {
+		return 0, nil, err
+	} else if slo.Meets(res) {
+		return hi, res, nil
+	}
+	for hi-lo > tol*hi {
+		mid := (lo + hi) / 2
+		res, err := at(mid)
+		if err != nil {
+			return 0, nil, err
+		}
+		if slo.Meets(res) {
+			lo, best = mid, res
+		} else {
+			hi = mid
+		}
+	}
+	return lo, best, nil
+}

@@ -1,0 +1,125 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/plan"
+	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
+	"github.com/perfsim/perfsim/workloads"
+)
+
+// adapter is the test's copy of cmd/perfsim's simWorkload.
+type adapter struct{ m *workloads.Model }
+
+func (w adapter) Name() string                                     { return w.m.Name() }
+func (w adapter) Params() float64                                  { return w.m.Params() }
+func (w adapter) ActiveParams() float64                            { return w.m.ActiveParams() }
+func (w adapter) KVBytesPerToken(kv model.DType) model.Bytes       { return w.m.KVBytesPerToken(kv) }
+func (w adapter) WeightBytes(d model.DType) model.Bytes            { return w.m.WeightBytes(d) }
+func (w adapter) ActivationBytes(b int, d model.DType) model.Bytes { return w.m.ActivationBytes(b, d) }
+func (w adapter) Ops(ph sim.Phase) ([]model.Op, error) {
+	kinds := [...]workloads.PhaseKind{workloads.Prefill, workloads.Decode, workloads.TrainForward, workloads.TrainBackward}
+	return w.m.Ops(workloads.Phase{Kind: kinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
+		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP})
+}
+func (w adapter) Shape() sim.Shape {
+	s := w.m.Shape()
+	return sim.Shape{Arch: sim.Decoder, Layers: s.Layers, DModel: s.DModel, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
+		FFN: s.FFN, Vocab: s.Vocab, MaxContext: s.MaxContext}
+}
+
+func deployer(t testing.TB, mdl string) plan.Deployer {
+	d, err := hardware.Resolve("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := workloads.Resolve(mdl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := adapter{m}
+	return func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
+		n := l.TP * l.PP
+		sys, err := hardware.NewSystem(d, n, 1)
+		if err != nil {
+			return nil, serve.Engine{}, err
+		}
+		e, _ := serve.Preset("vllm", d.Memory.Limit())
+		if l.MaxSeqs > 0 {
+			e.MaxSeqs = l.MaxSeqs
+		}
+		sc := sim.Default()
+		sc.TP, sc.PP, sc.Weights, sc.Act, sc.KV = l.TP, l.PP, l.DType, l.DType, l.DType
+		p, err := sim.NewPricer(sys, w, e.Scenario(sc))
+		return p, e, err
+	}
+}
+
+// TestServe: the plan's answer meets the SLO in its own simulation, has
+// no fewer GPUs than any other feasible candidate, and its front is not
+// dominated.
+func TestServe(t *testing.T) {
+	var layouts []plan.Layout
+	for _, tp := range []int{1, 2} {
+		for _, d := range []model.DType{model.BF16, model.FP8} {
+			layouts = append(layouts, plan.Layout{TP: tp, PP: 1, DType: d})
+		}
+	}
+	q := plan.ServeQuery{Layouts: layouts, MaxGPUs: 8, Deploy: deployer(t, "llama3-8b"), Workers: 2,
+		Workload: serve.Workload{N: 600, Arrival: serve.Poisson, Rate: 30, Seed: 1, Input: serve.Fixed(1000), Output: serve.Fixed(200)},
+		SLO:      plan.SLO{TTFTP99: 0.5, TPOTP99: 0.03}}
+	p, err := plan.Serve(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Best == nil {
+		t.Fatalf("no plan; candidates: %+v", p.All)
+	}
+	b := p.Best
+	t.Logf("best: %v × dp %d = %d GPUs, TTFT p99 %.3g s, TPOT p99 %.3g s; %d seen, %d pruned, %d simulated", b.Layout, b.DP, b.GPUs, b.TTFTP99, b.TPOTP99, p.Seen, p.Pruned, p.Simulated)
+	if !b.Meets || b.TTFTP99 > 0.5 || b.TPOTP99 > 0.03 {
+		t.Errorf("best misses the SLO: %+v", b)
+	}
+	for _, c := range p.All {
+		if c.Meets && c.GPUs < b.GPUs {
+			t.Errorf("%v with %d GPUs meets the SLO with fewer GPUs than the best", c.Layout, c.GPUs)
+		}
+	}
+	for _, c := range p.Front {
+		for _, o := range p.Front {
+			if o.TokensPerSecondPerGPU > c.TokensPerSecondPerGPU && o.TokensPerSecondPerUser > c.TokensPerSecondPerUser {
+				t.Errorf("front point %v dominated by %v", c.Layout, o.Layout)
+			}
+		}
+	}
+}
+
+// TestMaxRate: the rate found meets the SLO; 10% more does not.
+func TestMaxRate(t *testing.T) {
+	p, e, err := deployer(t, "llama3-8b")(plan.Layout{TP: 1, PP: 1, DType: model.BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := serve.Workload{N: 800, Arrival: serve.Poisson, Seed: 2, Input: serve.Fixed(1000), Output: serve.Fixed(200)}
+	slo := plan.SLO{TTFTP99: 0.5, TPOTP99: 0.03}
+	r, res, err := plan.MaxRate(p, e, 1, w, slo, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r <= 0 || res == nil || !slo.Meets(res) {
+		t.Fatalf("MaxRate = %g", r)
+	}
+	w.Rate = 1.1 * r
+	reqs, _ := w.Requests()
+	over, err := serve.Run(p, e, reqs, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("max rate %.3g req/s (TTFT p99 %.3g s, TPOT p99 %.3g s); at 1.1× TTFT p99 %.3g s, TPOT p99 %.3g s", r, res.TTFT.P99, res.TPOT.P99, over.TTFT.P99, over.TPOT.P99)
+	if slo.Meets(over) {
+		t.Errorf("1.1 × the max rate (%g req/s) still meets the SLO", 1.1*r)
+	}
+}

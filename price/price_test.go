@@ -1,0 +1,196 @@
+package price
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+func TestParseRate(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Rate
+		err  string
+	}{
+		{"2.5/h", Rate{2.5, "USD", PerHour}, ""},
+		{"2.5 /h", Rate{2.5, "USD", PerHour}, ""},
+		{"2.1 EUR/h", Rate{2.1, "EUR", PerHour}, ""},
+		{"$3/hour", Rate{3, "USD", PerHour}, ""},
+		{"€0.25/kWh", Rate{0.25, "EUR", PerKWh}, ""},
+		{"0.12 USD/kWh", Rate{0.12, "USD", PerKWh}, ""},
+		{"1e-1/kwh", Rate{0.1, "USD", PerKWh}, ""},
+		{"2.5", Rate{}, "no currency or unit"},
+		{"2.5 USD", Rate{}, "no currency or unit"},
+		{"-2.5/h", Rate{}, "must not be negative"},
+		{"2.5/day", Rate{}, `unknown unit "day"`},
+		{"2.5 dollars/h", Rate{}, `unknown currency "dollars"`},
+		{"/h", Rate{}, "no number"},
+		{"2.5/", Rate{}, `nothing after "/"`},
+		{"$2 EUR/h", Rate{}, "two currencies"},
+	} {
+		got, err := ParseRate(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseRate(%q) = %v, %v; want an error with %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	if _, err := ParseRate("3"); !errors.Is(err, ErrNoUnit) {
+		t.Errorf("a bare number: %v, want ErrNoUnit", err)
+	}
+}
+
+func TestParseMoney(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Money
+		err  string
+	}{
+		{"25000 USD", Money{25000, "USD"}, ""},
+		{"$25000", Money{25000, "USD"}, ""},
+		{"£1e4", Money{1e4, "GBP"}, ""},
+		{"25000", Money{}, "no currency or unit"},
+		{"25000 USD/h", Money{}, "not a rate"},
+		{"-1 USD", Money{}, "negative"},
+	} {
+		got, err := ParseMoney(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseMoney(%q) = %v, %v; want an error with %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseMoney(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestPricing_Cost(t *testing.T) {
+	hourly := Pricing{Hourly: Rate{2.5, "USD", PerHour}}
+	// 8 devices for 90 minutes at 2.5/h: 30 USD, energy included.
+	if got := hourly.Cost(8, 5400, 1e9); math.Abs(got.Amount-30) > 1e-9 || got.Currency != "USD" {
+		t.Errorf("hourly: %v, want 30 USD", got)
+	}
+	tco := Pricing{Purchase: Money{35064, "USD"}, Years: 4, Energy: Rate{0.1, "USD", PerKWh}, PUE: 1.5}
+	// 35064 USD over 4 Julian years is 1 USD per hour; 1 device for 1 h
+	// drawing 1 kWh at the node is 1.5 kWh at the facility, 0.15 USD.
+	if got := tco.Cost(1, 3600, model.Joules(3.6e6)); math.Abs(got.Amount-1.15) > 1e-9 {
+		t.Errorf("TCO: %v, want 1.15 USD", got)
+	}
+	if got := tco.FacilityEnergy(100); got != 150 {
+		t.Errorf("facility energy %v, want 150 J", got)
+	}
+	for _, s := range []string{"TCO: 35064.00 USD per device over 4 years + 0.1 USD/kWh × PUE 1.5", "given on the command line"} {
+		if !strings.Contains(tco.Inputs(), s) {
+			t.Errorf("Inputs() = %q, want it to contain %q", tco.Inputs(), s)
+		}
+	}
+}
+
+func TestPricing_Check(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		p    Pricing
+		errs []string
+	}{
+		{"hourly", Pricing{Hourly: Rate{2.5, "USD", PerHour}}, nil},
+		{"pue below 1", Pricing{Hourly: Rate{2.5, "USD", PerHour}, PUE: 0.8}, []string{"--pue: must be at least 1"}},
+		{"negative", Pricing{Hourly: Rate{-1, "USD", PerHour}}, []string{"--price: must not be negative"}},
+		{"tco without years or energy", Pricing{Purchase: Money{1, "USD"}}, []string{"--years:", "--energy-price: a TCO needs"}},
+		{"tco currencies", Pricing{Purchase: Money{1, "USD"}, Years: 3, Energy: Rate{0.1, "EUR", PerKWh}}, []string{"--energy-price: is in EUR, the purchase in USD"}},
+		{"both", Pricing{Hourly: Rate{2, "USD", PerHour}, Purchase: Money{1, "USD"}, Years: 3, Energy: Rate{0.1, "USD", PerKWh}}, []string{"--price: give either"}},
+	} {
+		err := tt.p.Check()
+		if len(tt.errs) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		for _, want := range tt.errs {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want %q", tt.name, err, want)
+			}
+		}
+	}
+}
+
+func TestLoadTable(t *testing.T) {
+	tab, err := LoadTableFile("testdata/prices.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := tab.Find([]string{"H100 SXM", "h100-sxm"}, "")
+	if !ok || e.Hourly.Amount != 2.94 || e.Date != "2026-01" || e.Line != 4 {
+		t.Errorf("first h100-sxm price: %+v, %v", e, ok)
+	}
+	own, ok := tab.Find([]string{"h100-sxm"}, "own")
+	if !ok || !own.TCO() || own.PUE != 1.3 || own.Years != 4 {
+		t.Errorf("own: %+v, %v", own, ok)
+	}
+	if _, ok := tab.Find([]string{"b200"}, ""); ok {
+		t.Error("found a b200 price in a table without one")
+	}
+}
+
+func TestLoadTable_bad(t *testing.T) {
+	_, err := LoadTableFile("testdata/bad.toml")
+	want := []string{
+		`price: testdata/bad.toml:14: price.colour: unknown key`,
+		`price: testdata/bad.toml:1: price[1].source: missing`,
+		`price: testdata/bad.toml:3: price[1].hourly: "2.5" is not a price per hour or per kWh (e.g. "2.5/h", "2.1 EUR/h", "0.12 USD/kWh"): no currency or unit`,
+		`price: testdata/bad.toml:11: price[2].pue: must be at least 1`,
+		`price: testdata/bad.toml:18: price[3].hourly: "-1/h" is not a price per hour or per kWh (e.g. "2.5/h", "2.1 EUR/h", "0.12 USD/kWh"): a price must not be negative`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in:\n%v", w, err)
+		}
+	}
+}
+
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"2.5/h", "$3/hour", "0.1 EUR/kWh", "2.5", "-1/h", "1e309/h", "€/h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRate(s)
+		if err != nil {
+			return
+		}
+		if r.Amount < 0 || math.IsNaN(r.Amount) || math.IsInf(r.Amount, 0) || r.Currency == "" || r.Per == 0 {
+			t.Fatalf("ParseRate(%q) = %+v", s, r)
+		}
+		back, err := ParseRate(r.String())
+		if err != nil || back.Per != r.Per || back.Currency != r.Currency {
+			t.Fatalf("%q → %v → %+v, %v", s, r, back, err)
+		}
+	})
+}
+
+func FuzzLoadTable(f *testing.F) {
+	f.Add("[[price]]\nhardware = \"h100\"\nhourly = \"2/h\"\nsource = \"x\"\ndate = \"2026\"\n")
+	f.Add("[[price]]\nhardware = 1\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		tab, err := LoadTable(strings.NewReader(s), "fuzz.toml")
+		if err != nil {
+			return
+		}
+		for _, e := range tab.Entries {
+			if e.Check() != nil || e.Source == "" || e.Date == "" {
+				t.Fatalf("accepted a bad entry %+v", e)
+			}
+		}
+	})
+}

@@ -1,0 +1,281 @@
+package price
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// A Table is a price table: prices per hardware, each with its source
+// and date. Its TOML is a list of [[price]] entries:
+//
+//	[[price]]
+//	hardware = "h100-sxm"          # a catalog name or alias, or a device name
+//	hourly = "2.99 USD/h"          # per device-hour, energy included
+//	source = "Lambda on-demand price list"
+//	date = "2025-06-01"
+//
+//	[[price]]
+//	hardware = "h100-sxm"
+//	name = "own"                   # optional: to pick among a device's prices
+//	purchase = "25000 USD"         # per device
+//	years = 4
+//	energy = "0.10 USD/kWh"
+//	pue = 1.3
+//	source = "..."
+//	date = "2025-01-15"
+//
+// Every entry needs hardware, a source and a date, and either hourly or
+// purchase, years and energy.
+type Table struct {
+	Entries []Entry
+}
+
+// An Entry is one price of one piece of hardware.
+type Entry struct {
+	Hardware string
+	Name     string
+	Pricing
+	File string
+	Line int
+}
+
+type rawEntry struct {
+	Hardware string  `toml:"hardware"`
+	Name     string  `toml:"name"`
+	Hourly   string  `toml:"hourly"`
+	Purchase string  `toml:"purchase"`
+	Years    float64 `toml:"years"`
+	Energy   string  `toml:"energy"`
+	PUE      float64 `toml:"pue"`
+	Source   string  `toml:"source"`
+	Date     string  `toml:"date"`
+}
+
+// A TableError is a problem at a line of a price table.
+type TableError struct {
+	File string
+	Line int
+	Key  string
+	Err  error
+}
+
+func (e *TableError) Error() string {
+	s := "price: " + e.File
+	if e.Line > 0 {
+		s += fmt.Sprintf(":%d", e.Line)
+	}
+	if e.Key != "" {
+		s += ": " + e.Key
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *TableError) Unwrap() error { return e.Err }
+
+// maxTableSize bounds what LoadTable reads.
+const maxTableSize = 1 << 20
+
+// LoadTableFile reads the price table at path.
+func LoadTableFile(path string) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("price: %w", err)
+	}
+	defer f.Close()
+	return LoadTable(f, path)
+}
+
+// LoadTable reads a price table from r; file names it in messages. It
+// reports every problem at once, each a *TableError naming file:line:key.
+func LoadTable(r io.Reader, file string) (*Table, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxTableSize+1))
+	if err != nil {
+		return nil, &TableError{File: file, Err: err}
+	}
+	if len(data) > maxTableSize {
+		return nil, &TableError{File: file, Err: fmt.Errorf("larger than %d bytes", maxTableSize)}
+	}
+	var doc struct {
+		Price []rawEntry `toml:"price"`
+	}
+	md, err := toml.Decode(string(data), &doc)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &TableError{File: file, Line: pe.Position.Line, Err: fmt.Errorf("not valid TOML: %s", strings.TrimSuffix(pe.Message, "."))}
+		}
+		return nil, &TableError{File: file, Err: fmt.Errorf("not valid TOML: %w", err)}
+	}
+	starts := entryLines(data)
+	var errs []error
+	for _, k := range md.Undecoded() {
+		line := 0
+		if len(k) > 1 {
+			line = keyLine(data, starts, -1, k[len(k)-1])
+		}
+		errs = append(errs, &TableError{File: file, Line: line, Key: k.String(), Err: errors.New("unknown key (want hardware, name, hourly, purchase, years, energy, pue, source, date)")})
+	}
+	if len(doc.Price) == 0 && len(errs) == 0 {
+		errs = append(errs, &TableError{File: file, Err: errors.New("no [[price]] entries")})
+	}
+	t := &Table{}
+	for i, raw := range doc.Price {
+		line := 0
+		if i < len(starts) {
+			line = starts[i]
+		}
+		bad := func(key string, err error) {
+			l := keyLine(data, starts, i, key)
+			if l == 0 {
+				l = line
+			}
+			errs = append(errs, &TableError{File: file, Line: l, Key: fmt.Sprintf("price[%d].%s", i+1, key), Err: err})
+		}
+		e := Entry{Hardware: raw.Hardware, Name: raw.Name, File: file, Line: line}
+		e.Source, e.Date, e.Years, e.PUE = raw.Source, raw.Date, raw.Years, raw.PUE
+		for _, req := range []struct{ key, v string }{{"hardware", raw.Hardware}, {"source", raw.Source}, {"date", raw.Date}} {
+			if strings.TrimSpace(req.v) == "" {
+				bad(req.key, errors.New("missing: every price needs the hardware it is for, its source and its date"))
+			}
+		}
+		ok := true
+		if raw.Hourly != "" {
+			r, err := ParseRate(raw.Hourly)
+			if err == nil && r.Per != PerHour {
+				err = fmt.Errorf("%s is not a price per hour", r)
+			}
+			if err != nil {
+				bad("hourly", err)
+				ok = false
+			}
+			e.Hourly = r
+		}
+		if raw.Purchase != "" {
+			m, err := ParseMoney(raw.Purchase)
+			if err != nil {
+				bad("purchase", err)
+				ok = false
+			}
+			e.Purchase = m
+		}
+		if raw.Energy != "" {
+			r, err := ParseRate(raw.Energy)
+			if err == nil && r.Per != PerKWh {
+				err = fmt.Errorf("%s is not a price per kWh", r)
+			}
+			if err != nil {
+				bad("energy", err)
+				ok = false
+			}
+			e.Energy = r
+		}
+		if raw.Years < 0 || math.IsNaN(raw.Years) {
+			bad("years", fmt.Errorf("must be positive, got %v", raw.Years))
+			ok = false
+		}
+		if raw.Hourly == "" && !e.TCO() && ok {
+			bad("hourly", errors.New("missing: give hourly, or purchase, years and energy"))
+			ok = false
+		}
+		if ok {
+			if err := e.Check(); err != nil {
+				for _, u := range unjoin(err) {
+					key := flagKey(u.Error())
+					bad(key, errors.New(strings.TrimPrefix(u.Error(), "--"+flagField(u.Error())+": ")))
+				}
+			}
+		}
+		t.Entries = append(t.Entries, e)
+	}
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(a, b int) bool { return errs[a].(*TableError).Line < errs[b].(*TableError).Line })
+		return nil, errors.Join(errs...)
+	}
+	return t, nil
+}
+
+// flagField returns the flag a Check message names ("--pue: ..." → "pue").
+func flagField(msg string) string {
+	s := strings.TrimPrefix(msg, "--")
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return s[:i]
+	}
+	return ""
+}
+
+// flagKey maps a Check flag to the table key that sets it.
+func flagKey(msg string) string {
+	switch f := flagField(msg); f {
+	case "price":
+		return "hourly"
+	case "energy-price":
+		return "energy"
+	case "":
+		return "hourly"
+	default:
+		return f
+	}
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// entryLines returns the line of each [[price]] header.
+func entryLines(data []byte) []int {
+	var out []int
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if s := strings.TrimSpace(string(l)); strings.HasPrefix(s, "[[") && strings.Trim(strings.TrimSpace(strings.Trim(s, "[]")), " ") == "price" {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// keyLine returns the line where key is set in entry i (any entry when i
+// is negative), or 0.
+func keyLine(data []byte, starts []int, i int, key string) int {
+	lines := bytes.Split(data, []byte("\n"))
+	lo, hi := 0, len(lines)
+	if i >= 0 && i < len(starts) {
+		lo = starts[i]
+		if i+1 < len(starts) {
+			hi = starts[i+1] - 1
+		}
+	}
+	for n := lo; n < hi; n++ {
+		s := strings.TrimSpace(string(lines[n]))
+		if k, _, ok := strings.Cut(s, "="); ok && strings.Trim(strings.TrimSpace(k), `"`) == key {
+			return n + 1
+		}
+	}
+	return 0
+}
+
+// Find returns the entry for hardware known by any of names (a device's
+// name and aliases, compared without case), the one called name when
+// name is not empty, else the first listed.
+func (t *Table) Find(names []string, name string) (Entry, bool) {
+	for _, e := range t.Entries {
+		if name != "" && !strings.EqualFold(e.Name, name) {
+			continue
+		}
+		for _, n := range names {
+			if strings.EqualFold(strings.TrimSpace(e.Hardware), strings.TrimSpace(n)) {
+				return e, true
+			}
+		}
+	}
+	return Entry{}, false
+}
