@@ -14,8 +14,8 @@ import (
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/internal/fileio"
-	"github.com/perfsim/perfsim/price"
 	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/price"
 	"github.com/perfsim/perfsim/sim"
 )
 
