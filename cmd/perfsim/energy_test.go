@@ -21,6 +21,7 @@ func TestEnergyGolden(t *testing.T) {
 			"--purchase", "25000 USD", "--years", "4", "--energy-price", "0.10/kWh", "--pue", "1.3"}},
 		{"energy_power_cap.stdout", []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--batch", "8", "--power-cap", "500W"}},
 		{"energy_sweep.stdout", []string{"sweep", "--hw", "h100,b200", "--model", "llama3-8b", "--batch", "1,64", "--price", "2.5/h"}},
+		{"energy_serve.stdout", []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "512", "--output", "128", "--requests", "200", "--rate", "10", "--price", "2.5/h"}},
 		{"energy_sweep_csv.stdout", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "8", "--prices", "testdata/energy/prices.toml", "--format", "csv"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,6 +108,52 @@ func TestEnergy_badInput(t *testing.T) {
 		out, stderr, code := perfsim(t, append(append([]string(nil), base...), tt.args...)...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q (stdout %d bytes)", tt.args, code, stderr, tt.want, len(out))
+		}
+	}
+}
+
+// TestEnergy_serveLoad: at a light load the GPUs idle between requests,
+// so they draw less on average and spend more energy per token than at a
+// heavy one; the run's energy over its output tokens is the J per token.
+func TestEnergy_serveLoad(t *testing.T) {
+	type res struct {
+		Energy struct {
+			BusyW      float64 `json:"busy_w_per_gpu"`
+			IdleW      float64 `json:"idle_w_per_gpu"`
+			AverageW   float64 `json:"average_w_per_gpu"`
+			GPUJ       float64 `json:"gpu_j"`
+			JPerOutTok float64 `json:"j_per_output_token"`
+			PerMOutput float64 `json:"cost_per_million_output_tokens"`
+		} `json:"energy"`
+		Utilization float64 `json:"utilization"`
+		DurationS   float64 `json:"duration_s"`
+		GPUs        int     `json:"gpus"`
+	}
+	run := func(rate string) res {
+		out, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--input", "512", "--output", "128", "--requests", "200", "--rate", rate, "--price", "2.5/h", "--format", "json")
+		if code != 0 {
+			t.Fatalf("rate %s: exit %d: %s", rate, code, stderr)
+		}
+		var r res
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	light, heavy := run("0.5"), run("50")
+	if !(light.Utilization < heavy.Utilization && light.Energy.AverageW < heavy.Energy.AverageW && light.Energy.JPerOutTok > heavy.Energy.JPerOutTok) {
+		t.Errorf("light load %+v, heavy %+v: want less power and more J per token at the light load", light, heavy)
+	}
+	for _, r := range []res{light, heavy} {
+		e := r.Energy
+		if want := r.Utilization*e.BusyW + (1-r.Utilization)*e.IdleW; math.Abs(e.AverageW-want) > 1e-9*want {
+			t.Errorf("average %v W, want %v", e.AverageW, want)
+		}
+		if want := e.AverageW * r.DurationS * float64(r.GPUs); math.Abs(e.GPUJ-want) > 1e-9*want {
+			t.Errorf("gpu %v J, want %v", e.GPUJ, want)
+		}
+		if math.Abs(e.JPerOutTok*200*128-e.GPUJ) > 1e-6*e.GPUJ || e.PerMOutput <= 0 {
+			t.Errorf("J per output token %v × %d tokens ≠ %v J, or no cost", e.JPerOutTok, 200*128, e.GPUJ)
 		}
 	}
 }

@@ -21,18 +21,19 @@ type command struct {
 // commands is the table of subcommands.
 func commands() map[string]command {
 	return map[string]command{
-		"simulate":  {"latency, throughput and memory of a model on hardware", runSimulateCmd},
-		"gemms":     {"the GEMMs (with MAC counts) a model decomposes into", runGemmsCmd},
-		"kernel":    {"the predicted time of one kernel (a GEMM, a copy)", runKernelCmd},
-		"maxmodel":  {"the largest model that fits a device or a node", runMaxModelCmd},
-		"hardware":  {"list and show the hardware catalog or a hardware file", runHardwareCmd},
-		"calibrate": {"measure kernels, fit the cost model, validate a fit", runCalibrateCmd},
-		"sweep":     {"simulate the cartesian product of scenarios", runSweepCmd},
-		"plan":      {"capacity plans: the fewest GPUs serving a load under latency SLOs; the highest rate a deployment sustains", runPlanCmd},
-		"serve":     {"a serving engine under load: TTFT, TPOT, throughput per request", runServeCmd},
-		"plot":      {"rooflines, breakdowns, memory and sweep charts", runPlotCmd},
-		"mlperf":    {"the MLPerf Inference datacenter suite: Offline and Server results", runMLPerfCmd},
-		"version":   {"print the version", runVersionCmd},
+		"simulate":    {"latency, throughput and memory of a model on hardware", runSimulateCmd},
+		"gemms":       {"the GEMMs (with MAC counts) a model decomposes into", runGemmsCmd},
+		"kernel":      {"the predicted time of one kernel (a GEMM, a copy)", runKernelCmd},
+		"maxmodel":    {"the largest model that fits a device or a node", runMaxModelCmd},
+		"hardware":    {"list and show the hardware catalog or a hardware file", runHardwareCmd},
+		"calibrate":   {"measure kernels, fit the cost model, validate a fit", runCalibrateCmd},
+		"sweep":       {"simulate the cartesian product of scenarios", runSweepCmd},
+		"plan":        {"capacity plans: the fewest GPUs serving a load under latency SLOs; the highest rate a deployment sustains", runPlanCmd},
+		"serve":       {"a serving engine under load: TTFT, TPOT, throughput per request", runServeCmd},
+		"plot":        {"rooflines, breakdowns, memory and sweep charts", runPlotCmd},
+		"sensitivity": {"how TTFT, TPOT, max batch and throughput at an SLO change per 10% more bandwidth, peak, capacity, link", runSensitivityCmd},
+		"mlperf":      {"the MLPerf Inference datacenter suite: Offline and Server results", runMLPerfCmd},
+		"version":     {"print the version", runVersionCmd},
 	}
 }
 

@@ -47,9 +47,11 @@ type serveOptions struct {
 	chunked, static, graphs bool
 	stepOverhead, reqOverhd model.Seconds
 	ttftSLO, tpotSLO        model.Seconds
+	energy                  energyOptions // serve_energy.go
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
+	o.energy.AddFlags(fs)
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
 	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml or HuggingFace config.json")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
@@ -272,11 +274,17 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	sum := serveSummaryOf(res, s, o.ttftSLO, o.tpotSLO)
+	if sum.Energy, err = o.serveEnergy(fs, res, s); err != nil { // serve_energy.go
+		return err
+	}
 	switch f {
 	case formatJSON:
 		return writeJSON(stdout, sum)
 	case formatCSV:
 		return writeServeCSV(stdout, sum)
 	}
-	return writeServeTable(stdout, sum)
+	if err := writeServeTable(stdout, sum); err != nil {
+		return err
+	}
+	return writeServeEnergy(stdout, sum.Energy)
 }

@@ -51,6 +51,8 @@ type serveSummary struct {
 	Preemptions          int       `json:"preemptions"`
 	Overloaded           bool      `json:"overloaded"`
 	Verdict              string    `json:"verdict"`
+
+	Energy *serveEnergyJSON `json:"energy,omitempty"` // serve_energy.go
 }
 
 func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {

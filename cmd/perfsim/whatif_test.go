@@ -71,3 +71,27 @@ func TestWhatIf_badSet(t *testing.T) {
 		t.Errorf("unknown base device: exit %d: %s", code, stderr)
 	}
 }
+
+// TestSensitivityCmd: the report names the device and its calibration,
+// has a row per knob, and bad flags are usage errors.
+func TestSensitivityCmd(t *testing.T) {
+	out, stderr, code := perfsim(t, "sensitivity", "--hw", "h100", "--set", "memory.bandwidth=8TB/s", "--model", "llama3-8b", "--batch", "4", "--input", "512", "--output", "32")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"H100 SXM what-if (memory.bandwidth=8TB/s)", "transferred from H100 SXM", "memory bandwidth", "matrix peak", "memory capacity", "link bandwidth", "throughput at SLO"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, args := range [][]string{
+		{"sensitivity", "--hw", "h100"},
+		{"sensitivity", "--hw", "h100", "--model", "llama3-8b", "--step", "0"},
+		{"sensitivity", "--hw", "h100", "--model", "llama3-8b", "--slo-tpot", "50"},
+		{"sensitivity", "--hw", "h100", "--model", "llama3-8b", "--set", "memory.bandwidth=8"},
+	} {
+		if _, stderr, code := perfsim(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/plan"
+	"github.com/perfsim/perfsim/sim"
+)
+
+const sensitivitySynopsis = `perfsim sensitivity --hw NAME|FILE --model NAME|FILE [flags]
+
+How much TTFT, TPOT, the largest batch that fits and the throughput at a
+TPOT SLO change per 10% more memory bandwidth, matrix peak, memory
+capacity and scale-up link bandwidth: each a what-if device (see --set in
+docs/hardware.md) that keeps the device's calibration carried.`
+
+// runSensitivityCmd implements "perfsim sensitivity".
+func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("sensitivity", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		hw, mdl              string
+		sets                 []string
+		batch, input, output int
+		tp                   int
+		slo                  model.Seconds
+		step                 float64
+	)
+	fs.StringVar(&hw, "hw", "", hwFlagUsage)
+	fs.StringArrayVar(&sets, "set", nil, setFlagUsage)
+	fs.StringVar(&mdl, "model", "", "model: a catalog name or a model file")
+	fs.IntVar(&batch, "batch", 8, "sequences per batch (TTFT and TPOT are at this batch)")
+	fs.IntVar(&input, "input", 2048, "prompt tokens per sequence")
+	fs.IntVar(&output, "output", 128, "generated tokens per sequence")
+	fs.IntVar(&tp, "tp", 1, "tensor-parallel degree")
+	slo = 50e-3
+	fs.Var(&slo, "slo-tpot", "the TPOT SLO the throughput is measured at")
+	fs.Float64Var(&step, "step", 0.1, "the relative increase of each number")
+	if err := fs.Parse(args); err != nil {
+		return usagef("sensitivity: %v\n%s", err, sensitivitySynopsis)
+	}
+	if hw == "" || mdl == "" {
+		return usagef("sensitivity: --hw and --model are required\n%s", sensitivitySynopsis)
+	}
+	if !(step > 0 && step <= 1) {
+		return usagef("--step %g: want a fraction in (0, 1]", step)
+	}
+	if !(slo > 0) {
+		return usagef("--slo-tpot %v: want a positive time", slo)
+	}
+	dev, err := resolveHardware(hw)
+	if err != nil {
+		return err
+	}
+	if dev, err = whatIf(dev, sets); err != nil {
+		return err
+	}
+	m, err := resolveModel(mdl)
+	if err != nil {
+		return err
+	}
+	w := simWorkload{m}
+	sc := sim.Default()
+	sc.Batch, sc.Input, sc.Output, sc.TP = batch, input, output, tp
+	if err := sc.Validate(w.Shape()); err != nil {
+		return scenarioUsage(err)
+	}
+	base, rows, err := plan.Sensitivity(dev, w, sc, slo, step)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s on %s, batch %d, %d tokens in, %d out, tp %d\n", w.Name(), dev.Name, batch, input, output, tp)
+	fmt.Fprintf(stdout, "%s: %s\n", dev.Name, dev.CalibrationLabel())
+	fmt.Fprintf(stdout, "base: TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %.4g tokens/s (batch %d)\n",
+		base.TTFT, base.TPOT, base.MaxBatch, slo, base.SLOThroughput, base.SLOBatch)
+	tw := newTable(stdout)
+	fmt.Fprintf(tw, "+%.0f%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)
+	pct := func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
+	for _, r := range rows {
+		if !r.Applies {
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\n", r.Knob)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
+	}
+	return tw.Flush()
+}
