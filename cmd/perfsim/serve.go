@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
 	"github.com/perfsim/perfsim/sim"
@@ -35,6 +36,7 @@ type serveOptions struct {
 	dtype, weights, act, kv model.DType
 	input, output, workload string
 	trace, requestsOut      string
+	seriesPlot              string
 	requests                int
 	arrival                 string
 	rate, cv                float64
@@ -87,6 +89,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.tpotSLO, "tpot-slo", "TPOT objective for goodput, with a unit, e.g. 50ms")
 	addFormatFlag(fs, &o.format)
 	fs.StringVar(&o.requestsOut, "requests-out", "", "write every request's metrics to this CSV file")
+	fs.StringVar(&o.seriesPlot, "series-plot", "", "draw the queue, the running batch and the KV-cache occupancy over time (replica 0) to this SVG, PNG or PDF")
 }
 
 // serveSetup is what a serve run needs, built from the flags.
@@ -150,6 +153,11 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 			return v
 		}
 		return o.dtype
+	}
+	if o.seriesPlot != "" {
+		if _, err := chart.FormatOf(o.seriesPlot); err != nil {
+			errs = append(errs, usagef("--series-plot: %v", err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -251,7 +259,11 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	res, err := serve.RunReplicas(s.pricer, s.engine, s.reqs, s.dp, serve.Options{MaxContext: s.w.Shape().MaxContext})
+	opts := serve.Options{MaxContext: s.w.Shape().MaxContext}
+	if o.seriesPlot != "" {
+		opts.SeriesPoints = 150
+	}
+	res, err := serve.RunReplicas(s.pricer, s.engine, s.reqs, s.dp, opts)
 	if err != nil {
 		if errors.Is(err, serve.ErrOverflow) {
 			return usageError{linesError{err}}
@@ -273,6 +285,11 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("--requests-out: %w", err)
 		}
 	}
+	if o.seriesPlot != "" {
+		if err := saveSeriesPlot(o.seriesPlot, res); err != nil {
+			return err
+		}
+	}
 	sum := serveSummaryOf(res, s, o.ttftSLO, o.tpotSLO)
 	if sum.Energy, err = o.serveEnergy(fs, res, s); err != nil { // serve_energy.go
 		return err
@@ -287,4 +304,20 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	return writeServeEnergy(stdout, sum.Energy)
+}
+
+// saveSeriesPlot draws a run's time series: requests waiting, requests
+// running, and the KV cache in use (percent), against time.
+func saveSeriesPlot(path string, res *serve.Result) error {
+	if len(res.Series) == 0 {
+		return errors.New("--series-plot: the run recorded no iterations")
+	}
+	lines := []chart.Line{{Name: "waiting (requests)"}, {Name: "running (requests)"}, {Name: "KV cache in use (%)"}}
+	for _, s := range res.Series {
+		t := float64(s.Time)
+		lines[0].Points = append(lines[0].Points, chart.LinePoint{X: t, Y: float64(s.Waiting)})
+		lines[1].Points = append(lines[1].Points, chart.LinePoint{X: t, Y: float64(s.Running)})
+		lines[2].Points = append(lines[2].Points, chart.LinePoint{X: t, Y: 100 * s.KVUsed})
+	}
+	return saveChart(path, chart.Lines{Title: "Engine state over time (" + res.Engine.Name + ")", XLabel: "time (s)", YLabel: "requests, or percent of the KV cache", Lines: lines}, nil)
 }
