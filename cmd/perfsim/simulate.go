@@ -281,6 +281,9 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := errors.Join(scErr, hwErr, mErr, vErr); err != nil {
 		return err
 	}
+	for _, wn := range m.Warnings() {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
+	}
 	w := simWorkload{m}
 	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
 	sys := fixed
