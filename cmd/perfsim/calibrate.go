@@ -32,7 +32,7 @@ with the fitted efficiency section and its provenance to -o (atomically),
 and prints, per kernel class and dtype, the median, p90 and max |error|
 in-sample and k-fold cross-validated. Measurements are perfsim's CSV
 (kernels/README.md) or a third-party table (aiconfigurator, vidur,
-llmcompass, xla; see ../shared/validation/SOURCES.md), told apart by the
+llmcompass, xla; docs/hardware.md names each), told apart by the
 header unless --format says. Rows of another device are an error (skipped,
 with a warning, in files that mix devices by design).
 

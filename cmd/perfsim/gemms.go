@@ -15,7 +15,7 @@ import (
 
 const gemmsSynopsis = "perfsim gemms --model NAME|FILE [--phase prefill|decode|train-fwd|train-bwd] [--batch B] [--seq S] [--context L] [--format table|csv|json] [--all]"
 
-const gemmsExamples = `  # the GPT-3 175B table of seed 003, with MAC counts
+const gemmsExamples = `  # the GPT-3 175B GEMM table (96 layers, d_model 12288, 96 heads), with MAC counts
   perfsim gemms --model gpt3-175b --seq 2048 --batch 1 --phase prefill
 
   # one decode step of Llama 3 70B at batch 8 and context 4096, as CSV

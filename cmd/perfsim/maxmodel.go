@@ -16,10 +16,10 @@ import (
 
 const maxModelSynopsis = "perfsim maxmodel --hw NAME|FILE --mode train|inference [--devices N] [--family gpt3|llama] [--batch B] [--seq S] [--dtype T] [--recompute none|selective|full] [--shard-optimizer] [--format table|json|csv]"
 
-const maxModelExamples = `  # the largest GPT-3-shaped model one H100 can train (seed 002: about 3.5–4 B)
+const maxModelExamples = `  # the largest GPT-3-shaped model one H100 can train (published estimate: about 3.5–4 B; docs/simulate.md)
   perfsim maxmodel --hw h100 --mode train
 
-  # on a node of four with the model states sharded ZeRO-3 style (seed 002: about 16 B)
+  # on a node of four with the model states sharded ZeRO-3 style (published estimate: about 16 B)
   perfsim maxmodel --hw h100 --mode train --devices 4 --shard-optimizer --recompute selective
 
   # the largest Llama-shaped model one H100 serves in fp8 at batch 8 and 4096 tokens

@@ -10,7 +10,7 @@ import (
 
 const plotGemmsSynopsis = "perfsim plot gemms --model NAME|FILE [--phase prefill|decode] [--batch B] [--seq S] [-o FILE]"
 
-const plotGemmsExamples = `  # the GPT-3 175B GEMM table of seed 003 as log bars
+const plotGemmsExamples = `  # the GPT-3 175B GEMM table as log bars
   perfsim plot gemms --model gpt3-175b -o gemms.png
 `
 
