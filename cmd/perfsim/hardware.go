@@ -414,7 +414,7 @@ func hardwareShow(w io.Writer, f format, d *hardware.Device) error {
 		return err
 	}
 	if len(notes) > 0 {
-		fmt.Fprintln(w, "\nSources:")
+		fmt.Fprintln(w, "\nSources (codes such as N6 or M2 are listed with titles and URLs in docs/sources.md):")
 		for i, s := range notes {
 			fmt.Fprintf(w, "  [%d] %s\n", i+1, s)
 		}
