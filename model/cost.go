@@ -440,7 +440,9 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 	pk, bw := nonNeg(float64(peak)), nonNeg(float64(p.Bandwidth))
 	decode := IsDecode(a)
 	var tc, tm, t, t0 float64
-	if decode {
+	if decode && a.Latent {
+		tc, tm, t, t0 = p.latentDecode(a, pk, bw)
+	} else if decode {
 		tc, tm, t, t0 = p.decodeAttention(a, pk, bw)
 	} else {
 		tc, tm, t, t0 = p.prefillAttention(a, d, pk, bw)
@@ -614,4 +616,37 @@ func AttentionAxes(a Attention) (x, y, z float64) {
 		return x, float64(max(a.KeysRead(), 1)), float64(max(a.KVHeads, 1))
 	}
 	return x, float64(max(a.QLen, 1)), float64(max(a.Heads, 1))
+}
+
+// latentDecode returns the compute, memory and total time of a decode
+// attention over a latent cache (MLA with the up-projections absorbed, as
+// FlashMLA runs it) and its launch cost. FlashMLA gives each CTA a block
+// of 64 query heads of one sequence and a split of its KV, reading each
+// latent once for all the heads of the block (DeepSeek's FlashMLA
+// README: up to 3000 GB/s memory-bound and 660 TFLOP/s compute-bound on
+// H800), so the kernel is a roofline of the whole latent read against
+// the heads' products — which the 128 heads of DeepSeek-V3 make close to
+// the ridge point — with the decode efficiencies and launch:
+//
+//	t = t0 + (t_c^p + t_m^p)^(1/p),  t_c = FLOPs/(peak·η_c),  t_m = bytes/(bandwidth·η_m)
+func (p *Processor) latentDecode(a Attention, pk, bw float64) (tc, tm, t, t0 float64) {
+	e := p.Eff.Attention
+	pick := func(dec, pre float64) float64 {
+		if dec > 0 {
+			return dec
+		}
+		return pre
+	}
+	t0 = pick(float64(e.DecodeLaunch), float64(e.Launch))
+	if !(t0 > 0) {
+		t0 = float64(p.Launch)
+	}
+	t0 = nonNeg(t0)
+	if pk > 0 {
+		tc = float64(a.FLOPs()) / (pk * clampEff(pick(e.DecodeCompute, e.Compute)))
+	}
+	if bw > 0 {
+		tm = float64(a.Bytes()) / (bw * clampEff(pick(e.DecodeMemory, e.Memory)))
+	}
+	return tc, tm, t0 + SoftMax(tc, tm, nonNeg(pick(e.DecodeOverlap, e.Overlap))), t0
 }

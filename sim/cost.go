@@ -47,12 +47,12 @@ type coster struct {
 // costerStore is the initial room of a coster's memo: enough for the
 // distinct kernels of a transformer's pass.
 type costerStore struct {
-	gemm   [8]memo[model.GEMM]
+	gemm   [16]memo[model.GEMM]
 	attn   [2]memo[model.Attention]
 	ew     [6]memo[model.Elementwise]
 	gather [2]memo[model.Gather]
 	coll   [3]memo[model.Collective]
-	group  [2]memo[model.GroupedGEMM]
+	group  [4]memo[model.GroupedGEMM]
 	scan   [1]memo[model.Scan]
 }
 

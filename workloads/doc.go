@@ -95,6 +95,28 @@
 //	shared_experts  experts every token uses (DeepSeek, Qwen-MoE)
 //	expert_ffn      an expert's MLP width (default ffn)
 //
+//	first_dense_layers  the first layers use a dense MLP of width ffn
+//	expert_bias     biases in the expert projections (gpt-oss)
+//	router_bias     a bias per expert in the router
+//	expert_weights  the type the experts ship in ("fp8", "fp4"), used
+//	                when narrower than the phase's weights
+//
+// Today's attention and per-layer types (decoders):
+//
+//	window          sliding window (tokens) of "sliding" layers; at most
+//	                max_context; alone, every layer is sliding
+//	layer_types     one mixer per layer: full | sliding | mamba | none
+//	mlp_types       one MLP per layer: dense | moe | none
+//	qk_norm         RMSNorm of every query and key head
+//	sandwich_norm   norms after the attention and the MLP too
+//	attention_sinks a learned sink logit per head
+//	q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+//	v_head_dim      multi-head latent attention, on when kv_lora_rank > 0
+//	                (head_dim = nope + rope; kv_heads = heads)
+//	ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk
+//	                Mamba-2 mixers (defaults: head dim 64, 1 group, conv
+//	                4, chunk 256)
+//
 // Vision transformers:
 //
 //	image_size      input side in pixels, required

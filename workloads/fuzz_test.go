@@ -64,6 +64,7 @@ func FuzzLoad(f *testing.F) {
 
 func FuzzLoadHF(f *testing.F) {
 	seedFiles(f, filepath.Join("testdata", "hf", "*.json"))
+	seedFiles(f, filepath.Join("testdata", "hf", "today", "*.json"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		m, err := LoadHF(bytes.NewReader(src), "fuzz/config.json")
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -17,6 +18,9 @@ var HFArchitectures = []string{
 	"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
 	"GPT2LMHeadModel", "GPTNeoXForCausalLM", "GemmaForCausalLM",
 	"BertModel", "BertForMaskedLM", "ViTModel",
+	"Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Phi3ForCausalLM",
+	"Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "FalconForCausalLM", "DeepseekV2ForCausalLM",
+	"DeepseekV3ForCausalLM", "GptOssForCausalLM", "Mamba2ForCausalLM", "NemotronHForCausalLM",
 }
 
 // ErrUnsupportedArchitecture is wrapped by LoadHF for an architecture it
@@ -33,6 +37,9 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 	if len(src) > maxFileSize {
 		return nil, &ConfigError{File: file, Err: fmt.Errorf("over %d bytes: %w", maxFileSize, ErrTooLarge)}
 	}
+	// Python's json writes Infinity and NaN (Mamba-2's time_step_limit),
+	// which JSON has not: read them as null.
+	src = nonFinite.ReplaceAll(src, []byte("${1}null"))
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.UseNumber()
 	var raw map[string]any
@@ -71,17 +78,24 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
+	if unk := h.unknownKeys(); len(unk) > 0 {
+		h.warn(fmt.Errorf("keys not read (none is known to change the cost): %s", strings.Join(unk, ", ")))
+	}
+	m.warnings = h.warnings
 	return m, nil
 }
+
+var nonFinite = regexp.MustCompile(`([\[,:]\s*)-?(?:Infinity|NaN)\b`)
 
 // hfReader pulls typed values out of a decoded config.json, collecting
 // every problem.
 type hfReader struct {
-	raw   map[string]any
-	file  string
-	src   []byte
-	errs  []error
-	asked map[string]bool // every config.json key read, present or not
+	raw      map[string]any
+	file     string
+	src      []byte
+	errs     []error
+	warnings []error
+	asked    map[string]bool // every config.json key read, present or not
 }
 
 func (h *hfReader) line(key string) int {
@@ -224,6 +238,9 @@ func (h *hfReader) config() Config {
 		c.Norm, c.Position = "rmsnorm", "rope"
 		c.TiedEmbeddings = h.bool("tie_word_embeddings", arch == "GemmaForCausalLM")
 		c.Bias = bptr(h.bool("attention_bias", false) && arch == "LlamaForCausalLM")
+		if h.bool("mlp_bias", false) {
+			h.bad("mlp_bias", errors.New("biases in the MLP are not modelled (want false)"))
+		}
 		c.QKVBias = bptr(arch == "Qwen2ForCausalLM" || *c.Bias)
 		if arch == "GemmaForCausalLM" {
 			c.Activation = h.act("hidden_activation", h.string("hidden_act", "gelu_pytorch_tanh"), true)
@@ -286,6 +303,11 @@ func (h *hfReader) config() Config {
 		c.QKVBias = bptr(h.bool("qkv_bias", true))
 		c.Activation = h.act("hidden_act", "gelu", false)
 		c.Pooler = true // ViTModel's add_pooling_layer defaults to true
+	case "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Phi3ForCausalLM",
+		"Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "FalconForCausalLM", "DeepseekV2ForCausalLM",
+		"DeepseekV3ForCausalLM", "GptOssForCausalLM", "Mamba2ForCausalLM", "NemotronHForCausalLM",
+		"JambaForCausalLM", "MambaForCausalLM":
+		h.today(&c, arch)
 	default:
 		known := append([]string(nil), HFArchitectures...)
 		sort.Strings(known)

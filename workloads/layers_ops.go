@@ -158,8 +158,8 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 	} else {
 		ops = addOp(ops, StageFFN, "expert.up", model.ClassExperts, n.moe, gg(c.DModel, width))
 		fl := float64(flopsGELU)
-		if c.Activation == "relu" {
-			fl = flopsReLU
+		if c.Activation == "relu" || c.Activation == "relu2" {
+			fl = flopsReLU + 1
 		}
 		ops = addOp(ops, StageFFN, "expert.act", model.ClassElementwise, n.moe, ew(c.Activation, el, fl, 1, 1, ph.Act))
 	}

@@ -23,7 +23,10 @@ type Model struct {
 	cfg    Config
 	params breakdown
 	n      layerCounts // transformers: layers by mixer and MLP
-	cnn    *cnnPlan    // for CNNs: the layers with their inferred shapes
+	// warnings are what a loader read but does not model, or did not
+	// read (a config.json's unknown keys).
+	warnings []error
+	cnn      *cnnPlan // for CNNs: the layers with their inferred shapes
 }
 
 // breakdown is a parameter count by part.
@@ -107,6 +110,10 @@ func joinConfigErrors(errs []*ConfigError) error {
 	}
 	return errors.Join(es...)
 }
+
+// Warnings returns what the loader read but does not model, and the
+// config.json keys it did not read, each naming the file; nil for most.
+func (m *Model) Warnings() []error { return m.warnings }
 
 // Name returns the model's name.
 func (m *Model) Name() string { return m.cfg.Name }

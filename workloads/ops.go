@@ -219,8 +219,8 @@ func (m *Model) ffnOps(ops []model.Op, names *mlpNames, class model.Class, L, gr
 	} else {
 		add(names.up, class, g(c.DModel, f))
 		fl := float64(flopsGELU)
-		if c.Activation == "relu" {
-			fl = flopsReLU
+		if c.Activation == "relu" || c.Activation == "relu2" {
+			fl = flopsReLU + 1 // relu2 squares: one more multiply
 		}
 		add(names.act, model.ClassElementwise, ew(c.Activation, n, fl, 1, 1, act))
 	}

@@ -7,7 +7,7 @@ import (
 
 var (
 	norms       = []string{"layernorm", "rmsnorm"}
-	activations = []string{"gelu", "relu", "silu", "swiglu", "geglu"}
+	activations = []string{"gelu", "relu", "relu2", "silu", "swiglu", "geglu"}
 	positions   = []string{"learned", "rope", "sinusoidal", "alibi", "none"}
 	kinds       = []Kind{Decoder, Encoder, ViT, CNN}
 )
@@ -86,13 +86,13 @@ func validate(c *Config) []*ConfigError {
 	if c.KVHeads == 0 {
 		c.KVHeads = c.Heads
 	}
+	archDefaults(c)
 	if c.HeadDim == 0 && c.Heads > 0 && c.DModel > 0 && c.DModel%c.Heads == 0 {
 		c.HeadDim = c.DModel / c.Heads
 	}
 	if c.Experts > 0 && c.ExpertFFN == 0 && c.FirstDenseLayers == 0 {
 		c.ExpertFFN = c.FFN
 	}
-	archDefaults(c)
 	if c.Kind == ViT {
 		if c.Channels == 0 {
 			c.Channels = 3

@@ -247,6 +247,9 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	for _, wn := range m.Warnings() {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
+	}
 	w := simWorkload{m}
 	if err := sc.Validate(w.Shape()); err != nil {
 		return scenarioUsage(err)

@@ -1,0 +1,101 @@
+package workloads
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHF_today: the config.json files of 14 models a new user tries
+// (testdata/hf/today/README.md) load with the catalog entry's exact
+// parameter count, or are refused saying what is missing.
+func TestHF_today(t *testing.T) {
+	tests := []struct {
+		file    string
+		catalog string  // the catalog entry of the same model
+		params  float64 // when there is none
+		refused string  // a refusal's message
+	}{
+		{file: "gemma-2-9b.json", catalog: "gemma2-9b"},
+		{file: "gemma-3-27b-it.json", catalog: "gemma3-27b"},
+		{file: "phi-3-mini-4k.json", catalog: "phi3-mini"},
+		{file: "phi-4.json", catalog: "phi-4"},
+		{file: "deepseek-v3.json", catalog: "deepseek-v3"},
+		{file: "qwen3-8b.json", catalog: "qwen3-8b"},
+		{file: "qwen3-30b-a3b.json", catalog: "qwen3-30b-a3b"},
+		// Falcon-7B: 6,921,720,704 (tiiuae/falcon-7b: 7 B; the count of
+		// its safetensors).
+		{file: "falcon-7b.json", params: 6921720704},
+		// Mamba-Codestral 7B: 7.29 B (our count: 64 Mamba-2 layers of
+		// 4096 with 8 groups, untied 32,768-token embeddings).
+		{file: "mamba-codestral-7b.json", params: 7285403648},
+		{file: "jamba-v0.1.json", refused: "Mamba-1"},
+		{file: "gpt-oss-120b.json", catalog: "gpt-oss-120b"},
+		{file: "llama-3.1-8b.json", catalog: "llama3.1-8b"},
+		{file: "mistral-7b-v0.1.json", catalog: "mistral-7b-v0.1"},
+		{file: "nemotron-h-8b.json", catalog: "nemotron-h-8b"},
+	}
+	for _, tt := range tests {
+		path := filepath.Join("testdata", "hf", "today", tt.file)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := LoadHF(f, path)
+		f.Close()
+		if tt.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.refused) || !errors.Is(err, ErrUnsupportedArchitecture) {
+				t.Errorf("%s: err = %v, want a refusal naming %q", tt.file, err, tt.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.file, err)
+			continue
+		}
+		want := tt.params
+		if tt.catalog != "" {
+			c := mustResolve(t, tt.catalog)
+			want = c.Params()
+			if a, b := m.ActiveParams(), c.ActiveParams(); a != b {
+				t.Errorf("%s: %.0f active, the catalog's %s %.0f", tt.file, a, tt.catalog, b)
+			}
+			if a, b := m.KVBytes(40000, 1, 2), c.KVBytes(40000, 1, 2); a != b {
+				t.Errorf("%s: KV of 40k tokens %v, the catalog's %v", tt.file, float64(a), float64(b))
+			}
+		}
+		if m.Params() != want {
+			t.Errorf("%s: %.0f parameters, want %.0f", tt.file, m.Params(), want)
+		}
+		for _, w := range m.Warnings() {
+			t.Logf("%s: warning: %v", tt.file, w)
+		}
+	}
+}
+
+// TestHF_unknownKeys: keys the reader does not know are listed in one
+// warning, and a key that changes the cost and is not modelled is refused.
+func TestHF_unknownKeys(t *testing.T) {
+	src := `{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16,
+	"num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072, "vocab_size": 1000, "max_position_embeddings": 4096,
+	"fancy_new_thing": 3, "another_one": true}`
+	m, err := LoadHF(strings.NewReader(src), "x/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Warnings()) != 1 || !strings.Contains(m.Warnings()[0].Error(), "another_one, fancy_new_thing") {
+		t.Errorf("warnings = %v, want one listing another_one, fancy_new_thing", m.Warnings())
+	}
+	bad := `{"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+	"kv_lora_rank": 64, "q_lora_rank": 0, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32,
+	"intermediate_size": 2048, "n_routed_experts": 8, "num_experts_per_tok": 9, "moe_intermediate_size": 256,
+	"moe_layer_freq": 2, "vocab_size": 1000, "max_position_embeddings": 4096}`
+	_, err = LoadHF(strings.NewReader(bad), "y/config.json")
+	for _, want := range []string{"moe_layer_freq", "num_experts_per_tok"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want one naming %s", err, want)
+		}
+	}
+}
