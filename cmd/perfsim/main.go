@@ -28,7 +28,7 @@ func commands() map[string]command {
 		"hardware":    {"list and show the hardware catalog or a hardware file", runHardwareCmd},
 		"calibrate":   {"measure kernels, fit the cost model, validate a fit", runCalibrateCmd},
 		"sweep":       {"simulate the cartesian product of scenarios", runSweepCmd},
-		"plan":        {"capacity plans: the fewest GPUs serving a load under latency SLOs; the highest rate a deployment sustains", runPlanCmd},
+		"plan":        {"capacity plans: the fewest GPUs serving a load under latency SLOs; the highest rate a deployment sustains; training layouts ranked on a system", runPlanCmd},
 		"serve":       {"a serving engine under load: TTFT, TPOT, throughput per request", runServeCmd},
 		"plot":        {"rooflines, breakdowns, memory and sweep charts", runPlotCmd},
 		"sensitivity": {"how TTFT, TPOT, max batch and throughput at an SLO change per 10% more bandwidth, peak, capacity, link", runSensitivityCmd},

@@ -68,12 +68,15 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "train" {
+		return runPlanTrainCmd(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "serve" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintf(stderr, "Usage: %s\n\nRun 'perfsim plan serve --help' for the flags.\n", planSynopsis)
+			fmt.Fprintf(stderr, "Usage: %s\n       %s\n\nRun 'perfsim plan serve --help' or 'perfsim plan train --help' for the flags.\n", planSynopsis, planTrainSynopsis)
 			return pflag.ErrHelp
 		}
-		return usagef("plan: want a plan kind: serve")
+		return usagef("plan: want a plan kind: serve or train")
 	}
 	var o planOptions
 	fs := newFlagSet("plan serve", planSynopsis, planExamples, stderr)

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/plan"
+	"github.com/perfsim/perfsim/sim"
+	"github.com/spf13/pflag"
+)
+
+const planTrainSynopsis = "perfsim plan train --model M --system NAME --gpus N --global-batch B --seq S [--tokens T] [--top N] [--dtype T] [--format table|json] [--scaling LIST]"
+
+const planTrainExamples = `  # the best layouts to pretrain a 70B model on 1,024 H100s, and the time for 15 T tokens
+  perfsim plan train --model llama3-70b --system dgx-h100 --gpus 1024 --global-batch 1536 --seq 4096 --tokens 15e12
+
+  # strong scaling of the best layout's step from 256 to 2,048 GPUs
+  perfsim plan train --model llama3-8b --system dgx-h100 --gpus 256 --global-batch 512 --seq 4096 --scaling 256,512,1024,2048
+
+The search enumerates TP (within the scale-up domain) × CP × PP × DP ×
+EP, micro-batch, pipeline schedule and virtual stages, recomputation,
+ZeRO stage and TP-communication overlap; simulates each with the full
+model; drops what does not fit; and ranks the layouts by step time. The
+runners-up say where they lose to the winner. Progress and timing go
+to stderr.`
+
+type planTrainOptions struct {
+	model, system, format, scaling string
+	plot                           string
+	gpus, gb, seq, top             int
+	tokens                         float64
+	dtype                          model.DType
+	noOverlap                      bool
+	imbalance                      float64
+}
+
+func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.system, "system", "", "a catalog system: "+strings.Join(hardware.SystemNames(), ", "))
+	fs.IntVar(&o.gpus, "gpus", 0, "GPUs to lay the model out on")
+	fs.IntVar(&o.gb, "global-batch", 0, "sequences per optimizer step")
+	fs.IntVar(&o.seq, "seq", 4096, "tokens per sequence")
+	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time and GPU-hours to train, e.g. 15e12")
+	fs.IntVar(&o.top, "top", 5, "layouts to print")
+	o.dtype = model.BF16
+	fs.Var(&o.dtype, "dtype", "data type of weights and activations")
+	fs.BoolVar(&o.noOverlap, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication")
+	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE)")
+	fs.StringVar(&o.scaling, "scaling", "", "GPU counts for strong scaling (the global batch fixed) and weak scaling (the batch per GPU fixed), e.g. 256,512,1024")
+	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns (and the scaling efficiency) into this file: .svg, .png or .pdf")
+	addFormatFlag(fs, &o.format)
+}
+
+func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var o planTrainOptions
+	fs := newFlagSet("plan train", planTrainSynopsis, planTrainExamples, stderr)
+	o.AddFlags(fs)
+	if err := parseFlagsNoArgs(fs, args, "plan train"); err != nil {
+		return err
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if o.model == "" {
+		errs = append(errs, usagef("--model: no model given"))
+	}
+	if o.system == "" {
+		errs = append(errs, usagef("--system: no system given (%s)", strings.Join(hardware.SystemNames(), ", ")))
+	}
+	if o.gpus < 1 {
+		errs = append(errs, usagef("--gpus: must be at least 1, got %d", o.gpus))
+	}
+	if o.gb < 1 {
+		errs = append(errs, usagef("--global-batch: must be at least 1, got %d", o.gb))
+	}
+	if o.seq < 1 {
+		errs = append(errs, usagef("--seq: must be at least 1, got %d", o.seq))
+	}
+	if o.top < 1 {
+		errs = append(errs, usagef("--top: must be at least 1, got %d", o.top))
+	}
+	if math.IsNaN(o.tokens) || math.IsInf(o.tokens, 0) || o.tokens < 0 {
+		errs = append(errs, usagef("--tokens: must be a non-negative number, got %v", o.tokens))
+	}
+	if math.IsNaN(o.imbalance) || o.imbalance < 1 || o.imbalance > 64 {
+		errs = append(errs, usagef("--expert-imbalance: want a factor from 1 to 64, got %v", o.imbalance))
+	}
+	if o.plot != "" {
+		if _, err := chart.FormatOf(o.plot); err != nil {
+			errs = append(errs, usagef("--plot: %v", err))
+		}
+	}
+	counts, err := parseCounts(o.scaling)
+	if err != nil {
+		errs = append(errs, usagef("--scaling: %v", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	m, err := resolveModel(o.model)
+	if err != nil {
+		return err
+	}
+	w := simWorkload{m}
+	base := sim.Default()
+	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
+	base.NoOverlap, base.ExpertImbalance = o.noOverlap, o.imbalance
+	req := plan.TrainRequest{GPUs: o.gpus, GlobalBatch: o.gb, Seq: o.seq, Tokens: o.tokens, Top: o.top, Base: base}
+	start := time.Now()
+	p, err := searchOn(o.system, w, req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "perfsim: plan train: %d configurations, %d refused, %d simulated, %d out of memory, in %.2f s\n",
+		p.Seen, p.Invalid, p.Simulated, p.NoFit, time.Since(start).Seconds())
+	var sc []scalingRow
+	if len(counts) > 0 {
+		if sc, err = scaling(o.system, w, req, counts); err != nil {
+			return err
+		}
+	}
+	if o.plot != "" {
+		if err := savePlanTrainChart(o.plot, m.Name(), p, sc); err != nil {
+			return err
+		}
+	}
+	if f == formatJSON {
+		return writeJSON(stdout, planTrainJSON(m.Name(), o.system, req, p, sc))
+	}
+	return writePlanTrainTable(stdout, m.Name(), o.system, req, p, sc)
+}
+
+// searchOn runs the search on the catalog system sized for req.GPUs.
+func searchOn(system string, w sim.Workload, req plan.TrainRequest) (*plan.TrainPlan, error) {
+	sys, err := hardware.LookupSystem(system, req.GPUs)
+	if errors.Is(err, hardware.ErrUnknownSystem) {
+		return nil, usagef("--system: %v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Train(sys, w, req)
+	if err != nil {
+		var se *sim.ScenarioError
+		if errors.As(err, &se) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// parseCounts parses a comma-separated list of positive GPU counts.
+func parseCounts(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%d", &n); err != nil || n < 1 || fmt.Sprint(n) != strings.TrimSpace(f) {
+			return nil, fmt.Errorf("%q is not a positive GPU count", f)
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// writePlanTrainTable prints the ranked layouts and why the runners-up
+// lose.
+func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) error {
+	fmt.Fprintf(w, "%s on %s × %d GPUs: global batch %d × %d tokens\n", name, system, req.GPUs, req.GlobalBatch, req.Seq)
+	if len(p.Best) == 0 {
+		if m := p.ClosestMiss; m != nil {
+			fmt.Fprintf(w, "no layout fits: the closest, %s (%s), needs %v of %v (%v short)\n",
+				m.Layout(), settings(m.Scenario), m.Memory.Total, m.Memory.Capacity, -m.Memory.Headroom)
+		} else {
+			fmt.Fprintf(w, "no layout divides the model and the GPUs\n")
+		}
+		return nil
+	}
+	tw := newTable(w)
+	fmt.Fprintf(tw, "rank\tlayout\tsettings\tstep\tMFU\ttokens/s\tmemory/GPU")
+	if req.Tokens > 0 {
+		fmt.Fprintf(tw, "\ttime to train\tGPU-hours")
+	}
+	fmt.Fprintf(tw, "\twhy not first\n")
+	win := &p.Best[0]
+	for i := range p.Best {
+		c := &p.Best[i]
+		why := "winner: " + leading(c)
+		if i > 0 {
+			why = plan.Why(c, win)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%.1f%%\t%.4g\t%v", i+1, c.Layout(), settings(c.Scenario), c.Step, 100*c.MFU, c.Tokens, c.Memory.Total)
+		if req.Tokens > 0 {
+			fmt.Fprintf(tw, "\t%.4g days\t%.4g", float64(c.TimeToTrain)/86400, c.GPUHours())
+		}
+		fmt.Fprintf(tw, "\t%s\n", why)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b := win.Break
+	fmt.Fprintf(w, "\nwinner's step: compute %v, TP comm %v, CP comm %v, EP comm %v, PP comm %v, bubble %v, DP comm %v, overlap %v, optimizer %v\n",
+		b.Compute, b.TPComm, b.CPComm, b.EPComm, b.PPComm, b.Bubble, b.DPComm, b.Overlap, b.Optimizer)
+	return writeScalingTable(w, sc)
+}
+
+// leading names the biggest part of a candidate's step after compute.
+func leading(c *plan.TrainCandidate) string {
+	b := c.Break
+	names := []string{"TP comm", "CP comm", "EP comm", "PP comm", "bubble", "DP comm"}
+	vals := []model.Seconds{b.TPComm, b.CPComm, b.EPComm, b.PPComm, b.Bubble, b.DPComm}
+	at := 0
+	for i := range vals {
+		if vals[i] > vals[at] {
+			at = i
+		}
+	}
+	return fmt.Sprintf("compute %.0f%% of the step, then %s %.1f%%", 100*float64(b.Compute/c.Step), names[at], 100*float64(vals[at]/c.Step))
+}
+
+// settings names a candidate's settings beside its layout.
+func settings(s sim.Scenario) string {
+	out := fmt.Sprintf("mbs %d, %s", s.Batch, s.Schedule)
+	if s.VirtualStages > 1 {
+		out += fmt.Sprintf("×%d", s.VirtualStages)
+	}
+	out += fmt.Sprintf(", recompute %s, ZeRO %d", s.Recompute, s.ZeRO)
+	if s.TPOverlap {
+		out += ", TP overlap"
+	}
+	return out
+}

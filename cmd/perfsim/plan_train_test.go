@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/plan"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// TestPlanTrainGolden pins perfsim plan train's output, and simulate's
+// training at scale on a catalog system.
+func TestPlanTrainGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"plan_train.stdout", []string{"plan", "train", "--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "16", "--global-batch", "64", "--seq", "2048", "--tokens", "300e9", "--top", "4"}},
+		{"plan_train_nofit.stdout", []string{"plan", "train", "--model", "llama3-70b", "--system", "dgx-a100", "--gpus", "2", "--global-batch", "8", "--seq", "4096"}},
+		{"simulate_training_scale.stdout", []string{"simulate", "--system", "dgx-h100", "--model", "llama3-70b", "--mode", "training", "--seq", "4096",
+			"--tp", "8", "--sp", "--pp", "4", "--dp", "32", "--global-batch", "1024", "--schedule", "interleaved", "--virtual-stages", "5", "--zero", "1", "--tokens", "15e12"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := perfsim(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, tt.name, out)
+			if again, _, _ := perfsim(t, tt.args...); again != out {
+				t.Error("a second run differs")
+			}
+		})
+	}
+}
+
+func TestPlanTrainJSON(t *testing.T) {
+	out, stderr, code := perfsim(t, "plan", "train", "--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "32",
+		"--seq", "2048", "--format", "json", "--scaling", "8,16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var j planTrainJSONOut
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Best) == 0 || j.Best[0].Rank != 1 || j.Seen < j.Simulated || len(j.Scaling) != 2 {
+		t.Fatalf("plan train json: %+v", j)
+	}
+	for i := 1; i < len(j.Best); i++ {
+		if j.Best[i].Step < j.Best[i-1].Step || j.Best[i].Why == "" {
+			t.Errorf("rank %d: step %v after %v, why %q", i+1, j.Best[i].Step, j.Best[i-1].Step, j.Best[i].Why)
+		}
+	}
+	if s := j.Scaling[1]; s.Speedup <= 1 || s.StrongEff > 1.0001 {
+		t.Errorf("strong scaling 8 -> 16 GPUs: speedup %v efficiency %v", s.Speedup, s.StrongEff)
+	}
+}
+
+func TestPlanTrainBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--system", "dgx-h100", "--gpus", "8", "--global-batch", "8"}, "--model"},
+		{[]string{"--model", "gpt3-2.7b", "--gpus", "8", "--global-batch", "8"}, "--system"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h999", "--gpus", "8", "--global-batch", "8"}, "--system"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "0", "--global-batch", "8"}, "--gpus"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8"}, "--global-batch"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--scaling", "8,x"}, "--scaling"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--tokens", "-1"}, "--tokens"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := perfsim(t, append([]string{"plan", "train"}, tt.args...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 naming %s", tt.args, code, stderr, tt.want)
+		}
+	}
+	if _, _, code := perfsim(t, "plan", "nonsense"); code != 2 {
+		t.Errorf("plan nonsense: exit %d, want 2", code)
+	}
+}
+
+// TestPlanTrainChart checks the chart's series: a bar per ranked layout
+// whose total is its step, and the scaling efficiencies.
+func TestPlanTrainChart(t *testing.T) {
+	m, err := resolveModel("gpt3-2.7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := plan.TrainRequest{GPUs: 8, GlobalBatch: 32, Seq: 2048, Top: 3, Base: sim.Default()}
+	p, err := searchOn("dgx-h100", simWorkload{m}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scaling("dgx-h100", simWorkload{m}, req, []int{8, 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := planTrainChart(m.Name(), p, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, ok := c.Series("step by layout/total")
+	if !ok || len(tot) != len(p.Best) {
+		t.Fatalf("totals %v (%v), want %d bars", tot, ok, len(p.Best))
+	}
+	for i, xy := range tot {
+		if d := xy.Y - float64(p.Best[i].Step); d > 1e-9 || d < -1e-9 {
+			t.Errorf("bar %d total %v, step %v", i, xy.Y, p.Best[i].Step)
+		}
+	}
+	if s, ok := c.Series("strong scaling/strong efficiency"); !ok || len(s) != 2 || s[0].Y != 100 {
+		t.Errorf("strong efficiency series %v (%v)", s, ok)
+	}
+	if _, err := planTrainChart("x", &plan.TrainPlan{}, nil); err == nil {
+		t.Error("a chart of nothing")
+	}
+}

@@ -1,0 +1,86 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// A ScalingPoint is the best layout's step at one GPU count, under strong
+// scaling (the global batch of the request) and weak scaling (the batch
+// per GPU of the request's first count).
+type ScalingPoint struct {
+	GPUs int
+	// Strong is the best step at the request's global batch; Speedup is
+	// t(first)/t(GPUs) and Efficiency Speedup·first/GPUs. Zero when no
+	// layout fits or the batch does not divide.
+	Strong               model.Seconds
+	StrongLayout         TrainLayout
+	Speedup, StrongEff   float64
+	WeakBatch            int
+	Weak                 model.Seconds
+	WeakLayout           TrainLayout
+	WeakEff              float64 // t(first)/t(GPUs) at a fixed batch per GPU
+	StrongMFU, WeakMFU   float64
+	StrongFits, WeakFits bool
+}
+
+// Scaling runs the search at each GPU count of counts (ascending, the
+// first the reference) on the catalog system, for strong and weak
+// scaling.
+func Scaling(system string, w sim.Workload, req TrainRequest, counts []int) ([]ScalingPoint, error) {
+	if len(counts) == 0 {
+		return nil, nil
+	}
+	first := counts[0]
+	var out []ScalingPoint
+	for _, n := range counts {
+		pt := ScalingPoint{GPUs: n, WeakBatch: req.GlobalBatch * n / first}
+		sys, err := hardware.LookupSystem(system, n)
+		if err != nil {
+			return nil, err
+		}
+		for weak := range 2 {
+			r := req
+			r.GPUs, r.Top = n, 1
+			if weak == 1 {
+				if req.GlobalBatch*n%first != 0 {
+					continue
+				}
+				r.GlobalBatch = pt.WeakBatch
+			}
+			p, err := Train(sys, w, r)
+			if err != nil {
+				return nil, fmt.Errorf("plan: scaling at %d GPUs: %w", n, err)
+			}
+			if len(p.Best) == 0 {
+				continue
+			}
+			b := &p.Best[0]
+			if weak == 0 {
+				pt.Strong, pt.StrongLayout, pt.StrongMFU, pt.StrongFits = b.Step, b.Layout(), b.MFU, true
+			} else {
+				pt.Weak, pt.WeakLayout, pt.WeakMFU, pt.WeakFits = b.Step, b.Layout(), b.MFU, true
+			}
+		}
+		out = append(out, pt)
+	}
+	if ref := out[0]; ref.StrongFits {
+		for i := range out {
+			if out[i].StrongFits {
+				out[i].Speedup = float64(ref.Strong / out[i].Strong)
+				out[i].StrongEff = out[i].Speedup * float64(first) / float64(out[i].GPUs)
+			}
+		}
+	}
+	if ref := out[0]; ref.WeakFits {
+		for i := range out {
+			if out[i].WeakFits {
+				out[i].WeakEff = float64(ref.Weak / out[i].Weak)
+			}
+		}
+	}
+	return out, nil
+}
