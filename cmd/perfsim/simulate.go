@@ -59,9 +59,12 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
 	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml or HuggingFace config.json")
 	fs.StringVar(&o.mode, "mode", "inference", "inference or training")
-	fs.IntVar(&o.batch, "batch", 1, "sequences (images) per batch; in training, the micro-batch per data-parallel replica")
-	fs.IntVar(&o.input, "input", 2048, "prompt tokens per sequence (inference)")
-	fs.IntVar(&o.output, "output", 128, "generated tokens per sequence (inference)")
+	o.batch = 1
+	fs.Var(intCount{&o.batch}, "batch", "sequences (images) per batch; in training, the micro-batch per data-parallel replica")
+	o.input = 2048
+	fs.Var(intCount{&o.input}, "input", "prompt tokens per sequence (inference), with an optional k, M or Ki suffix: 128k = 128000, 128Ki = 131072")
+	o.output = 128
+	fs.Var(intCount{&o.output}, "output", "generated tokens per sequence (inference), with an optional suffix: 4k")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree: training replicas; in inference, replicas each serving --batch (data-parallel attention under --ep)")
@@ -75,7 +78,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.recompute, "recompute", "none", "activation recomputation (training): none, selective or full")
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer (training): adam, adamw or sgd")
 	fs.IntVar(&o.zero, "zero", 0, "ZeRO stage over the data-parallel replicas (training): 0 none, 1 optimizer state, 2 + gradients, 3 + weights")
-	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time to train, e.g. 300e9")
+	fs.Var(floatCount{&o.tokens}, "tokens", "training token budget for the time to train, e.g. 300e9 or 15T")
 	fs.Var(&o.reserve, "reserve", "framework memory reserve per device (default: the hardware file's)")
 	fs.IntVar(&o.maxNumTokens, "max-num-tokens", sim.DefaultMaxNumTokens, "token budget of one iteration: prefill runs in chunks of at most this many tokens, which bounds the activations (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens; the default is theirs and SGLang's)")
 	fs.BoolVar(&o.requireFit, "require-fit", false, "exit 1 when the run does not fit the device's usable memory (the output is still written)")

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// countSuffixes are the multipliers a count flag takes: SI (k = 1000, as
+// "15T tokens") and binary (Ki = 1024, as a "128Ki" context of 131072).
+var countSuffixes = []struct {
+	s string
+	m float64
+}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"B", 1e9}, {"T", 1e12}}
+
+// parseCount reads a count with an optional suffix: "4096", "128k"
+// (128000), "128Ki" (131072), "15T", "300e9", "1.5M".
+func parseCount(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	m := 1.0
+	for _, x := range countSuffixes {
+		if strings.HasSuffix(t, x.s) {
+			t, m = strings.TrimSuffix(t, x.s), x.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || t == "" || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a count (a number with an optional k, M, G, T, Ki, Mi suffix: 128k, 15T)", s)
+	}
+	v *= m
+	if math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return v, nil
+}
+
+// intCount is an int flag that takes parseCount's suffixes.
+type intCount struct{ p *int }
+
+func (c intCount) String() string {
+	if c.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*c.p)
+}
+func (c intCount) Type() string { return "int" }
+func (c intCount) Set(s string) error {
+	v, err := parseCount(s)
+	if err != nil {
+		return err
+	}
+	if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*c.p = int(v)
+	return nil
+}
+
+// floatCount is a float64 flag that takes parseCount's suffixes.
+type floatCount struct{ p *float64 }
+
+func (c floatCount) String() string {
+	if c.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*c.p, 'g', -1, 64)
+}
+func (c floatCount) Type() string { return "float" }
+func (c floatCount) Set(s string) error {
+	v, err := parseCount(s)
+	if err != nil {
+		return err
+	}
+	*c.p = v
+	return nil
+}
