@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -508,7 +508,7 @@ func clockOf(v string) string {
 
 // cpuinfo returns the first value of key in /proc/cpuinfo, or "".
 func cpuinfo(key string) string {
-	f, err := os.Open("/proc/cpuinfo")
+	f, err := fileio.Open("/proc/cpuinfo", procLimit, "cpuinfo file")
 	if err != nil {
 		return ""
 	}

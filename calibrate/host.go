@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -150,9 +150,13 @@ func cpuVendor() string {
 	}
 }
 
+// procLimit bounds what is read of a /proc or /sys file (/proc/cpuinfo of
+// a 256-core machine is about 300 KB).
+const procLimit = 16 << 20
+
 // meminfoKB returns a /proc/meminfo entry in kB, or 0.
 func meminfoKB(key string) float64 {
-	data, err := os.ReadFile("/proc/meminfo")
+	data, err := fileio.ReadFile("/proc/meminfo", procLimit, "meminfo file")
 	if err != nil {
 		return 0
 	}
@@ -180,7 +184,7 @@ func meminfoValue(data []byte, key string) float64 {
 
 // cacheSize reads a sysfs cache size such as "32768K", or 0.
 func cacheSize(path string) model.Bytes {
-	data, err := os.ReadFile(path)
+	data, err := fileio.ReadFile(path, procLimit, "sysfs file")
 	if err != nil {
 		return 0
 	}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -71,6 +71,10 @@ func constantsOf(file string) map[string]string {
 	return nil
 }
 
+// MaxFileSize bounds a measurements file: 16 times the largest table of
+// ../shared/validation (aiconfigurator's B200 MoE table, 16 MB).
+const MaxFileSize = 256 << 20
+
 // ReadFile reads measurements from the file at path in format (FormatAuto
 // decides by the header). Rows measured on a device other than device
 // (when device is not empty; see SameDevice) are an error in a
@@ -78,7 +82,7 @@ func constantsOf(file string) map[string]string {
 // devices by design (Vidur's). It returns the rows, warnings, and an
 // error joining every problem found, each naming file:line.
 func ReadFile(path, format, device string) ([]Measurement, []error, error) {
-	f, err := os.Open(path)
+	f, err := fileio.Open(path, MaxFileSize, "measurements file")
 	if err != nil {
 		return nil, nil, fmt.Errorf("calibrate: %w", err)
 	}

@@ -5,14 +5,13 @@ import (
 	"encoding"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -224,7 +223,7 @@ func WriteFittedFile(path string, d *hardware.Device, from string) error {
 	if err := WriteFitted(&b, d, from); err != nil {
 		return err
 	}
-	return writeAtomic(path, b.Bytes())
+	return WriteFile(path, b.Bytes())
 }
 
 // writeStruct writes the struct v as the table path and its sub-tables.
@@ -313,34 +312,13 @@ func WriteDeviceFile(path string, d *hardware.Device, comment []string) error {
 	if err := WriteDevice(&b, d, comment); err != nil {
 		return err
 	}
-	return writeAtomic(path, b.Bytes())
+	return WriteFile(path, b.Bytes())
 }
 
-// WriteFile writes data to path atomically (see writeAtomic).
-func WriteFile(path string, data []byte) error { return writeAtomic(path, data) }
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	tmp := f.Name()
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+// WriteFile writes data to path as fileio.WriteFile does: atomically
+// over a regular file, through a symlink, directly to a pipe or terminal.
+func WriteFile(path string, data []byte) error {
+	if err := fileio.WriteFile(path, data); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	return nil

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -43,8 +43,10 @@ func defaultUsable(kind string, capacity model.Bytes) (model.Bytes, string) {
 	return capacity, "default: the capacity (no program-visible total given)"
 }
 
-// maxFileSize bounds what Load reads: a hardware file is a few kilobytes.
-const maxFileSize = 1 << 20
+// MaxFileSize bounds what Load reads: a hardware file is a few kilobytes.
+const MaxFileSize = 1 << 20
+
+const maxFileSize = MaxFileSize
 
 // The values kind and topology may take.
 var (
@@ -64,7 +66,7 @@ var (
 
 // LoadFile reads and validates the hardware file at path.
 func LoadFile(path string) (*Device, error) {
-	f, err := os.Open(path)
+	f, err := fileio.Open(path, maxFileSize, "hardware file")
 	if err != nil {
 		return nil, fmt.Errorf("hardware: %w", err)
 	}

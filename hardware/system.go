@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 // maxDevices bounds a system's device count, so that no product of counts
@@ -56,7 +57,7 @@ var systemKeys = []string{"source", "device", "devices_per_node", "nodes", "intr
 
 // LoadSystemFile reads the system file at path.
 func LoadSystemFile(path string) (*System, error) {
-	f, err := os.Open(path)
+	f, err := fileio.Open(path, maxFileSize, "system file")
 	if err != nil {
 		return nil, fmt.Errorf("hardware: %w", err)
 	}

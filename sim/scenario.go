@@ -217,6 +217,11 @@ func Default() Scenario {
 // it is a usage error on --batch rather than a failed run.
 const MaxTokens = 1 << 40
 
+// MaxDevices bounds the devices of one scenario (the product of its
+// parallel degrees), so that the product cannot overflow: 2^24 is over a
+// hundred times today's largest training clusters (about 100,000 GPUs).
+const MaxDevices = 1 << 24
+
 // A ScenarioError is a scenario field with an invalid value. Field is the
 // field's name as the CLI flag spells it ("batch", "tp", "kv").
 type ScenarioError struct {
@@ -264,8 +269,35 @@ func (sc Scenario) Validate(s Shape) error {
 		name string
 		v    int
 	}{{"tp", sc.TP}, {"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}, {"ep", sc.EP}, {"virtual-stages", sc.VirtualStages}, {"global-batch", sc.GlobalBatch}, {"max-num-tokens", sc.MaxNumTokens}} {
-		if f.v < 0 {
+		switch {
+		case f.v < 0:
 			bad(f.name, "must not be negative, got %d", f.v)
+		case f.v > MaxTokens:
+			bad(f.name, "%d is over the limit of %d", f.v, int64(MaxTokens))
+		}
+	}
+	if d := float64(max(sc.TP, 1)) * float64(max(sc.PP, 1)) * float64(max(sc.DP, 1)) * float64(max(sc.CP, 1)); d > MaxDevices {
+		field, most := "tp", sc.TP // blame the largest degree
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"pp", sc.PP}, {"dp", sc.DP}, {"cp", sc.CP}} {
+			if f.v > most {
+				field, most = f.name, f.v
+			}
+		}
+		bad(field, "tp %d × pp %d × dp %d × cp %d is %.4g devices, over the limit of %d", sc.TP, sc.PP, sc.DP, sc.CP, d, MaxDevices)
+	}
+	// Each length alone is bounded first, so that no sum or product of
+	// them overflows and each flag is blamed for its own value.
+	lengthsOK := true
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"batch", sc.Batch}, {"input", sc.Input}, {"output", sc.Output}, {"seq", sc.Seq}} {
+		if f.v > MaxTokens {
+			bad(f.name, "%d is over the limit of %d tokens", f.v, int64(MaxTokens))
+			lengthsOK = false
 		}
 	}
 	for _, d := range []struct {
@@ -286,15 +318,19 @@ func (sc Scenario) Validate(s Shape) error {
 		bad("loader-rate", "want a non-negative number of samples per second, got %v", r)
 	}
 	n := sc.normalized()
-	if sc.Batch > 0 {
+	if sc.Batch > 0 && lengthsOK {
 		per := max(sc.Input, 0) + max(sc.Output, 0)
+		perFlag := "input"
+		if sc.Output > sc.Input {
+			perFlag = "output"
+		}
 		switch {
 		case s.Arch == CNN:
 			per = 1 // workloads bounds a CNN by its output positions
 		case s.Arch == Vision:
 			per = max(s.Tokens, 1)
 		case sc.Mode == Training:
-			per = max(sc.Seq, 0)
+			per, perFlag = max(sc.Seq, 0), "seq"
 		}
 		visits := max(s.TopK, 1) // a MoE routes each token to TopK experts
 		if float64(sc.Batch)*float64(per)*float64(visits) > MaxTokens {
@@ -302,7 +338,13 @@ func (sc Scenario) Validate(s Shape) error {
 			if visits > 1 {
 				moe = fmt.Sprintf(" × %d experts per token", visits)
 			}
-			bad("batch", "batch %d × %d tokens per sequence%s is over the limit of %d tokens in one pass", sc.Batch, per, moe, int64(MaxTokens))
+			// Blame the batch when there is one; a single sequence too
+			// long is its length's fault.
+			field := "batch"
+			if sc.Batch == 1 && s.Arch != CNN && s.Arch != Vision {
+				field = perFlag
+			}
+			bad(field, "batch %d × %d tokens per sequence%s is over the limit of %d tokens in one pass", sc.Batch, per, moe, int64(MaxTokens))
 		}
 	}
 	if s.Arch != CNN {
@@ -351,7 +393,7 @@ func (sc Scenario) Validate(s Shape) error {
 		if sc.Seq <= 0 && s.Arch != CNN && s.Arch != Vision {
 			bad("seq", "sequence length must be at least 1, got %d", sc.Seq)
 		}
-		if sc.Batch > 0 && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
+		if sc.Batch > 0 && float64(sc.Batch)*float64(n.DP) <= MaxTokens && n.GlobalBatch%(sc.Batch*n.DP) != 0 {
 			bad("global-batch", "global batch %d is not a multiple of micro-batch %d × data parallelism %d", n.GlobalBatch, sc.Batch, n.DP)
 		}
 		errs = append(errs, n.validateLayout(s)...)

@@ -37,6 +37,7 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 	if len(src) > maxFileSize {
 		return nil, &ConfigError{File: file, Err: fmt.Errorf("over %d bytes: %w", maxFileSize, ErrTooLarge)}
 	}
+	src = bytes.TrimPrefix(src, []byte("\uFEFF")) // a byte-order mark some editors write
 	// Python's json writes Infinity and NaN (Mamba-2's time_step_limit),
 	// which JSON has not: read them as null.
 	src = nonFinite.ReplaceAll(src, []byte("${1}null"))
@@ -51,6 +52,9 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		return nil, &ConfigError{File: file, Err: fmt.Errorf("not a JSON object: %w", err)}
 	}
 	h := hfReader{raw: raw, file: file, src: src, asked: map[string]bool{}}
+	for _, d := range duplicateKeys(src) {
+		h.errs = append(h.errs, &ConfigError{File: file, Line: d.line, Key: d.key, Err: errors.New("given twice (JSON keeps the last; say which one you mean)")})
+	}
 	c := h.config()
 	if c.Kind == "" { // no architecture, or an unsupported one
 		return nil, errors.Join(h.errs...)
@@ -132,8 +136,12 @@ func (h *hfReader) int(key string, def int) int {
 		return def
 	}
 	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > maxDim*64 {
-		h.bad(key, fmt.Errorf("want an integer size, got %s", n))
+	switch {
+	case err != nil || f != math.Trunc(f):
+		h.bad(key, fmt.Errorf("want a whole number, got %s", n))
+		return def
+	case math.Abs(f) > maxDim*64:
+		h.bad(key, fmt.Errorf("%s is over the limit of %d: %w", n, int64(maxDim*64), ErrTooLarge))
 		return def
 	}
 	return int(f)
@@ -211,6 +219,10 @@ func (h *hfReader) config() Config {
 		if len(a) > 0 {
 			arch, _ = a[0].(string)
 		}
+	case nil:
+	default:
+		h.bad("architectures", fmt.Errorf("want a list of names such as [%q], got %v", HFArchitectures[0], a))
+		return Config{}
 	}
 	if arch == "" {
 		h.bad("architectures", fmt.Errorf("missing: want one of %s", strings.Join(HFArchitectures, ", ")))
@@ -364,6 +376,58 @@ func (h *hfReader) locate(err error) error {
 		out[i] = &c
 	}
 	return errors.Join(out...)
+}
+
+// A duplicate is a JSON object key given twice in one object.
+type duplicate struct {
+	key  string // dotted path, e.g. "rope_scaling.factor"
+	line int
+}
+
+// duplicateKeys returns the keys src gives twice in the same object, at
+// the line of the second; encoding/json keeps the last silently.
+func duplicateKeys(src []byte) []duplicate {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	var out []duplicate
+	var walk func(prefix string) bool
+	walk = func(prefix string) bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				k, _ := kt.(string)
+				if seen[k] {
+					line := 1 + bytes.Count(src[:min(int(dec.InputOffset()), len(src))], []byte("\n"))
+					out = append(out, duplicate{prefix + k, line})
+				}
+				seen[k] = true
+				if !walk(prefix + k + ".") {
+					return false
+				}
+			}
+			_, err = dec.Token() // }
+			return err == nil
+		case json.Delim('['):
+			for dec.More() {
+				if !walk(prefix) {
+					return false
+				}
+			}
+			_, err = dec.Token() // ]
+			return err == nil
+		}
+		return true
+	}
+	walk("")
+	return out
 }
 
 // window reads a sliding window: sliding_window (null for none), applied

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 // maxFileSize bounds what the loaders read: model descriptions are small.
@@ -37,7 +39,7 @@ func Load(r io.Reader, file string) (*Model, error) {
 // LoadFile reads a model description from a .toml file or a HuggingFace
 // config.json (by its extension).
 func LoadFile(path string) (*Model, error) {
-	f, err := os.Open(path)
+	f, err := fileio.Open(path, maxFileSize, "model file")
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}
@@ -68,12 +70,14 @@ func parseTOML(src []byte, file string) (*Model, error) {
 		key := k.String()
 		errs = append(errs, &ConfigError{File: file, Line: keyLine(src, undecodedKey(k)), Key: key, Err: errors.New("unknown key")})
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	// The values are checked too, so that an unknown key does not hide
+	// them: every problem at once, in file order.
 	m, err := New(c)
 	if err != nil {
-		return nil, locate(err, src, file)
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, locate(errors.Join(errs...), src, file)
 	}
 	return m, nil
 }
@@ -90,18 +94,24 @@ func undecodedKey(k toml.Key) string {
 // locate fills the file and line of every *ConfigError in err.
 func locate(err error, src []byte, file string) error {
 	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
+	var flatten func(error)
+	flatten = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				flatten(x)
+			}
+			return
+		}
+		list = append(list, e)
 	}
+	flatten(err)
 	out := make([]error, len(list))
 	for i, e := range list {
 		var ce *ConfigError
 		if errors.As(e, &ce) {
 			c := *ce
 			c.File = file
-			if src != nil {
+			if src != nil && c.Line == 0 {
 				c.Line = keyLine(src, c.Key)
 			}
 			out[i] = &c

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/perfsim/perfsim/calibrate"
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 const calibrateSynopsis = `perfsim calibrate fit --hw NAME|FILE --measurements FILE[,FILE...] -o calibrated.toml
@@ -162,9 +162,23 @@ func calibrateFit(ctx context.Context, o calibrateOptions, f format, stdout, std
 	if o.out == "" {
 		return usagef("calibrate fit: -o: give the calibrated hardware file to write")
 	}
+	// Every problem at once, and the output's before minutes of fitting.
+	outErr := fileio.CheckOutput(o.out)
+	if outErr != nil {
+		outErr = fmt.Errorf("calibrate fit: -o: %w", outErr)
+	}
+	var flagErrs []error
+	if o.folds < 1 {
+		flagErrs = append(flagErrs, usagef("calibrate fit: --folds %d: want at least 1 (1 turns the cross-validation off)", o.folds))
+	}
+	if o.date != "" {
+		if _, err := time.Parse("2006-01-02", o.date); err != nil {
+			flagErrs = append(flagErrs, usagef("calibrate fit: --date %q: want a date such as 2026-01-31", o.date))
+		}
+	}
 	dev, ms, err := loadMeasurements(o, stderr)
-	if err != nil {
-		return err
+	if err != nil || outErr != nil || len(flagErrs) > 0 {
+		return errors.Join(append(flagErrs, outErr, err)...)
 	}
 	date := o.date
 	if date == "" {
@@ -392,7 +406,7 @@ func calibrateMerge(o calibrateOptions, stdout io.Writer) error {
 		return fmt.Errorf("calibrate merge: the overlay does not load: %w", err)
 	}
 	if o.check {
-		old, err := os.ReadFile(o.out)
+		old, err := fileio.ReadFile(o.out, hardware.MaxFileSize, "hardware file")
 		if err != nil {
 			return fmt.Errorf("calibrate merge: %w", err)
 		}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/calibrate"
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 const calibrateMeasureSynopsis = "perfsim calibrate measure --device cpu [--quick] [--kernels LIST] [--threads N] [-o FILE] [--describe host.toml]"
@@ -75,8 +74,8 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 		if f.path == "" {
 			continue
 		}
-		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
-			return fmt.Errorf("calibrate measure: %s %s: no such directory", f.flag, f.path)
+		if err := fileio.CheckOutput(f.path); err != nil {
+			return fmt.Errorf("calibrate measure: %s: %w", f.flag, err)
 		}
 	}
 	streams := func(k string) bool {
@@ -111,34 +110,10 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 	return writeMeasurementsFile(o.output, buf.Bytes())
 }
 
-// writeMeasurementsFile writes data to path through a temporary file in the same
-// directory and a rename, so that path holds the old contents or the new,
-// never a part.
-func writeMeasurementsFile(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+// writeMeasurementsFile writes data to path atomically (fileio.WriteFile):
+// path holds the old contents or the new, never a part.
+func writeMeasurementsFile(path string, data []byte) error {
+	return fileio.WriteFile(path, data)
 }
 
 // A measureProgressWriter writes each line given to it with a prefix.

@@ -61,6 +61,7 @@ func exitCode(err error) int {
 }
 
 func main() {
+	cleanUpOnSignal()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

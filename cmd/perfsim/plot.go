@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -86,6 +87,10 @@ func (o *plotOutput) check() error {
 	var errs []error
 	if _, err := chart.FormatOf(o.out); err != nil {
 		errs = append(errs, usagef("--out: %v", err))
+	} else if o.out != "-" {
+		if err := fileio.CheckOutput(o.out); err != nil {
+			errs = append(errs, fmt.Errorf("--out: %w", err))
+		}
 	}
 	for _, f := range []struct {
 		name string
@@ -142,6 +147,13 @@ func (o *plotScenario) AddFlags(fs *pflag.FlagSet, hwList, batchList, inputList 
 	fs.Var(&o.dtype, "dtype", "data type of weights, activations and KV cache")
 }
 
+// maxPlotPoints bounds the scenarios of one chart: the docs' largest,
+// plot sweep --speedup over 9 batch sizes × 7 prompt lengths × 2 devices,
+// has 126. A roofline draws every op of every scenario (4,000 scenarios
+// made a 15 MB SVG and took minutes), and no reader tells apart more
+// lines or cells than this.
+const maxPlotPoints = 256
+
 // spec resolves the flags into a sweep over their lists.
 func (o *plotScenario) spec() (*sweepSpec, error) {
 	var errs []error
@@ -163,6 +175,10 @@ func (o *plotScenario) spec() (*sweepSpec, error) {
 	names, err := parseNameList("hw", o.hw)
 	if err != nil {
 		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
+	}
+	if n := len(names) * len(batch) * len(input); n > maxPlotPoints {
+		return nil, usagef("plot: %d scenarios (%d hardware × %d batch sizes × %d prompt lengths) is more than the %d a chart can show; narrow --batch or --input (perfsim sweep takes more)",
+			n, len(names), len(batch), len(input), maxPlotPoints)
 	}
 	s := &sweepSpec{DTypes: []model.DType{o.dtype}, TP: []int{o.tp}, PP: []int{o.pp},
 		Batch: batch, Input: input, Output: []int{o.output}}

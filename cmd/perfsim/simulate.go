@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/price"
 	"github.com/perfsim/perfsim/sim"
 )
 
@@ -104,6 +106,18 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		errs = append(errs, usagef("--mode: %v", err))
 	}
 	sc.Mode = mode
+	// A flag of the other mode would be silently ignored: say so instead.
+	if err == nil {
+		only, other := []string{"input", "output"}, "inference"
+		if mode == sim.Inference {
+			only, other = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens"}, "training"
+		}
+		for _, name := range only {
+			if fs.Changed(name) {
+				errs = append(errs, usagef("--%s: only for --mode %s; %s mode would ignore it", name, other, mode))
+			}
+		}
+	}
 	sc.Batch, sc.Input, sc.Output = o.batch, o.input, o.output
 	sc.TP, sc.PP, sc.DP, sc.ZeRO = o.tp, o.pp, o.dp, o.zero
 	sc.Seq, sc.GlobalBatch, sc.Tokens = o.seq, o.globalBatch, o.tokens
@@ -194,8 +208,14 @@ func isSystemFile(arg string) bool {
 	if !strings.HasSuffix(strings.ToLower(arg), ".toml") {
 		return false
 	}
+	// Through the bounded reader: a file too large or not a file is left
+	// to the device loader, which says so.
+	data, err := fileio.ReadFile(arg, hardware.MaxFileSize, "hardware file")
+	if err != nil {
+		return false
+	}
 	var top map[string]toml.Primitive
-	if _, err := toml.DecodeFile(arg, &top); err != nil {
+	if _, err := toml.Decode(string(data), &top); err != nil {
 		return false
 	}
 	_, ok := top["device"]
@@ -222,41 +242,52 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	sc, err := o.scenario(fs)
-	if err != nil {
-		return err
-	}
-	var dev *hardware.Device
-	var fixed *hardware.System
+	// Every problem at once: the flags, the hardware and the model are
+	// checked before any of them stops the run.
+	sc, scErr := o.scenario(fs)
+	var (
+		dev   *hardware.Device
+		fixed *hardware.System
+		hwErr error
+	)
 	if o.train.system == "" {
-		dev, fixed, err = resolveDeviceOrSystem(o.hw)
-		if err != nil {
-			return err
-		}
-		if len(o.sets) > 0 && fixed != nil {
-			return usagef("--set: %s is a system file; --set changes a device (name the device with --hw)", o.hw)
-		}
-		if dev, err = whatIf(dev, o.sets); err != nil {
-			return err
+		dev, fixed, hwErr = resolveDeviceOrSystem(o.hw)
+		if hwErr == nil && len(o.sets) > 0 && fixed != nil {
+			hwErr = usagef("--set: %s is a system file; --set changes a device (name the device with --hw)", o.hw)
+		} else if hwErr == nil {
+			if dev, err = whatIf(dev, o.sets); err != nil {
+				hwErr = err
+			}
 		}
 	} else if len(o.sets) > 0 {
-		return usagef("--set: changes the --hw device, not a --system")
+		hwErr = usagef("--set: changes the --hw device, not a --system")
 	}
-	pricing, err := o.energy.pricing(fs, dev)
-	if err != nil {
-		return err
+	var pricing *price.Pricing
+	if hwErr == nil {
+		if pricing, err = o.energy.pricing(fs, dev); err != nil {
+			hwErr = err
+		}
 	}
-	m, err := resolveModel(o.model)
-	if err != nil {
+	m, mErr := resolveModel(o.model)
+	var vErr error
+	switch {
+	case m != nil && scErr == nil:
+		vErr = scenarioUsage(sc.Validate(simWorkload{m}.Shape()))
+	case scErr == nil:
+		// Without a model, the checks that need none (--batch 0, ...),
+		// as for a decoder.
+		vErr = scenarioUsage(sc.Validate(sim.Shape{Arch: sim.Decoder}))
+	}
+	if dev != nil && sc.Reserve != nil && *sc.Reserve >= dev.Memory.Capacity {
+		vErr = errors.Join(vErr, usagef("--reserve: %v leaves nothing of the %s's %v of memory", *sc.Reserve, dev.Name, dev.Memory.Capacity))
+	}
+	if err := errors.Join(scErr, hwErr, mErr, vErr); err != nil {
 		return err
 	}
 	for _, wn := range m.Warnings() {
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
 	}
 	w := simWorkload{m}
-	if err := sc.Validate(w.Shape()); err != nil {
-		return scenarioUsage(err)
-	}
 	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
 	sys := fixed
 	if o.train.system != "" {

@@ -1,10 +1,10 @@
 package chart
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 // Formats lists the output formats, by file extension.
@@ -89,35 +91,17 @@ func Write(w io.Writer, d Drawer, width, height vg.Length, format string) error 
 }
 
 // Save draws d at width×height into path, in the format its extension
-// names, atomically: it writes a temporary file in the same directory and
-// renames it over path, so that a reader never sees half a chart.
-func Save(path string, d Drawer, width, height vg.Length) (err error) {
+// names, atomically (fileio.WriteFile): the chart is drawn in memory,
+// then written beside path and renamed over it, so that a reader never
+// sees half a chart and an interrupted run leaves nothing behind.
+func Save(path string, d Drawer, width, height vg.Length) error {
 	format, err := FormatOf(path)
 	if err != nil {
 		return err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
+	var b bytes.Buffer
+	if err := Write(&b, d, width, height, format); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = Write(f, d, width, height, format); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return fileio.WriteFile(path, b.Bytes())
 }
