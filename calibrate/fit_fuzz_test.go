@@ -20,7 +20,7 @@ import (
 //	go test -fuzz=FuzzFitLoads ./calibrate
 func FuzzFitLoads(f *testing.F) {
 	f.Add(uint64(1), 0.0, 0.02, uint8(1), 0.0)
-	f.Add(uint64(1), 0.0, 0.02, uint8(8), 0.0) // with the residual table
+	f.Add(uint64(1), 0.0, 0.02, uint8(8), 0.0)   // with the residual table
 	f.Add(uint64(2), 690.0, 0.0, uint8(3), 0.0)  // every time ×e^690 ≈ 1e300
 	f.Add(uint64(3), -690.0, 0.0, uint8(3), 0.0) // every time ×1e-300
 	f.Add(uint64(4), 0.0, 20.0, uint8(9), 0.0)   // noise of e^±20
