@@ -51,8 +51,11 @@ func (c intCount) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+	switch {
+	case v != math.Trunc(v):
 		return fmt.Errorf("%q is not a whole number", s)
+	case math.Abs(v) > 1<<53:
+		return fmt.Errorf("%q is over the largest count perfsim reads exactly, 2^53 = %d", s, int64(1<<53))
 	}
 	*c.p = int(v)
 	return nil

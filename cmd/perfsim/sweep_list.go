@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -101,6 +103,9 @@ func parseIntList(flag, s string) ([]int, error) {
 func positiveInt(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	v, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%s is over the largest integer, %d", s, math.MaxInt)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a whole number", s)
 	}
