@@ -41,8 +41,12 @@ func loadCatalogFile(stem string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	if base := NearestCalibrated(d, calibratedDevices()); base != nil {
-		Transfer(d, base)
+	// A calibrated device needs no transfer: only the others load the
+	// calibrated devices (parsing their fitted tables) to find a base.
+	if d.Calibration().Kind != "calibrated" {
+		if base := NearestCalibrated(d, calibratedDevices()); base != nil {
+			Transfer(d, base)
+		}
 	}
 	return d, nil
 }
