@@ -16,8 +16,6 @@ import (
 // efficiencies through a logistic function, times and factors through
 // exp, the overlap exponent as 1 + exp, the L2 factor as 1 + exp; the
 // operand-load time (x[8]) through exp.
-const gemmDims = 9
-
 func gemmX(t gemmTheta) []float64 {
 	x := []float64{logit(t.etaC), logit(t.etaM), math.Log(t.t0), math.Log(t.a), math.Log(t.tau), math.Log(t.tsplit), math.Log(t.p - 1), 0}
 	if t.l2f > 1 {

@@ -56,7 +56,6 @@ var (
 
 // The keys of each table of a device file; doc.go documents them.
 var (
-	topKeys     = []string{"name", "vendor", "kind", "aliases", "architecture", "source", "compute_units", "clock", "tdp", "launch_overhead", "peak", "memory", "efficiency", "interconnect", "power"}
 	peakKeys    = []string{"source", "matrix", "vector", "sparse"}
 	memoryKeys  = []string{"source", "type", "capacity", "usable", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}

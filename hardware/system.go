@@ -52,9 +52,6 @@ func NewSystem(d *Device, devicesPerNode, nodes int) (*System, error) {
 	return &System{Device: d, DevicesPerNode: devicesPerNode, Nodes: nodes, Intra: d.Intra, Inter: d.Inter}, nil
 }
 
-// The keys of a system file.
-var systemKeys = []string{"source", "device", "devices_per_node", "nodes", "intra", "inter"}
-
 // LoadSystemFile reads the system file at path.
 func LoadSystemFile(path string) (*System, error) {
 	f, err := fileio.Open(path, maxFileSize, "system file")

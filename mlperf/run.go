@@ -3,7 +3,6 @@ package mlperf
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -221,6 +220,3 @@ func (f *fixed) latency(n int) (model.Seconds, error) {
 	t, _, _, _, err := f.run(n)
 	return t, err
 }
-
-// finite reports whether x is a finite number.
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -18,13 +18,13 @@ func TestShareGPT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in, out []float64
+	var out []float64
 	var si, so float64
 	for _, r := range reqs {
 		if r.Input < 4 || r.Output < 4 || r.Input > 1024 || r.Input+r.Output > 2048 {
 			t.Fatalf("request %d: %d in, %d out fails the filters", r.ID, r.Input, r.Output)
 		}
-		in, out = append(in, float64(r.Input)), append(out, float64(r.Output))
+		out = append(out, float64(r.Output))
 		si += float64(r.Input)
 		so += float64(r.Output)
 	}

@@ -270,7 +270,7 @@ func ParseLengths(s string) (Lengths, error) {
 		return LogNormal{v[0], v[1], int(lo), int(hi)}, nil
 	case "empirical":
 		if len(parts) != 2 || parts[1] == "" {
-			return nil, fmt.Errorf("%q: want empirical:N1,N2,...", s)
+			return nil, fmt.Errorf("%q: want empirical: and comma-separated lengths", s)
 		}
 		var e Empirical
 		for _, f := range strings.Split(parts[1], ",") {
@@ -288,7 +288,7 @@ func ParseLengths(s string) (Lengths, error) {
 			return Fixed(v), nil
 		}
 	}
-	return nil, fmt.Errorf("%q: want N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX] or empirical:N1,N2,...", s)
+	return nil, fmt.Errorf("%q: want N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX] or empirical:N1,N2,…,Nk", s)
 }
 
 func slicesContains(xs []int, x int) bool {

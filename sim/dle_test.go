@@ -96,7 +96,6 @@ func dleScenario(r dleRow) sim.Scenario {
 // figures in the bounds' comments).
 func TestDLE_resnet50(t *testing.T) {
 	rows := readDLE(t)
-	type key struct{ mode string }
 	errs := map[string][]float64{}
 	for _, r := range rows {
 		if r.metric != "throughput" && r.metric != "throughput_avg" {

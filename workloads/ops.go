@@ -195,7 +195,6 @@ type mlpNames struct{ gate, up, act, down string }
 
 var (
 	ffnNames    = mlpNames{"ffn.gate", "ffn.up", "ffn.act", "ffn.down"}
-	expertNames = mlpNames{"expert.gate", "expert.up", "expert.act", "expert.down"}
 	sharedNames = mlpNames{"shared.gate", "shared.up", "shared.act", "shared.down"}
 )
 

@@ -9,7 +9,6 @@ var (
 	norms       = []string{"layernorm", "rmsnorm"}
 	activations = []string{"gelu", "relu", "relu2", "silu", "swiglu", "geglu"}
 	positions   = []string{"learned", "rope", "sinusoidal", "alibi", "none"}
-	kinds       = []Kind{Decoder, Encoder, ViT, CNN}
 )
 
 func oneOf(s string, set []string) bool {
