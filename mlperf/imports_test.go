@@ -1,37 +1,12 @@
 package mlperf
 
 import (
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/internal/importcheck"
 )
 
-// TestImports: mlperf prices through sim (and serve), never through
-// workloads, calibrate or cmd.
+// TestImports keeps the dependency direction of DESIGN.md: mlperf prices through sim and serve, never workloads, calibrate or cmd.
 func TestImports(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, im := range af.Imports {
-			p, _ := strconv.Unquote(im.Path.Value)
-			for _, banned := range []string{"/workloads", "/calibrate", "/cmd/"} {
-				if strings.Contains(p, banned) {
-					t.Errorf("%s imports %s", f, p)
-				}
-			}
-		}
-	}
+	importcheck.Banned(t, "/workloads", "/calibrate", "/cmd/")
 }

@@ -1,4 +1,7 @@
-package plan
+// Package importcheck keeps the dependency direction of DESIGN.md: a
+// package's tests call Banned to fail when one of its non-test files
+// imports a package it must not.
+package importcheck
 
 import (
 	"go/parser"
@@ -9,9 +12,10 @@ import (
 	"testing"
 )
 
-// TestImports_train: plan prices through sim (and serve), never through
-// workloads, calibrate or cmd.
-func TestImports_train(t *testing.T) {
+// Banned fails t for every import of a non-test Go file in the current
+// directory whose path contains one of banned ("/workloads", "/cmd/").
+func Banned(t *testing.T, banned ...string) {
+	t.Helper()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
@@ -27,8 +31,8 @@ func TestImports_train(t *testing.T) {
 		}
 		for _, im := range af.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
-			for _, banned := range []string{"/workloads", "/calibrate", "/cmd/"} {
-				if strings.Contains(p, banned) {
+			for _, b := range banned {
+				if strings.Contains(p, b) {
 					t.Errorf("%s imports %s", f, p)
 				}
 			}
