@@ -570,3 +570,48 @@ func TestScale_llamaGQA(t *testing.T) {
 		}
 	}
 }
+
+// TestTP_hiddenDType: a decoder's all-reduces and norms carry the
+// residual stream in 16 bits when its GEMMs run in 8 bits or fewer (LLM
+// engines quantize only the linear layers' inputs); an encoder keeps the
+// activation type throughout.
+func TestTP_hiddenDType(t *testing.T) {
+	cases := []struct {
+		model    string
+		act      model.DType
+		wantSize float64 // bytes per element of the all-reduce and the norm
+	}{
+		{"llama3-70b", model.BF16, 2},
+		{"llama3-70b", model.FP8, 2},
+		{"llama3-70b", model.INT8, 2},
+		{"llama3-70b", model.FP32, 4},
+		{"bert-large", model.INT8, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.model+"/"+c.act.String(), func(t *testing.T) {
+			m := mustResolve(t, c.model)
+			ops := mustOps(t, m, Phase{Kind: Prefill, Batch: 1, Seq: 64, TP: 2, Weights: c.act, Act: c.act, KV: c.act})
+			d := float64(m.Shape().DModel)
+			seen := 0
+			for _, o := range ops {
+				switch k := o.Kernel.(type) {
+				case model.Collective:
+					if want := model.Bytes(64 * d * c.wantSize); k.Size != want {
+						t.Errorf("%s: all-reduce of %v, want %v", o.Name, k.Size, want)
+					}
+					seen++
+				case model.Elementwise:
+					if o.Class == model.ClassNorm {
+						if want := model.Bytes(64 * d * c.wantSize); k.Read != want {
+							t.Errorf("%s: norm reads %v, want %v", o.Name, k.Read, want)
+						}
+						seen++
+					}
+				}
+			}
+			if seen == 0 {
+				t.Error("no all-reduce or norm found")
+			}
+		})
+	}
+}
