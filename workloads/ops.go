@@ -86,25 +86,11 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 		normFLOPs, normKind = flopsRMSNorm, "rmsnorm"
 	}
 	// Kernels that recur, boxed once.
-	// The hidden states between the GEMMs of a decoder (the residual
-	// stream, its norms and the TP all-reduces) stay in 16 bits when the
-	// GEMMs run in 8 bits or fewer: LLM engines quantize only the inputs
-	// of the linear layers, each GEMM's input just before it, and keep
-	// the residual in the checkpoint's type. Sources: vLLM docs
-	// quantization/fp8 (v0.6.3: "all Linear modules (except for the
-	// final lm_head) have their weights quantized", activations scaled
-	// dynamically at those modules); TensorRT-LLM docs/source/precision.md
-	// (quantize/dequantize around the GEMMs). Encoders keep act: NVIDIA's
-	// INT8 BERT runs its skip-layernorm in int8.
-	hidden := act
-	if c.Kind == Decoder && act.Size() < 2 {
-		hidden = model.BF16
-	}
-	norm := model.Kernel(ew(normKind, T*D, normFLOPs, 1, 1, hidden))
-	addTD := model.Kernel(ew("add", T*D, flopsAdd, 2, 1, hidden))
+	norm := model.Kernel(ew(normKind, T*D, normFLOPs, 1, 1, act))
+	addTD := model.Kernel(ew("add", T*D, flopsAdd, 2, 1, act))
 	var allReduce model.Kernel
 	if tp > 1 {
-		allReduce = model.Collective{Kind: model.AllReduce, Size: hidden.Bytes(T * D), Ranks: tp, Tier: model.IntraNode}
+		allReduce = model.Collective{Kind: model.AllReduce, Size: ph.Comm.Bytes(T * D), Ranks: tp, Tier: model.IntraNode}
 	}
 
 	// Embeddings.
