@@ -58,3 +58,47 @@ func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 	e.w, e.ph, e.ops = w, ph, append(e.ops[:0], ops...)
 	return e.ops, nil
 }
+
+// wsSlots is how many working sets a runner remembers (a power of two).
+const wsSlots = 128
+
+// A wsCache remembers the working sets (workingSet) of decompositions of
+// pure workloads. The inverse searches (MaxContext, MaxBatch) size a
+// chunked prefill at every step of a bisection, and the chunks of one
+// step are mostly those of the last: the same token budget at the same
+// contexts.
+type wsCache struct {
+	slots [wsSlots]wsEntry
+}
+
+type wsEntry struct {
+	w  Workload // nil: empty; held, so that its address is not reused
+	ph Phase
+	ws model.Bytes
+}
+
+// workingSet returns workingSet of w's ops for ph, from wc when it has it
+// and w is a PureWorkload of a comparable type (wc may be nil).
+func (wc *wsCache) workingSet(w Workload, ph Phase) (model.Bytes, error) {
+	pure := false
+	if _, ok := w.(PureWorkload); ok && wc != nil {
+		pure = reflect.TypeOf(w).Comparable()
+	}
+	var e *wsEntry
+	if pure {
+		h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context), uint64(ph.Kind)|uint64(ph.TP)<<8|uint64(ph.EP)<<32, uint64(ph.Act)|uint64(ph.Weights)<<8|uint64(ph.KV)<<16)
+		e = &wc.slots[h&(wsSlots-1)]
+		if e.w == w && e.ph == ph {
+			return e.ws, nil
+		}
+	}
+	ops, err := w.Ops(ph)
+	if err != nil {
+		return 0, err
+	}
+	ws := workingSet(ops)
+	if e != nil {
+		*e = wsEntry{w: w, ph: ph, ws: ws}
+	}
+	return ws, nil
+}

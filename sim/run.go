@@ -20,6 +20,8 @@ type runner struct {
 	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs; see decoder
 	rep   *Report
 	buf   []model.Op // scratch for a decomposition plus extra ops
+	// chunkBuf is scratch for the ops of a chunked prefill.
+	chunkBuf []model.Op
 
 	diag    diag      // the costers' shared diagnostics
 	costers [2]coster // c and, with CUDA graphs, dc
@@ -28,6 +30,7 @@ type runner struct {
 	// (opscache.go); nil for none.
 	prices  *[2]priceCache
 	decomps *opsCache
+	sets    *wsCache // the working sets of chunks (opscache.go); nil for none
 }
 
 // Run simulates one scenario of workload w on system sys and returns the
@@ -124,7 +127,7 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 // memos (some kilobytes), which a sweep would otherwise allocate and
 // collect at every point. Nothing of a runner outlives its Run: reports
 // copy what they keep.
-var runners = &sync.Pool{New: func() any { return &runner{prices: new([2]priceCache), decomps: new(opsCache)} }}
+var runners = &sync.Pool{New: func() any { return &runner{prices: new([2]priceCache), decomps: new(opsCache), sets: new(wsCache)} }}
 
 // release returns r to runners, dropping what it references.
 func (r *runner) release() {
@@ -227,7 +230,7 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	sc, rep := r.sc, r.rep
 	rep.Inference = res
 
-	ops, working, err := r.prefillOps(r.ppTransfer(sc.Batch * sc.Input))
+	ops, working, err := r.prefillOps(r.ppTransfer(sc.Batch*sc.Input), true)
 	if err != nil {
 		return err
 	}
