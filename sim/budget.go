@@ -91,19 +91,14 @@ func (r *runner) prefillOps(extra []model.Op, needOps bool) ([]model.Op, model.B
 	for _, c := range chunks {
 		ph := r.phase(Prefill)
 		ph.Batch, ph.Seq, ph.Context = c.Batch, c.Tokens, c.Context
+		ops, ws, err := r.chunks.get(r.w, ph)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sim: %s %s: %w", r.w.Name(), ph.Kind, err)
+		}
+		working = max(working, ws)
 		if !needOps {
-			ws, err := r.sets.workingSet(r.w, ph)
-			if err != nil {
-				return nil, 0, fmt.Errorf("sim: %s %s: %w", r.w.Name(), ph.Kind, err)
-			}
-			working = max(working, ws)
 			continue
 		}
-		ops, err := r.ops(ph, nil)
-		if err != nil {
-			return nil, 0, err
-		}
-		working = max(working, workingSet(ops))
 		for _, o := range ops {
 			o.Count *= c.Repeat
 			all = append(all, o)

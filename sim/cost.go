@@ -84,10 +84,14 @@ type diag struct {
 	// one phase at a time.
 	freeRows    []OpRow
 	freeClasses []ClassRow
+	// rowsWanted and classesWanted count the rows the run asked for:
+	// the next run of the runner makes that much room (see Run).
+	rowsWanted, classesWanted int
 }
 
 // opRows returns an empty slice of capacity n for a phase's op rows.
 func (d *diag) opRows(n int) []OpRow {
+	d.rowsWanted += n
 	if n <= len(d.freeRows) {
 		s := d.freeRows[:0:n]
 		d.freeRows = d.freeRows[n:]
@@ -99,9 +103,12 @@ func (d *diag) opRows(n int) []OpRow {
 // totalIn is ph.total with the class rows (at most one per op) taken
 // from d's room.
 func (d *diag) totalIn(ph *PhaseReport) {
-	if n := min(len(ph.Ops), len(model.Classes())); cap(ph.Classes) < n && n <= len(d.freeClasses) {
-		ph.Classes = d.freeClasses[:0:n]
-		d.freeClasses = d.freeClasses[n:]
+	if n := min(len(ph.Ops), len(model.Classes())); cap(ph.Classes) < n {
+		d.classesWanted += n
+		if n <= len(d.freeClasses) {
+			ph.Classes = d.freeClasses[:0:n]
+			d.freeClasses = d.freeClasses[n:]
+		}
 	}
 	ph.total()
 }

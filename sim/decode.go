@@ -140,6 +140,23 @@ func (s *sum) bound() model.Bound {
 // sumOver sums one launch of the kernel over steps contexts, from k0 at
 // the first to k1 at the last (see the comment at the top of the file).
 func (c *coster) sumOver(k0, k1 model.Kernel, steps int) sum {
+	if a0, ok := k0.(model.Attention); ok && c.pc != nil {
+		// A generation's attention summed before (a serving loop, a
+		// repeated scenario) is taken whole from the price cache.
+		a1 := k1.(model.Attention)
+		e, hit := c.pc.sumSlot(a0, a1, steps)
+		if hit {
+			c.check(a0.DType)
+			return e.s
+		}
+		*e = sumEntry{gen: c.pc.gen, a0: a0, a1: a1, steps: steps, s: c.sumSteps(k0, k1, steps)}
+		return e.s
+	}
+	return c.sumSteps(k0, k1, steps)
+}
+
+// sumSteps is sumOver without the cache.
+func (c *coster) sumSteps(k0, k1 model.Kernel, steps int) sum {
 	var s sum
 	last := steps - 1
 	at := func(i int, w float64) {

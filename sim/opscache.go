@@ -59,46 +59,51 @@ func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 	return e.ops, nil
 }
 
-// wsSlots is how many working sets a runner remembers (a power of two).
-const wsSlots = 128
+// chunkSlots is how many chunk decompositions a runner remembers (a
+// power of two).
+const chunkSlots = 64
 
-// A wsCache remembers the working sets (workingSet) of decompositions of
-// pure workloads. The inverse searches (MaxContext, MaxBatch) size a
-// chunked prefill at every step of a bisection, and the chunks of one
-// step are mostly those of the last: the same token budget at the same
-// contexts.
-type wsCache struct {
-	slots [wsSlots]wsEntry
+// A chunkCache remembers the decompositions of a chunked prefill's
+// chunks, and their working sets (workingSet), for pure workloads. The
+// chunks of one prompt are the token budget at contexts 0, budget,
+// 2·budget, ... (and a last, shorter one), whatever the batch: the
+// inverse searches (MaxContext, MaxBatch) size them at every step of a
+// bisection, and a sweep over lengths runs them at every point.
+type chunkCache struct {
+	slots [chunkSlots]chunkEntry
 }
 
-type wsEntry struct {
-	w  Workload // nil: empty; held, so that its address is not reused
-	ph Phase
-	ws model.Bytes
+type chunkEntry struct {
+	w   Workload // nil: empty; held, so that its address is not reused
+	ph  Phase
+	ops []model.Op
+	ws  model.Bytes
 }
 
-// workingSet returns workingSet of w's ops for ph, from wc when it has it
-// and w is a PureWorkload of a comparable type (wc may be nil).
-func (wc *wsCache) workingSet(w Workload, ph Phase) (model.Bytes, error) {
+// get returns w's ops for ph and their working set, from cc when it has
+// them and w is a PureWorkload of a comparable type (cc may be nil). The
+// ops are valid until the next call, and must not be modified.
+func (cc *chunkCache) get(w Workload, ph Phase) ([]model.Op, model.Bytes, error) {
 	pure := false
-	if _, ok := w.(PureWorkload); ok && wc != nil {
+	if _, ok := w.(PureWorkload); ok && cc != nil {
 		pure = reflect.TypeOf(w).Comparable()
 	}
-	var e *wsEntry
+	var e *chunkEntry
 	if pure {
 		h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context), uint64(ph.Kind)|uint64(ph.TP)<<8|uint64(ph.EP)<<32, uint64(ph.Act)|uint64(ph.Weights)<<8|uint64(ph.KV)<<16)
-		e = &wc.slots[h&(wsSlots-1)]
+		e = &cc.slots[h&(chunkSlots-1)]
 		if e.w == w && e.ph == ph {
-			return e.ws, nil
+			return e.ops, e.ws, nil
 		}
 	}
 	ops, err := w.Ops(ph)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	ws := workingSet(ops)
 	if e != nil {
-		*e = wsEntry{w: w, ph: ph, ws: ws}
+		e.w, e.ph, e.ws = w, ph, ws
+		e.ops = append(e.ops[:0], ops...)
 	}
-	return ws, nil
+	return ops, ws, nil
 }
