@@ -44,8 +44,9 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	if err != nil {
 		return nil, err
 	}
+	id0 := r.decomps.idOf(ops0)
 	if steps == 1 {
-		*rep = c.pass("decode", ops0)
+		*rep = c.passOnce("decode", id0, ops0)
 		return rep, nil
 	}
 	// Copy: the workload may reuse its slice between calls.
@@ -56,9 +57,29 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	if err != nil {
 		return nil, err
 	}
+	// The same generation priced before (only an alike one is kept).
+	key, keep := c.passKeyOf("decode", id0, r.decomps.idOf(ops1), steps)
+	if keep {
+		if ph, hit := c.passHit(key); hit {
+			*rep = ph
+			return rep, nil
+		}
+		c.calls = 0
+	}
 	if !alike(ops0, ops1) {
 		return r.decodeEachStep(ph, first, steps, extra)
 	}
+	c.decodeRows(rep, ops0, ops1, steps)
+	if keep {
+		c.passStore(key, rep)
+	}
+	return rep, nil
+}
+
+// decodeRows prices a generation of steps decode steps whose first and
+// last decompositions ops0 and ops1 are alike into rep (see the comment
+// at the top of the file).
+func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int) {
 	*rep = PhaseReport{Name: "decode", Steps: steps, Ops: c.opRows(len(ops0))}
 	n := float64(steps)
 	for i, o := range ops0 {
@@ -87,7 +108,6 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 		rep.Ops = append(rep.Ops, row)
 	}
 	c.totalIn(rep)
-	return rep, nil
 }
 
 // alike reports whether two decompositions line up op by op, with only

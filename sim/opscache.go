@@ -25,6 +25,7 @@ const opsSlots = 6
 // An opsCache keeps the last decompositions of pure workloads.
 type opsCache struct {
 	next    int
+	ver     uint64 // the fills so far
 	entries [opsSlots]opsEntry
 }
 
@@ -32,6 +33,29 @@ type opsEntry struct {
 	w   Workload // nil: empty; held, so that its address is not reused
 	ph  Phase
 	ops []model.Op
+	ver uint64 // the fill that put ops here: with the slot, their identity
+}
+
+// An opsID identifies a decomposition the opsCache holds, for as long as
+// the runner lives: its slot and the fill that put it there. The zero
+// opsID is none.
+type opsID struct {
+	slot int
+	ver  uint64
+}
+
+// idOf returns the identity of ops when they are a decomposition oc
+// holds (the slice decompose returned), else the zero opsID.
+func (oc *opsCache) idOf(ops []model.Op) opsID {
+	if oc == nil || len(ops) == 0 {
+		return opsID{}
+	}
+	for i := range oc.entries {
+		if e := &oc.entries[i]; e.ver != 0 && len(e.ops) == len(ops) && &e.ops[0] == &ops[0] {
+			return opsID{i, e.ver}
+		}
+	}
+	return opsID{}
 }
 
 // decompose returns w's ops for ph, from oc when it has them and w is a
@@ -55,7 +79,8 @@ func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 	}
 	e := &oc.entries[oc.next]
 	oc.next = (oc.next + 1) % opsSlots
-	e.w, e.ph, e.ops = w, ph, append(e.ops[:0], ops...)
+	oc.ver++
+	e.w, e.ph, e.ops, e.ver = w, ph, append(e.ops[:0], ops...), oc.ver
 	return e.ops, nil
 }
 

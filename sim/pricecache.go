@@ -51,6 +51,10 @@ type priceCache struct {
 	group [groupSlots]slot[model.GroupedGEMM]
 	scan  [scanSlots]slot[model.Scan]
 	sums  [sumSlots]sumEntry
+	// passes are phases priced from decompositions the runner holds
+	// (pass.go's passCached); next is the slot the next one takes.
+	passes [passSlots]passEntry
+	next   int
 }
 
 // sumSlots is how many summed generations of an attention kernel a

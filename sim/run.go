@@ -252,7 +252,7 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	if err != nil {
 		return err
 	}
-	res.Prefill = r.c.pass("prefill", ops)
+	res.Prefill = r.c.passOnce("prefill", r.decomps.idOf(ops), ops)
 	r.eager(&res.Prefill)
 	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
 	res.E2E, res.E2ELow, res.E2EHigh = res.TTFT, res.TTFTLow, res.TTFTHigh
