@@ -20,6 +20,9 @@ type Metrics struct {
 	Finish        model.Seconds // last token
 	Input, Output int
 	Preemptions   int
+	// Transfer is, disaggregated, the first token to the KV cache's
+	// arrival at the decode instance (waiting for the link included).
+	Transfer model.Seconds
 }
 
 // Queue is the wait from arrival to first being scheduled.
@@ -84,9 +87,16 @@ type Result struct {
 	Overloaded bool
 	Verdict    string
 
-	// Replicas is the data-parallel replicas the requests were spread
-	// over (1 for Run).
+	// Replicas is the schedulers the requests were spread over (1 for
+	// Run; replicas × PP; both pools' when disaggregated).
 	Replicas int
+	// Pools says what each pool did (RunDeployment; nil from Run and
+	// RunReplicas). Transfer summarises the requests' KV transfers
+	// (disaggregated; seconds). Users is the closed loop's users (0:
+	// open loop).
+	Pools    []PoolResult
+	Transfer Stats
+	Users    int
 
 	Series   []Sample
 	Warnings []error
