@@ -245,11 +245,6 @@ func (l *loop) push(r Request, m *Metrics, id int) {
 	}
 }
 
-// idle reports whether the engine has nothing to run or see.
-func (l *loop) idle() bool {
-	return len(l.running) == 0 && len(l.waiting) == 0 && l.next == len(l.queue)
-}
-
 // seen returns when the engine sees r: its arrival plus the per-request
 // overhead outside the engine (API, tokenisation).
 func (l *loop) seen(r *Request) float64 { return float64(r.Arrival + l.e.RequestOverhead) }
