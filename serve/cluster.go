@@ -398,7 +398,7 @@ func (c *cluster) transfer(e event, q Request) {
 	c.linkFree[src] = ready
 	c.xferArea += ready - e.t
 	q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
-	c.m1[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
+	c.m1[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: c.m0[e.id].FirstToken}
 	nd.routed++
 	nd.l.push(q, &c.m1[e.id], e.id)
 }
@@ -455,6 +455,7 @@ func (c *cluster) result() (*Result, error) {
 				return nil, err
 			}
 			area += l.area
+			res.itl = append(res.itl, l.res.itl...)
 			pr.Iterations += l.res.Iterations
 			pr.Preemptions += l.res.Preemptions
 			pr.BusyTime += l.res.BusyTime

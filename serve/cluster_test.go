@@ -300,3 +300,45 @@ func TestPrefixHit(t *testing.T) {
 		t.Errorf("TTFTs with prefix ids: %v, %v, %v (want a miss, then %v twice)", r.Requests[0].TTFT(), r.Requests[1].TTFT(), r.Requests[2].TTFT(), want)
 	}
 }
+
+// TestITL: the inter-token gaps add up, request by request, to the time
+// from first to last token: over all gaps, the mean times their number
+// is Σ (finish − first token), for one replica, replicas, a closed loop
+// and disaggregated pools (whose first gap holds the transfer).
+func TestITL(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	p := pricer(t, sys, w, sim.Default())
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
+	e.KVTokens = 40000 // preemptions too
+	reqs := mustRequests(t, serve.Workload{N: 400, Arrival: serve.Poisson, Rate: 20, Seed: 3,
+		Input: serve.LogNormal{Mu: 800, Sigma: 600, Min: 4, Max: 4000}, Output: serve.Uniform{Min: 1, Max: 400}})
+	one := serve.Pool{Pricer: p, Engine: e, Instances: 1}
+	two := serve.Pool{Pricer: p, Engine: e, Instances: 2}
+	nic := model.Link{Bandwidth: 50e9, Latency: 1e-5, Efficiency: 1}
+	for _, tt := range []struct {
+		name string
+		d    serve.Deployment
+		o    serve.Options
+	}{
+		{"one", serve.Deployment{Serve: one}, serve.Options{ITL: true}},
+		{"round-robin", serve.Deployment{Serve: two}, serve.Options{ITL: true}},
+		{"closed", serve.Deployment{Serve: two, Router: serve.LeastOutstanding}, serve.Options{ITL: true, Users: 32}},
+		{"disagg", serve.Deployment{Serve: one, Decode: one, Link: &serve.KVLink{Intra: nic, Inter: nic, PerNode: 1}}, serve.Options{ITL: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustDeploy(t, tt.d, reqs, tt.o)
+			var sum float64
+			gaps := 0
+			for _, m := range res.Requests {
+				sum += float64(m.Finish - m.FirstToken)
+				gaps += m.Output - 1
+			}
+			if relErr(res.ITL.Mean*float64(gaps), sum) > 1e-9 || res.ITL.Max < res.ITL.P99 || res.ITL.P50 <= 0 {
+				t.Errorf("ITL mean %g × %d gaps = %g, Σ (finish − first token) = %g; p50 %g, p99 %g, max %g", res.ITL.Mean, gaps, res.ITL.Mean*float64(gaps), sum, res.ITL.P50, res.ITL.P99, res.ITL.Max)
+			}
+		})
+	}
+	if res := mustDeploy(t, serve.Deployment{Serve: one}, reqs, serve.Options{}); res.ITL != (serve.Stats{}) {
+		t.Errorf("ITL without Options.ITL: %+v", res.ITL)
+	}
+}

@@ -22,6 +22,9 @@ type Options struct {
 	// (whole blocks; see cachedTokens): those tokens skip the prefill's
 	// compute but hold KV blocks. 0: no prefix caching.
 	PrefixHit float64
+	// ITL records every gap between a request's consecutive tokens
+	// for Result.ITL (memory: one float per output token).
+	ITL bool
 	// Users, when > 0, runs a closed loop (RunDeployment): Users users
 	// each send a request at t = 0 and the next one Think after their
 	// last finished; the requests' arrival times are ignored.
@@ -49,6 +52,7 @@ type live struct {
 	generated int // output tokens produced
 	blocks    int // blocks held (reserved, with Reserve admission)
 	started   bool
+	last      float64 // when its last token was sampled
 }
 
 // arrival is a request routed to a loop and the record it fills.
@@ -263,6 +267,7 @@ func (l *loop) arrive(a *arrival) {
 	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached}
 	if r.Prefilled {
 		v.computed, v.generated = r.Input, 1
+		v.last = float64(a.m.FirstToken) // the prefill pool's first token
 	}
 	l.waiting = append(l.waiting, v)
 }
@@ -294,7 +299,10 @@ func (l *loop) apply() int {
 			r.generated++
 			if r.generated == 1 {
 				r.m.FirstToken = model.Seconds(l.now)
+			} else if l.o.ITL {
+				l.res.itl = append(l.res.itl, l.now-r.last)
 			}
+			r.last = l.now
 			if r.generated == r.output {
 				r.m.Finish = model.Seconds(l.now)
 				l.finished = append(l.finished, r)

@@ -72,6 +72,10 @@ type Result struct {
 	BusyTime, Duration model.Seconds
 
 	Queue, TTFT, TPOT, E2E Stats // seconds
+	// ITL summarises every gap between consecutive tokens of a request,
+	// over all requests' tokens (Options.ITL; the engine's sampling
+	// times, not the client's: multi-step decode streams in bursts).
+	ITL Stats
 
 	// Throughput over Duration, of the replica.
 	RequestsPerSecond     float64
@@ -101,7 +105,8 @@ type Result struct {
 	Series   []Sample
 	Warnings []error
 
-	area float64 // the integral of the requests in the system
+	area float64   // the integral of the requests in the system
+	itl  []float64 // the inter-token gaps (Options.ITL)
 }
 
 // summarize fills the summaries from the requests; area is the integral
@@ -128,6 +133,7 @@ func (res *Result) summarize(area float64) {
 	}
 	res.Duration = model.Seconds(last - first)
 	res.Queue, res.TTFT, res.TPOT, res.E2E = statsOf(q), statsOf(ttft), statsOf(tpot), statsOf(e2e)
+	res.ITL = statsOf(res.itl)
 	if d := float64(res.Duration); d > 0 {
 		res.RequestsPerSecond = float64(n) / d
 		res.OutputTokensPerSecond = out / d

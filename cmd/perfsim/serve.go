@@ -225,7 +225,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := serve.Options{MaxContext: w.Shape().MaxContext, PrefixHit: o.deploy.prefixHit, Users: o.deploy.users, Think: o.deploy.think}
+	opts := serve.Options{MaxContext: w.Shape().MaxContext, PrefixHit: o.deploy.prefixHit, Users: o.deploy.users, Think: o.deploy.think, ITL: true}
 	if o.seriesPlot != "" || o.seriesOut != "" {
 		opts.SeriesPoints = 150
 	}

@@ -38,6 +38,7 @@ type serveSummary struct {
 	QueueS               statsJSON `json:"queue_s"`
 	TTFTS                statsJSON `json:"ttft_s"`
 	TPOTS                statsJSON `json:"tpot_s"`
+	ITLS                 statsJSON `json:"itl_s"`
 	E2ES                 statsJSON `json:"e2e_s"`
 	RequestsPerS         float64   `json:"requests_per_s"`
 	OutputTokensPerS     float64   `json:"output_tokens_per_s"`
@@ -104,7 +105,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
 		DurationS: float64(res.Duration),
-		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), E2ES: statsOf(res.E2E),
+		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), ITLS: statsOf(res.ITL), E2ES: statsOf(res.E2E),
 		RequestsPerS: res.RequestsPerSecond, OutputTokensPerS: res.OutputTokensPerSecond,
 		OutputTokensPerSGPU: res.OutputTokensPerSecond / float64(s.gpus),
 		GoodputRequestsPerS: res.Goodput(ttft, tpot), TTFTSLOS: float64(ttft), TPOTSLOS: float64(tpot),
@@ -137,7 +138,7 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	for _, m := range []struct {
 		name string
 		s    statsJSON
-	}{{"queue", s.QueueS}, {"TTFT", s.TTFTS}, {"TPOT", s.TPOTS}, {"E2E", s.E2ES}} {
+	}{{"queue", s.QueueS}, {"TTFT", s.TTFTS}, {"TPOT", s.TPOTS}, {"ITL", s.ITLS}, {"E2E", s.E2ES}} {
 		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%v\t%v\n", m.name, model.Seconds(m.s.Mean), model.Seconds(m.s.P50),
 			model.Seconds(m.s.P90), model.Seconds(m.s.P95), model.Seconds(m.s.P99), model.Seconds(m.s.Max))
 	}
@@ -168,7 +169,7 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 	for _, m := range []struct {
 		name string
 		s    statsJSON
-	}{{"queue_s", s.QueueS}, {"ttft_s", s.TTFTS}, {"tpot_s", s.TPOTS}, {"e2e_s", s.E2ES}} {
+	}{{"queue_s", s.QueueS}, {"ttft_s", s.TTFTS}, {"tpot_s", s.TPOTS}, {"itl_s", s.ITLS}, {"e2e_s", s.E2ES}} {
 		rows = append(rows, []string{m.name, num(m.s.Mean), num(m.s.P50), num(m.s.P90), num(m.s.P95), num(m.s.P99), num(m.s.Max)})
 	}
 	for _, m := range []struct {
