@@ -40,8 +40,8 @@ func (o *deployOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.prefixHit, "prefix-hit", 0, "fraction of each prompt found in the prefix cache (0 to 1): it skips the prefill but holds KV; with a trace's prefix_id, from the second request of an id on a replica")
 }
 
-// check reports the deployment flags' usage problems; per is the GPUs of
-// one aggregated replica.
+// check reports the deployment flags' usage problems; with --gpus and
+// without --dp it sets so.dp to the replicas the GPUs make.
 func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 	var errs []error
 	if _, err := serve.ParseRouter(o.router); err != nil {
