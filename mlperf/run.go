@@ -63,8 +63,11 @@ func (r *Result) OK() bool { return r.Value > 0 }
 // submissions of these benchmarks do.
 func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Options) Result {
 	res := Result{Benchmark: b, Scenario: sc, Unit: "samples/s"}
-	if b.Kind == LLM {
+	switch {
+	case b.Kind == LLM:
 		res.Unit = "tokens/s"
+	case b.Unit != "":
+		res.Unit = b.Unit
 	}
 	switch {
 	case sc == Server && b.OfflineOnly:
@@ -89,12 +92,17 @@ func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Opt
 		return res
 	}
 	f := newFixed(one, w, b)
-	best, err := f.offline(o.MaxBatch)
+	limit := o.MaxBatch
+	if limit <= 0 {
+		limit = b.MaxBatch
+	}
+	best, err := f.offline(limit)
 	if err != nil {
 		res.Note = err.Error()
 		return res
 	}
 	res.Warnings = f.warnings
+	res.Note = b.Note
 	devs := float64(sys.Devices())
 	if sc == Offline {
 		res.Batch = best.batch
