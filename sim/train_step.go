@@ -113,7 +113,7 @@ func (r *runner) trainingScaled() error {
 	// gradient backward, once per model chunk.
 	var ppExp model.Seconds
 	if sc.PP > 1 && (sc.Schedule != Interleaved || sc.NoOverlap) {
-		size := sc.Act.Bytes(float64(tokens) * float64(r.shape.DModel))
+		size := sc.CommType().Bytes(float64(tokens) * float64(r.shape.DModel))
 		if sc.SP {
 			size /= model.Bytes(sc.TP)
 		}
@@ -280,7 +280,7 @@ func (r *runner) epComm(tokens int) model.Seconds {
 	if sc.SP {
 		t /= float64(sc.TP)
 	}
-	size := sc.Act.Bytes(t * float64(max(r.shape.TopK, 1)) * float64(r.shape.DModel))
+	size := sc.CommType().Bytes(t * float64(max(r.shape.TopK, 1)) * float64(r.shape.DModel))
 	return 4 * r.comm(model.AllToAll, size, r.group(sc.EP, sc.TP*sc.CP))
 }
 

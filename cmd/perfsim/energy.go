@@ -396,29 +396,6 @@ func sweepEnergy(s *sweepSpec, r *sweepResult) (*energyJSON, *costJSON) {
 	return energyOf(r.Report, p), c
 }
 
-// sweepEnergyCells are a sweep row's energy and cost CSV cells, in the
-// order of sweepColumns.
-func sweepEnergyCells(j simJSON) []string {
-	cells := make([]string, 0, 10)
-	e := j.Energy
-	if e == nil {
-		e = &energyJSON{}
-	}
-	opt := func(v float64) string {
-		if v == 0 {
-			return ""
-		}
-		return num(v)
-	}
-	cells = append(cells, opt(e.AverageW), opt(e.PrefillJTok), opt(e.DecodeJTok), opt(e.JPerOutTok), opt(e.TokensPerJ))
-	if c := j.Cost; c != nil {
-		cells = append(cells, c.Currency, optNum(c.PerRequest), optNum(c.PerMInput), optNum(c.PerMOutput), c.Inputs)
-	} else {
-		cells = append(cells, "", "", "", "", "")
-	}
-	return cells
-}
-
 // priced reports whether a sweep's points are priced.
 func priced(s *sweepSpec) bool {
 	for _, p := range s.Prices {
