@@ -121,7 +121,7 @@ var cnnNorms = []string{"batchnorm", "instancenorm"}
 // A weightSig is the shape of a layer's weights, for `shares`.
 type weightSig struct {
 	op         string
-	k, n, g, r int
+	k, n, g int
 	bias       bool
 }
 
