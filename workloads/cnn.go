@@ -120,9 +120,9 @@ var cnnNorms = []string{"batchnorm", "instancenorm"}
 
 // A weightSig is the shape of a layer's weights, for `shares`.
 type weightSig struct {
-	op         string
+	op      string
 	k, n, g int
-	bias       bool
+	bias    bool
 }
 
 // planner holds the state of planCNN while it walks the layers.
