@@ -36,7 +36,11 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 			continue // folded into the weights, or in the epilogue of the kernel before
 		}
 		var k model.Kernel
-		if o.gemm {
+		if o.attn != nil {
+			a := o.attn
+			k = model.Attention{Batch: b, Heads: a.heads, KVHeads: a.heads, QLen: a.q, KVLen: a.kv, HeadDim: a.hd, VDim: a.vd,
+				Fused: true, DType: act, KVDType: act}
+		} else if o.gemm {
 			mm := o.m * b
 			wk := w
 			if autocast {
@@ -95,7 +99,12 @@ type cnnOp struct {
 	// table is true for an embedding gather, whose reads are rows of the
 	// weights (in the weight type), not activations.
 	table bool
+	// attention: heads, query and key positions, head and value widths.
+	attn *cnnAttn
 }
+
+// cnnAttn is an attention layer's shape (per sample).
+type cnnAttn struct{ heads, q, kv, hd, vd int }
 
 // chw is a feature map's shape: channels, depth (1 for a 2-D map),
 // height and width.
@@ -114,9 +123,9 @@ func (s chw) String() string {
 }
 
 var cnnOps = []string{"conv", "conv_transpose", "fc", "maxpool", "avgpool", "global_avgpool", "batchnorm", "act", "add",
-	"flatten", "upsample", "concat", "embedding", "cross"}
+	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm"}
 var cnnActs = []string{"relu", "relu6", "leaky_relu", "silu", "gelu", "sigmoid", "hardswish"}
-var cnnNorms = []string{"batchnorm", "instancenorm"}
+var cnnNorms = []string{"batchnorm", "instancenorm", "groupnorm", "layernorm"}
 
 // A weightSig is the shape of a layer's weights, for `shares`.
 type weightSig struct {
@@ -137,6 +146,9 @@ type planner struct {
 
 func (pl *planner) emit(o cnnOp) {
 	key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.elems, o.reads)
+	if o.attn != nil {
+		key += fmt.Sprint(*o.attn)
+	}
 	if i, ok := pl.index[key]; ok {
 		pl.p.ops[i].count++
 		return
@@ -208,7 +220,7 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			k string
 			v int
 		}{{"out", l.Out}, {"kernel", l.Kernel}, {"padding", l.Padding}, {"dilation", l.Dilation}, {"groups", l.Groups},
-			{"scale", l.Scale}, {"lookups", l.Lookups}, {"rank", l.Rank}} {
+			{"scale", l.Scale}, {"lookups", l.Lookups}, {"rank", l.Rank}, {"heads", l.Heads}, {"length", l.Length}} {
 			if f.v < 0 {
 				bad(f.k, "must not be negative, got %d", f.v)
 			} else if f.v > maxDim {
@@ -272,9 +284,12 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			out = chw{in.c, 1, 1, 1}
 			pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
 				elems: out.elems(), flopsPer: in.positions(), reads: in.positions()})
-		case "batchnorm", "act":
+		case "batchnorm", "act", "norm":
 			if l.Op == "act" && l.Activation == "" {
 				bad("activation", "missing: an act layer needs its activation")
+			}
+			if l.Op == "norm" && l.Norm == "" {
+				bad("norm", "missing: a norm layer needs its norm")
 			}
 			// emitted below, as a norm or activation after the layer
 		case "add":
@@ -284,6 +299,11 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				bad("from", "missing: an add needs the layer whose output it adds")
 			case !ok:
 				bad("from", "no earlier layer is named %q", l.From)
+			case s.c == in.c && s.positions() == 1 && in.positions() > 1:
+				// A per-channel vector added at every position (a diffusion
+				// UNet's time embedding): read once, broadcast.
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add.broadcast",
+					elems: out.elems(), flopsPer: flopsAdd, reads: 1})
 			case s != in:
 				bad("from", "%q is %s, the input is %s", l.From, s, in)
 			default:
@@ -300,6 +320,12 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			out = pl.embedding(l, stage, bad)
 		case "cross":
 			out = pl.cross(l, in, stage, bad)
+		case "input":
+			out = pl.input(l, bad)
+		case "attention":
+			out = pl.attention(l, stage, bad)
+		case "geglu":
+			out = pl.geglu(l, in, stage, bad)
 		case "":
 			bad("op", "missing: want one of %s", strings.Join(cnnOps, ", "))
 		default:
@@ -322,12 +348,14 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				elems: out.elems(), flopsPer: 2, reads: 1})
 			p.params += 2 * float64(out.c)
 			p.normParams += 2 * float64(out.c)
-		case l.Norm == "instancenorm":
+		case l.Norm == "instancenorm" || l.Norm == "groupnorm" || l.Norm == "layernorm":
 			// Statistics per sample and channel: a pass to reduce and a
 			// pass to normalise (read twice, written once); the affine
 			// scale and shift are parameters. Unlike a batch norm it
 			// cannot be folded into the weights at inference.
-			pl.emit(cnnOp{name: l.Name + ".in", stage: stage, class: model.ClassNorm, kind: "instancenorm",
+			// A group norm (statistics per sample and group) and a layer
+			// norm (per position, over the channels) cost the same passes.
+			pl.emit(cnnOp{name: l.Name + "." + l.Norm, stage: stage, class: model.ClassNorm, kind: l.Norm,
 				elems: out.elems(), flopsPer: flopsLayerNorm, reads: 2})
 			p.params += 2 * float64(out.c)
 			p.normParams += 2 * float64(out.c)

@@ -258,3 +258,73 @@ func (pl *planner) cross(l *Layer, in chw, stage string, bad func(k, format stri
 	pl.p.params += 2*float64(d)*float64(l.Rank) + float64(d)
 	return in
 }
+
+// input is a further input of the network: a sequence of length
+// positions of out features (a diffusion UNet's text encodings, its
+// time embedding). It reads no earlier layer and costs nothing.
+func (pl *planner) input(l *Layer, bad func(k, format string, args ...any)) chw {
+	if l.Out == 0 {
+		bad("out", "missing: an input needs its features (out)")
+	}
+	if l.Input != "" {
+		bad("input", "an input reads no earlier layer")
+	}
+	return chw{max(l.Out, 1), 1, 1, max(l.Length, 1)}
+}
+
+// attention is multi-head scaled dot-product attention, fused
+// (FlashAttention-style), of the layers named in inputs: queries, keys
+// and values, each a map of positions × channels (a diffusion UNet's
+// self-attention over its feature map, or cross-attention to the text).
+// Every query position attends to every key position; the output has
+// the values' channels at the queries' positions.
+func (pl *planner) attention(l *Layer, stage string, bad func(k, format string, args ...any)) chw {
+	if len(l.Inputs) != 3 {
+		bad("inputs", "an attention needs three earlier layers: queries, keys, values")
+		return chw{}
+	}
+	var s [3]chw
+	for j, name := range l.Inputs {
+		v, ok := pl.shapes[name]
+		if !ok {
+			bad("inputs", "no earlier layer is named %q", name)
+			return chw{}
+		}
+		s[j] = v
+	}
+	q, k, v := s[0], s[1], s[2]
+	switch {
+	case l.Heads == 0:
+		bad("heads", "missing: an attention needs its heads")
+		return q
+	case q.c%l.Heads != 0 || v.c%l.Heads != 0:
+		bad("heads", "%d does not divide the query (%d) and value (%d) channels", l.Heads, q.c, v.c)
+		return q
+	case q.c != k.c:
+		bad("inputs", "queries have %d channels, keys %d", q.c, k.c)
+		return q
+	case k.positions() != v.positions():
+		bad("inputs", "keys have %.0f positions, values %.0f", k.positions(), v.positions())
+		return q
+	case q.positions() > maxDim || k.positions() > maxDim:
+		bad("inputs", "over %d positions: %w", maxDim, ErrTooLarge)
+		return q
+	}
+	pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassAttention, kind: "attention",
+		attn: &cnnAttn{heads: l.Heads, q: int(q.positions()), kv: int(k.positions()), hd: q.c / l.Heads, vd: v.c / l.Heads}})
+	return chw{v.c, q.d, q.h, q.w}
+}
+
+// geglu is a gated GELU (Shazeer 2020): the input's channels are two
+// halves, x and a gate, and the output GELU(gate) ⊙ x has half the
+// channels. One pass reading both halves.
+func (pl *planner) geglu(l *Layer, in chw, stage string, bad func(k, format string, args ...any)) chw {
+	if in.c%2 != 0 {
+		bad("op", "geglu halves the channels; the input has %d", in.c)
+		return in
+	}
+	out := chw{in.c / 2, in.d, in.h, in.w}
+	pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "geglu",
+		elems: out.elems(), flopsPer: flopsGELU + 1, reads: 2})
+	return out
+}

@@ -113,6 +113,8 @@ type Layer struct {
 	Rows       int      `toml:"rows"`    // embedding: the table's rows
 	Lookups    int      `toml:"lookups"` // embedding: rows read and summed per sample (multi-hot), default 1
 	Rank       int      `toml:"rank"`    // cross: the low rank r of U·V
+	Heads      int      `toml:"heads"`   // attention: the heads (head size = channels/heads)
+	Length     int      `toml:"length"`  // input: the positions of a sequence input (out features each)
 }
 
 func boolOr(p *bool, def bool) bool {

@@ -104,6 +104,59 @@ func TestMLPerfModels(t *testing.T) {
 	}
 }
 
+// TestSDXLModels: Stable Diffusion XL's four models, exact.
+func TestSDXLModels(t *testing.T) {
+	// The UNet: diffusers' count for stabilityai/stable-diffusion-xl-base-1.0
+	// unet (Podell et al. 2023: "2.6B"). The text encoders: HF's
+	// CLIPTextModel (123,060,480) and CLIPTextModelWithProjection
+	// (694,659,840, of which the 1280×1280 projection, not modelled,
+	// is 1,638,400).
+	for _, tt := range []struct {
+		name string
+		want float64
+	}{
+		{"sdxl-unet", 2567463684},
+		{"clip-vit-l-text", 123060480},
+		{"openclip-vit-bigg-text", 694659840 - 1280*1280},
+	} {
+		if got := mustResolve(t, tt.name).Params(); got != tt.want {
+			t.Errorf("%s: %.0f parameters, want %.0f", tt.name, got, tt.want)
+		}
+	}
+	// The VAE decoder by hand: a ResnetBlock2D a → b has two group norms
+	// (2a + 2b), two 3x3 convs with bias (9ab + b + 9b² + b) and, when
+	// a ≠ b, a 1x1 shortcut with bias (ab + b); the mid attention a group
+	// norm and four 512×512 linears with bias.
+	res := func(a, b float64) float64 {
+		p := 2*a + 2*b + 9*a*b + b + 9*b*b + b
+		if a != b {
+			p += a*b + b
+		}
+		return p
+	}
+	conv3 := func(a, b float64) float64 { return 9*a*b + b }
+	want := 4*4 + 4 + conv3(4, 512) + // post_quant_conv, conv_in
+		2*res(512, 512) + 2*512 + 4*(512*512+512) + // mid block
+		3*res(512, 512) + conv3(512, 512) + 3*res(512, 512) + conv3(512, 512) + // up 0, 1
+		res(512, 256) + 2*res(256, 256) + conv3(256, 256) + res(256, 128) + 2*res(128, 128) + // up 2, 3
+		2*128 + conv3(128, 3) // norm out, conv_out
+	if got := mustResolve(t, "sdxl-vae-decoder").Params(); got != want || want != 49490199 {
+		t.Errorf("sdxl-vae-decoder: %.0f parameters, want %.0f", got, want)
+	}
+	// Cross-attention: 4096 latent positions (64²) attend to the 77 text
+	// tokens, self-attention to each other, in heads of 64.
+	var cross, self bool
+	for _, op := range mustOps(t, mustResolve(t, "sdxl-unet"), Phase{Kind: Prefill, Batch: 2}) {
+		if a, ok := op.Kernel.(model.Attention); ok && a.QLen == 4096 && a.HeadDim == 64 && a.Heads == 10 && a.Batch == 2 {
+			cross = cross || a.KVLen == 77
+			self = self || a.KVLen == 4096
+		}
+	}
+	if !cross || !self {
+		t.Errorf("sdxl-unet at 64²: cross-attention to 77 tokens %v, self-attention %v; want both", cross, self)
+	}
+}
+
 // TestLayers_badInput: the layer kinds beyond a 2-D CNN's report every
 // problem at once, each with its line and key.
 func TestLayers_badInput(t *testing.T) {
@@ -118,8 +171,10 @@ func TestLayers_badInput(t *testing.T) {
 		`layer[5].rows: missing`,
 		`layer[6].from: "a" is 8x8x8, the input is 16x1x1`,
 		`layer[7].shares: only a conv, conv_transpose or fc layer shares weights`,
-		`layer[8].norm: unknown norm "groupnorm" (want one of batchnorm, instancenorm)`,
+		`layer[8].norm: unknown norm "weightnorm" (want one of batchnorm, instancenorm, groupnorm, layernorm)`,
 		`layer[9].out: missing: a conv_transpose needs its output channels`,
+		`layer[10].heads: 3 does not divide the query (8) and value (8) channels`,
+		`layer[11].out: missing: an input needs its features (out)`,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error\n%v\nlacks %q", err, w)
