@@ -142,6 +142,9 @@ func Suite() []Benchmark {
 			Note:        "the scheduler's and guidance's elementwise work and the causal masks of the text encoders not priced"},
 		{Name: "dlrm-v2-99", Round: "v5.0", Task: "recommendation", Dataset: "Criteo 1TB click logs, synthetic multi-hot",
 			Model: "dlrm-dcnv2", Kind: Fixed, Precision: model.INT8, Latency: 60 * ms, MaxBatch: 1 << 15,
+			// One Criteo row per LoadGen sample: the reference's trace of
+			// aggregated samples (recommendation/dlrm_v2/pytorch/
+			// dlrm_trace_of_aggregated_samples.txt) lists one row each.
 			Note: "a sample is one Criteo row (a user-item pair); Server queries carry one sample each"},
 		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH",
 			Kind: Fixed, Precision: model.FP16, OfflineOnly: true,
