@@ -184,7 +184,7 @@ func (n *node) outstanding(t float64) int {
 func (n *node) next() float64 {
 	l := n.l
 	switch {
-	case len(l.running) > 0 || len(l.waiting) > 0:
+	case len(l.running) > 0 || len(l.waiting) > 0 || len(l.pending) > 0:
 		return l.now
 	case l.next < len(l.queue):
 		return max(l.now, l.seen(&l.queue[l.next].r))

@@ -53,6 +53,9 @@ type live struct {
 	blocks    int // blocks held (reserved, with Reserve admission)
 	started   bool
 	last      float64 // when its last token was sampled
+	// held: its last token is out, but it keeps its slot in a multi-step
+	// decode batch until the batch's last step (see holdsFinished).
+	held bool
 }
 
 // arrival is a request routed to a loop and the record it fills.
@@ -80,7 +83,8 @@ type loop struct {
 
 	// queue holds the requests routed to the loop in the order the
 	// engine sees them; next is the first not yet seen. done counts the
-	// requests finished; finished holds those of the last round.
+	// requests completed (their completion delivered); finished holds
+	// those of the last round.
 	queue    []arrival
 	next     int
 	done     int
@@ -93,8 +97,11 @@ type loop struct {
 
 	it    sim.Iteration
 	sched []step
-	every int // series: keep every every-th iteration
-	count int
+	multi bool // the current batch is a multi-step decode batch
+
+	pending []output // outputs waiting for the next iteration (AsyncOutput)
+	every   int      // series: keep every every-th iteration
+	count   int
 }
 
 // step is one request's share of an iteration.
@@ -195,14 +202,21 @@ func (l *loop) advance(t float64) {
 }
 
 // round runs one scheduling decision at l.now: the requests seen by now
-// join the queue; an idle engine waits for the next one (and returns);
-// otherwise the scheduler fills the next iteration (or, with multi-step
-// decode, several), which the pricer times. Requests seen during an
-// iteration join the queue at its end. l.finished holds what finished.
+// join the queue; an idle engine delivers its pending outputs or waits
+// for the next request (and returns); otherwise the scheduler fills the
+// next iteration (or, with multi-step decode, several), which the
+// pricer times. Requests seen during an iteration join the queue at its
+// end. l.finished holds the completions the round delivered.
 func (l *loop) round() error {
 	l.finished = l.finished[:0]
 	l.join(l.now)
 	if len(l.running) == 0 && len(l.waiting) == 0 {
+		if len(l.pending) > 0 {
+			// No next step to overlap with: the last outputs are
+			// processed now.
+			l.deliver()
+			return nil
+		}
 		if l.next < len(l.queue) {
 			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
 		}
@@ -212,6 +226,7 @@ func (l *loop) round() error {
 	if len(l.sched) == 0 {
 		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
 	}
+	l.multi = steps > 1
 	for s := 0; s < steps && len(l.sched) > 0; s++ {
 		if s > 0 && !l.nextStep() {
 			break
@@ -225,8 +240,12 @@ func (l *loop) round() error {
 		l.now = end
 		l.res.Iterations++
 		l.res.BusyTime += model.Seconds(dt)
-		l.done += l.apply()
+		l.deliver() // the previous iteration's outputs (AsyncOutput)
+		l.apply()
 		l.sample()
+	}
+	if l.multi {
+		l.release()
 	}
 	return nil
 }
@@ -247,6 +266,44 @@ func (l *loop) push(r Request, m *Metrics, id int) {
 	for i := len(l.queue) - 1; i > l.next && l.seen(&l.queue[i-1].r) > l.seen(&l.queue[i].r); i-- {
 		l.queue[i-1], l.queue[i] = l.queue[i], l.queue[i-1]
 	}
+}
+
+// An output is a first token or a completion on its way to the client.
+type output struct {
+	r      *live
+	finish bool
+}
+
+// emit sends r's first token (or, finish, its completion) to the client:
+// at l.now, or with AsyncOutput at the end of the next iteration (or now
+// when the engine has none to run).
+func (l *loop) emit(r *live, finish bool) {
+	if l.e.AsyncOutput {
+		l.pending = append(l.pending, output{r, finish})
+		return
+	}
+	l.stamp(output{r, finish})
+}
+
+// deliver stamps the pending outputs at l.now.
+func (l *loop) deliver() {
+	for _, o := range l.pending {
+		l.stamp(o)
+	}
+	l.pending = l.pending[:0]
+}
+
+// stamp records o at l.now; a completion leaves the system.
+func (l *loop) stamp(o output) {
+	if !o.finish {
+		o.r.m.FirstToken = model.Seconds(l.now)
+		return
+	}
+	o.r.m.Finish = model.Seconds(l.now)
+	l.advance(l.now)
+	l.inSys--
+	l.done++
+	l.finished = append(l.finished, o.r)
 }
 
 // seen returns when the engine sees r: its arrival plus the per-request
@@ -297,25 +354,29 @@ func (l *loop) apply() int {
 		r.computed += s.k
 		if r.computed == r.need() {
 			r.generated++
+			if r.held {
+				continue // a token computed and discarded
+			}
 			if r.generated == 1 {
-				r.m.FirstToken = model.Seconds(l.now)
+				l.emit(r, false)
 			} else if l.o.ITL {
 				l.res.itl = append(l.res.itl, l.now-r.last)
 			}
 			r.last = l.now
 			if r.generated == r.output {
-				r.m.Finish = model.Seconds(l.now)
-				l.finished = append(l.finished, r)
+				if l.multi {
+					r.held = true // completes with the batch's last step
+					continue
+				}
+				l.emit(r, true)
 				done++
 			}
 		}
 	}
 	if done > 0 {
-		l.advance(l.now)
-		l.inSys -= done
 		kept := l.running[:0]
 		for _, r := range l.running {
-			if r.generated == r.output {
+			if r.generated == r.output && !r.held {
 				l.free += r.blocks
 				r.blocks = 0
 				continue
@@ -507,7 +568,7 @@ func (l *loop) nextStep() bool {
 	kept := l.sched[:0]
 	for _, s := range l.sched {
 		r := s.l
-		if r.generated == r.output || r.blocks == 0 { // finished or preempted
+		if r.generated == r.output && !r.held || r.blocks == 0 { // finished, or preempted
 			continue
 		}
 		if !l.grow(r, r.computed+1) {
@@ -517,4 +578,24 @@ func (l *loop) nextStep() bool {
 	}
 	l.sched = kept
 	return len(kept) > 0
+}
+
+// release completes the requests held to the end of a multi-step decode
+// batch at l.now, frees their blocks and returns how many there were.
+func (l *loop) release() int {
+	done := 0
+	kept := l.running[:0]
+	for _, r := range l.running {
+		if r.held {
+			l.emit(r, true)
+			l.free += r.blocks
+			r.blocks = 0
+			done++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(l.running[len(kept):])
+	l.running = kept
+	return done
 }
