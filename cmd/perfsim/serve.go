@@ -17,7 +17,7 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-const serveSynopsis = "perfsim serve --hw NAME|FILE --model NAME|FILE [--tp N --pp N --dp N --dtype T] [--input S --output G | --workload sharegpt | --trace FILE] [--requests N] [--arrival poisson|gamma|constant|all] [--rate R] [--engine vllm|vllm-0.6|sglang|trtllm] [--seed K] [--ttft-slo T --tpot-slo T] [--format table|json|csv] [--requests-out FILE]"
+const serveSynopsis = "perfsim serve --hw NAME|FILE|--system NAME --model NAME|FILE [--tp N --pp N --dp N --dtype T] [--input S --output G | --workload sharegpt | --trace FILE] [--requests N] [--arrival poisson|gamma|constant|all] [--rate R] [--engine vllm|vllm-0.6|sglang|trtllm] [--seed K] [--ttft-slo T --tpot-slo T] [--format table|json|csv] [--requests-out FILE]"
 
 const serveExamples = `  # Llama 3 70B on four H100s, 1000 Poisson requests at 8 req/s, vLLM's scheduler
   perfsim serve --hw h100 --model llama3-70b --tp 4 --input 1024 --output 256 --requests 1000 --rate 8
@@ -192,7 +192,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	dev, err := resolveHardware(o.hw)
+	dev, err := o.deploy.device(o.hw)
 	if err != nil {
 		return nil, err
 	}
