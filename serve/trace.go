@@ -147,19 +147,21 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			// The record's position comes from the error: FieldPos
+			// panics on a record that did not parse.
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				add(pe.Line, "", pe.Err)
 			} else {
-				add(line, "", err)
+				add(0, "", err)
 			}
 			if errors.As(err, &pe) && pe.Err != csv.ErrFieldCount {
 				break
 			}
 			continue
 		}
+		line, _ := cr.FieldPos(0)
 		get := func(k string) string {
 			if i := col[k]; i < len(rec) {
 				return strings.TrimSpace(rec[i])
