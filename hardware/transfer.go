@@ -125,7 +125,9 @@ func (d *Device) Calibration() Calibration {
 
 // CalibrationLabel is the line every output about d prints: which of
 // calibrated, transferred (from which device, with the band the transfer
-// was measured to) or uncalibrated its efficiencies are.
+// was measured to) or uncalibrated its efficiencies are; for an
+// uncalibrated device, the GEMM efficiency of its main compute type and,
+// where they are KindDefaults', where they came from.
 func (d *Device) CalibrationLabel() string {
 	c := d.Calibration()
 	g := d.Eff.GEMM[model.BF16]
@@ -135,11 +137,36 @@ func (d *Device) CalibrationLabel() string {
 	case "transferred":
 		return fmt.Sprintf("transferred from %s: its fitted efficiencies scaled by datasheet ratios (measured transfer error: GEMM median %.0f%%, p90 %.0f%%)", c.From, 100*g.ErrMedian, 100*g.ErrP90)
 	}
-	eta := g.Compute
+	t := d.mainType()
+	eta := d.Eff.GEMM[t].Compute
 	if eta == 0 {
 		eta = 1
 	}
-	return fmt.Sprintf("uncalibrated: datasheet peaks at %.0f%% efficiency", 100*eta)
+	s := fmt.Sprintf("uncalibrated: datasheet peaks at %.0f%% efficiency", 100*eta)
+	if t != model.BF16 {
+		s = fmt.Sprintf("uncalibrated: datasheet peaks at %.0f%% efficiency (%s GEMM)", 100*eta, t)
+	}
+	if d.DefaultsFrom != "" {
+		s += fmt.Sprintf("; default efficiencies of %s, the nearest calibrated %s, not measured on this device", d.DefaultsFrom, d.Kind)
+	}
+	return s
+}
+
+// mainType is the GEMM type an uncalibrated device's label quotes: bf16
+// when it has a bf16 peak, else its first matrix (then vector) type in
+// model.DTypes order, widest first.
+func (d *Device) mainType() model.DType {
+	if _, ok := d.Matrix[model.BF16]; ok || (len(d.Matrix) == 0 && len(d.Vector) == 0) {
+		return model.BF16
+	}
+	for _, peaks := range []map[model.DType]model.FLOPRate{d.Matrix, d.Vector} {
+		for _, t := range model.DTypes {
+			if _, ok := peaks[t]; ok {
+				return t
+			}
+		}
+	}
+	return model.BF16
 }
 
 // clockRatio returns f_base/f_target for scaling per-unit times from base

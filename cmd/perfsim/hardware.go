@@ -307,6 +307,8 @@ func efficiencyFields(path string, v reflect.Value, sources map[string]string) [
 			f.unit, f.shown = "s", q.String()
 		case model.Bytes:
 			f.unit, f.shown = "bytes", q.String()
+		case fmt.Stringer: // a rate with its unit: "4.87 TFLOP/s", not 4.87e+12
+			f.shown = q.String()
 		default:
 			f.shown = strconv.FormatFloat(x, 'g', -1, 64)
 		}

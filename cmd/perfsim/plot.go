@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -113,6 +114,27 @@ func (o *plotOutput) write(c *chart.Chart, stdout, stderr io.Writer) error {
 		return chart.Write(stdout, c, w, h, "svg")
 	}
 	return chart.Save(o.out, c, w, h)
+}
+
+// noteCalibration adds to c's title a line for each device whose
+// efficiencies were not fitted to its own measurements: "L40S:
+// transferred from A100 80GB SXM", "My accelerator: uncalibrated:
+// datasheet peaks at 80% efficiency" (the label's first clause; the full
+// label is in simulate's output).
+func noteCalibration(c *chart.Chart, devs []*hardware.Device) {
+	seen := map[string]bool{}
+	for _, d := range devs {
+		cal := d.Calibration()
+		if cal.Kind == "calibrated" || seen[d.Name] {
+			continue
+		}
+		seen[d.Name] = true
+		l, _, _ := strings.Cut(d.CalibrationLabel(), ";")
+		if cal.Kind == "transferred" {
+			l, _, _ = strings.Cut(l, ":")
+		}
+		c.Title += "\n" + d.Name + ": " + l
+	}
 }
 
 // plotScenario are the scenario flags the charts share; the lists allow

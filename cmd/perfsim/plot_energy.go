@@ -102,5 +102,6 @@ func runPlotEnergy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(inputs) > 0 {
 		fmt.Fprintf(stderr, "perfsim: prices: %s\n", strings.Join(inputs, "; "))
 	}
+	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
 }

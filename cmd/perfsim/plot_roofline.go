@@ -48,6 +48,7 @@ func runPlotRoofline(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
 }
 

@@ -199,6 +199,7 @@ func resolveDeviceOrSystem(arg string) (*hardware.Device, *hardware.System, erro
 		if err != nil {
 			return nil, nil, linesError{err}
 		}
+		hardware.KindDefaults(sys.Device)
 		return sys.Device, sys, nil
 	}
 	d, err := resolveHardware(arg)

@@ -280,6 +280,13 @@ func (sw *sweepWriter) close() error {
 		if err := sw.tw.Flush(); err != nil {
 			return err
 		}
+		// Devices whose efficiencies were not fitted to their own
+		// measurements say so under the table.
+		for i, d := range sw.s.HW {
+			if d.Calibration().Kind != "calibrated" {
+				fmt.Fprintf(sw.out, "%s: %s\n", d.Name, sw.labels[i])
+			}
+		}
 	}
 	return sw.out.Flush()
 }
@@ -351,7 +358,7 @@ func progressLine(stderr io.Writer) func(done, total int) {
 // sweepColumns are the CSV columns: simulate's JSON keys, dotted for the
 // nested scenario and memory objects.
 var sweepColumns = []string{
-	"model", "hardware", "mode", "devices", "params",
+	"model", "hardware", "calibration", "mode", "devices", "params",
 	"scenario.batch", "scenario.input_tokens", "scenario.output_tokens", "scenario.tp", "scenario.pp",
 	"scenario.weights", "scenario.act", "scenario.kv",
 	"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "output_tokens_per_s_per_device", "images_per_s",
@@ -374,7 +381,7 @@ func optNum(v *float64) string {
 // sweepCSVRow returns the CSV fields of one row.
 func sweepCSVRow(j *simJSON) []string {
 	sc, m := j.Scenario, j.Memory
-	row := []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
+	row := []string{j.Model, j.Hardware, j.Calibration, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
 		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
 		sc.Weights, sc.Act, sc.KV,
 		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
