@@ -77,6 +77,7 @@ type otherRow struct {
 
 // gemmsReport is the JSON output.
 type gemmsReport struct {
+	Schema     string     `json:"schema"`
 	Model      string     `json:"model"`
 	Source     string     `json:"source"`
 	Phase      string     `json:"phase"`
@@ -201,7 +202,7 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 		return nil, err
 	}
 	ops = workloads.ExpandAttention(ops)
-	rep := &gemmsReport{Model: m.Name(), Source: m.Source(), Phase: kind.String(), Batch: ph.Batch,
+	rep := &gemmsReport{Schema: "perfsim.gemms/v1", Model: m.Name(), Source: m.Source(), Phase: kind.String(), Batch: ph.Batch,
 		Seq: ph.Seq, Context: ph.Context, TP: ph.TP, Embedding: ph.Embedding.String(),
 		Parameters: m.Params(), NormParams: m.NormParams(), Active: m.ActiveParams(), GEMMs: []gemmRow{}}
 	if kind == workloads.Decode {

@@ -230,7 +230,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 			return err
 		}
 	}
-	out := maxRateJSON{Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
+	out := maxRateJSON{Schema: "perfsim.plan-rate/v1", Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
 	if res != nil {
 		out.TTFTP99S, out.TPOTP99S, out.OutputTokensPerS = res.TTFT.P99, res.TPOT.P99, res.OutputTokensPerSecond
 	}
@@ -251,6 +251,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 }
 
 type maxRateJSON struct {
+	Schema           string  `json:"schema"`
 	Layout           string  `json:"layout"`
 	DP               int     `json:"dp"`
 	GPUs             int     `json:"gpus"`
@@ -283,6 +284,7 @@ func candOf(c plan.Candidate) candJSON {
 }
 
 type planOut struct {
+	Schema     string     `json:"schema"`
 	Best       *candJSON  `json:"best"`
 	Front      []candJSON `json:"pareto_front"`
 	Candidates []candJSON `json:"candidates"`
@@ -292,7 +294,7 @@ type planOut struct {
 }
 
 func planJSON(p *plan.ServePlan) planOut {
-	out := planOut{Seen: p.Seen, Pruned: p.Pruned, Simulated: p.Simulated, Front: []candJSON{}, Candidates: []candJSON{}}
+	out := planOut{Schema: "perfsim.plan-serve/v1", Seen: p.Seen, Pruned: p.Pruned, Simulated: p.Simulated, Front: []candJSON{}, Candidates: []candJSON{}}
 	if p.Best != nil {
 		b := candOf(*p.Best)
 		out.Best = &b

@@ -128,7 +128,7 @@ func writeServeEnergy(w io.Writer, j *serveEnergyJSON) error {
 	}
 	fmt.Fprintf(w, "\ncost (%s)\n", j.CostInputs)
 	tw = newTable(w)
-	money := func(v float64) string { return fmt.Sprintf("%.4g %s", v, j.Currency) }
+	money := func(v float64) string { return fnum(v) + " " + j.Currency }
 	fmt.Fprintf(tw, "  run\t%s\n", money(*j.Cost))
 	fmt.Fprintf(tw, "  per request\t%s\n", money(*j.PerRequest))
 	if j.PerMInput != nil {

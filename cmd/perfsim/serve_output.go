@@ -23,6 +23,7 @@ func statsOf(s serve.Stats) statsJSON { return statsJSON(s) }
 
 // serveSummary is perfsim serve's result: JSON keys in base units.
 type serveSummary struct {
+	Schema               string    `json:"schema"`
 	Model                string    `json:"model"`
 	Hardware             string    `json:"hardware"`
 	Engine               string    `json:"engine"`
@@ -58,7 +59,7 @@ type serveSummary struct {
 func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {
 	sc := s.pricer.Scenario()
 	return serveSummary{
-		Model: s.w.Name(), Hardware: s.hw, Engine: res.Engine.Name,
+		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Engine: res.Engine.Name,
 		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
 		DurationS: float64(res.Duration),

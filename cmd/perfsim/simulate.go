@@ -368,4 +368,28 @@ func intensity(f model.FLOPs, b model.Bytes) float64 {
 }
 
 // fnum formats a float with 4 significant digits for tables.
-func fnum(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+// fnum formats a number for a human table: four significant digits and
+// never an exponent (29850, not 2.985e+04): from a million up with an SI
+// prefix (12.35 M, 300 G), below a thousandth as a plain decimal.
+func fnum(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	a := math.Abs(v)
+	for _, p := range []struct {
+		s string
+		m float64
+	}{{"E", 1e18}, {"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}} {
+		if a >= p.m {
+			return round4(v/p.m) + " " + p.s
+		}
+	}
+	return round4(v)
+}
+
+// round4 rounds v to four significant digits and prints it without an
+// exponent.
+func round4(v float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}

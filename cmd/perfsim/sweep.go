@@ -381,14 +381,16 @@ func optNum(v *float64) string {
 // sweepCSVRow returns the CSV fields of one row.
 func sweepCSVRow(j *simJSON) []string {
 	sc, m := j.Scenario, j.Memory
-	row := []string{j.Model, j.Hardware, j.Calibration, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
+	row := []string{j.Model, j.Hardware, j.Calibration, j.Mode, strconv.Itoa(j.Devices), strconv.FormatInt(j.Params, 10),
 		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
 		sc.Weights, sc.Act, sc.KV,
 		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
 		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
-		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Usable), num(m.Headroom)}
+		itoa64(m.Weights), itoa64(m.KVCache), itoa64(m.Activations), itoa64(m.Reserve), itoa64(m.Total), itoa64(m.Capacity), itoa64(m.Usable), itoa64(m.Headroom)}
 	return append(row, sweepEnergyCells(*j)...)
 }
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
 
 const sweepTableHeader = "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"
 
@@ -411,8 +413,8 @@ func sweepTableRow(dst []byte, j *simJSON) []byte {
 	}
 	fits := "yes"
 	if !j.Fits {
-		fits = "no (" + model.Bytes(-j.Memory.Headroom).String() + " short)"
+		fits = "no (" + model.Bytes(-j.Memory.Headroom).BinaryString() + " short)"
 	}
 	return fmt.Appendf(dst, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
-		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits, energyTableCells(*j, j.Cost != nil))
+		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).BinaryString(), fits, energyTableCells(*j, j.Cost != nil))
 }
