@@ -35,7 +35,7 @@ type gemmsOptions struct {
 }
 
 func (o *gemmsOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.model, "model", "", "catalog name, or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "catalog name, or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.phase, "phase", "prefill", "prefill, decode, train-fwd or train-bwd")
 	fs.IntVar(&o.batch, "batch", 1, "sequences (images) per batch")
 	fs.IntVar(&o.seq, "seq", 2048, "new tokens per sequence (capped at the model's context when not given)")

@@ -44,7 +44,7 @@ type planTrainOptions struct {
 }
 
 func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.system, "system", "", "a catalog system: "+strings.Join(hardware.SystemNames(), ", "))
 	fs.IntVar(&o.gpus, "gpus", 0, "GPUs to lay the model out on")
 	fs.IntVar(&o.gb, "global-batch", 0, "sequences per optimizer step")

@@ -151,7 +151,7 @@ func (o *plotScenario) AddFlags(fs *pflag.FlagSet, hwList, batchList, inputList 
 		hwHelp = "hardware, a comma list: catalog names or hardware TOML files"
 	}
 	fs.StringVar(&o.hw, "hw", "", hwHelp)
-	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-70b, ...) or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-70b, ...) or a model .toml, a HuggingFace config.json or a model directory holding one")
 	bh := "sequences per batch"
 	if batchList {
 		bh = "batch sizes: a list such as 1,8,64 or 1..256x2"

@@ -56,7 +56,7 @@ type serveOptions struct {
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	o.energy.AddFlags(fs)
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
-	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree of a replica")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind a round-robin router")

@@ -60,7 +60,7 @@ type simulateOptions struct {
 func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
 	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
-	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.mode, "mode", "inference", "inference or training")
 	o.batch = 1
 	fs.Var(intCount{&o.batch}, "batch", "sequences (images) per batch; in training, the micro-batch per data-parallel replica")
