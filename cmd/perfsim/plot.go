@@ -236,12 +236,20 @@ func simulateAll(ctx context.Context, s *sweepSpec) ([]sweepResult, error) {
 
 // scenarioText describes a scenario for a chart's title: "2048 in / 128
 // out, bf16, tp 8".
-func scenarioText(sc sim.Scenario, withBatch bool) string {
+func scenarioText(r *sim.Report, withBatch bool) string {
+	sc := r.Scenario
 	var parts []string
 	if withBatch {
 		parts = append(parts, fmt.Sprintf("batch %d", sc.Batch))
 	}
-	parts = append(parts, fmt.Sprintf("%d in / %d out", sc.Input, sc.Output))
+	// Tokens in and out are a decoder's; an encoder reads its input, and
+	// a CNN's or ViT's image fixes its size.
+	switch r.Arch {
+	case sim.Decoder:
+		parts = append(parts, fmt.Sprintf("%d in / %d out", sc.Input, sc.Output))
+	case sim.Encoder:
+		parts = append(parts, fmt.Sprintf("%d tokens", sc.Input))
+	}
 	if sc.Weights == sc.Act && sc.Act == sc.KV {
 		parts = append(parts, sc.Act.String())
 	} else {
