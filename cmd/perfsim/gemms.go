@@ -44,8 +44,8 @@ func (o *gemmsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree: the GEMMs of one device")
 	addFormatFlag(fs, &o.format)
 	fs.BoolVar(&o.all, "all", false, "also list the non-GEMM ops (norms, activations, gathers, collectives)")
-	fs.StringVar(&o.embedding, "embedding", "auto", "token embedding: gather (a lookup, as it runs), onehot (a one-hot × table GEMM, as the seed's GPT-3 table shows it), or auto: onehot for the GPT-3 family, gather for the others")
-	fs.StringVar(&o.logits, "logits", "all", "prefill logits for every position (all, as the seed) or the last (last, as serving does)")
+	fs.StringVar(&o.embedding, "embedding", "auto", "token embedding: gather (a lookup, as it runs), onehot (a one-hot × table GEMM, as the reference GPT-3 GEMM table counts it; docs/models.md), or auto: onehot for the GPT-3 family, gather for the others")
+	fs.StringVar(&o.logits, "logits", "all", "prefill logits for every position (all, as the reference GPT-3 GEMM table) or the last (last, as serving does)")
 	fs.BoolVar(&o.fusedQKV, "fused-qkv", false, "one fused QKV GEMM instead of Q, K and V per head")
 }
 

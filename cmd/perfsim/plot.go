@@ -30,7 +30,7 @@ func plotKinds() map[string]plotKind {
 		"breakdown": {"stacked time by op class, prefill and decode, across hardware or batch sizes", runPlotBreakdown},
 		"memory":    {"stacked memory by kind against capacity, across batch sizes or context lengths", runPlotMemory},
 		"sweep":     {"throughput against latency across batch sizes, a line per hardware; --speedup: a heat map", runPlotSweep},
-		"gemms":     {"MACs per GEMM of a model (the seed's GPT-3 table), log bars", runPlotGemms},
+		"gemms":     {"MACs per GEMM of a model (as the reference GPT-3 GEMM table counts them), log bars", runPlotGemms},
 		"energy":    {"output tokens per joule, or --cost per million tokens, across batch sizes, a line per hardware", runPlotEnergy},
 	}
 }
