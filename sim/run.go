@@ -140,10 +140,18 @@ func (r *runner) decoder() *coster {
 	if r.dc == nil {
 		r.dc = r.c
 		if !r.sc.NoGraphs {
-			r.c.graphs(&r.costers[1])
 			r.dc = &r.costers[1]
 			if r.prices != nil {
-				r.dc.pc = r.prices[1].use(&r.dc.p)
+				// The capped processor as it was last derived from this
+				// one, when it is the same.
+				var p model.Processor
+				r.dc.pc = r.prices[1].derived(&r.c.p, &p, func() {
+					r.c.graphs(r.dc)
+					p = r.dc.p
+				})
+				r.dc.init(p, r.c.sys, r.c.strict, r.c.diag)
+			} else {
+				r.c.graphs(r.dc)
 			}
 		}
 	}

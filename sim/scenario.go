@@ -170,6 +170,14 @@ type Scenario struct {
 	// Weights, Act and KV are the storage types of the weights, the
 	// activations (and the compute) and the KV cache.
 	Weights, Act, KV model.DType
+	// GradType is the type training accumulates and data-parallel
+	// reduces gradients in (the grad-dtype flag); Invalid (the zero value)
+	// means the weights' type, or bf16 for weights narrower than 16 bits
+	// (the ZeRO paper's mixed precision). Megatron-LM keeps and reduces
+	// bf16 models' gradients in fp32 unless told otherwise
+	// (megatron/training/arguments.py: "bfloat16 requires gradient
+	// accumulation and all-reduce to be done in fp32").
+	GradType model.DType
 	// Comm is the type the residual stream's collectives move: the
 	// tensor-parallel all-reduces, the pipeline sends and the MoE
 	// all-to-alls. Invalid (zero) means model.CommType(Act): bf16 when
@@ -327,6 +335,9 @@ func (sc Scenario) Validate(s Shape) error {
 	}
 	if sc.ZeRO < 0 || sc.ZeRO > 3 {
 		bad("zero", "ZeRO stage must be 0, 1, 2 or 3, got %d", sc.ZeRO)
+	}
+	if g := sc.GradType; g != model.Invalid && (!g.Valid() || !g.IsFloat() || g.Size() < 2) {
+		bad("grad-dtype", "gradients are kept in a float type of 16 or 32 bits, not %s", g)
 	}
 	if sc.Tokens < 0 || sc.Tokens != sc.Tokens {
 		bad("tokens", "token budget must not be negative")

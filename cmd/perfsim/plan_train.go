@@ -35,7 +35,7 @@ to stderr.`
 
 type planTrainOptions struct {
 	model, system, format, scaling string
-	plot                           string
+	plot, scalingPlot, gradType    string
 	gpus, gb, seq, top             int
 	tokens                         float64
 	dtype                          model.DType
@@ -55,8 +55,10 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.dtype, "dtype", "data type of weights and activations")
 	fs.BoolVar(&o.noOverlap, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE)")
+	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
 	fs.StringVar(&o.scaling, "scaling", "", "GPU counts for strong scaling (the global batch fixed) and weak scaling (the batch per GPU fixed), e.g. 256,512,1024")
-	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns (and the scaling efficiency) into this file: .svg, .png or .pdf")
+	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns, a bar per layout, into this file: .svg, .png or .pdf")
+	fs.StringVar(&o.scalingPlot, "scaling-plot", "", "also draw the scaling curve (strong and weak efficiency against GPUs; needs --scaling) into this file: .svg, .png or .pdf")
 	addFormatFlag(fs, &o.format)
 }
 
@@ -101,9 +103,21 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 			errs = append(errs, usagef("--plot: %v", err))
 		}
 	}
+	if o.scalingPlot != "" {
+		if _, err := chart.FormatOf(o.scalingPlot); err != nil {
+			errs = append(errs, usagef("--scaling-plot: %v", err))
+		}
+		if o.scaling == "" {
+			errs = append(errs, usagef("--scaling-plot: needs --scaling (the GPU counts to draw)"))
+		}
+	}
 	counts, err := parseCounts(o.scaling)
 	if err != nil {
 		errs = append(errs, usagef("--scaling: %v", err))
+	}
+	grad, err := parseGradDType(o.gradType)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -115,7 +129,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	w := simWorkload{m}
 	base := sim.Default()
 	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
-	base.NoOverlap, base.ExpertImbalance = o.noOverlap, o.imbalance
+	base.NoOverlap, base.ExpertImbalance, base.GradType = o.noOverlap, o.imbalance, grad
 	req := plan.TrainRequest{GPUs: o.gpus, GlobalBatch: o.gb, Seq: o.seq, Tokens: o.tokens, Top: o.top, Base: base}
 	start := time.Now()
 	p, err := searchOn(o.system, w, req)
@@ -131,7 +145,12 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	if o.plot != "" {
-		if err := savePlanTrainChart(o.plot, m.Name(), p, sc); err != nil {
+		if err := savePlanTrainChart(o.plot, m.Name(), p); err != nil {
+			return err
+		}
+	}
+	if o.scalingPlot != "" {
+		if err := saveScalingChart(o.scalingPlot, m.Name(), sc); err != nil {
 			return err
 		}
 	}
