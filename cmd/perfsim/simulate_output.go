@@ -70,6 +70,24 @@ type scenarioJSON struct {
 	HostOverhead float64 `json:"host_overhead_s,omitempty"`
 	Autocast     bool    `json:"autocast,omitempty"`
 	LoaderRate   float64 `json:"loader_samples_per_s,omitempty"`
+	// Parallel is the training-at-scale layout beside TP, PP and DP;
+	// absent in inference.
+	Parallel *parallelJSON `json:"parallel,omitempty"`
+}
+
+// parallelJSON is a training scenario's layout settings beside the TP,
+// PP and DP degrees.
+type parallelJSON struct {
+	SP            bool   `json:"sp"`
+	CP            int    `json:"cp"`
+	EP            int    `json:"ep"`
+	Schedule      string `json:"schedule"`
+	VirtualStages int    `json:"virtual_stages"`
+	TPOverlap     bool   `json:"tp_overlap"`
+	NoOverlap     bool   `json:"no_overlap"`
+	// GradDType is the type gradients are accumulated and reduced in
+	// (--grad-dtype), or "" for the weights'.
+	GradDType string `json:"grad_dtype,omitempty"`
 }
 
 type trainingJSON struct {
@@ -256,11 +274,20 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 	if gb == 0 {
 		gb = sc.Batch * dp
 	}
+	var par *parallelJSON
+	if sc.Mode == sim.Training {
+		par = &parallelJSON{SP: sc.SP, CP: max(sc.CP, 1), EP: max(sc.EP, 1), Schedule: sc.Schedule.String(),
+			VirtualStages: max(sc.VirtualStages, 1), TPOverlap: sc.TPOverlap, NoOverlap: sc.NoOverlap}
+		if sc.GradType != model.Invalid {
+			par.GradDType = sc.GradType.String()
+		}
+	}
 	j := scenarioJSON{
 		Batch: sc.Batch,
 		TP:    tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
 		Comm: sc.CommType().String(),
 		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
+		Parallel: par,
 	}
 	if sc.Mode == sim.Training {
 		j.TrainingScenario = &TrainingScenario{Seq: sc.Seq, GlobalBatch: gb}
@@ -470,6 +497,15 @@ func scenarioRows(sc scenarioJSON) [][2]string {
 	}
 	if sc.LoaderRate > 0 {
 		rows = append(rows, [2]string{"loader_samples_per_s", num(sc.LoaderRate)})
+	}
+	if p := sc.Parallel; p != nil {
+		b := strconv.FormatBool
+		rows = append(rows, [2]string{"parallel.sp", b(p.SP)}, [2]string{"parallel.cp", itoa(p.CP)}, [2]string{"parallel.ep", itoa(p.EP)},
+			[2]string{"parallel.schedule", p.Schedule}, [2]string{"parallel.virtual_stages", itoa(p.VirtualStages)},
+			[2]string{"parallel.tp_overlap", b(p.TPOverlap)}, [2]string{"parallel.no_overlap", b(p.NoOverlap)})
+		if p.GradDType != "" {
+			rows = append(rows, [2]string{"parallel.grad_dtype", p.GradDType})
+		}
 	}
 	return rows
 }
