@@ -123,6 +123,14 @@ func ApplyFitted(d *Device, r io.Reader, file string) error {
 		m.Eff.Attention = eff.Attention
 		replaced = append(replaced, "efficiency.attention")
 	}
+	if _, ok := dec.lines["efficiency.mla"]; ok {
+		m.Eff.MLA = eff.MLA
+		replaced = append(replaced, "efficiency.mla")
+	}
+	if _, ok := dec.lines["efficiency.moe"]; ok {
+		m.Eff.MoE = eff.MoE
+		replaced = append(replaced, "efficiency.moe")
+	}
 	if _, ok := dec.lines["efficiency.memory"]; ok {
 		m.Eff.Memory = eff.Memory
 		replaced = append(replaced, "efficiency.memory")

@@ -212,6 +212,34 @@ func Transfer(d, base *Device) {
 			base.Name, r, 100*pb.Median, 100*pb.P90, 100*db.Median, 100*db.P90)
 		d.Eff.Attention = n
 	}
+	// The MLA and MoE tables carry the same way: fractions kept, the
+	// per-CTA and per-expert times scaled by the clock, the per-CTA
+	// bandwidth divided by it, no residual table.
+	if a := base.Eff.MLA; a.Points > 0 {
+		n := a
+		n.WaveOverhead, n.DecodeCTAOverhead, n.DecodeSplitCost = scale(a.WaveOverhead), scale(a.DecodeCTAOverhead), scale(a.DecodeSplitCost)
+		n.DecodeCTABandwidth = model.ByteRate(float64(a.DecodeCTABandwidth) / r)
+		if a.SoftmaxRate > 0 && d.ComputeUnits > 0 && base.ComputeUnits > 0 {
+			n.SoftmaxRate = model.FLOPRate(float64(a.SoftmaxRate) / r * float64(d.ComputeUnits) / float64(base.ComputeUnits))
+		}
+		n.Residual, n.DecodeResidual = nil, nil
+		n.Points = 0
+		pb, db := bands["mla_prefill"], bands["mla_decode"]
+		n.ErrMedian, n.ErrP90 = math.Max(pb.Median, db.Median), math.Max(pb.P90, db.P90)
+		n.Source = fmt.Sprintf("transferred from %s: fractions carried, per-unit times × %.3g (clock ratio); measured transfer error prefill median %.0f%% p90 %.0f%%, decode median %.0f%% p90 %.0f%%",
+			base.Name, r, 100*pb.Median, 100*pb.P90, 100*db.Median, 100*db.P90)
+		d.Eff.MLA = n
+	}
+	if m := base.Eff.MoE; m.Points > 0 {
+		n := m
+		n.ExpertOverhead = scale(m.ExpertOverhead)
+		n.Residual = nil
+		n.Points = 0
+		b := bands["moe"]
+		n.ErrMedian, n.ErrP90 = b.Median, b.P90
+		n.Source = fmt.Sprintf("transferred from %s: fractions carried, per-expert time × %.3g (clock ratio); measured transfer error median %.0f%% p90 %.0f%%", base.Name, r, 100*b.Median, 100*b.P90)
+		d.Eff.MoE = n
+	}
 	// The collective fit carries to a link of the same kind (the same
 	// NVLink generation and topology): its fractions and latencies are the
 	// link's and the library's.

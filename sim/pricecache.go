@@ -121,6 +121,7 @@ func (c *coster) priceAttention(a model.Attention) (model.Cost, float64) {
 func sameProcessor(a, b *model.Processor) bool {
 	return a.Name == b.Name && a.ComputeUnits == b.ComputeUnits && a.Bandwidth == b.Bandwidth && a.L2 == b.L2 &&
 		a.Launch == b.Launch && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
+		a.Eff.MLA == b.Eff.MLA && a.Eff.MoE == b.Eff.MoE &&
 		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel && sameMap(a.Matrix, b.Matrix) && sameMap(a.Vector, b.Vector) && sameMap(a.Eff.GEMM, b.Eff.GEMM)
 }
 
