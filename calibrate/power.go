@@ -186,3 +186,44 @@ func absMax(xs []float64) float64 {
 	}
 	return m
 }
+
+// WaitPoint is a measured step of a device in use that waits part of the
+// time between kernels: Kernels is the energy its kernels draw (the power
+// model's), Wait the time it waits, Measured the energy measured over the
+// step. All three are for the same step and the same devices.
+type WaitPoint struct {
+	Kernels, Measured model.Joules
+	Wait              model.Seconds
+}
+
+// FitWait returns the wait share w (model.PowerParams.Wait) that makes
+// Kernels + Wait·(idle + w·(cap − idle)) closest to Measured: the share
+// in [0, 1], to 0.001, with the smallest median relative |error|. The
+// median, not least squares, so that the few steps whose GPU work the
+// cost model misprices do not pull the share. It is an error when no
+// point waits or a measurement is not positive.
+func FitWait(idle, capW model.Watts, pts []WaitPoint) (float64, error) {
+	waits := false
+	for _, p := range pts {
+		if !(p.Measured > 0) {
+			return 0, fmt.Errorf("a measured energy of %v", p.Measured)
+		}
+		waits = waits || p.Wait > 0
+	}
+	if !waits || !(capW > idle) {
+		return 0, errors.New("no point waits between kernels, or the cap is not above idle: the wait share cannot be fitted")
+	}
+	errs := make([]float64, len(pts))
+	best, bestW := math.Inf(1), 0.0
+	for i := 0; i <= 1000; i++ {
+		w := float64(i) / 1000
+		pw := float64(idle) + w*float64(capW-idle)
+		for j, p := range pts {
+			errs[j] = math.Abs((float64(p.Kernels)+float64(p.Wait)*pw)/float64(p.Measured) - 1)
+		}
+		if m := absMedian(errs); m < best {
+			best, bestW = m, w
+		}
+	}
+	return bestW, nil
+}

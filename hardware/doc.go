@@ -84,6 +84,8 @@
 //	cap                      power    the limit the peaks hold under (default tdp)
 //	static, compute, memory  numbers  shares of cap − idle: a running kernel draws
 //	                                  idle + (cap − idle)·min(1, static + compute·u_c + memory·u_m)
+//	wait                     number   share of cap − idle drawn between kernels while in use
+//	                                  (the host's dispatch, pipeline bubbles; default 0.2)
 //	node                     power    the rest of a node (CPUs, memory, NICs, fans)
 //
 // [interconnect.intra] (the scale-up link within a node),

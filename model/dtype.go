@@ -47,6 +47,25 @@ var dtypeSizes = [...]float64{
 	FP8: 1, FP8E5M2: 1, INT8: 1, INT4: 0.5, FP4: 0.5,
 }
 
+// CommType is the type that the collectives of the residual stream (the
+// tensor-parallel all-reduces, pipeline sends, MoE all-to-alls) move when
+// the compute type is act and nothing else is said: act itself when it is
+// 16 bits or wider, bf16 below that. Engines that run GEMMs in fp8, int8
+// or fp4 quantise only the GEMM inputs; the GEMM writes its output, and so
+// the residual stream and the all-reduce after a row-parallel layer, in
+// the model's 16-bit type. Sources: vLLM vllm/model_executor/layers/
+// linear.py (RowParallelLinear all-reduces the output of the quantised
+// GEMM) and quantization/fp8.py (Fp8LinearMethod returns out_dtype =
+// input.dtype, the model's bf16); TensorRT-LLM's fp8 recipes keep
+// AllReduce in the network's fp16/bf16 and quantise after the fused
+// residual+RMSNorm (AllReduceFusionOp.RESIDUAL_RMS_NORM_QUANT_FP8).
+func CommType(act DType) DType {
+	if act.Valid() && act.Size() < 2 {
+		return BF16
+	}
+	return act
+}
+
 // DTypes lists the valid data types in a fixed order, widest first.
 var DTypes = []DType{FP64, FP32, TF32, BF16, FP16, FP8, FP8E5M2, INT8, INT4, FP4}
 

@@ -50,14 +50,19 @@ func (*Watts) Type() string         { return "power" }
 // scheduler and caches. Dynamic power is linear in switching activity
 // (P_dyn = α·C·V²·f, with α the activity), which u_c and u_m stand for; the
 // shares are fitted per device to measured power (calibrate, or the
-// sources in the hardware file). Between kernels (queueing, pipeline
-// bubbles, waits) the device draws Idle.
+// sources in the hardware file).
+//
+// Between kernels a device that is in use waits with its clocks up (the
+// host dispatching the next step, a pipeline bubble, a stage waiting for
+// another): it draws WaitPower, Idle + Wait·(Cap − Idle). Only a device
+// left alone for long (no requests arriving) falls to Idle.
 type PowerParams struct {
 	Idle    Watts   `toml:"idle"`    // drawn with nothing running
 	Cap     Watts   `toml:"cap"`     // the board power limit the peaks were measured under (TDP)
 	Static  float64 `toml:"static"`  // share of Cap − Idle drawn by any running kernel
 	Compute float64 `toml:"compute"` // share at full compute utilisation
 	Memory  float64 `toml:"memory"`  // share at full memory-bandwidth utilisation
+	Wait    float64 `toml:"wait"`    // share drawn between kernels while in use
 	// Limit is a configured power limit below Cap (nvidia-smi -pl); 0 for
 	// Cap. Above it the device lowers its clocks (Processor.Capped).
 	Limit Watts `toml:"-"`
@@ -71,6 +76,10 @@ const ClockExponent = 3.0
 
 // Valid reports whether p can price power: a positive idle and a cap above it.
 func (p *PowerParams) Valid() bool { return p.Idle > 0 && p.Cap > p.Idle }
+
+// WaitPower returns what the device draws between kernels while in use,
+// Idle + Wait·(Cap − Idle).
+func (p *PowerParams) WaitPower() Watts { return p.Idle + Watts(p.Wait)*(p.Cap-p.Idle) }
 
 // LimitOrCap returns the power limit in force: Limit when it is below
 // Cap, else Cap.
@@ -91,7 +100,7 @@ func (p *PowerParams) Check() error {
 	for _, f := range []struct {
 		key string
 		v   float64
-	}{{"idle", float64(p.Idle)}, {"cap", float64(p.Cap)}, {"static", p.Static}, {"compute", p.Compute}, {"memory", p.Memory}} {
+	}{{"idle", float64(p.Idle)}, {"cap", float64(p.Cap)}, {"static", p.Static}, {"compute", p.Compute}, {"memory", p.Memory}, {"wait", p.Wait}} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("power.%s: must be a non-negative finite number, got %v", f.key, f.v)
 		}

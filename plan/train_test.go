@@ -84,9 +84,13 @@ func gpt(t testing.TB, r megatronRow) sim.Workload {
 // megatronRequest searches a row's GPUs and batch. The search tries
 // what Megatron-Core offers beside the layout (micro-batch, virtual
 // stages, recomputation, ZeRO 0 and the distributed optimizer, TP
-// communication overlap).
+// communication overlap on and off); what it keeps fixed is as sim's
+// validation of the same runs prices them: bf16 gradients reduced in
+// fp32, Megatron-LM's default.
 func megatronRequest(r megatronRow) TrainRequest {
-	return TrainRequest{GPUs: r.gpus, GlobalBatch: r.gb, Seq: 4096, Base: sim.Default(), ZeROStages: []int{0, 1}, Top: 5}
+	base := sim.Default()
+	base.GradType = model.FP32
+	return TrainRequest{GPUs: r.gpus, GlobalBatch: r.gb, Seq: 4096, Base: base, ZeROStages: []int{0, 1}, Top: 5}
 }
 
 // TestTrain_megatronLayouts: for each Megatron-Core run, the published

@@ -257,8 +257,12 @@ func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
 }
 
 // cost prices one launch of k and returns its relative error, each
-// distinct kernel of the five kinds of package model once per coster.
+// distinct kernel of the kinds of package model once: once per coster,
+// or once while the runner's price cache is kept (pricecache.go).
 func (c *coster) cost(k model.Kernel) (model.Cost, float64) {
+	if c.pc != nil {
+		return c.cached(k)
+	}
 	switch kk := k.(type) {
 	case model.GEMM:
 		return memoized(c, &c.gemm, kk, k)

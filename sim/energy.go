@@ -14,14 +14,18 @@ import (
 // boundary multiplies the node's by a PUE, which is the caller's input.
 //
 // Every kernel draws its power (model.Processor.Power) for its time; a
-// device waiting (a pipeline stage another stage is busy in, queueing)
-// draws Idle. So GPU = Kernels + Gaps exactly, and a run's energy is the
+// device in use waiting between kernels (a pipeline stage another stage is
+// busy in, the host's dispatch under eager execution) draws the wait power,
+// model.PowerParams.WaitPower. So GPU = Kernels + Gaps exactly, and a run's energy is the
 // sum over its kernels and its gaps.
 type Energy struct {
 	// The device's power model in force: idle, the cap the peaks were
 	// measured under, and the limit applied (the cap, or Scenario.PowerCap).
 	Idle, Cap, Limit model.Watts
-	Devices, Nodes   int
+	// Wait is what a device in use draws between kernels
+	// (model.PowerParams.WaitPower): the power of Gaps.
+	Wait           model.Watts
+	Devices, Nodes int
 	// NodeShare is each device's share of its node's power besides the
 	// devices (power.node over the node's devices); 0 when not given.
 	NodeShare model.Watts
@@ -29,7 +33,7 @@ type Energy struct {
 	// Wall is the run's duration: E2E for inference, one step for training.
 	Wall model.Seconds
 	// Kernels is the kernels' energy on all devices; Gaps the devices'
-	// idle time at idle power; GPU their sum. Node adds NodePower over
+	// waits between kernels at the wait power; GPU their sum. Node adds NodePower over
 	// NodeShare over Wall for every device.
 	Kernels, Gaps, GPU, Node model.Joules
 	// AveragePower is GPU/(Devices·Wall): one device's mean draw.
@@ -72,12 +76,12 @@ func powerLimit(p *model.Processor, sc Scenario) error {
 }
 
 // phaseEnergy returns the energy of a phase run once on devs devices of
-// which busy run its kernels and the rest wait: kernels on the busy, idle
-// power on the others and on the busy while they wait within the phase
-// (ph.Wait, the host's dispatch under eager execution).
-func phaseEnergy(ph *PhaseReport, busy, devs float64, idle model.Watts) (kernels, gaps model.Joules) {
+// which busy run its kernels and the rest wait: kernels on the busy, the
+// wait power on the others and on the busy while they wait within the
+// phase (ph.Wait, the host's dispatch under eager execution).
+func phaseEnergy(ph *PhaseReport, busy, devs float64, wait model.Watts) (kernels, gaps model.Joules) {
 	kernels = model.Joules(busy * float64(ph.Energy))
-	gaps = idle.Over(model.Seconds((devs-busy)*float64(ph.Time) + busy*float64(ph.Wait)))
+	gaps = wait.Over(model.Seconds((devs-busy)*float64(ph.Time) + busy*float64(ph.Wait)))
 	return kernels, gaps
 }
 
@@ -94,7 +98,7 @@ func (r *runner) energy(e *Energy) {
 	// devices, Devices/PP run each kernel (a TP group per replica) and the
 	// rest wait.
 	busy := devs / float64(max(r.sc.PP, 1))
-	*e = Energy{Idle: pm.Idle, Cap: pm.Cap, Limit: pm.LimitOrCap(), Devices: rep.Devices}
+	*e = Energy{Idle: pm.Idle, Cap: pm.Cap, Limit: pm.LimitOrCap(), Wait: pm.WaitPower(), Devices: rep.Devices}
 	per := max(r.sys.DevicesPerNode, 1)
 	e.Nodes = (rep.Devices + per - 1) / per
 	e.NodeShare = r.sys.Device.NodeShare(r.sys.Device.Intra.DevicesPerNode)
@@ -102,7 +106,7 @@ func (r *runner) energy(e *Energy) {
 		if ph == nil {
 			return 0, 0
 		}
-		k, g := phaseEnergy(ph, busy, devs, pm.Idle)
+		k, g := phaseEnergy(ph, busy, devs, e.Wait)
 		k, g = model.Joules(times*float64(k)), model.Joules(times*float64(g))
 		e.Kernels += k
 		e.Gaps += g

@@ -129,12 +129,12 @@ func TestEnergy_sumOfKernelsAndGaps(t *testing.T) {
 				each(tr.Gradients, 1)
 				each(&tr.Optimizer, 1)
 			}
-			gaps := float64(e.Idle) * ((float64(tt.devs)-busy)*busyTime + busy*wait)
+			gaps := float64(e.Wait) * ((float64(tt.devs)-busy)*busyTime + busy*wait)
 			if !close(float64(e.Kernels), kernels) || !close(float64(e.Gaps), gaps) || !close(float64(e.GPU), kernels+gaps) {
 				t.Errorf("kernels %v gaps %v total %v; summed %v + %v", e.Kernels, e.Gaps, e.GPU, kernels, gaps)
 			}
-			if share := float64(e.Gaps) / float64(e.Devices) / float64(e.Idle) / float64(e.Wall); share < tt.wantGapsShare || (tt.wantGapsShare == 0) != (share == 0) || (tt.exec == sim.ExecGraph && !close(share, tt.wantGapsShare)) {
-				t.Errorf("idle share of device time %.3f, want %.3f", share, tt.wantGapsShare)
+			if share := float64(e.Gaps) / float64(e.Devices) / float64(e.Wait) / float64(e.Wall); share < tt.wantGapsShare || (tt.wantGapsShare == 0) != (share == 0) || (tt.exec == sim.ExecGraph && !close(share, tt.wantGapsShare)) {
+				t.Errorf("waiting share of device time %.3f, want %.3f", share, tt.wantGapsShare)
 			}
 			if !close(float64(e.Wall), busyTime) {
 				t.Errorf("wall %v, kernels back to back %v", e.Wall, busyTime)

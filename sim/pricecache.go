@@ -2,6 +2,7 @@ package sim
 
 import (
 	"maps"
+	"math"
 
 	"github.com/perfsim/perfsim/model"
 )
@@ -24,16 +25,37 @@ import (
 // its prices are kept).
 
 const (
-	gemmSlots = 256 // a power of two
-	attnSlots = 256 // a power of two
+	gemmSlots   = 256 // each a power of two
+	attnSlots   = 256
+	ewSlots     = 128
+	gatherSlots = 32
+	collSlots   = 64
+	groupSlots  = 64
+	scanSlots   = 16
 )
 
-// A priceCache holds the prices of one processor's kernels.
+// A priceCache holds the prices of one processor's kernels, of every
+// kind: a scenario that recurs (a serving loop, BenchmarkSimulate) prices
+// nothing again, and one that changes only in its lengths (a sweep)
+// prices only the kernels that change.
 type priceCache struct {
 	gen   uint32          // slots of another generation are empty
+	key   procKey         // the processor the prices are for (or, derive, were derived from)
 	owner model.Processor // the processor the prices are for, its maps copied
 	gemm  [gemmSlots]slot[model.GEMM]
 	attn  [attnSlots]slot[model.Attention]
+	ew    [ewSlots]slot[model.Elementwise]
+	gath  [gatherSlots]slot[model.Gather]
+	coll  [collSlots]slot[collKey]
+	group [groupSlots]slot[model.GroupedGEMM]
+	scan  [scanSlots]slot[model.Scan]
+}
+
+// A collKey is a collective and the link it crosses (the system's, which
+// the processor does not say).
+type collKey struct {
+	k model.Collective
+	l model.Link
 }
 
 // A slot is one remembered price.
@@ -44,26 +66,54 @@ type slot[K comparable] struct {
 	rel float64
 }
 
+// lookup returns the slot of k (hashed h) in slots and whether it holds
+// k's price in generation gen.
+func lookup[K comparable](slots []slot[K], h uint64, k K, gen uint32) (*slot[K], bool) {
+	s := &slots[h&uint64(len(slots)-1)]
+	return s, s.gen == gen && s.k == k
+}
+
 // use readies pc for processor p, keeping its prices when they are p's.
 func (pc *priceCache) use(p *model.Processor) *priceCache {
-	if pc.gen != 0 && sameProcessor(&pc.owner, p) {
+	if pc.gen != 0 && pc.key.same(p) {
 		return pc
 	}
+	pc.renew(p, p)
+	return pc
+}
+
+// derived returns the processor that derive made from src the last time,
+// and pc, its prices kept, when src is the processor it was made from;
+// else it derives it afresh into dst and starts pc anew. (The decode
+// coster's processor, its launches capped for CUDA graphs, is derived
+// from the run's processor at every run: a comparison with the last
+// source is cheaper than the derivation.)
+func (pc *priceCache) derived(src *model.Processor, dst *model.Processor, derive func()) *priceCache {
+	if pc.gen != 0 && pc.key.same(src) {
+		*dst = pc.owner
+		return pc
+	}
+	derive()
+	pc.renew(src, dst)
+	return pc
+}
+
+// renew starts a new generation for processor p, whose identity is key.
+func (pc *priceCache) renew(key, p *model.Processor) {
 	pc.gen++
 	if pc.gen == 0 { // wrapped: clear for real
 		*pc = priceCache{gen: 1}
 	}
+	pc.key = keyOf(key)
 	pc.owner = *p
 	pc.owner.Matrix, pc.owner.Vector = maps.Clone(p.Matrix), maps.Clone(p.Vector)
 	pc.owner.Eff.GEMM = maps.Clone(p.Eff.GEMM)
-	return pc
 }
 
 // gemmSlot returns the slot of g in pc and whether it holds g's price.
 func (pc *priceCache) gemmSlot(g model.GEMM) (*slot[model.GEMM], bool) {
 	h := mix(uint64(g.M), uint64(g.K), uint64(g.N), uint64(g.Batch), uint64(g.A)|uint64(g.B)<<8|uint64(g.C)<<16)
-	s := &pc.gemm[h&(gemmSlots-1)]
-	return s, s.gen == pc.gen && s.k == g
+	return lookup(pc.gemm[:], h, g, pc.gen)
 }
 
 // attnSlot returns the slot of a in pc and whether it holds a's price.
@@ -71,8 +121,7 @@ func (pc *priceCache) gemmSlot(g model.GEMM) (*slot[model.GEMM], bool) {
 func (pc *priceCache) attnSlot(a model.Attention) (*slot[model.Attention], bool) {
 	h := mix(uint64(a.Batch), uint64(a.Heads)<<32|uint64(a.KVHeads), uint64(a.QLen), uint64(a.KVLen),
 		uint64(a.HeadDim)|uint64(a.DType)<<32|uint64(a.KVDType)<<40)
-	s := &pc.attn[h&(attnSlots-1)]
-	return s, s.gen == pc.gen && s.k == a
+	return lookup(pc.attn[:], h, a, pc.gen)
 }
 
 // mix hashes five words (multiply and xor-shift, after splitmix64).
@@ -82,6 +131,8 @@ func mix(a, b, c, d, e uint64) uint64 {
 	h *= 0xd6e8feb86659fd93
 	return h ^ h>>32
 }
+
+func fbits(x float64) uint64 { return math.Float64bits(x) }
 
 // priceGEMM is price for a GEMM, through the cache when c has one.
 func (c *coster) priceGEMM(g model.GEMM) (model.Cost, float64) {
@@ -114,23 +165,117 @@ func (c *coster) priceAttention(a model.Attention) (model.Cost, float64) {
 	return co, rel
 }
 
+// cached is cost through c's price cache (c.pc not nil): each kind of
+// kernel in its own table, the run's data-type checks made again on a
+// hit (price makes them on a miss).
+func (c *coster) cached(k model.Kernel) (model.Cost, float64) {
+	pc := c.pc
+	switch kk := k.(type) {
+	case model.GEMM:
+		return c.priceGEMM(kk)
+	case model.Attention:
+		return c.priceAttention(kk)
+	case model.Elementwise:
+		h := mix(fbits(kk.Elements), fbits(float64(kk.Work)), fbits(float64(kk.Read)), fbits(float64(kk.Written)), uint64(len(kk.Kind)))
+		return cacheOr(c, pc.ew[:], h, kk, k, model.Invalid)
+	case model.Gather:
+		h := mix(uint64(kk.Rows), uint64(kk.Width), uint64(kk.DType), 0, 0)
+		return cacheOr(c, pc.gath[:], h, kk, k, model.Invalid)
+	case model.Collective:
+		key := collKey{kk, c.link(kk)}
+		h := mix(uint64(kk.Kind), fbits(float64(kk.Size)), uint64(kk.Ranks), uint64(kk.Tier), fbits(float64(key.l.Bandwidth)))
+		return cacheOr(c, pc.coll[:], h, key, k, model.Invalid)
+	case model.GroupedGEMM:
+		h := mix(uint64(kk.Rows), uint64(kk.K), uint64(kk.N), fbits(kk.Experts), uint64(kk.A)|uint64(kk.B)<<8|uint64(kk.C)<<16)
+		return cacheOr(c, pc.group[:], h, kk, k, kk.Compute())
+	case model.Scan:
+		h := mix(uint64(kk.Batch), uint64(kk.Tokens), uint64(kk.Heads)<<32|uint64(kk.HeadDim), uint64(kk.State)<<32|uint64(kk.Groups), uint64(kk.Chunk))
+		return cacheOr(c, pc.scan[:], h, kk, k, kk.DType)
+	}
+	return c.price(k)
+}
+
+// cacheOr returns the price of k (key in slots, hashed h) from c's
+// cache, pricing it on a miss. d is the data type price checks for the
+// kernel's kind, Invalid for none.
+func cacheOr[K comparable](c *coster, slots []slot[K], h uint64, key K, k model.Kernel, d model.DType) (model.Cost, float64) {
+	s, ok := lookup(slots, h, key, c.pc.gen)
+	if ok {
+		if d != model.Invalid {
+			c.check(d)
+		}
+		return s.c, s.rel
+	}
+	co, rel := c.price(k)
+	*s = slot[K]{gen: c.pc.gen, k: key, c: co, rel: rel}
+	return co, rel
+}
+
 // sameProcessor reports whether a and b price every kernel alike: equal
 // scalars and parameters, residual tables at the same addresses.
 // TestSameProcessor fails when model.Processor or model.Efficiency gains
 // a field this does not compare.
 func sameProcessor(a, b *model.Processor) bool {
-	return a.Name == b.Name && a.ComputeUnits == b.ComputeUnits && a.Bandwidth == b.Bandwidth && a.L2 == b.L2 &&
-		a.Launch == b.Launch && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
-		a.Eff.MLA == b.Eff.MLA && a.Eff.MoE == b.Eff.MoE &&
-		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel && sameMap(a.Matrix, b.Matrix) && sameMap(a.Vector, b.Vector) && sameMap(a.Eff.GEMM, b.Eff.GEMM)
+	k := keyOf(a)
+	return k.same(b)
 }
 
-func sameMap[K, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
+// A procKey is what identifies a processor, in a form that compares
+// without hashing: its scalars, and its tables by data type in arrays.
+type procKey struct {
+	p              model.Processor // the scalars; the maps nil
+	matrix, vector flatMap[model.FLOPRate]
+	gemm           flatMap[model.GEMMParams]
+	ok             bool // every table fitted its array (a valid one does)
+}
+
+// keyOf returns p's key.
+func keyOf(p *model.Processor) procKey {
+	k := procKey{p: *p}
+	k.p.Matrix, k.p.Vector, k.p.Eff.GEMM = nil, nil, nil
+	ok1, ok2, ok3 := k.matrix.set(p.Matrix), k.vector.set(p.Vector), k.gemm.set(p.Eff.GEMM)
+	k.ok = ok1 && ok2 && ok3
+	return k
+}
+
+// same reports whether b is the processor k identifies.
+func (k *procKey) same(b *model.Processor) bool {
+	a := &k.p
+	return k.ok && a.Name == b.Name && a.ComputeUnits == b.ComputeUnits && a.Bandwidth == b.Bandwidth && a.L2 == b.L2 &&
+		a.Launch == b.Launch && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
+		a.Eff.MLA == b.Eff.MLA && a.Eff.MoE == b.Eff.MoE &&
+		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel &&
+		k.matrix.same(b.Matrix) && k.vector.same(b.Vector) && k.gemm.same(b.Eff.GEMM)
+}
+
+// A flatMap is a map by data type as an array (data types are small
+// integers): compared with a map by ranging over it, with no hashing.
+type flatMap[V comparable] struct {
+	n    int
+	has  uint32
+	vals [32]V
+}
+
+// set makes f hold m, reporting false when a key does not fit.
+func (f *flatMap[V]) set(m map[model.DType]V) bool {
+	*f = flatMap[V]{n: len(m)}
+	for d, v := range m {
+		if int(d) >= len(f.vals) {
+			return false
+		}
+		f.has |= 1 << d
+		f.vals[d] = v
+	}
+	return true
+}
+
+// same reports whether m holds what f holds.
+func (f *flatMap[V]) same(m map[model.DType]V) bool {
+	if len(m) != f.n {
 		return false
 	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
+	for d, v := range m {
+		if int(d) >= len(f.vals) || f.has&(1<<d) == 0 || f.vals[d] != v {
 			return false
 		}
 	}

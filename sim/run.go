@@ -140,10 +140,18 @@ func (r *runner) decoder() *coster {
 	if r.dc == nil {
 		r.dc = r.c
 		if !r.sc.NoGraphs {
-			r.c.graphs(&r.costers[1])
 			r.dc = &r.costers[1]
 			if r.prices != nil {
-				r.dc.pc = r.prices[1].use(&r.dc.p)
+				// The capped processor as it was last derived from this
+				// one, when it is the same.
+				var p model.Processor
+				r.dc.pc = r.prices[1].derived(&r.c.p, &p, func() {
+					r.c.graphs(r.dc)
+					p = r.dc.p
+				})
+				r.dc.init(p, r.c.sys, r.c.strict, r.c.diag)
+			} else {
+				r.c.graphs(r.dc)
 			}
 		}
 	}
@@ -165,7 +173,7 @@ func intervalName(e *model.Efficiency) string {
 
 // phase returns the scenario's phase template.
 func (r *runner) phase(k PhaseKind) Phase {
-	ph := Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, TP: r.sc.TP,
+	ph := Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, Comm: r.sc.CommType(), TP: r.sc.TP,
 		FuseCNN: r.sc.Exec == ExecFused && k == Prefill, Autocast: r.sc.Autocast}
 	if r.sc.Mode == Inference {
 		// The workload splits the experts itself in inference; training
@@ -204,7 +212,7 @@ func (r *runner) ppTransfer(tokens int) []model.Op {
 	if r.sc.PP <= 1 {
 		return nil
 	}
-	size := r.sc.Act.Bytes(float64(tokens) * float64(r.shape.DModel))
+	size := r.sc.CommType().Bytes(float64(tokens) * float64(r.shape.DModel))
 	return []model.Op{{
 		Name: "pp.send_recv", Stage: "pipeline", Class: model.ClassComm, Count: r.sc.PP - 1,
 		Kernel: model.Collective{Kind: model.SendRecv, Size: size, Ranks: 2, Tier: r.tier(r.sc.TP * r.sc.PP)},

@@ -91,6 +91,15 @@ func (o Optimizer) stateBytes() float64 {
 	return 12
 }
 
+// CommType is the type the residual stream's collectives move: Comm when
+// given, else model.CommType(Act).
+func (sc Scenario) CommType() model.DType {
+	if sc.Comm != model.Invalid {
+		return sc.Comm
+	}
+	return model.CommType(sc.Act)
+}
+
 // stepTraffic returns the bytes an optimizer step moves per parameter and
 // the arithmetic it does: Adam reads the gradient, the master weight and
 // two moments, writes them back and writes the 16-bit weight; SGD has
@@ -161,6 +170,19 @@ type Scenario struct {
 	// Weights, Act and KV are the storage types of the weights, the
 	// activations (and the compute) and the KV cache.
 	Weights, Act, KV model.DType
+	// GradType is the type training accumulates and data-parallel
+	// reduces gradients in (the grad-dtype flag); Invalid (the zero value)
+	// means the weights' type, or bf16 for weights narrower than 16 bits
+	// (the ZeRO paper's mixed precision). Megatron-LM keeps and reduces
+	// bf16 models' gradients in fp32 unless told otherwise
+	// (megatron/training/arguments.py: "bfloat16 requires gradient
+	// accumulation and all-reduce to be done in fp32").
+	GradType model.DType
+	// Comm is the type the residual stream's collectives move: the
+	// tensor-parallel all-reduces, the pipeline sends and the MoE
+	// all-to-alls. Invalid (zero) means model.CommType(Act): bf16 when
+	// Act is an 8-bit or 4-bit type, as the engines run it.
+	Comm model.DType
 
 	// Reserve overrides the hardware's framework reserve when non-nil.
 	Reserve *model.Bytes
@@ -308,8 +330,14 @@ func (sc Scenario) Validate(s Shape) error {
 			bad(d.name, "no data type given")
 		}
 	}
+	if sc.Comm != model.Invalid && !sc.Comm.Valid() {
+		bad("comm", "invalid data type %d", sc.Comm)
+	}
 	if sc.ZeRO < 0 || sc.ZeRO > 3 {
 		bad("zero", "ZeRO stage must be 0, 1, 2 or 3, got %d", sc.ZeRO)
+	}
+	if g := sc.GradType; g != model.Invalid && (!g.Valid() || !g.IsFloat() || g.Size() < 2) {
+		bad("grad-dtype", "gradients are kept in a float type of 16 or 32 bits, not %s", g)
 	}
 	if sc.Tokens < 0 || sc.Tokens != sc.Tokens {
 		bad("tokens", "token budget must not be negative")

@@ -59,5 +59,11 @@ func (sc Scenario) validateLayout(s Shape) []error {
 	if sc.SP && sc.TP == 1 {
 		bad("sp", "sequence parallelism needs tensor parallelism above 1")
 	}
+	if sc.TPOverlap && !sc.SP {
+		// Megatron-LM refuses it too (megatron/training/arguments.py:
+		// "Tensor parallel communication/GEMM overlap can happen only
+		// when sequence parallelism is enabled").
+		bad("tp-overlap", "tensor-parallel communication overlap needs sequence parallelism (--sp)")
+	}
 	return errs
 }

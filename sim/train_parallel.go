@@ -62,7 +62,6 @@ func (r *runner) overlapSlowdown() float64 {
 type layerCost struct {
 	fwd, bwd, rc   model.Seconds // compute per layer (no communication)
 	attnF, attnB   model.Seconds // the attention core per layer
-	gemmF, gemmB   model.Seconds // the GEMMs per layer
 	first, last    model.Seconds // embedding (first stage); final norm, head and loss (last), forward and backward
 	tpF, tpB, tpRc model.Seconds // tensor-parallel collectives per layer
 	fused          bool          // attention keeps no score matrix
@@ -146,7 +145,7 @@ func (r *runner) layoutOps(ops []model.Op, tokens int) (out []model.Op, tpCount 
 // perLayer sums a pass's rows into per-layer and per-stage costs: rows
 // repeated once per layer or more (Count ≥ layers) are the layers'; an
 // embedding row is the first stage's, any other the last stage's.
-func perLayer(p *PhaseReport, L int) (layer, attn, gemm, first, last model.Seconds) {
+func perLayer(p *PhaseReport, L int) (layer, attn, first, last model.Seconds) {
 	for i := range p.Ops {
 		o := &p.Ops[i]
 		switch {
@@ -156,30 +155,31 @@ func perLayer(p *PhaseReport, L int) (layer, attn, gemm, first, last model.Secon
 			last += o.Time
 		default:
 			layer += o.Time
-			switch o.Kind {
-			case "attention":
+			if o.Kind == "attention" {
 				attn += o.Time
-			case "gemm", "grouped_gemm":
-				gemm += o.Time
 			}
 		}
 	}
 	l := model.Seconds(L)
-	return layer / l, attn / l, gemm / l, first, last
+	return layer / l, attn / l, first, last
 }
 
-// tpTime prices one layer's tensor-parallel collectives: count
+// tpTime prices one layer's tensor-parallel collectives (tpComm): count
 // all-reduces of size bytes, or with sequence parallelism a
-// reduce-scatter and an all-gather each (Korthikanti et al. 2022, §4.2.2).
-func (r *runner) tpTime(count float64, size model.Bytes) model.Seconds {
+// reduce-scatter and an all-gather each (Korthikanti et al. 2022,
+// §4.2.2), on the TP group's tier.
+func (r *runner) tpTime(blocks [2]tpBlock, nb int, count float64, size model.Bytes) tpCost {
 	if count == 0 || r.sc.TP <= 1 {
-		return 0
+		return tpCost{}
 	}
 	g := r.group(r.sc.TP, 1)
+	var ag, rs, ar model.Seconds
 	if r.sc.SP {
-		return model.Seconds(count) * (r.comm(model.ReduceScatter, size, g) + r.comm(model.AllGather, size, g))
+		ag, rs = r.comm(model.AllGather, size, g), r.comm(model.ReduceScatter, size, g)
+	} else {
+		ar = r.comm(model.AllReduce, size, g)
 	}
-	return model.Seconds(count) * r.comm(model.AllReduce, size, g)
+	return r.tpComm(blocks, nb, count, ag, rs, ar)
 }
 
 // matrixWork sums the FLOPs of the matrix rows (GEMMs, grouped GEMMs and

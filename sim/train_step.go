@@ -10,9 +10,13 @@ import (
 // TP × CP × EP × DP × PP layout on a two-tier system. What overlaps with
 // what:
 //
-//   - Tensor-parallel collectives sit between the GEMMs that produce and
-//     consume them and are exposed, unless TPOverlap hides them behind
-//     the layer's GEMMs (what exceeds the GEMMs stays exposed).
+//   - Tensor-parallel collectives (tpComm, train_tp.go): forward, exposed
+//     between the GEMMs that produce and consume them; backward, the
+//     column-parallel input gradient's reduction beside the weight
+//     gradient (Megatron-LM's asynchronous communication). With
+//     TPOverlap, Transformer Engine's userbuffers pair each collective
+//     with its own GEMM, chunk by chunk; what exceeds the GEMM is
+//     exposed.
 //   - Context-parallel KV blocks travel around the ring while the
 //     previous block's attention runs: each of the CP−1 steps exposes
 //     what its transfer takes beyond one block of attention.
@@ -58,9 +62,9 @@ func (r *runner) trainingScaled() error {
 	tr.Backward = r.c.pass("backward", bwd)
 
 	var lc layerCost
-	lc.fwd, lc.attnF, lc.gemmF, lc.first, lc.last = perLayer(&tr.Forward, L)
+	lc.fwd, lc.attnF, lc.first, lc.last = perLayer(&tr.Forward, L)
 	var f1, l1 model.Seconds
-	lc.bwd, lc.attnB, lc.gemmB, f1, l1 = perLayer(&tr.Backward, L)
+	lc.bwd, lc.attnB, f1, l1 = perLayer(&tr.Backward, L)
 	lc.first += f1
 	lc.last += l1
 	lc.fused = true
@@ -78,33 +82,25 @@ func (r *runner) trainingScaled() error {
 		lc.attnB += lc.attnF / 2
 	}
 	lc.last += r.lossTime(tokens)
-	lc.tpF = r.tpTime(tpCount, tpSize)
-	lc.tpB = lc.tpF
+	blocks, nb := tpBlocks(&tr.Forward, &tr.Backward, L)
+	tc := r.tpTime(blocks, nb, tpCount, tpSize)
+	lc.tpF, lc.tpB = tc.fwd, tc.bwd
+	over := tc.overF + tc.overB
 	if rc := recomputed(fwd, sc.Recompute); len(rc) > 0 {
 		p := r.c.pass("recompute", rc)
 		tr.Recompute = &p
-		lc.rc, _, _, _, _ = perLayer(&p, L)
+		lc.rc, _, _, _ = perLayer(&p, L)
 		if sc.Recompute == RecomputeFull {
+			// The recomputed forward communicates as the forward did.
 			lc.tpRc = lc.tpF
+			over += tc.overF
 		}
 	}
-	kappa := r.overlapSlowdown()
 	var b Breakdown
 
 	// One layer's exposed communication and overlap slowdown, per
 	// micro-batch.
-	var tpExp, over model.Seconds
-	tpAll := lc.tpF + lc.tpB + lc.tpRc
-	if sc.TPOverlap && !sc.NoOverlap {
-		g := lc.gemmF + lc.gemmB
-		if sc.Recompute == RecomputeFull {
-			g += lc.gemmF
-		}
-		tpExp = max(0, tpAll-g)
-		over += model.Seconds(kappa) * min(tpAll, g)
-	} else {
-		tpExp = tpAll
-	}
+	tpExp := lc.tpF + lc.tpB + lc.tpRc
 	cpExp, cpOver := r.cpComm(&lc, tokens)
 	over += cpOver
 	epExp := r.epComm(tokens)
@@ -113,7 +109,7 @@ func (r *runner) trainingScaled() error {
 	// gradient backward, once per model chunk.
 	var ppExp model.Seconds
 	if sc.PP > 1 && (sc.Schedule != Interleaved || sc.NoOverlap) {
-		size := sc.Act.Bytes(float64(tokens) * float64(r.shape.DModel))
+		size := sc.CommType().Bytes(float64(tokens) * float64(r.shape.DModel))
 		if sc.SP {
 			size /= model.Bytes(sc.TP)
 		}
@@ -280,7 +276,7 @@ func (r *runner) epComm(tokens int) model.Seconds {
 	if sc.SP {
 		t /= float64(sc.TP)
 	}
-	size := sc.Act.Bytes(t * float64(max(r.shape.TopK, 1)) * float64(r.shape.DModel))
+	size := sc.CommType().Bytes(t * float64(max(r.shape.TopK, 1)) * float64(r.shape.DModel))
 	return 4 * r.comm(model.AllToAll, size, r.group(sc.EP, sc.TP*sc.CP))
 }
 

@@ -4,10 +4,13 @@ import (
 	"github.com/perfsim/perfsim/model"
 )
 
-// gradType is the type gradients are kept and reduced in: the weights'
-// type, or bf16 when weights are narrower than 16 bits (training keeps
-// 16-bit gradients).
+// gradType is the type gradients are kept and reduced in:
+// Scenario.GradType, or the weights' type, or bf16 when weights are
+// narrower than 16 bits (training keeps 16-bit gradients).
 func (r *runner) gradType() model.DType {
+	if g := r.sc.GradType; g != model.Invalid {
+		return g
+	}
 	if r.sc.Weights.Size() < 2 {
 		return model.BF16
 	}

@@ -86,6 +86,7 @@ type Phase struct {
 	Seq              int
 	Context          int
 	Weights, Act, KV model.DType
+	Comm             model.DType // type of the residual-stream collectives (Scenario.CommType)
 	TP               int
 	EP               int     // expert-parallel degree; 0 or 1 for none
 	Imbalance        float64 // busiest expert rank's routed tokens over the mean; 0 or 1 for none

@@ -144,7 +144,7 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 	_ = local
 	var comm model.Kernel
 	if ep > tp {
-		comm = model.Collective{Kind: model.AllToAll, Size: ph.Act.Bytes(float64(t) / float64(tp) * float64(k) * float64(c.DModel)), Ranks: ep, Tier: model.IntraNode}
+		comm = model.Collective{Kind: model.AllToAll, Size: ph.Comm.Bytes(float64(t) / float64(tp) * float64(k) * float64(c.DModel)), Ranks: ep, Tier: model.IntraNode}
 		ops = addOp(ops, StageFFN, "moe.dispatch", model.ClassComm, n.moe, comm)
 	}
 	wd := c.expertDType(ph.Weights)

@@ -90,7 +90,7 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 	addTD := model.Kernel(ew("add", T*D, flopsAdd, 2, 1, act))
 	var allReduce model.Kernel
 	if tp > 1 {
-		allReduce = model.Collective{Kind: model.AllReduce, Size: act.Bytes(T * D), Ranks: tp, Tier: model.IntraNode}
+		allReduce = model.Collective{Kind: model.AllReduce, Size: ph.Comm.Bytes(T * D), Ranks: tp, Tier: model.IntraNode}
 	}
 
 	// Embeddings.

@@ -78,6 +78,11 @@ type Phase struct {
 	// activations and the KV cache. Zero values default to bf16, Weights'
 	// compute type and Act.
 	Weights, Act, KV model.DType
+	// Comm is the type the tensor- and expert-parallel collectives move
+	// (the all-reduces of the residual stream, the MoE all-to-alls). Zero
+	// means CommType(Act): engines that compute GEMMs in an 8-bit or 4-bit
+	// type keep the residual stream, and so its collectives, in bf16.
+	Comm model.DType
 	// TP is the tensor-parallel degree (0 or 1: none). Heads and FFN
 	// columns are split across TP ranks, ops are per device, and each
 	// layer adds two all-reduces of the activations (Megatron-LM).
@@ -158,7 +163,10 @@ func (ph Phase) norm(m *Model) (Phase, error) {
 	if ph.KV == model.Invalid {
 		ph.KV = ph.Act
 	}
-	for _, d := range []model.DType{ph.Weights, ph.Act, ph.KV} {
+	if ph.Comm == model.Invalid {
+		ph.Comm = model.CommType(ph.Act)
+	}
+	for _, d := range []model.DType{ph.Weights, ph.Act, ph.KV, ph.Comm} {
 		if !d.Valid() {
 			errs = append(errs, fmt.Sprintf("invalid data type %d", d))
 		}

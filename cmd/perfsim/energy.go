@@ -122,6 +122,7 @@ func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price
 type energyJSON struct {
 	Boundary       string  `json:"boundary"`
 	IdleW          float64 `json:"idle_w"`
+	WaitW          float64 `json:"wait_w"`
 	CapW           float64 `json:"cap_w"`
 	LimitW         float64 `json:"limit_w"`
 	NodeW          float64 `json:"node_w_per_device"`
@@ -185,7 +186,7 @@ func energyOf(r *sim.Report, p *price.Pricing) *energyJSON {
 	pue := pueOf(p)
 	j := &energyJSON{
 		Boundary: "gpu: the devices alone (node_j adds node_w_per_device for each device; facility_j is node_j × pue)",
-		IdleW:    float64(e.Idle), CapW: float64(e.Cap), LimitW: float64(e.Limit), NodeW: float64(e.NodeShare), Nodes: e.Nodes,
+		IdleW:    float64(e.Idle), WaitW: float64(e.Wait), CapW: float64(e.Cap), LimitW: float64(e.Limit), NodeW: float64(e.NodeShare), Nodes: e.Nodes,
 		AverageW: float64(e.AveragePower), GPUJ: float64(e.GPU), KernelsJ: float64(e.Kernels), GapsJ: float64(e.Gaps),
 		NodeJ: float64(e.Node), FacilityJ: float64(e.Node) * pue, PUE: pue,
 		PrefillW: float64(e.PrefillPower), DecodeW: float64(e.DecodePower),
@@ -258,7 +259,11 @@ func writeEnergyTable(w io.Writer, r *sim.Report, ej *energyJSON, c *costJSON) e
 	if e.Limit < e.Cap {
 		limit = fmt.Sprintf(", limited to %v", e.Limit)
 	}
-	fmt.Fprintf(w, "\nenergy (GPU: the devices alone; idle %v, cap %v%s)\n", e.Idle, e.Cap, limit)
+	wait := ""
+	if e.Gaps > 0 {
+		wait = fmt.Sprintf(", waiting between kernels %v", e.Wait)
+	}
+	fmt.Fprintf(w, "\nenergy (GPU: the devices alone; idle %v, cap %v%s%s)\n", e.Idle, e.Cap, limit, wait)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "  average power\t%v per device\n", e.AveragePower)
 	if e.PerImage > 0 {
@@ -278,7 +283,7 @@ func writeEnergyTable(w io.Writer, r *sim.Report, ej *energyJSON, c *costJSON) e
 	}
 	gaps := ""
 	if e.Gaps > 0 {
-		gaps = fmt.Sprintf(" (kernels %v, idle gaps %v)", e.Kernels, e.Gaps)
+		gaps = fmt.Sprintf(" (kernels %v, waits %v)", e.Kernels, e.Gaps)
 	}
 	fmt.Fprintf(tw, "  GPU\t%v%s\n", e.GPU, gaps)
 	if e.NodeShare > 0 {
@@ -394,29 +399,6 @@ func sweepEnergy(s *sweepSpec, r *sweepResult) (*energyJSON, *costJSON) {
 		c = nil // a TCO on hardware without a power model: no cost
 	}
 	return energyOf(r.Report, p), c
-}
-
-// sweepEnergyCells are a sweep row's energy and cost CSV cells, in the
-// order of sweepColumns.
-func sweepEnergyCells(j simJSON) []string {
-	cells := make([]string, 0, 10)
-	e := j.Energy
-	if e == nil {
-		e = &energyJSON{}
-	}
-	opt := func(v float64) string {
-		if v == 0 {
-			return ""
-		}
-		return num(v)
-	}
-	cells = append(cells, opt(e.AverageW), opt(e.PrefillJTok), opt(e.DecodeJTok), opt(e.JPerOutTok), opt(e.TokensPerJ))
-	if c := j.Cost; c != nil {
-		cells = append(cells, c.Currency, optNum(c.PerRequest), optNum(c.PerMInput), optNum(c.PerMOutput), c.Inputs)
-	} else {
-		cells = append(cells, "", "", "", "", "")
-	}
-	return cells
 }
 
 // priced reports whether a sweep's points are priced.

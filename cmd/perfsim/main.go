@@ -141,6 +141,7 @@ func newFlagSet(name, synopsis, examples string, stderr io.Writer) *pflag.FlagSe
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	fs.Usage = func() {
+		quietDefaults(fs)
 		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
 		if examples != "" {
 			fmt.Fprintf(stderr, "\nExamples:\n%s", examples)
@@ -148,6 +149,24 @@ func newFlagSet(name, synopsis, examples string, stderr io.Writer) *pflag.FlagSe
 		fmt.Fprint(stderr, "\nExit status: 0 success, 1 failure, 2 usage error.\n")
 	}
 	return fs
+}
+
+// quietDefaults keeps pflag from appending "(default X)" to a flag whose
+// help already says its default in words ("(default: the engine's)"):
+// the value behind such a default (0 B, invalid) is a placeholder, and
+// printing it contradicts the words. Integer and float flags print only a
+// non-zero default, so theirs is left alone.
+func quietDefaults(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(f.Usage, "(default") {
+			return
+		}
+		switch f.Value.Type() {
+		case "int", "int64", "uint", "uint64", "float64", "float32":
+			return
+		}
+		f.DefValue = ""
+	})
 }
 
 // parseFlags parses args and turns flag mistakes into usage errors.

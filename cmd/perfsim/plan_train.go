@@ -35,7 +35,7 @@ to stderr.`
 
 type planTrainOptions struct {
 	model, system, format, scaling string
-	plot                           string
+	plot, gradType                 string
 	gpus, gb, seq, top             int
 	tokens                         float64
 	dtype                          model.DType
@@ -55,6 +55,7 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.dtype, "dtype", "data type of weights and activations")
 	fs.BoolVar(&o.noOverlap, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE)")
+	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
 	fs.StringVar(&o.scaling, "scaling", "", "GPU counts for strong scaling (the global batch fixed) and weak scaling (the batch per GPU fixed), e.g. 256,512,1024")
 	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns (and the scaling efficiency) into this file: .svg, .png or .pdf")
 	addFormatFlag(fs, &o.format)
@@ -105,6 +106,10 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		errs = append(errs, usagef("--scaling: %v", err))
 	}
+	grad, err := parseGradDType(o.gradType)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -115,7 +120,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	w := simWorkload{m}
 	base := sim.Default()
 	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
-	base.NoOverlap, base.ExpertImbalance = o.noOverlap, o.imbalance
+	base.NoOverlap, base.ExpertImbalance, base.GradType = o.noOverlap, o.imbalance, grad
 	req := plan.TrainRequest{GPUs: o.gpus, GlobalBatch: o.gb, Seq: o.seq, Tokens: o.tokens, Top: o.top, Base: base}
 	start := time.Now()
 	p, err := searchOn(o.system, w, req)

@@ -34,7 +34,7 @@ var phaseKinds = [...]workloads.PhaseKind{
 func (w simWorkload) Ops(ph sim.Phase) ([]model.Op, error) {
 	return w.m.Ops(workloads.Phase{
 		Kind: phaseKinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance,
+		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, Comm: ph.Comm, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance,
 		FuseCNN: ph.FuseCNN, Autocast: ph.Autocast,
 	})
 }

@@ -63,6 +63,7 @@ type scenarioJSON struct {
 	Weights      string  `json:"weights"`
 	Act          string  `json:"act"`
 	KV           string  `json:"kv"`
+	Comm         string  `json:"comm"`
 	Recompute    string  `json:"recompute"`
 	Optimizer    string  `json:"optimizer"`
 	ZeRO         int     `json:"zero"`
@@ -241,9 +242,18 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 	return scenarioJSON{
 		Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: gb,
 		TP: tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
-		Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
+		Comm: sc.CommType().String(), Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
 		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
 	}
+}
+
+// commNote names the type of the residual stream's collectives when
+// there are any (TP, PP or EP above 1) and it is not the compute type.
+func commNote(sc sim.Scenario) string {
+	if max(sc.TP, sc.PP, sc.EP) <= 1 || sc.CommType() == sc.Act {
+		return ""
+	}
+	return ", collectives " + sc.CommType().String()
 }
 
 // hostOverhead is the host time per kernel an eager scenario uses, 0
@@ -404,7 +414,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 	tw := newTable(w)
 	if in := r.Inference; in != nil {
 		if r.Arch == sim.Decoder {
-			fmt.Fprintf(tw, "scenario\tbatch %d, %d tokens in, %d out; weights %s, activations %s, KV cache %s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, sc.Act, sc.KV)
+			fmt.Fprintf(tw, "scenario\tbatch %d, %d tokens in, %d out; weights %s, activations %s, KV cache %s%s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, sc.Act, sc.KV, commNote(sc))
 			fmt.Fprintf(tw, "TTFT\t%s\tprefill %s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.Decode != nil {
 				fmt.Fprintf(tw, "TPOT\t%s\tdecode %s-bound\n", span(in.TPOT, in.TPOTLow, in.TPOTHigh, r.Interval), in.Decode.Bound)
@@ -426,8 +436,8 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			seq = ""
 		}
-		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s%s\n",
-			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act, execNote(sc))
+		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s%s%s\n",
+			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act, commNote(sc), execNote(sc))
 		fmt.Fprintf(tw, "step time\t%s%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval), map[bool]string{true: "\tinput-pipeline-bound"}[tr.LoaderBound])
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			fmt.Fprintf(tw, "images/s\t%s\tsystem\n", fnum(tr.SamplesPerSecond))

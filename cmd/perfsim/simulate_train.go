@@ -17,7 +17,24 @@ type trainFlags struct {
 	cp, ep, virtual, micro int
 	sp, tpOverlap, noOver  bool
 	schedule, system       string
+	gradType               string
 	imbalance              float64
+}
+
+// gradDTypeUsage is the help of --grad-dtype.
+const gradDTypeUsage = "type gradients are accumulated and data-parallel reduced in (training): fp32 as Megatron-LM does for bf16 models; default the weights' type"
+
+// parseGradDType parses --grad-dtype; "" is model.Invalid, the weights'
+// type.
+func parseGradDType(s string) (model.DType, error) {
+	if s == "" {
+		return model.Invalid, nil
+	}
+	d, err := model.ParseDType(s)
+	if err != nil {
+		return d, usagef("--grad-dtype: %v", err)
+	}
+	return d, nil
 }
 
 func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
@@ -28,9 +45,10 @@ func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.virtual, "virtual-stages", 1, "model chunks per pipeline stage (training, --schedule interleaved)")
 	fs.IntVar(&o.micro, "micro-batch", 0, "sequences per micro-batch (training; the same as --batch)")
 	fs.StringVar(&o.system, "system", "", "a catalog system with network tiers instead of --hw: "+fmt.Sprint(hardware.SystemNames()))
-	fs.BoolVar(&o.tpOverlap, "tp-overlap", false, "overlap tensor-parallel collectives with the GEMMs (Transformer Engine userbuffers)")
+	fs.BoolVar(&o.tpOverlap, "tp-overlap", false, "overlap tensor-parallel collectives with their GEMMs (Transformer Engine userbuffers, --tp-comm-overlap; needs --sp)")
 	fs.BoolVar(&o.noOver, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication (no overlap with compute)")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE; 1 is balanced)")
+	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
 }
 
 // apply sets the training fields of sc from the flags.
@@ -56,6 +74,11 @@ func (o *trainFlags) apply(sc *sim.Scenario, fs *pflag.FlagSet) error {
 	}
 	if math.IsNaN(o.imbalance) || o.imbalance < 1 || o.imbalance > 64 {
 		errs = append(errs, usagef("--expert-imbalance: want a factor from 1 to 64, got %v", o.imbalance))
+	}
+	if g, err := parseGradDType(o.gradType); err != nil {
+		errs = append(errs, err)
+	} else {
+		sc.GradType = g
 	}
 	sc.CP, sc.EP, sc.VirtualStages, sc.SP, sc.Schedule = o.cp, o.ep, o.virtual, o.sp, s
 	sc.TPOverlap, sc.NoOverlap, sc.ExpertImbalance = o.tpOverlap, o.noOver, o.imbalance
@@ -117,6 +140,12 @@ func writeLayoutTable(w io.Writer, sc sim.Scenario, tr *sim.TrainingResult) {
 	fmt.Fprintf(w, "layout\ttp %d × pp %d × dp %d × cp %d, ep %d; sp %v; %s", sc.TP, sc.PP, sc.DP, sc.CP, sc.EP, sc.SP, sc.Schedule)
 	if sc.VirtualStages > 1 {
 		fmt.Fprintf(w, " × %d virtual stages", sc.VirtualStages)
+	}
+	if sc.TPOverlap {
+		fmt.Fprint(w, "; TP overlap")
+	}
+	if sc.GradType != model.Invalid {
+		fmt.Fprintf(w, "; %s gradients", sc.GradType)
 	}
 	fmt.Fprintln(w)
 	for _, p := range breakdownParts(b) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -191,21 +190,16 @@ type sweepWriter struct {
 	labels  []string // per device of the sweep, its calibration label
 }
 
-// csvWriters recycle the CSV encoders of the workers.
-var csvWriters = sync.Pool{New: func() any {
-	b := new(bytes.Buffer)
-	return &csvRowWriter{buf: b, w: csv.NewWriter(b)}
-}}
-
-type csvRowWriter struct {
-	buf *bytes.Buffer
-	w   *csv.Writer
-}
-
 // render turns r's report into its output row (r.Row) and drops the
 // report; a point that could not run keeps only its error.
 func (sw *sweepWriter) render(r *sweepResult) {
 	if r.Err != nil {
+		return
+	}
+	if sw.f == formatCSV {
+		e, c := sweepEnergy(sw.s, r)
+		r.Row = appendSweepCSV(r.Row, r.Report, e, c)
+		r.Report = nil
 		return
 	}
 	j := simulateJSON(r.Report, sw.labels[r.Point.HW], limitsResult{}, false)
@@ -222,13 +216,6 @@ func (sw *sweepWriter) render(r *sweepResult) {
 			return
 		}
 		r.Row = append(append(r.Row, "  "...), b...)
-	case formatCSV:
-		c := csvWriters.Get().(*csvRowWriter)
-		c.buf.Reset()
-		c.w.Write(sweepCSVRow(&j))
-		c.w.Flush()
-		r.Row = append(r.Row, c.buf.Bytes()...)
-		csvWriters.Put(c)
 	default:
 		r.Row = sweepTableRow(r.Row, &j)
 	}
@@ -362,25 +349,6 @@ var sweepColumns = []string{
 	"energy.average_w_per_device", "energy.prefill_j_per_input_token", "energy.decode_j_per_output_token",
 	"energy.j_per_output_token", "energy.output_tokens_per_j",
 	"cost.currency", "cost.per_request", "cost.per_million_input_tokens", "cost.per_million_output_tokens", "cost.inputs",
-}
-
-func optNum(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return num(*v)
-}
-
-// sweepCSVRow returns the CSV fields of one row.
-func sweepCSVRow(j *simJSON) []string {
-	sc, m := j.Scenario, j.Memory
-	row := []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
-		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
-		sc.Weights, sc.Act, sc.KV,
-		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
-		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
-		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Usable), num(m.Headroom)}
-	return append(row, sweepEnergyCells(*j)...)
 }
 
 const sweepTableHeader = "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"
