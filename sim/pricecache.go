@@ -119,8 +119,15 @@ func (pc *priceCache) gemmSlot(g model.GEMM) (*slot[model.GEMM], bool) {
 // attnSlot returns the slot of a in pc and whether it holds a's price.
 // The hash reads the dimensions; the comparison, every field.
 func (pc *priceCache) attnSlot(a model.Attention) (*slot[model.Attention], bool) {
-	h := mix(uint64(a.Batch), uint64(a.Heads)<<32|uint64(a.KVHeads), uint64(a.QLen), uint64(a.KVLen),
-		uint64(a.HeadDim)|uint64(a.DType)<<32|uint64(a.KVDType)<<40)
+	// The window and the value width are hashed too: a sliding and a
+	// full layer's decode kernels (gpt-oss, Gemma) differ only in the
+	// window, and in one slot they would evict each other at every step.
+	lat := uint64(0)
+	if a.Latent {
+		lat = 1
+	}
+	h := mix(uint64(a.Batch), uint64(a.Heads)<<32|uint64(a.KVHeads), uint64(a.QLen)|uint64(a.Window)<<32, uint64(a.KVLen),
+		uint64(a.HeadDim)|uint64(a.VDim)<<16|uint64(a.DType)<<32|uint64(a.KVDType)<<40|lat<<48)
 	return lookup(pc.attn[:], h, a, pc.gen)
 }
 
