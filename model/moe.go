@@ -83,15 +83,16 @@ func (p *Processor) GroupedGEMMCost(g GroupedGEMM) Cost {
 // projection. The TOML keys are those of an [efficiency.moe] table.
 //
 // Each of the E distinct experts in use multiplies its m = Rows/E rows,
-// padded to whole tiles of T_m rows, by its K×N weight: N_t =
-// E·⌈m/T_m⌉·⌈N/128⌉ output tiles, each 2·T_m·128·K FLOPs, run in
+// padded to whole tiles of T = min(T_m, 16·⌈m/16⌉) rows (the MMA granule
+// of 16 rows, and no larger tile than the rows need), by its K×N weight:
+// N_t = E·⌈m/T⌉·⌈N/128⌉ output tiles, each 2·T·128·K FLOPs, run in
 // max(1, N_t/S) waves over the S compute units at η_c of a unit's share
 // of the peak (η_c8 at an 8-bit peak); the traffic is the routed rows,
 // the used experts' weights and the output (GroupedGEMM.Bytes) at η_m of
 // the bandwidth; a launch and a fixed cost per expert (its problem
 // descriptor and first tile's prologue):
 //
-//	t_c = max(1, N_t/S) · 2·T_m·128·K / (η_c·peak/S)
+//	t_c = max(1, N_t/S) · 2·T·128·K / (η_c·peak/S)
 //	t_m = bytes / (η_m·bandwidth)
 //	t   = (t0 + E·a_e + (t_c^p + t_m^p)^(1/p)) · exp(residual(m, E, K·N))
 //
@@ -146,8 +147,13 @@ func (p *Processor) moeCost(g GroupedGEMM) Cost {
 	const tn = 128
 	var tc, tb float64
 	if pk > 0 && cus > 0 {
-		tiles := ex * math.Ceil(float64(g.Rows)/ex/tm) * math.Ceil(float64(g.N)/tn)
-		tc = math.Max(1, tiles/cus) * 2 * tm * tn * float64(g.K) / (clampEff(ec) * pk / cus)
+		// An expert's rows are padded to the MMA granule of 16, and a
+		// tile takes no more rows than that (the libraries pick smaller
+		// tiles for few rows): T = min(T_m, 16·⌈m/16⌉).
+		m := float64(g.Rows) / ex
+		t := math.Min(tm, 16*math.Ceil(m/16))
+		tiles := ex * math.Ceil(m/t) * math.Ceil(float64(g.N)/tn)
+		tc = math.Max(1, tiles/cus) * 2 * t * tn * float64(g.K) / (clampEff(ec) * pk / cus)
 	}
 	if bw > 0 {
 		tb = float64(c.Bytes) / (clampEff(e.Memory) * bw)
