@@ -22,8 +22,9 @@ import (
 // it in devices/fitted/<stem>.toml, a generated file that Lookup and
 // Catalog apply on top of the hand-written one. The rule:
 //
-//   - each [efficiency.gemm.<dtype>], [efficiency.attention] and
-//     [efficiency.memory] table of the overlay replaces the device's table
+//   - each [efficiency.gemm.<dtype>], [efficiency.attention],
+//     [efficiency.mla], [efficiency.moe] and [efficiency.memory] table of
+//     the overlay replaces the device's table
 //     of that name whole (with its sub-tables, such as residual); tables
 //     the overlay does not name keep the hand-written defaults;
 //   - each key of an [interconnect.<tier>] table of the overlay (latency,
