@@ -65,12 +65,17 @@ func moeTime(p *model.Processor, draws [][]model.Kernel) float64 {
 	return s / float64(len(draws))
 }
 
-// moeParams: η_c, η_c at an 8-bit (or 4-bit) peak, η_m, t0, a_e and the
-// overlap exponent (model.MoEParams); the row tile is the discrete choice.
+// setMoE installs η_c, η_c at an 8-bit peak, η_m, t0, a_e, the overlap
+// exponent and, with 4-bit rows, η_c at a 4-bit peak (model.MoEParams);
+// the row tile is the discrete choice.
 func setMoE(e *model.MoEParams, x []float64, tile int) {
 	e.Compute, e.Compute8, e.Memory = sigmoid(x[0]), sigmoid(x[1]), sigmoid(x[2])
 	e.Launch, e.ExpertOverhead, e.Overlap = secs(x[3]), secs(x[4]), 1+math.Exp(x[5])
 	e.RowTile = tile
+	e.Compute4 = 0
+	if len(x) > 6 {
+		e.Compute4 = sigmoid(x[6])
+	}
 }
 
 // fitMoE fits the MoE table (model.MoEParams) to measured MoE modules
@@ -83,8 +88,9 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 		return cf, []error{fmt.Errorf("%s: %d points (want at least %d): the parameters keep their defaults", class, len(ms), minAttentionPoints)}
 	}
 	kern := make([][][]model.Kernel, len(ms))
-	eight := false
+	eight, four := false, false
 	for i, m := range ms {
+		four = four || m.DType.Size() < 1
 		if m.Kernel == KernelGroupedGEMM {
 			kern[i] = [][]model.Kernel{{GroupedGEMMOf(m)}}
 		} else {
@@ -115,6 +121,9 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 		}, start, evals)
 	}
 	x0 := []float64{logit(0.6), logit(0.6), logit(0.8), math.Log(10e-6), math.Log(0.1e-6), 1}
+	if four { // a 4-bit peak has its own fraction (B200's nvfp4)
+		x0 = append(x0, logit(0.6))
+	}
 	all := make([]int, len(ms))
 	for i := range all {
 		all[i] = i
@@ -136,7 +145,7 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 	if !eight {
 		e.Compute8 = 0
 	}
-	e.Compute, e.Compute8, e.Memory, e.Overlap = roundSig(e.Compute), roundSig(e.Compute8), roundSig(e.Memory), roundSig(e.Overlap)
+	e.Compute, e.Compute8, e.Compute4, e.Memory, e.Overlap = roundSig(e.Compute), roundSig(e.Compute8), roundSig(e.Compute4), roundSig(e.Memory), roundSig(e.Overlap)
 	roundSecs(&e.Launch)
 	roundSecs(&e.ExpertOverhead)
 	e.Residual = nil

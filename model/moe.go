@@ -87,7 +87,7 @@ func (p *Processor) GroupedGEMMCost(g GroupedGEMM) Cost {
 // of 16 rows, and no larger tile than the rows need), by its K×N weight:
 // N_t = E·⌈m/T⌉·⌈N/128⌉ output tiles, each 2·T·128·K FLOPs, run in
 // max(1, N_t/S) waves over the S compute units at η_c of a unit's share
-// of the peak (η_c8 at an 8-bit peak); the traffic is the routed rows,
+// of the peak (η_c8 at an 8-bit peak, η_c4 at a 4-bit one); the traffic is the routed rows,
 // the used experts' weights and the output (GroupedGEMM.Bytes) at η_m of
 // the bandwidth; a launch and a fixed cost per expert (its problem
 // descriptor and first tile's prologue):
@@ -103,6 +103,7 @@ func (p *Processor) GroupedGEMMCost(g GroupedGEMM) Cost {
 type MoEParams struct {
 	Compute        float64   `toml:"compute"`                    // η_c at a 16-bit (or wider) peak
 	Compute8       float64   `toml:"compute_fp8,omitempty"`      // η_c at an 8-bit peak; 0 means compute
+	Compute4       float64   `toml:"compute_fp4,omitempty"`      // η_c at a 4-bit peak; 0 means compute_fp8
 	Memory         float64   `toml:"memory"`                     // η_m
 	Launch         Seconds   `toml:"launch"`                     // t0 per grouped GEMM
 	ExpertOverhead Seconds   `toml:"expert_overhead"`            // a_e per distinct expert per grouped GEMM
@@ -139,6 +140,9 @@ func (p *Processor) moeCost(g GroupedGEMM) Cost {
 	ec := e.Compute
 	if d.Size() < 2 && e.Compute8 > 0 {
 		ec = e.Compute8
+	}
+	if d.Size() < 1 && e.Compute4 > 0 {
+		ec = e.Compute4
 	}
 	tm := float64(e.RowTile)
 	if !(tm > 0) {
