@@ -177,7 +177,7 @@ func (l *loop) run(reqs []Request) error {
 				break
 			}
 			l.build()
-			dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead)
+			dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead + l.e.SeqOverhead*model.Seconds(len(l.sched)))
 			end := l.now + dt
 			// Requests that arrived during the iteration enter the
 			// system (not the engine) at their arrival times.
