@@ -206,7 +206,12 @@ const gib = 1 << 30
 //     mem_fraction_static 0.88 of total memory for weights and KV pool
 //     (python/sglang/srt/server_args.py), page size 1, retraction (by
 //     recompute) when the pool runs out; max_running_requests bounded by
-//     the pool only (we cap it at 4096).
+//     the pool only (we cap it at 4096); the overlap scheduler on
+//     (AsyncOutput: v0.4's "zero-overhead batch scheduler" processes a
+//     batch's results while the next runs, lmsys.org/blog/2024-12-04-
+//     sglang-v0-4; server_args.py disable_overlap_schedule false; the
+//     cost is one extra step before a token is seen, as TensorRT-LLM's
+//     docs on its own overlap scheduler, which cites it, say).
 //   - trtllm: TensorRT-LLM (v0.14) in-flight batching: decode-first with
 //     chunked context; kv_cache_free_gpu_mem_fraction 0.9 of the memory
 //     free after loading; tokens_per_block 64; the scheduler policy
@@ -239,8 +244,8 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 			Source:      "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,
-			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true,
-			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88), managers/scheduler.py (prefill batches first)"}, nil
+			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true, AsyncOutput: true,
+			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88, disable_overlap_schedule false), managers/scheduler.py (prefill batches first); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
 			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve,
