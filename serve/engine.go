@@ -156,7 +156,7 @@ func (e *Engine) Validate() error {
 		bad("kv-tokens", "must not be negative, got %d", e.KVTokens)
 	}
 	if !(e.StepOverhead >= 0) || !(e.RequestOverhead >= 0) || !(e.SeqOverhead >= 0) || math.IsInf(float64(e.StepOverhead+e.RequestOverhead+e.SeqOverhead), 0) {
-		bad("step-overhead", "overheads must be finite and not negative")
+		bad("step-overhead", "overheads (per step, per request and per sequence) must be finite and not negative")
 	}
 	if e.SchedulerSteps < 0 {
 		bad("scheduler-steps", "must not be negative, got %d", e.SchedulerSteps)
