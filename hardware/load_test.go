@@ -2,8 +2,10 @@ package hardware
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -265,5 +267,29 @@ func TestLoad_integerOutOfRange(t *testing.T) {
 	want := "hardware: big.toml:5: compute_units: 99999999999 is out of range (at most 2147483647)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Load error:\n got: %v\nwant: %s", err, want)
+	}
+}
+
+// TestParseShortDecimal checks the fast path of the fitted lists against
+// strconv.ParseFloat, bit for bit, and that it leaves what it does not
+// take to strconv.
+func TestParseShortDecimal(t *testing.T) {
+	for _, s := range []string{"0", "-0", "0.0", "-0.0", "5.0", "-0.0962", "0.0323", "123456789012345", "1234567890.12345",
+		"0.000000000000001", "-99999.9999999999", "11.321928094887362", "9.584962500721156", "1e5", "1.5e-3", "1.", ".5", "-", "", "--1", "1.2.3", "0x10", "+1", "1_0", "inf", "NaN",
+		"0.1", "0.2", "0.3", "2.275", "0.7982", "1234567890123456"} {
+		x, ok := parseShortDecimal(s)
+		y, err := strconv.ParseFloat(s, 64)
+		if ok && (err != nil || math.Float64bits(x) != math.Float64bits(y)) {
+			t.Errorf("%q: %v (%x), strconv %v (%x, %v)", s, x, math.Float64bits(x), y, math.Float64bits(y), err)
+		}
+	}
+	// Every 4-decimal number in [-2, 2], as the fitted values are written.
+	for i := -20000; i <= 20000; i++ {
+		s := strconv.FormatFloat(float64(i)/1e4, 'f', -1, 64)
+		x, ok := parseShortDecimal(s)
+		y, _ := strconv.ParseFloat(s, 64)
+		if !ok || math.Float64bits(x) != math.Float64bits(y) {
+			t.Fatalf("%q: %v, %v; strconv %v", s, x, ok, y)
+		}
 	}
 }
