@@ -223,6 +223,12 @@ func (v *validator) efficiency(path string, x reflect.Value) {
 		if x.Int() < 0 {
 			v.bad(path, "must not be negative, not %d", x.Int())
 		}
+	case reflect.String:
+		// The one word-valued parameter: anything but its two words
+		// would be priced as whole waves without a word said.
+		if w := x.String(); strings.HasSuffix(path, ".waves") && w != "" && w != model.WavesWhole && w != model.WavesFractional {
+			v.bad(path, "%q is not a wave model (want %q or %q)", w, model.WavesWhole, model.WavesFractional)
+		}
 	}
 }
 

@@ -145,6 +145,9 @@ func (o *serveOptions) serveEnergy(fs *pflag.FlagSet, res *serve.Result, s *serv
 	if o.energy.powerCap != 0 {
 		return nil, usagef("--power-cap: serve does not apply a power limit yet (simulate and sweep do)")
 	}
+	if s.dep.Disaggregated() {
+		return nil, nil // the energy model is of one pool's replicas (docs/serving.md)
+	}
 	dev, err := resolveHardware(s.hw)
 	if err != nil {
 		return nil, err
