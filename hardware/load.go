@@ -403,7 +403,17 @@ func (d *decoder) decodeStruct(t *table, v reflect.Value) {
 				// not after a problem in its keys, which it would repeat.
 				if c, ok := ev.Interface().(interface{ Check() error }); ok && len(d.errs) == before {
 					if err := c.Check(); err != nil {
-						d.fail(t.lines[k], t.join(k), err)
+						// At the line of the key at fault where the
+						// check names one (a residual's values), else
+						// at the table's.
+						line, key := t.lines[k], t.join(k)
+						var ke *model.KeyError
+						if errors.As(err, &ke) {
+							if l, ok := d.lines[key+"."+ke.Key]; ok && l > 0 {
+								line, key = l, key+"."+ke.Key
+							}
+						}
+						d.fail(line, key, err)
 					}
 				}
 			}

@@ -42,7 +42,12 @@ func TestLoad_bad(t *testing.T) {
 		}, "\n")},
 		{"nan.toml", `hardware: testdata/bad/nan.toml:15: efficiency.memory.efficiency: must be a finite number, not NaN`},
 		{"bad_number_list.toml", `hardware: testdata/bad/bad_number_list.toml:22: efficiency.gemm.bf16.residual.values: number 2 of the list, "zero", is not a finite number`},
-		{"bad_residual.toml", `hardware: testdata/bad/bad_residual.toml:18: efficiency.gemm.bf16.residual: residual: log2_m must be finite and strictly increasing (node 1 is 2)`},
+		{"bad_residual.toml", `hardware: testdata/bad/bad_residual.toml:19: efficiency.gemm.bf16.residual.log2_m: residual: log2_m must be finite and strictly increasing (node 1 is 2)`},
+		{"residual_values.toml", `hardware: testdata/bad/residual_values.toml:22: efficiency.gemm.bf16.residual.values: residual: 1 values for 2×1×1 nodes, want 2`},
+		{"bad_waves.toml", strings.Join([]string{
+			`hardware: testdata/bad/bad_waves.toml:16: efficiency.gemm.bf16.waves: "sometimes" is not a wave model (want "whole" or "fractional")`,
+			`hardware: testdata/bad/bad_waves.toml:21: efficiency.attention.waves: "Fractional" is not a wave model (want "whole" or "fractional")`,
+		}, "\n")},
 		{"negative.toml", `hardware: testdata/bad/negative.toml:11: memory.capacity: must be positive, not -80 GB`},
 		{"no_source.toml", strings.Join([]string{
 			`hardware: testdata/bad/no_source.toml: missing required key "source": every number needs a source (a datasheet, "measured", "assumed"), or give sources = { key = "..." }`,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/racedetect"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -17,6 +18,12 @@ import (
 // (pricecache.go, opscache.go) and prices each distinct kernel once; 85
 // allocations per run before the first of these, 48 before the last.
 func TestRun_allocs(t *testing.T) {
+	if racedetect.Enabled {
+		// Under -race, sync.Pool drops a random share of what is put
+		// back, so Run's recycled runners are allocated anew: the count
+		// measures the detector, not Run (36 and 13 here under -race).
+		t.Skip("allocation counts are not Run's under the race detector: its sync.Pool drops recycled runners at random")
+	}
 	for _, bc := range []struct {
 		model string
 		tp    int

@@ -308,6 +308,9 @@ func efficiencyFields(path string, v reflect.Value, sources map[string]string) [
 		switch q := v.Interface().(type) {
 		case model.Seconds:
 			f.unit, f.shown = "s", q.String()
+			if math.Abs(x) < 1e-15 {
+				f.shown = "< 1 fs" // a fitted cost that is zero in effect (6e-38 s), not an exponent
+			}
 		case model.Bytes:
 			f.unit, f.shown = "bytes", q.String()
 		case fmt.Stringer: // a rate with its unit: "4.87 TFLOP/s", not 4.87e+12

@@ -148,6 +148,10 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if o.phases && f != formatJSON {
+		// The table and CSV have no phase columns (issue 17 item 11).
+		return usagef("--phases: only with --format json; --format %s would ignore it", f)
+	}
 	s, err := o.spec()
 	if err != nil {
 		return err
