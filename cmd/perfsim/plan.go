@@ -32,6 +32,7 @@ const planExamples = `  # the fewest H100s serving 20 req/s of Llama 3 70B with 
 // planOptions are the flags of perfsim plan serve.
 type planOptions struct {
 	hw, model, format, engine string
+	sets                      []string
 	input, output, workload   string
 	requests, maxGPUs, dp     int
 	rate                      float64
@@ -45,6 +46,7 @@ type planOptions struct {
 
 func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
 	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model file")
 	fs.Float64Var(&o.rate, "rate", 0, "target load in requests per second (Poisson arrivals)")
 	fs.Var(&o.ttft, "ttft-p99", "p99 TTFT objective, with a unit, e.g. 1s")
@@ -175,6 +177,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, err
 	}
 	dev, err := resolveHardware(o.hw)
+	if err == nil {
+		dev, err = whatIf(dev, o.sets)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
