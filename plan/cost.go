@@ -50,3 +50,19 @@ func (o Objective) better(a, b *Candidate) bool {
 	}
 	return a.TokensPerSecondPerGPU > b.TokensPerSecondPerGPU
 }
+
+// price sets c's cost per hour and per million output tokens, when q
+// has a Coster.
+func (q *ServeQuery) price(c *Candidate, res *serve.Result) error {
+	if q.Cost == nil {
+		return nil
+	}
+	var err error
+	if c.CostPerHour, err = q.Cost(*c, res); err != nil {
+		return err
+	}
+	if c.TokensPerSecond > 0 {
+		c.CostPerMillionTokens = c.CostPerHour / (3600 * c.TokensPerSecond) * 1e6
+	}
+	return nil
+}

@@ -1,8 +1,9 @@
 // Package plan searches deployments and layouts. It prints nothing.
 //
 // For serving under latency SLOs (Serve), the layouts (TP, PP, replicas),
-// data types and batch limits of a model on a device, each candidate it
-// reports checked by a full simulation of package serve; and the highest
+// data types and batch limits of a model on a device, and (disagg.go)
+// disaggregated prefill and decode pools, each candidate it reports
+// checked by a full simulation of package serve; and the highest
 // rate a deployment sustains (MaxRate), by bisection. A search enumerates
 // a declared space, prunes what cannot run (a layout whose weights leave
 // no KV cache, a request that cannot fit) and what cannot meet the load

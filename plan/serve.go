@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,11 +46,15 @@ func (s SLO) Meets(res *serve.Result) bool {
 		(s.TPOTP99 <= 0 || res.TPOT.P99 <= float64(s.TPOTP99))
 }
 
-// A Candidate is a deployment that was simulated.
+// A Candidate is a deployment that was simulated: DP replicas of
+// Layout, or (Disagg.Prefill > 0) disaggregated pools, Layout then
+// being the prefill instances' (and the data type and batch cap of
+// both).
 type Candidate struct {
 	Layout
-	DP   int
-	GPUs int
+	DP     int
+	Disagg Disagg
+	GPUs   int
 	// From its simulation at the target load.
 	TTFTP99, TPOTP99, TPOTMean float64 // seconds
 	TokensPerSecond            float64 // output tokens per second, system
@@ -62,9 +67,28 @@ type Candidate struct {
 	CostPerHour, CostPerMillionTokens float64
 }
 
+// String names the deployment: "tp4 pp1 bf16 × dp 2", or
+// "prefill 2 × tp4 pp1 + decode 1 × tp8 pp1 bf16".
+func (c Candidate) String() string {
+	if d := c.Disagg; d.Prefill > 0 {
+		s := fmt.Sprintf("prefill %d × tp%d pp%d + decode %d × tp%d pp%d %s", d.Prefill, d.PrefillTP, d.PrefillPP, d.Decode, d.DecodeTP, d.DecodePP, c.DType)
+		if c.MaxSeqs > 0 {
+			s += fmt.Sprintf(" max-seqs %d", c.MaxSeqs)
+		}
+		return s
+	}
+	return fmt.Sprintf("%v × dp %d", c.Layout, c.DP)
+}
+
 // ServeQuery is what a serving plan is asked.
 type ServeQuery struct {
-	Layouts  []Layout
+	Layouts []Layout
+	// Pairs are the disaggregated layouts to search (none: aggregated
+	// only); Link gives the network between the pools of a deployment
+	// of that many GPUs.
+	Pairs    []Pair
+	Link     func(gpus int) (*serve.KVLink, error)
+	Router   serve.Router
 	MaxGPUs  int
 	Workload serve.Workload // its Rate is the load to serve
 	SLO      SLO
@@ -99,7 +123,7 @@ type ServePlan struct {
 // SLO, within MaxGPUs.
 func Serve(q ServeQuery) (*ServePlan, error) {
 	start := time.Now()
-	if q.Deploy == nil || len(q.Layouts) == 0 {
+	if q.Deploy == nil || len(q.Layouts)+len(q.Pairs) == 0 {
 		return nil, errors.New("plan: nothing to search")
 	}
 	if q.Objective == LowestCost && q.Cost == nil {
@@ -114,20 +138,35 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	}
 	plan := &ServePlan{}
 	var mu sync.Mutex
-	work := make(chan Layout)
+	// A work item is a layout (aggregated) or a pair (disaggregated).
+	type item struct {
+		l    Layout
+		p    Pair
+		pair bool
+	}
+	work := make(chan item)
 	var wg sync.WaitGroup
 	for range max(q.Workers, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for l := range work {
-				cands, pruned, simulated, perr := searchLayout(q, l, reqs)
+			for it := range work {
+				var cands []Candidate
+				var pruned, simulated int
+				var perr error
+				var name fmt.Stringer = it.l
+				if it.pair {
+					cands, pruned, simulated, perr = searchPair(q, it.p, reqs)
+					name = it.p
+				} else {
+					cands, pruned, simulated, perr = searchLayout(q, it.l, reqs)
+				}
 				mu.Lock()
 				plan.All = append(plan.All, cands...)
 				plan.Pruned += pruned
 				plan.Simulated += simulated
 				if perr != nil {
-					plan.Problems = append(plan.Problems, fmt.Errorf("%v: %w", l, perr))
+					plan.Problems = append(plan.Problems, fmt.Errorf("%v: %w", name, perr))
 				}
 				mu.Unlock()
 			}
@@ -135,10 +174,15 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	}
 	for _, l := range q.Layouts {
 		plan.Seen++
-		work <- l
+		work <- item{l: l}
+	}
+	for _, p := range q.Pairs {
+		plan.Seen++
+		work <- item{p: p, pair: true}
 	}
 	close(work)
 	wg.Wait()
+	slices.SortFunc(plan.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	// Deterministic order whatever the workers did.
 	slices.SortFunc(plan.All, func(a, b Candidate) int { return compareCand(a, b) })
 	for i := range plan.All {
@@ -153,7 +197,9 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 }
 
 func compareCand(a, b Candidate) int {
-	for _, d := range [...]int{a.GPUs - b.GPUs, a.TP - b.TP, a.PP - b.PP, int(a.DType) - int(b.DType), a.MaxSeqs - b.MaxSeqs, a.DP - b.DP} {
+	x, y := a.Disagg, b.Disagg
+	for _, d := range [...]int{a.GPUs - b.GPUs, a.TP - b.TP, a.PP - b.PP, int(a.DType) - int(b.DType), a.MaxSeqs - b.MaxSeqs, a.DP - b.DP,
+		x.Prefill - y.Prefill, x.Decode - y.Decode, x.DecodeTP - y.DecodeTP, x.DecodePP - y.DecodePP} {
 		if d != 0 {
 			return d
 		}
@@ -189,19 +235,14 @@ func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candida
 	dp := max(1, int(math.Ceil(q.Workload.Rate/cap1.RequestsPerSecond)))
 	pruned += dp - 1
 	for ; dp <= maxDP; dp++ {
-		res, err := serve.RunReplicas(p, e, reqs, dp, serve.Options{})
+		res, err := serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: dp}, Router: q.Router}, reqs, serve.Options{})
 		simulated++
 		if err != nil {
 			return cands, pruned, simulated, err
 		}
 		c := candidate(l, dp, per, res, q.SLO)
-		if q.Cost != nil {
-			if c.CostPerHour, err = q.Cost(c, res); err != nil {
-				return cands, pruned, simulated, err
-			}
-			if c.TokensPerSecond > 0 {
-				c.CostPerMillionTokens = c.CostPerHour / (3600 * c.TokensPerSecond) * 1e6
-			}
+		if err := q.price(&c, res); err != nil {
+			return cands, pruned, simulated, err
 		}
 		cands = append(cands, c)
 		if c.Meets {

@@ -21,6 +21,15 @@
 //     iteration boundary); the scheduler decides what the next iteration
 //     holds exactly as the engine would; the pricer says how long it
 //     takes.
+//   - replicas.go: RunReplicas, data-parallel replicas behind a
+//     round-robin router, each its own event loop; goodput.
+//   - cluster.go: RunDeployment, every scheduler of a deployment in one
+//     event loop in time order: the least-outstanding router, a closed
+//     loop of users, disaggregated prefill and decode pools with each
+//     request's KV cache moved between them (sim.KVTransfer), and the
+//     prefix cache's hits.
+//   - parse.go, trace.go: the parsers of layouts (2P1D), length files
+//     and traces.
 //   - metrics.go: per-request metrics (queueing, TTFT, TPOT, E2E) and
 //     their summaries (mean and percentiles), throughput, goodput, and
 //     the bookkeeping checks (Little's law).

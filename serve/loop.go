@@ -18,6 +18,18 @@ type Options struct {
 	// MaxContext, when > 0, is the model's context: a request longer is
 	// an error.
 	MaxContext int
+	// PrefixHit is the fraction of a prompt the prefix cache holds
+	// (whole blocks; see cachedTokens): those tokens skip the prefill's
+	// compute but hold KV blocks. 0: no prefix caching.
+	PrefixHit float64
+	// ITL records every gap between a request's consecutive tokens
+	// for Result.ITL (memory: one float per output token).
+	ITL bool
+	// Users, when > 0, runs a closed loop (RunDeployment): Users users
+	// each send a request at t = 0 and the next one Think after their
+	// last finished; the requests' arrival times are ignored.
+	Users int
+	Think model.Seconds
 }
 
 // A Sample is the engine's state at the end of an iteration.
@@ -32,14 +44,25 @@ type Sample struct {
 // live is a request in the engine.
 type live struct {
 	m         *Metrics
+	id        int // the request's index in its run (a cluster's callbacks)
 	input     int
 	output    int
+	cached    int // prompt tokens found in the prefix cache
 	computed  int // tokens whose KV is in the cache
 	generated int // output tokens produced
 	blocks    int // blocks held (reserved, with Reserve admission)
+	started   bool
+	last      float64 // when its last token was sampled
 	// held: its last token is out, but it keeps its slot in a multi-step
 	// decode batch until the batch's last step (see holdsFinished).
 	held bool
+}
+
+// arrival is a request routed to a loop and the record it fills.
+type arrival struct {
+	r  Request
+	m  *Metrics
+	id int
 }
 
 // need is the tokens known: the prompt and the output so far. The KV of
@@ -58,6 +81,15 @@ type loop struct {
 	now     float64
 	res     *Result
 
+	// queue holds the requests routed to the loop in the order the
+	// engine sees them; next is the first not yet seen. done counts the
+	// requests completed (their completion delivered); finished holds
+	// those of the last round.
+	queue    []arrival
+	next     int
+	done     int
+	finished []*live
+
 	// Little's law: the area under the number of requests in the system.
 	inSys int
 	lastT float64
@@ -68,7 +100,6 @@ type loop struct {
 	multi bool // the current batch is a multi-step decode batch
 
 	pending []output // outputs waiting for the next iteration (AsyncOutput)
-	done    int      // requests completed (their completion delivered)
 	every   int      // series: keep every every-th iteration
 	count   int
 }
@@ -94,17 +125,27 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 		return nil, err
 	}
 	blocks := kvTokens / e.BlockSize
+	if o.PrefixHit > 0 {
+		reqs = slices.Clone(reqs)
+		seen := map[int]int{}
+		for i := range reqs {
+			reqs[i].Cached = cachedTokens(reqs[i], o.PrefixHit, e.BlockSize, seen)
+		}
+	}
 	if err := check(reqs, e, blocks, o); err != nil {
 		return nil, err
 	}
-	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1}
-	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem,
-		Requests: make([]Metrics, len(reqs))}
+	l := newLoop(p, e, o, blocks, mem)
+	l.res.Requests = make([]Metrics, len(reqs))
+	l.queue = make([]arrival, len(reqs))
 	for i, r := range reqs {
 		l.res.Requests[i] = Metrics{ID: r.ID, Arrival: r.Arrival, Input: r.Input, Output: r.Output}
+		l.queue[i] = arrival{r: r, m: &l.res.Requests[i], id: i}
 	}
-	if err := l.run(reqs); err != nil {
-		return nil, err
+	for l.done < len(reqs) {
+		if err := l.round(); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -112,6 +153,13 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 	l.res.Warnings = p.Warnings()
 	l.res.summarize(l.area)
 	return l.res, nil
+}
+
+// newLoop returns an idle loop with blocks KV blocks.
+func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *loop {
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1}
+	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
+	return l
 }
 
 // check refuses requests that are unordered or can never run.
@@ -134,6 +182,10 @@ func check(reqs []Request, e Engine, blocks int, o Options) error {
 			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before request %d (%v): requests must be in arrival order", r.ID, r.Arrival, reqs[i-1].ID, reqs[i-1].Arrival))
 		case o.MaxContext > 0 && r.Input+r.Output > o.MaxContext:
 			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the model's context of %d", ErrOverflow, r.ID, r.Input, r.Output, o.MaxContext))
+		case r.Cached < 0 || r.Cached >= r.Input:
+			errs = append(errs, fmt.Errorf("serve: request %d: %d cached prompt tokens of %d: want 0 up to the prompt less one", r.ID, r.Cached, r.Input))
+		case r.Prefilled && r.Output < 2:
+			errs = append(errs, fmt.Errorf("serve: request %d: prefilled elsewhere with %d output tokens: nothing left to decode", r.ID, r.Output))
 		case ceilDiv(r.Input+r.Output, e.BlockSize) > blocks:
 			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the KV cache of %d tokens", ErrOverflow, r.ID, r.Input, r.Output, blocks*e.BlockSize))
 		}
@@ -149,71 +201,88 @@ func (l *loop) advance(t float64) {
 	l.lastT = t
 }
 
-func (l *loop) run(reqs []Request) error {
-	next := 0
-	for l.done < len(reqs) {
-		// Arrivals up to now join the queue, in order.
-		for next < len(reqs) && l.seen(&reqs[next]) <= l.now {
-			l.arrive(&reqs[next], &l.res.Requests[next])
-			next++
+// round runs one scheduling decision at l.now: the requests seen by now
+// join the queue; an idle engine delivers its pending outputs or waits
+// for the next request (and returns); otherwise the scheduler fills the
+// next iteration (or, with multi-step decode, several), which the
+// pricer times. Requests seen during an iteration join the queue at its
+// end. l.finished holds the completions the round delivered.
+func (l *loop) round() error {
+	l.finished = l.finished[:0]
+	l.join(l.now)
+	if len(l.running) == 0 && len(l.waiting) == 0 {
+		if len(l.pending) > 0 {
+			// No next step to overlap with: the last outputs are
+			// processed now.
+			l.deliver()
+			return nil
 		}
-		if len(l.running) == 0 && len(l.waiting) == 0 {
-			if len(l.pending) > 0 {
-				// No next step to overlap with: the last outputs are
-				// processed now.
-				l.deliver()
-				continue
-			}
-			l.now = l.seen(&reqs[next]) // idle until the next arrival
-			continue
+		if l.next < len(l.queue) {
+			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
 		}
-		steps := l.schedule()
-		if len(l.sched) == 0 {
-			return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
+		return nil
+	}
+	steps := l.schedule()
+	if len(l.sched) == 0 {
+		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
+	}
+	l.multi = steps > 1
+	for s := 0; s < steps && len(l.sched) > 0; s++ {
+		if s > 0 && !l.nextStep() {
+			break
 		}
-		l.multi = steps > 1
-		for s := 0; s < steps && len(l.sched) > 0; s++ {
-			if s > 0 && !l.nextStep() {
-				break
-			}
-			l.build()
-			dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead)
-			end := l.now + dt
-			// Requests that arrived during the iteration enter the
-			// system (not the engine) at their arrival times.
-			for next < len(reqs) && l.seen(&reqs[next]) <= end {
-				l.arrive(&reqs[next], &l.res.Requests[next])
-				next++
-			}
-			l.now = end
-			l.res.Iterations++
-			l.res.BusyTime += model.Seconds(dt)
-			l.deliver() // the previous iteration's outputs (AsyncOutput)
-			l.apply()
-			l.sample()
-		}
-		if l.multi {
-			l.release()
-		}
+		l.build()
+		dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead)
+		end := l.now + dt
+		// Requests that arrived during the iteration enter the
+		// system (not the engine) at their arrival times.
+		l.join(end)
+		l.now = end
+		l.res.Iterations++
+		l.res.BusyTime += model.Seconds(dt)
+		l.deliver() // the previous iteration's outputs (AsyncOutput)
+		l.apply()
+		l.sample()
+	}
+	if l.multi {
+		l.release()
 	}
 	return nil
 }
 
+// join brings the requests the engine has seen by t into the system.
+func (l *loop) join(t float64) {
+	for l.next < len(l.queue) && l.seen(&l.queue[l.next].r) <= t {
+		a := &l.queue[l.next]
+		l.arrive(a)
+		l.next++
+	}
+}
+
+// push routes r to the loop (a cluster's router), in the order the
+// engine sees requests.
+func (l *loop) push(r Request, m *Metrics, id int) {
+	l.queue = append(l.queue, arrival{r: r, m: m, id: id})
+	for i := len(l.queue) - 1; i > l.next && l.seen(&l.queue[i-1].r) > l.seen(&l.queue[i].r); i-- {
+		l.queue[i-1], l.queue[i] = l.queue[i], l.queue[i-1]
+	}
+}
+
 // An output is a first token or a completion on its way to the client.
 type output struct {
-	m      *Metrics
+	r      *live
 	finish bool
 }
 
-// emit sends m's first token (or, finish, its completion) to the client:
+// emit sends r's first token (or, finish, its completion) to the client:
 // at l.now, or with AsyncOutput at the end of the next iteration (or now
 // when the engine has none to run).
-func (l *loop) emit(m *Metrics, finish bool) {
+func (l *loop) emit(r *live, finish bool) {
 	if l.e.AsyncOutput {
-		l.pending = append(l.pending, output{m, finish})
+		l.pending = append(l.pending, output{r, finish})
 		return
 	}
-	l.stamp(output{m, finish})
+	l.stamp(output{r, finish})
 }
 
 // deliver stamps the pending outputs at l.now.
@@ -227,24 +296,37 @@ func (l *loop) deliver() {
 // stamp records o at l.now; a completion leaves the system.
 func (l *loop) stamp(o output) {
 	if !o.finish {
-		o.m.FirstToken = model.Seconds(l.now)
+		o.r.m.FirstToken = model.Seconds(l.now)
 		return
 	}
-	o.m.Finish = model.Seconds(l.now)
+	o.r.m.Finish = model.Seconds(l.now)
 	l.advance(l.now)
 	l.inSys--
 	l.done++
+	l.finished = append(l.finished, o.r)
 }
 
 // seen returns when the engine sees r: its arrival plus the per-request
 // overhead outside the engine (API, tokenisation).
 func (l *loop) seen(r *Request) float64 { return float64(r.Arrival + l.e.RequestOverhead) }
 
-// arrive adds a request to the system and the queue.
-func (l *loop) arrive(r *Request, m *Metrics) {
-	l.advance(float64(r.Arrival))
+// arrive adds a request to the system and the queue. A request routed
+// after the loop's clock passed its arrival (a cluster's router runs
+// between iterations) is counted in the system from its arrival.
+func (l *loop) arrive(a *arrival) {
+	r := &a.r
+	if t := float64(r.Arrival); t >= l.lastT {
+		l.advance(t)
+	} else {
+		l.area += l.lastT - t
+	}
 	l.inSys++
-	l.waiting = append(l.waiting, &live{m: m, input: r.Input, output: r.Output})
+	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached}
+	if r.Prefilled {
+		v.computed, v.generated = r.Input, 1
+		v.last = float64(a.m.FirstToken) // the prefill pool's first token
+	}
+	l.waiting = append(l.waiting, v)
 }
 
 // build fills l.it from l.sched.
@@ -276,14 +358,17 @@ func (l *loop) apply() int {
 				continue // a token computed and discarded
 			}
 			if r.generated == 1 {
-				l.emit(r.m, false)
+				l.emit(r, false)
+			} else if l.o.ITL {
+				l.res.itl = append(l.res.itl, l.now-r.last)
 			}
+			r.last = l.now
 			if r.generated == r.output {
 				if l.multi {
 					r.held = true // completes with the batch's last step
 					continue
 				}
-				l.emit(r.m, true)
+				l.emit(r, true)
 				done++
 			}
 		}
@@ -353,7 +438,7 @@ func (l *loop) preempt() *live {
 	r := l.running[len(l.running)-1]
 	l.running = l.running[:len(l.running)-1]
 	l.free += r.blocks
-	r.blocks, r.computed = 0, 0
+	r.blocks, r.computed = 0, r.cached
 	r.m.Preemptions++
 	l.res.Preemptions++
 	l.waiting = slices.Insert(l.waiting, 0, r)
@@ -381,7 +466,8 @@ func (l *loop) admit(budget int, alone bool) int {
 		return 0
 	}
 	l.waiting = l.waiting[1:]
-	if r.m.Preemptions == 0 && r.computed == 0 && r.generated == 0 {
+	if !r.started {
+		r.started = true
 		r.m.Start = model.Seconds(l.now)
 	}
 	l.running = append(l.running, r)
@@ -482,7 +568,7 @@ func (l *loop) nextStep() bool {
 	kept := l.sched[:0]
 	for _, s := range l.sched {
 		r := s.l
-		if r.generated == r.output && !r.held || r.blocks == 0 && r.computed == 0 {
+		if r.generated == r.output && !r.held || r.blocks == 0 { // finished, or preempted
 			continue
 		}
 		if !l.grow(r, r.computed+1) {
@@ -501,7 +587,7 @@ func (l *loop) release() int {
 	kept := l.running[:0]
 	for _, r := range l.running {
 		if r.held {
-			l.emit(r.m, true)
+			l.emit(r, true)
 			l.free += r.blocks
 			r.blocks = 0
 			done++

@@ -20,6 +20,9 @@ type Metrics struct {
 	Finish        model.Seconds // last token
 	Input, Output int
 	Preemptions   int
+	// Transfer is, disaggregated, the first token to the KV cache's
+	// arrival at the decode instance (waiting for the link included).
+	Transfer model.Seconds
 }
 
 // Queue is the wait from arrival to first being scheduled.
@@ -69,6 +72,10 @@ type Result struct {
 	BusyTime, Duration model.Seconds
 
 	Queue, TTFT, TPOT, E2E Stats // seconds
+	// ITL summarises every gap between consecutive tokens of a request,
+	// over all requests' tokens (Options.ITL; the engine's sampling
+	// times, not the client's: multi-step decode streams in bursts).
+	ITL Stats
 
 	// Throughput over Duration, of the replica.
 	RequestsPerSecond     float64
@@ -84,14 +91,22 @@ type Result struct {
 	Overloaded bool
 	Verdict    string
 
-	// Replicas is the data-parallel replicas the requests were spread
-	// over (1 for Run).
+	// Replicas is the schedulers the requests were spread over (1 for
+	// Run; replicas × PP; both pools' when disaggregated).
 	Replicas int
+	// Pools says what each pool did (RunDeployment; nil from Run and
+	// RunReplicas). Transfer summarises the requests' KV transfers
+	// (disaggregated; seconds). Users is the closed loop's users (0:
+	// open loop).
+	Pools    []PoolResult
+	Transfer Stats
+	Users    int
 
 	Series   []Sample
 	Warnings []error
 
-	area float64 // the integral of the requests in the system
+	area float64   // the integral of the requests in the system
+	itl  []float64 // the inter-token gaps (Options.ITL)
 }
 
 // summarize fills the summaries from the requests; area is the integral
@@ -118,6 +133,7 @@ func (res *Result) summarize(area float64) {
 	}
 	res.Duration = model.Seconds(last - first)
 	res.Queue, res.TTFT, res.TPOT, res.E2E = statsOf(q), statsOf(ttft), statsOf(tpot), statsOf(e2e)
+	res.ITL = statsOf(res.itl)
 	if d := float64(res.Duration); d > 0 {
 		res.RequestsPerSecond = float64(n) / d
 		res.OutputTokensPerSecond = out / d

@@ -15,6 +15,16 @@ type Request struct {
 	Arrival model.Seconds // since the start of the run
 	Input   int           // prompt tokens
 	Output  int           // tokens to generate (EOS ignored)
+	// Prefix is the shared-prefix id of a trace (0: none): requests
+	// with the same id share the start of their prompts (PrefixCache).
+	Prefix int
+	// Cached is the prompt tokens whose KV cache the engine finds in its
+	// prefix cache: they skip the prefill's compute but hold KV blocks.
+	Cached int
+	// Prefilled says the prompt's KV cache and the first token come
+	// from elsewhere (a disaggregated prefill pool): the request arrives
+	// to decode, needing blocks for its whole prompt.
+	Prefilled bool
 }
 
 // Arrival names an arrival process.

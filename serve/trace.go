@@ -36,8 +36,10 @@ func (e *TraceError) Unwrap() error { return e.Err }
 const maxTraceErrors = 20
 
 // ReadTrace reads requests to replay: CSV with a header naming
-// arrival_s, input_tokens and output_tokens (prefix_id optional,
-// ignored), or JSON lines with those keys (the format is told by the
+// arrival_s, input_tokens and output_tokens (prefix_id optional: any
+// text or number, requests with equal ids share a prompt prefix; ids
+// are numbered 1, 2, ... in order of first appearance into
+// Request.Prefix, empty for none), or JSON lines with those keys (the format is told by the
 // first non-blank byte: '{' is JSON lines). Arrivals are seconds since
 // the start and must not go backwards; lengths are at least 1 and, when
 // maxContext > 0, their sum at most maxContext. Every problem is
@@ -55,10 +57,11 @@ func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
 			errs = append(errs, &TraceError{file, line, key, err})
 		}
 	}
+	ids := prefixIDs{}
 	if len(t) > 0 && t[0] == '{' {
-		reqs = readJSONL(data, add)
+		reqs = readJSONL(data, add, ids)
 	} else {
-		reqs = readTraceCSV(data, add)
+		reqs = readTraceCSV(data, add, ids)
 	}
 	if len(errs) == 0 && len(reqs) == 0 {
 		return nil, fmt.Errorf("serve: %s: the trace holds no requests", file)
@@ -100,7 +103,22 @@ func traceValue(line int, arrival float64, in, out int64, add func(int, string, 
 	return Request{ID: line, Arrival: model.Seconds(arrival), Input: int(in), Output: int(out)}, ok
 }
 
-func readTraceCSV(data []byte, add func(int, string, error)) []Request {
+// prefixIDs numbers a trace's shared-prefix ids in order of first
+// appearance, from 1 ("" is none).
+type prefixIDs map[string]int
+
+func (p prefixIDs) id(s string) int {
+	if s == "" {
+		return 0
+	}
+	if v, ok := p[s]; ok {
+		return v
+	}
+	p[s] = len(p) + 1
+	return p[s]
+}
+
+func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Request {
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
@@ -165,13 +183,16 @@ func readTraceCSV(data []byte, add func(int, string, error)) []Request {
 			continue
 		}
 		if q, ok := traceValue(line, a, in, out, add); ok {
+			if _, has := col["prefix_id"]; has {
+				q.Prefix = ids.id(get("prefix_id"))
+			}
 			reqs = append(reqs, q)
 		}
 	}
 	return reqs
 }
 
-func readJSONL(data []byte, add func(int, string, error)) []Request {
+func readJSONL(data []byte, add func(int, string, error), ids prefixIDs) []Request {
 	var reqs []Request
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -208,6 +229,16 @@ func readJSONL(data []byte, add func(int, string, error)) []Request {
 			continue
 		}
 		if q, ok := traceValue(line, *v.Arrival, *v.In, *v.Out, add); ok {
+			switch x := v.Prefix.(type) {
+			case nil:
+			case string:
+				q.Prefix = ids.id(x)
+			case float64, bool:
+				q.Prefix = ids.id(fmt.Sprint(x))
+			default:
+				add(line, "prefix_id", fmt.Errorf("want a string or a number, got %v", x))
+				continue
+			}
 			reqs = append(reqs, q)
 		}
 	}

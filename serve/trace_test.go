@@ -42,8 +42,17 @@ func TestReadTrace(t *testing.T) {
 			}
 		})
 	}
+	// Shared-prefix ids are numbered in order of first appearance.
+	reqs, err := serve.ReadTrace(strings.NewReader("arrival_s,input_tokens,output_tokens,prefix_id\n0,10,5,sys-b\n0.5,20,7,\n1,3,2,sys-a\n2,3,2,sys-b\n"), "p.csv", 0)
+	if err != nil || reqs[0].Prefix != 1 || reqs[1].Prefix != 0 || reqs[2].Prefix != 2 || reqs[3].Prefix != 1 {
+		t.Errorf("prefix ids: %+v, %v", reqs, err)
+	}
+	reqs, err = serve.ReadTrace(strings.NewReader(`{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5, "prefix_id": 7}`+"\n"+`{"arrival_s": 1, "input_tokens": 10, "output_tokens": 5, "prefix_id": "7"}`+"\n"), "p.jsonl", 0)
+	if err != nil || reqs[0].Prefix != 1 || reqs[1].Prefix != 1 {
+		t.Errorf("JSON prefix ids: %+v, %v", reqs, err)
+	}
 	var te *serve.TraceError
-	_, err := serve.ReadTrace(strings.NewReader("arrival_s,input_tokens,output_tokens\n1,0,1\n"), "t.csv", 0)
+	_, err = serve.ReadTrace(strings.NewReader("arrival_s,input_tokens,output_tokens\n1,0,1\n"), "t.csv", 0)
 	if !errors.As(err, &te) || te.Line != 2 || te.Key != "input_tokens" {
 		t.Errorf("error %v is not a TraceError at line 2, input_tokens", err)
 	}

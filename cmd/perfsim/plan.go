@@ -20,7 +20,7 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-const planSynopsis = "perfsim plan serve --hw NAME|FILE --model NAME|FILE --rate R --ttft-p99 T --tpot-p99 T [--input S --output G | --workload sharegpt] [--tp 1,2,4,8] [--pp 1,2] [--dtypes bf16,fp8] [--max-seqs 0,64,256] [--max-gpus N] [--engine E] [--max-rate --dp N] [--format table|json|csv] [--front-plot FILE] [--load-plot FILE]"
+const planSynopsis = "perfsim plan serve --hw NAME|FILE --model NAME|FILE --rate R --ttft-p99 T --tpot-p99 T [--input S --output G | --workload sharegpt] [--tp 1,2,4,8] [--pp 1,2] [--dtypes bf16,fp8] [--max-seqs 0,64,256] [--max-gpus N] [--engine E] [--disagg] [--router round-robin|least-outstanding] [--max-rate --dp N] [--format table|json|csv] [--front-plot FILE] [--load-plot FILE]"
 
 const planExamples = `  # the fewest H100s serving 20 req/s of Llama 3 70B with p99 TTFT ≤ 1 s and p99 TPOT ≤ 50 ms
   perfsim plan serve --hw h100 --model llama3-70b --rate 20 --ttft-p99 1s --tpot-p99 50ms --input 1024 --output 256 --requests 600
@@ -40,7 +40,8 @@ type planOptions struct {
 	tp, pp, maxSeqs           []int
 	dtypes                    []string
 	ttft, tpot                model.Seconds
-	maxRate                   bool
+	maxRate, disagg           bool
+	router                    string
 	frontPlot, loadPlot       string
 	objective                 string
 	currency, costInputs      string        // of a priced plan
@@ -69,6 +70,8 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "GPUs at most")
 	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (the first --tp, --pp, --dtypes, --max-seqs and --dp) sustains under the SLOs, by bisection")
 	fs.IntVar(&o.dp, "dp", 1, "replicas of the deployment with --max-rate")
+	fs.BoolVar(&o.disagg, "disagg", false, "also search disaggregated deployments: a prefill and a decode pool, each instance any of the --tp × --pp layouts, the same --dtypes, the engine's --max-seqs, and the fewest instances of each that meet the objectives")
+	fs.StringVar(&o.router, "router", "round-robin", "how requests are spread over replicas and pool instances: round-robin or least-outstanding")
 	addFormatFlag(fs, &o.format)
 	fs.StringVar(&o.frontPlot, "front-plot", "", "draw the Pareto front (tokens/s per GPU against tokens/s per user) to this SVG, PNG or PDF")
 	fs.StringVar(&o.loadPlot, "load-plot", "", "with --max-rate: draw p50 and p99 TTFT and TPOT against the rate, with the SLOs and the knee")
@@ -147,6 +150,13 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 			}
 		}
 	}
+	router, err := serve.ParseRouter(o.router)
+	if err != nil {
+		errs = append(errs, usagef("--router: %v", err))
+	}
+	if o.disagg && o.maxRate {
+		errs = append(errs, usagef("--disagg: not with --max-rate (a plan searches disaggregated deployments; --max-rate takes one aggregated deployment)"))
+	}
 	if o.requests < 1 || o.maxGPUs < 1 || o.dp < 1 {
 		errs = append(errs, usagef("--requests, --max-gpus, --dp: must be at least 1"))
 	}
@@ -211,9 +221,29 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return p, e, err
 	}
 	q := &plan.ServeQuery{MaxGPUs: o.maxGPUs, Workload: wl, SLO: plan.SLO{TTFTP99: o.ttft, TPOTP99: o.tpot},
-		Deploy: deploy, Workers: runtime.GOMAXPROCS(0)}
+		Deploy: deploy, Workers: runtime.GOMAXPROCS(0), Router: router}
 	if err := o.costing(fs, q, dev, w); err != nil {
 		return nil, nil, err
+	}
+	if o.disagg {
+		q.Link = func(gpus int) (*serve.KVLink, error) {
+			sys, err := systemFor(dev, gpus)
+			if err != nil {
+				return nil, err
+			}
+			return &serve.KVLink{Intra: sys.Link(model.IntraNode), Inter: sys.Link(model.InterNode), PerNode: sys.DevicesPerNode}, nil
+		}
+		for _, d := range dts {
+			for _, ptp := range o.tp {
+				for _, ppp := range o.pp {
+					for _, dtp := range o.tp {
+						for _, dpp := range o.pp {
+							q.Pairs = append(q.Pairs, plan.Pair{Prefill: plan.Layout{TP: ptp, PP: ppp, DType: d}, Decode: plan.Layout{TP: dtp, PP: dpp, DType: d}})
+						}
+					}
+				}
+			}
+		}
 	}
 	for _, tp := range o.tp {
 		for _, pp := range o.pp {
@@ -274,6 +304,7 @@ type maxRateJSON struct {
 }
 
 type candJSON struct {
+	Deployment        string  `json:"deployment"`
 	TP                int     `json:"tp"`
 	PP                int     `json:"pp"`
 	DP                int     `json:"dp"`
@@ -287,6 +318,12 @@ type candJSON struct {
 	TokensPerSPerUser float64 `json:"output_tokens_per_s_per_user"`
 	Meets             bool    `json:"meets_slo"`
 	Over              bool    `json:"overloaded"`
+	// Disaggregated candidates only: TP and PP above are the prefill
+	// instances'.
+	PrefillInstances int `json:"prefill_instances,omitempty"`
+	DecodeInstances  int `json:"decode_instances,omitempty"`
+	DecodeTP         int `json:"decode_tp,omitempty"`
+	DecodePP         int `json:"decode_pp,omitempty"`
 	// With a price (plan_cost.go): the cost per hour at the load and per
 	// million output tokens, in planOut's currency.
 	CostPerHour    *float64 `json:"cost_per_hour,omitempty"`
@@ -294,9 +331,10 @@ type candJSON struct {
 }
 
 func candOf(c plan.Candidate, priced bool) candJSON {
-	j := candJSON{TP: c.TP, PP: c.PP, DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
+	j := candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
 		TTFTP99S: c.TTFTP99, TPOTP99S: c.TPOTP99, TokensPerS: c.TokensPerSecond, TokensPerSPerGPU: c.TokensPerSecondPerGPU,
-		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded}
+		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded,
+		PrefillInstances: c.Disagg.Prefill, DecodeInstances: c.Disagg.Decode, DecodeTP: c.Disagg.DecodeTP, DecodePP: c.Disagg.DecodePP}
 	if priced {
 		j.CostPerHour, j.CostPerMOutput = fp(c.CostPerHour), fp(c.CostPerMillionTokens)
 	}
@@ -333,7 +371,8 @@ func planJSON(p *plan.ServePlan, o *planOptions) planOut {
 }
 
 func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
-	header := []string{"tp", "pp", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best"}
+	header := []string{"tp", "pp", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best",
+		"prefill_instances", "decode_instances", "decode_tp", "decode_pp"}
 	priced := o.currency != ""
 	if priced {
 		header = append(header, "cost_per_hour", "cost_per_million_output_tokens", "currency")
@@ -346,7 +385,8 @@ func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
 	for _, c := range p.All {
 		rows = append(rows, []string{strconv.Itoa(c.TP), strconv.Itoa(c.PP), strconv.Itoa(c.DP), c.DType.String(), strconv.Itoa(c.MaxSeqs),
 			strconv.Itoa(c.GPUs), num(c.TTFTP99), num(c.TPOTP99), num(c.TokensPerSecond), num(c.TokensPerSecondPerGPU), num(c.TokensPerSecondPerUser),
-			strconv.FormatBool(c.Meets), strconv.FormatBool(c.Overloaded), strconv.FormatBool(onFront[c]), strconv.FormatBool(p.Best != nil && *p.Best == c)})
+			strconv.FormatBool(c.Meets), strconv.FormatBool(c.Overloaded), strconv.FormatBool(onFront[c]), strconv.FormatBool(p.Best != nil && *p.Best == c),
+			strconv.Itoa(c.Disagg.Prefill), strconv.Itoa(c.Disagg.Decode), strconv.Itoa(c.Disagg.DecodeTP), strconv.Itoa(c.Disagg.DecodePP)})
 		if priced {
 			rows[len(rows)-1] = append(rows[len(rows)-1], num(c.CostPerHour), num(c.CostPerMillionTokens), o.currency)
 		}
@@ -363,7 +403,7 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 		fmt.Fprintf(tw, "best\tno layout within %d GPUs meets the objectives\n", q.MaxGPUs)
 	} else {
 		b := p.Best
-		fmt.Fprintf(tw, "best\t%v × dp %d = %d GPUs: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b.Layout, b.DP, b.GPUs,
+		fmt.Fprintf(tw, "best\t%v = %d GPUs: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b, b.GPUs,
 			model.Seconds(b.TTFTP99), model.Seconds(b.TPOTP99), fnum(b.TokensPerSecondPerGPU))
 		if priced {
 			fmt.Fprintf(tw, "cost\t%s per hour, %s per million output tokens (by %s; %s)\n", money(b.CostPerHour), money(b.CostPerMillionTokens), o.objective, o.costInputs)
@@ -378,7 +418,7 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 		if priced {
 			cost = "\t" + money(c.CostPerHour) + "\t" + money(c.CostPerMillionTokens)
 		}
-		fmt.Fprintf(tw, "%v × dp %d\t%s\t%s\t%d\t%v\t%v\t%v%s\n", c.Layout, c.DP, fnum(c.TokensPerSecondPerUser), fnum(c.TokensPerSecondPerGPU),
+		fmt.Fprintf(tw, "%v\t%s\t%s\t%d\t%v\t%v\t%v%s\n", c, fnum(c.TokensPerSecondPerUser), fnum(c.TokensPerSecondPerGPU),
 			c.GPUs, model.Seconds(c.TTFTP99), model.Seconds(c.TPOTP99), c.Meets, cost)
 	}
 	return tw.Flush()
@@ -394,7 +434,7 @@ func savePlanFront(path string, p *plan.ServePlan, stdout io.Writer) error {
 		}
 	}
 	for _, c := range p.Front {
-		fr = append(fr, chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU, Label: fmt.Sprintf("tp%d pp%d %s ×%d", c.TP, c.PP, c.DType, c.DP)})
+		fr = append(fr, chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU, Label: c.String()})
 	}
 	if len(fr) == 0 {
 		return errors.New("--front-plot: no candidate kept up with the load")

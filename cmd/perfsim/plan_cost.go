@@ -38,6 +38,15 @@ func (o *planOptions) costing(fs *pflag.FlagSet, q *plan.ServeQuery, dev *hardwa
 		return nil
 	}
 	q.Cost = func(c plan.Candidate, res *serve.Result) (float64, error) {
+		if c.Disagg.Prefill > 0 {
+			// The energy model is of one pool's replicas (docs/serving.md):
+			// a price per GPU-hour (energy included) prices the pools, a
+			// TCO's energy cannot.
+			if p.TCO() {
+				return 0, errors.New("a TCO needs the energy of disaggregated pools, which perfsim does not price yet (give --price)")
+			}
+			return p.Cost(c.GPUs, res.Duration, 0).Amount / float64(res.Duration/model.Seconds(3600)), nil
+		}
 		pricer, _, err := q.Deploy(c.Layout)
 		if err != nil {
 			return 0, err

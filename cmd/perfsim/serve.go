@@ -39,7 +39,7 @@ type serveOptions struct {
 	comm                    model.DType
 	input, output, workload string
 	trace, requestsOut      string
-	seriesPlot              string
+	seriesPlot, seriesOut   string
 	requests                int
 	arrival                 string
 	rate, cv                float64
@@ -53,23 +53,25 @@ type serveOptions struct {
 	stepOverhead, reqOverhd model.Seconds
 	ttftSLO, tpotSLO        model.Seconds
 	energy                  energyOptions // serve_energy.go
+	deploy                  deployOptions // serve_deploy.go
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	o.energy.AddFlags(fs)
+	o.deploy.AddFlags(fs)
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
 	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
 	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml or HuggingFace config.json")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree of a replica")
-	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind a round-robin router")
+	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind the router (--router)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of the weights (the GEMMs' weight inputs), the activations (GEMM inputs, attention and the other compute) and the KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4; under an 8- or 4-bit type the residual stream and its tensor-parallel, pipeline and expert-parallel collectives stay in bf16, as engines run them (see --comm)")
 	fs.Var(&o.comm, "comm", "data type the residual stream's collectives move: the tensor-parallel all-reduces, pipeline sends and MoE all-to-alls (default: bf16 when --act is 8 or 4 bits, as vLLM and TensorRT-LLM do; else --act)")
 	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype)")
 	fs.Var(&o.act, "act", "data type of the activations and the compute (overrides --dtype)")
 	fs.Var(&o.kv, "kv", "data type of the KV cache (overrides --dtype)")
-	fs.StringVar(&o.input, "input", "1024", "prompt tokens: N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX] or empirical:N1,N2,...")
+	fs.StringVar(&o.input, "input", "1024", "prompt tokens: N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX], empirical:N1,N2,... or file:PATH (one count per line)")
 	fs.StringVar(&o.output, "output", "256", "generated tokens, in the same forms as --input (EOS ignored)")
 	fs.StringVar(&o.workload, "workload", "", "a named length mix instead of --input/--output: sharegpt (docs/serving.md)")
 	fs.StringVar(&o.trace, "trace", "", "replay a trace: CSV (arrival_s,input_tokens,output_tokens[,prefix_id]) or JSON lines with those keys")
@@ -95,10 +97,13 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	addFormatFlag(fs, &o.format)
 	fs.StringVar(&o.requestsOut, "requests-out", "", "write every request's metrics to this CSV file")
 	fs.StringVar(&o.seriesPlot, "series-plot", "", "draw the queue, the running batch and the KV-cache occupancy over time (replica 0) to this SVG, PNG or PDF")
+	fs.StringVar(&o.seriesOut, "series-out", "", "write the queue, the running batch and the KV-cache occupancy over time (replica 0) to this CSV file")
 }
 
 // serveSetup is what a serve run needs, built from the flags.
 type serveSetup struct {
+	dep    serve.Deployment
+	opts   serve.Options
 	pricer *sim.Pricer
 	engine serve.Engine
 	reqs   []serve.Request
@@ -126,7 +131,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	}
 	if fs.Changed("rate") && !(o.rate > 0 && !math.IsInf(o.rate, 0)) {
 		errs = append(errs, usagef("--rate: must be a positive number of requests per second, got %g", o.rate))
-	} else if o.trace == "" && arr != serve.AllAtOnce && !fs.Changed("rate") {
+	} else if o.trace == "" && o.deploy.users == 0 && arr != serve.AllAtOnce && !fs.Changed("rate") {
 		errs = append(errs, usagef("--rate: needed with --arrival %s (or use --arrival all)", arr))
 	}
 	for _, f := range []struct {
@@ -137,16 +142,20 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 			errs = append(errs, usagef("--%s: must be a non-negative time, got %v", f.name, f.v))
 		}
 	}
+	errs = append(errs, o.deploy.check(fs, o)...)
+	if o.deploy.users > 0 {
+		arr = serve.AllAtOnce // the closed loop sets the arrivals
+	}
 	wl := serve.Workload{N: o.requests, Arrival: arr, Rate: o.rate, CV: o.cv, Seed: o.seed}
 	switch strings.ToLower(o.workload) {
 	case "":
-		in, err := serve.ParseLengths(o.input)
+		in, err := lengths("input", o.input)
 		if err != nil {
-			errs = append(errs, usagef("--input: %v", err))
+			errs = append(errs, err)
 		}
-		out, err := serve.ParseLengths(o.output)
+		out, err := lengths("output", o.output)
 		if err != nil {
-			errs = append(errs, usagef("--output: %v", err))
+			errs = append(errs, err)
 		}
 		wl.Input, wl.Output = in, out
 	case "sharegpt":
@@ -219,7 +228,18 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 			return nil, usageError{err}
 		}
 	}
-	return &serveSetup{pricer: p, engine: e, reqs: reqs, dp: o.dp, gpus: per * o.dp, w: w, hw: dev.Name, dev: dev}, nil
+	dep, err := o.deploy.deployment(fs, o, dev, w, sc, p, e)
+	if err != nil {
+		return nil, err
+	}
+	opts := serve.Options{MaxContext: w.Shape().MaxContext, PrefixHit: o.deploy.prefixHit, Users: o.deploy.users, Think: o.deploy.think, ITL: true}
+	if o.seriesPlot != "" || o.seriesOut != "" {
+		opts.SeriesPoints = 150
+	}
+	if o.seriesOut != "" {
+		opts.SeriesPoints = 1000
+	}
+	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, reqs: reqs, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
 }
 
 // override applies the engine flags the user set.
@@ -269,11 +289,7 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	opts := serve.Options{MaxContext: s.w.Shape().MaxContext}
-	if o.seriesPlot != "" {
-		opts.SeriesPoints = 150
-	}
-	res, err := serve.RunReplicas(s.pricer, s.engine, s.reqs, s.dp, opts)
+	res, err := serve.RunDeployment(s.dep, s.reqs, s.opts)
 	if err != nil {
 		if errors.Is(err, serve.ErrOverflow) {
 			return usageError{linesError{err}}
@@ -298,6 +314,15 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.seriesPlot != "" {
 		if err := saveSeriesPlot(o.seriesPlot, res); err != nil {
 			return err
+		}
+	}
+	if o.seriesOut != "" {
+		var buf strings.Builder
+		if err := writeSeriesCSV(&buf, res); err != nil {
+			return err
+		}
+		if err := writeMeasurementsFile(o.seriesOut, []byte(buf.String())); err != nil {
+			return fmt.Errorf("--series-out: %w", err)
 		}
 	}
 	sum := serveSummaryOf(res, s, o.ttftSLO, o.tpotSLO)

@@ -142,6 +142,9 @@ func (o *serveOptions) serveEnergy(fs *pflag.FlagSet, res *serve.Result, s *serv
 	if o.energy.powerCap != 0 {
 		return nil, usagef("--power-cap: serve does not apply a power limit yet (simulate and sweep do)")
 	}
+	if s.dep.Disaggregated() {
+		return nil, nil // the energy model is of one pool's replicas (docs/serving.md)
+	}
 	dev := s.dev
 	p, err := o.energy.pricing(fs, dev)
 	if err != nil {

@@ -39,6 +39,7 @@ type serveSummary struct {
 	QueueS               statsJSON `json:"queue_s"`
 	TTFTS                statsJSON `json:"ttft_s"`
 	TPOTS                statsJSON `json:"tpot_s"`
+	ITLS                 statsJSON `json:"itl_s"`
 	E2ES                 statsJSON `json:"e2e_s"`
 	RequestsPerS         float64   `json:"requests_per_s"`
 	OutputTokensPerS     float64   `json:"output_tokens_per_s"`
@@ -52,18 +53,60 @@ type serveSummary struct {
 	Preemptions          int       `json:"preemptions"`
 	Overloaded           bool      `json:"overloaded"`
 	Verdict              string    `json:"verdict"`
+	// Present only where they apply (serve_deploy.go).
+	Router      string     `json:"router,omitempty"`
+	Users       int        `json:"users,omitempty"`
+	ThinkS      float64    `json:"think_s,omitempty"`
+	PrefixHit   float64    `json:"prefix_hit,omitempty"`
+	Pools       []poolJSON `json:"pools,omitempty"`
+	KVTransferS *statsJSON `json:"kv_transfer_s,omitempty"`
 
 	Energy *serveEnergyJSON `json:"energy,omitempty"` // serve_energy.go
 }
 
+// poolJSON is one pool of a deployment run through RunDeployment.
+type poolJSON struct {
+	Name          string  `json:"name"`
+	Instances     int     `json:"instances"`
+	TP            int     `json:"tp"`
+	PP            int     `json:"pp"`
+	KVCacheTokens int     `json:"kv_cache_tokens"`
+	Iterations    int     `json:"iterations"`
+	Preemptions   int     `json:"preemptions"`
+	Utilization   float64 `json:"utilization"`
+}
+
 func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {
+	sum := serveSummaryBase(res, s, ttft, tpot)
+	d := &s.dep
+	if d.Serve.Instances > 1 || d.Disaggregated() {
+		sum.Router = d.Router.String()
+	}
+	sum.Users, sum.ThinkS, sum.PrefixHit = s.opts.Users, float64(s.opts.Think), s.opts.PrefixHit
+	for i, p := range res.Pools {
+		pl := &d.Serve
+		if i == 1 {
+			pl = &d.Decode
+		}
+		sc := pl.Pricer.Scenario()
+		sum.Pools = append(sum.Pools, poolJSON{Name: p.Name, Instances: p.Instances, TP: sc.TP, PP: sc.PP, KVCacheTokens: p.KVTokens,
+			Iterations: p.Iterations, Preemptions: p.Preemptions, Utilization: p.Utilization})
+	}
+	if d.Disaggregated() {
+		x := statsOf(res.Transfer)
+		sum.KVTransferS = &x
+	}
+	return sum
+}
+
+func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {
 	sc := s.pricer.Scenario()
 	return serveSummary{
 		Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
 		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
 		DurationS: float64(res.Duration),
-		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), E2ES: statsOf(res.E2E),
+		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), ITLS: statsOf(res.ITL), E2ES: statsOf(res.E2E),
 		RequestsPerS: res.RequestsPerSecond, OutputTokensPerS: res.OutputTokensPerSecond,
 		OutputTokensPerSGPU: res.OutputTokensPerSecond / float64(s.gpus),
 		GoodputRequestsPerS: res.Goodput(ttft, tpot), TTFTSLOS: float64(ttft), TPOTSLOS: float64(tpot),
@@ -77,13 +120,27 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	fmt.Fprintf(tw, "model\t%s\n", s.Model)
 	fmt.Fprintf(tw, "hardware\t%s (%s)\n", s.Hardware, s.Calibration)
 	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, KV cache %d tokens per replica)\n", s.Engine, s.MaxSeqs, s.MaxTokens, s.KVCacheTokens)
-	fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %d GPUs\n", s.TP, s.PP, s.DP, s.GPUs)
+	switch {
+	case s.KVTransferS != nil:
+		p, d := s.Pools[0], s.Pools[1]
+		fmt.Fprintf(tw, "layout\tprefill %d × (tp %d × pp %d) + decode %d × (tp %d × pp %d) = %d GPUs, %s router\n", p.Instances, p.TP, p.PP, d.Instances, d.TP, d.PP, s.GPUs, s.Router)
+	case s.Router != "":
+		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %d GPUs, %s router\n", s.TP, s.PP, s.DP, s.GPUs, s.Router)
+	default:
+		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %d GPUs\n", s.TP, s.PP, s.DP, s.GPUs)
+	}
+	if s.Users > 0 {
+		fmt.Fprintf(tw, "closed loop\t%d users, %v think time\n", s.Users, model.Seconds(s.ThinkS))
+	}
+	if s.PrefixHit > 0 {
+		fmt.Fprintf(tw, "prefix cache\t%.0f%% of each prompt cached (from the second request of a shared prefix id)\n", 100*s.PrefixHit)
+	}
 	fmt.Fprintf(tw, "requests\t%d over %v\n", s.Requests, model.Seconds(s.DurationS))
 	fmt.Fprintf(tw, "\nmetric\tmean\tp50\tp90\tp95\tp99\tmax\n")
 	for _, m := range []struct {
 		name string
 		s    statsJSON
-	}{{"queue", s.QueueS}, {"TTFT", s.TTFTS}, {"TPOT", s.TPOTS}, {"E2E", s.E2ES}} {
+	}{{"queue", s.QueueS}, {"TTFT", s.TTFTS}, {"TPOT", s.TPOTS}, {"ITL", s.ITLS}, {"E2E", s.E2ES}} {
 		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%v\t%v\n", m.name, model.Seconds(m.s.Mean), model.Seconds(m.s.P50),
 			model.Seconds(m.s.P90), model.Seconds(m.s.P95), model.Seconds(m.s.P99), model.Seconds(m.s.Max))
 	}
@@ -92,6 +149,14 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 		fmt.Fprintf(tw, "goodput\t%s req/s within TTFT ≤ %v and TPOT ≤ %v (0: none)\n", fnum(s.GoodputRequestsPerS), model.Seconds(s.TTFTSLOS), model.Seconds(s.TPOTSLOS))
 	}
 	fmt.Fprintf(tw, "utilization\t%.1f%% busy, %d iterations, %d preemptions, %s requests in the system on average\n", 100*s.Utilization, s.Iterations, s.Preemptions, fnum(s.MeanRequestsInSystem))
+	for _, p := range s.Pools {
+		if len(s.Pools) > 1 {
+			fmt.Fprintf(tw, "%s pool\t%.1f%% busy, %d iterations, %d preemptions, KV cache %d tokens per scheduler\n", p.Name, 100*p.Utilization, p.Iterations, p.Preemptions, p.KVCacheTokens)
+		}
+	}
+	if x := s.KVTransferS; x != nil {
+		fmt.Fprintf(tw, "KV transfer\tmean %v, p50 %v, p99 %v, max %v (first token to KV cache at the decode instance)\n", model.Seconds(x.Mean), model.Seconds(x.P50), model.Seconds(x.P99), model.Seconds(x.Max))
+	}
 	if s.Overloaded {
 		fmt.Fprintf(tw, "verdict\t%s\n", s.Verdict)
 	}
@@ -106,7 +171,7 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 	for _, m := range []struct {
 		name string
 		s    statsJSON
-	}{{"queue_s", s.QueueS}, {"ttft_s", s.TTFTS}, {"tpot_s", s.TPOTS}, {"e2e_s", s.E2ES}} {
+	}{{"queue_s", s.QueueS}, {"ttft_s", s.TTFTS}, {"tpot_s", s.TPOTS}, {"itl_s", s.ITLS}, {"e2e_s", s.E2ES}} {
 		rows = append(rows, []string{m.name, num(m.s.Mean), num(m.s.P50), num(m.s.P90), num(m.s.P95), num(m.s.P99), num(m.s.Max)})
 	}
 	for _, m := range []struct {
@@ -131,6 +196,19 @@ func writeRequestsCSV(w io.Writer, res *serve.Result) error {
 		rows = append(rows, []string{strconv.Itoa(m.ID), num(float64(m.Arrival)), num(float64(m.Start)), num(float64(m.FirstToken)),
 			num(float64(m.Finish)), strconv.Itoa(m.Input), strconv.Itoa(m.Output), num(float64(m.Queue())), num(float64(m.TTFT())),
 			num(float64(m.TPOT())), num(float64(m.E2E())), strconv.Itoa(m.Preemptions)})
+	}
+	return writeCSV(w, header, rows)
+}
+
+// writeSeriesCSV writes a run's time series (replica 0, or the first
+// decode scheduler): at the end of each sampled iteration, the requests
+// waiting and running, the fraction of KV blocks in use and the
+// iteration's tokens.
+func writeSeriesCSV(w io.Writer, res *serve.Result) error {
+	header := []string{"time_s", "waiting_requests", "running_requests", "kv_cache_used_fraction", "batch_tokens"}
+	rows := make([][]string, 0, len(res.Series))
+	for _, s := range res.Series {
+		rows = append(rows, []string{num(float64(s.Time)), strconv.Itoa(s.Waiting), strconv.Itoa(s.Running), num(s.KVUsed), strconv.Itoa(s.BatchTokens)})
 	}
 	return writeCSV(w, header, rows)
 }

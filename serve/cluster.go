@@ -1,0 +1,538 @@
+package serve
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// A Router picks the replica (or pool instance) a request goes to.
+type Router uint8
+
+// The routers.
+const (
+	// RoundRobin sends request i to replica i mod N, whatever their
+	// state.
+	RoundRobin Router = iota
+	// LeastOutstanding sends a request to the replica with the fewest
+	// requests routed to it and not finished, ties broken in turn from
+	// the replica after the last one picked (nginx's least_conn:
+	// "the request is passed to the server with the least number of
+	// active connections ... If there are several such servers, they are
+	// tried in turn using a weighted round-robin balancing method",
+	// nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn).
+	LeastOutstanding
+)
+
+var routerNames = [...]string{"round-robin", "least-outstanding"}
+
+func (r Router) String() string { return routerNames[r] }
+
+// ParseRouter parses round-robin or least-outstanding.
+func ParseRouter(s string) (Router, error) {
+	for i, n := range routerNames {
+		if strings.EqualFold(s, n) {
+			return Router(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown router %q (want round-robin or least-outstanding)", s)
+}
+
+// A Pool is Instances identical replicas (TP × PP devices each, as the
+// Pricer's scenario says) of one engine.
+type Pool struct {
+	Pricer    *sim.Pricer
+	Engine    Engine
+	Instances int
+}
+
+// GPUs returns the devices of one instance.
+func (p *Pool) GPUs() int {
+	sc := p.Pricer.Scenario()
+	return max(sc.TP, 1) * max(sc.PP, 1)
+}
+
+// A Deployment is what RunDeployment serves: Serve's replicas, each
+// prefilling and decoding its own requests (aggregated), or, when
+// Decode has instances, a prefill pool (Serve) and a decode pool
+// (Decode) with every request's KV cache moved between them over Link
+// (disaggregated; docs/serving.md).
+type Deployment struct {
+	Serve  Pool
+	Decode Pool
+	// Link is the network between the pools; nil moves KV caches in no
+	// time.
+	Link   *KVLink
+	Router Router
+}
+
+// Disaggregated reports whether d has a decode pool.
+func (d *Deployment) Disaggregated() bool { return d.Decode.Instances > 0 }
+
+// GPUs returns the deployment's devices.
+func (d *Deployment) GPUs() int {
+	n := d.Serve.Instances * d.Serve.GPUs()
+	if d.Disaggregated() {
+		n += d.Decode.Instances * d.Decode.GPUs()
+	}
+	return n
+}
+
+// A KVLink is the network between a disaggregated deployment's pools:
+// the devices are numbered prefill instances first, then decode
+// instances, PerNode to a node (scale-up domain); a pair of instances
+// within one node talks over Intra (NVLink), any other pair over Inter
+// (the scale-out NIC share of one device), as hardware.System's tiers
+// give them.
+type KVLink struct {
+	Intra, Inter model.Link
+	PerNode      int
+}
+
+// RunDeployment serves reqs (in arrival order) on d and returns the
+// metrics of the whole deployment. An aggregated deployment behind the
+// round-robin router in an open loop is RunReplicas; anything else (the
+// least-outstanding router, a closed loop, a decode pool) runs every
+// instance in one event loop, in time order, so that the router sees
+// each instance's state when a request arrives.
+//
+// Disaggregated (DistServe, Zhong et al., OSDI 2024; Splitwise, Patel et
+// al., ISCA 2024): a request is routed to a prefill instance, which
+// prefills it and samples its first token (its TTFT) and frees its
+// blocks; it is then routed to a decode instance (chosen at that
+// moment) and its prompt's KV cache is sent there over the link between
+// the two instances: the bytes of the prompt's KV cache (all layers and
+// heads, once), split over min(prefill devices, decode devices) pairs
+// sending at once, each over its own link (sim.KVTransfer). A prefill
+// instance's link carries one transfer at a time (first come, first
+// served). When the cache has arrived the decode instance admits the
+// request as soon as it has blocks for the prompt (and, with Reserve
+// admission, its whole output), and decodes it to the end; a decode
+// instance that must preempt recomputes locally. The request overhead
+// is paid once, at the prefill pool.
+func RunDeployment(d Deployment, reqs []Request, o Options) (*Result, error) {
+	if d.Serve.Instances < 1 {
+		return nil, errors.New("--dp: must be at least 1")
+	}
+	if d.Serve.Pricer == nil || d.Disaggregated() && d.Decode.Pricer == nil {
+		return nil, errors.New("serve: a pool without a pricer")
+	}
+	if !d.Disaggregated() && d.Router == RoundRobin && o.Users == 0 {
+		return RunReplicas(d.Serve.Pricer, d.Serve.Engine, reqs, d.Serve.Instances, o)
+	}
+	if len(reqs) == 0 {
+		return nil, errors.New("serve: no requests")
+	}
+	c := &cluster{d: d, reqs: reqs, o: o, m0: make([]Metrics, len(reqs))}
+	var err error
+	if c.pools[0], err = newPool(d.Serve, o, !d.Disaggregated()); err != nil {
+		return nil, err
+	}
+	c.npools = 1
+	if d.Disaggregated() {
+		if c.pools[1], err = newPool(d.Decode, o, true); err != nil {
+			return nil, err
+		}
+		c.pools[1].e.RequestOverhead = 0
+		for i := range c.pools[1].nodes {
+			c.pools[1].nodes[i].l.e.RequestOverhead = 0
+		}
+		c.npools = 2
+		c.m1 = make([]Metrics, len(reqs))
+		c.linkFree = make([]float64, d.Serve.Instances)
+		c.bytesPer = c.d.Serve.Pricer.KVBytes(1)
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if err := c.run(); err != nil {
+		return nil, err
+	}
+	return c.result()
+}
+
+// node is one scheduler of a pool: a replica, or one of a PP replica's
+// micro-batch schedulers.
+type node struct {
+	l       *loop
+	inst    int // the instance it belongs to
+	idx     int // its place in its pool
+	routed  int
+	lastFin []float64   // finish times of its last round
+	seen    map[int]int // prefix ids it has served
+}
+
+// outstanding returns the requests routed to n and not finished by t.
+// Only n's last round can end after t: the cluster starts no iteration
+// after a pending routing decision.
+func (n *node) outstanding(t float64) int {
+	k := n.routed - n.l.done
+	for _, f := range n.lastFin {
+		if f > t {
+			k++
+		}
+	}
+	return k
+}
+
+// next returns when n next has something to do (+Inf: nothing).
+func (n *node) next() float64 {
+	l := n.l
+	switch {
+	case len(l.running) > 0 || len(l.waiting) > 0 || len(l.pending) > 0:
+		return l.now
+	case l.next < len(l.queue):
+		return max(l.now, l.seen(&l.queue[l.next].r))
+	}
+	return math.Inf(1)
+}
+
+// pool is a Pool's schedulers and its router's state.
+type pool struct {
+	e      Engine
+	nodes  []*node
+	blocks int
+	rr     int
+	router Router
+}
+
+// newPool builds pl's schedulers: Instances × PP, each with 1/PP of an
+// instance's KV cache (see RunReplicas). series: the first records the
+// time series.
+func newPool(pl Pool, o Options, series bool) (*pool, error) {
+	e := pl.Engine
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	if pl.Instances < 1 {
+		return nil, fmt.Errorf("serve: a pool of %d instances", pl.Instances)
+	}
+	kv, mem, err := e.KVCapacity(pl.Pricer)
+	if err != nil {
+		return nil, err
+	}
+	pp := max(pl.Pricer.Scenario().PP, 1)
+	if pp > 1 {
+		kv = max(kv/pp, e.BlockSize)
+		e.KVTokens = kv
+	}
+	p := &pool{e: e, blocks: kv / e.BlockSize}
+	for i := range pl.Instances * pp {
+		oi := o
+		if i > 0 || !series {
+			oi.SeriesPoints = 0
+		}
+		l := newLoop(pl.Pricer, e, oi, p.blocks, mem)
+		p.nodes = append(p.nodes, &node{l: l, inst: i / pp, idx: i, seen: map[int]int{}})
+	}
+	return p, nil
+}
+
+// pick returns the scheduler a request routed at t goes to.
+func (p *pool) pick(t float64) *node {
+	n := len(p.nodes)
+	if p.router == RoundRobin {
+		j := p.rr % n
+		p.rr++
+		return p.nodes[j]
+	}
+	best, bo := -1, 0
+	for k := range n {
+		j := (p.rr + k) % n
+		if o := p.nodes[j].outstanding(t); best < 0 || o < bo {
+			best, bo = j, o
+		}
+	}
+	p.rr = best + 1
+	return p.nodes[best]
+}
+
+// event is a routing decision due at t: a request arriving at the
+// deployment, or (xfer) a prefilled request whose KV cache leaves
+// prefill scheduler src.
+type event struct {
+	t    float64
+	seq  int
+	id   int
+	src  int
+	xfer bool
+}
+
+type events []event
+
+func (h events) Len() int { return len(h) }
+func (h events) Less(i, j int) bool {
+	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].seq < h[j].seq
+}
+func (h events) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *events) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *events) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// cluster is one run of a deployment.
+type cluster struct {
+	d        Deployment
+	o        Options
+	reqs     []Request
+	pools    [2]*pool
+	npools   int
+	ev       events
+	seq      int
+	m0, m1   []Metrics // the serving (or prefill) and the decode pool's records
+	sent     int       // requests released (closed loop)
+	done     int       // requests finished end to end
+	linkFree []float64 // when each prefill instance's link is next free
+	xferArea float64   // time requests spent between the pools
+	bytesPer model.Bytes
+}
+
+func (c *cluster) push(e event) {
+	e.seq = c.seq
+	c.seq++
+	heap.Push(&c.ev, e)
+}
+
+// check refuses requests that no instance of a pool can hold.
+func (c *cluster) check() error {
+	p := c.pools[0]
+	if c.d.Disaggregated() {
+		pre := make([]Request, len(c.reqs))
+		for i, r := range c.reqs {
+			r.Output = 1
+			pre[i] = r
+		}
+		if err := check(pre, p.e, p.blocks, c.o); err != nil {
+			return err
+		}
+		p = c.pools[1]
+	}
+	return check(c.reqs, p.e, p.blocks, c.o)
+}
+
+// run releases the requests and runs every scheduler in time order:
+// each step either makes the earliest routing decision or runs the
+// scheduler whose next iteration starts first (routing first on a tie:
+// a request arriving when an iteration starts joins it, as in Run).
+func (c *cluster) run() error {
+	c.pools[0].router, c.pools[1%c.npools].router = c.d.Router, c.d.Router
+	n := len(c.reqs)
+	if c.o.Users > 0 {
+		c.sent = min(c.o.Users, n)
+	} else {
+		c.sent = n
+	}
+	for i := range c.sent {
+		t := float64(c.reqs[i].Arrival)
+		if c.o.Users > 0 {
+			t = 0
+		}
+		c.push(event{t: t, id: i})
+	}
+	for c.done < n {
+		var best *node
+		tn := math.Inf(1)
+		for _, p := range c.pools[:c.npools] {
+			for _, nd := range p.nodes {
+				if t := nd.next(); t < tn {
+					tn, best = t, nd
+				}
+			}
+		}
+		if len(c.ev) > 0 && c.ev[0].t <= tn {
+			c.route(heap.Pop(&c.ev).(event))
+			continue
+		}
+		if best == nil {
+			return fmt.Errorf("serve: the deployment is stuck with %d of %d requests finished (a bug)", c.done, n)
+		}
+		if err := best.l.round(); err != nil {
+			return err
+		}
+		best.lastFin = best.lastFin[:0]
+		for _, r := range best.l.finished {
+			best.lastFin = append(best.lastFin, float64(r.m.Finish))
+		}
+		for _, r := range best.l.finished {
+			c.finish(best, r)
+		}
+	}
+	return nil
+}
+
+// route makes a routing decision.
+func (c *cluster) route(e event) {
+	q := c.reqs[e.id]
+	if e.xfer {
+		c.transfer(e, q)
+		return
+	}
+	p := c.pools[0]
+	nd := p.pick(e.t)
+	q.Arrival = model.Seconds(e.t)
+	if c.d.Disaggregated() {
+		q.Output = 1
+	}
+	q.Cached = cachedTokens(q, c.o.PrefixHit, p.e.BlockSize, nd.seen)
+	c.m0[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
+	nd.routed++
+	nd.l.push(q, &c.m0[e.id], e.id)
+}
+
+// transfer routes a prefilled request to a decode scheduler and sends
+// its KV cache there.
+func (c *cluster) transfer(e event, q Request) {
+	p := c.pools[1]
+	nd := p.pick(e.t)
+	src := c.pools[0].nodes[e.src].inst
+	start := max(e.t, c.linkFree[src])
+	ready := start + float64(c.kvTime(src, nd.inst, q.Input))
+	c.linkFree[src] = ready
+	c.xferArea += ready - e.t
+	q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
+	c.m1[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: c.m0[e.id].FirstToken}
+	nd.routed++
+	nd.l.push(q, &c.m1[e.id], e.id)
+}
+
+// kvTime prices the move of tokens tokens of KV cache from prefill
+// instance i to decode instance j.
+func (c *cluster) kvTime(i, j, tokens int) model.Seconds {
+	k := c.d.Link
+	if k == nil {
+		return 0
+	}
+	gp, gd := c.d.Serve.GPUs(), c.d.Decode.GPUs()
+	link := k.Inter
+	if pn := k.PerNode; pn > 0 {
+		a0, a1 := i*gp, (i+1)*gp-1
+		off := c.d.Serve.Instances * gp
+		b0, b1 := off+j*gd, off+(j+1)*gd-1
+		if a0/pn == a1/pn && a0/pn == b0/pn && b0/pn == b1/pn {
+			link = k.Intra
+		}
+	}
+	return sim.KVTransfer(model.Bytes(float64(c.bytesPer)*float64(tokens)), min(gp, gd), link)
+}
+
+// finish handles a request that finished on scheduler nd: a prefilled
+// one goes to the decode pool; one finished end to end lets its user
+// (closed loop) send the next request.
+func (c *cluster) finish(nd *node, r *live) {
+	t := float64(r.m.Finish)
+	if c.d.Disaggregated() && r.m == &c.m0[r.id] && c.reqs[r.id].Output > 1 {
+		c.push(event{t: t, id: r.id, src: nd.idx, xfer: true})
+		return
+	}
+	c.done++
+	if c.o.Users > 0 && c.sent < len(c.reqs) {
+		c.push(event{t: t + float64(c.o.Think), id: c.sent})
+		c.sent++
+	}
+}
+
+// result merges the schedulers' records.
+func (c *cluster) result() (*Result, error) {
+	res := &Result{}
+	var area float64
+	for k, p := range c.pools[:c.npools] {
+		pr := PoolResult{Engine: p.e, Instances: c.d.Serve.Instances, GPUs: c.d.Serve.GPUs(), Schedulers: len(p.nodes), KVTokens: p.blocks * p.e.BlockSize}
+		if k == 1 {
+			pr.Instances, pr.GPUs = c.d.Decode.Instances, c.d.Decode.GPUs()
+		}
+		pr.Name = [...]string{"replicas", "prefill", "decode"}[k+c.npools-1]
+		for _, nd := range p.nodes {
+			l := nd.l
+			if err := l.p.Err(); err != nil {
+				return nil, err
+			}
+			area += l.area
+			res.itl = append(res.itl, l.res.itl...)
+			pr.Iterations += l.res.Iterations
+			pr.Preemptions += l.res.Preemptions
+			pr.BusyTime += l.res.BusyTime
+			if l.o.SeriesPoints > 0 {
+				res.Series = l.res.Series
+			}
+		}
+		res.Pools = append(res.Pools, pr)
+		res.Warnings = append(res.Warnings, p.nodes[0].l.p.Warnings()...)
+		// The engine and KV cache reported are the last pool's (the
+		// decode pool's when disaggregated).
+		res.Engine, res.KVTokens, res.KVBlocks, res.Memory = p.e, pr.KVTokens, p.blocks, p.nodes[0].l.res.Memory
+		res.Iterations += pr.Iterations
+		res.Preemptions += pr.Preemptions
+		res.BusyTime += pr.BusyTime
+		res.Replicas += pr.Schedulers
+	}
+	res.Requests = c.m0
+	if c.d.Disaggregated() {
+		x := make([]float64, 0, len(c.reqs))
+		for i := range res.Requests {
+			m, d := &res.Requests[i], &c.m1[i]
+			m.Output = c.reqs[i].Output
+			if m.Output > 1 {
+				m.Transfer = d.Arrival - m.FirstToken
+				m.Finish = d.Finish
+				m.Preemptions += d.Preemptions
+				x = append(x, float64(m.Transfer))
+			}
+		}
+		res.Transfer = statsOf(x)
+		area += c.xferArea
+	}
+	res.Users = c.o.Users
+	res.summarize(area)
+	for i := range res.Pools {
+		if d := float64(res.Duration); d > 0 {
+			res.Pools[i].Utilization = float64(res.Pools[i].BusyTime) / d / float64(res.Pools[i].Schedulers)
+		}
+	}
+	return res, nil
+}
+
+// A PoolResult is one pool's share of a run.
+type PoolResult struct {
+	Name       string // replicas (aggregated), prefill or decode
+	Engine     Engine
+	Instances  int
+	GPUs       int // per instance
+	Schedulers int // instances × PP (micro-batch schedulers)
+	KVTokens   int // per scheduler
+	Iterations int
+	// Preemptions in the pool, BusyTime summed over its schedulers,
+	// Utilization BusyTime over the run's duration per scheduler.
+	Preemptions int
+	BusyTime    model.Seconds
+	Utilization float64
+}
+
+// cachedTokens returns the prompt tokens of q the prefix cache holds
+// when the scheduler with prefix ids seen gets it: hit of the prompt,
+// rounded down to whole blocks (engines cache full blocks only) and
+// less the last token (vLLM recomputes it for its logits when the whole
+// prompt hits: vllm/v1/core/kv_cache_manager.py get_computed_blocks).
+// A request with a shared-prefix id finds it only when an earlier
+// request with that id ran on the same scheduler (the first computes
+// it); cached prefixes are assumed never evicted.
+func cachedTokens(q Request, hit float64, block int, seen map[int]int) int {
+	if !(hit > 0) {
+		return 0
+	}
+	if q.Prefix != 0 {
+		seen[q.Prefix]++
+		if seen[q.Prefix] == 1 {
+			return 0
+		}
+	}
+	c := int(hit*float64(q.Input)) / block * block
+	return max(0, min(c, q.Input-1))
+}
