@@ -6,13 +6,14 @@
 // Server (the highest Poisson rate whose 99th-percentile latency meets
 // the bound).
 //
-// Fixed-size benchmarks (ResNet-50, BERT) are served here, by a batching
-// server of single-sample queries: each accelerator, when idle, takes
-// every queued sample up to its batch limit and runs them as one batch,
-// priced by package sim. The LLM benchmarks are served by package serve,
-// as TensorRT-LLM's in-flight batching (llm.go). A benchmark whose model perfsim cannot express
-// yet (3-D convolutions, diffusion, recommendation, graph networks) has
-// a row that says which capability it lacks.
+// Fixed-size benchmarks (ResNet-50, RetinaNet, 3D U-Net, BERT,
+// DLRM-DCNv2, and SDXL as a pipeline of models per sample) are served
+// here, by a batching server of single-sample queries: each accelerator,
+// when idle, takes every queued sample up to its batch limit and runs
+// them as one batch, priced by package sim. The LLM benchmarks are
+// served by package serve, as TensorRT-LLM's in-flight batching
+// (llm.go). A benchmark whose model perfsim cannot express yet (R-GAT, a
+// graph network) has a row that says which capability it lacks.
 //
 // mlperf imports sim and serve, never workloads: the caller hands it a
 // function that resolves a model name to a sim.Workload.

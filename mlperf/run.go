@@ -63,8 +63,11 @@ func (r *Result) OK() bool { return r.Value > 0 }
 // submissions of these benchmarks do.
 func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Options) Result {
 	res := Result{Benchmark: b, Scenario: sc, Unit: "samples/s"}
-	if b.Kind == LLM {
+	switch {
+	case b.Kind == LLM:
 		res.Unit = "tokens/s"
+	case b.Unit != "":
+		res.Unit = b.Unit
 	}
 	switch {
 	case sc == Server && b.OfflineOnly:
@@ -74,12 +77,12 @@ func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Opt
 		res.Note = "perfsim lacks " + b.Lacks
 		return res
 	}
-	w, err := resolve(b.Model)
-	if err != nil {
-		res.Note = err.Error()
-		return res
-	}
 	if b.Kind == LLM {
+		w, err := resolve(b.Model)
+		if err != nil {
+			res.Note = err.Error()
+			return res
+		}
 		runLLM(sys, w, b, sc, o, &res)
 		return res
 	}
@@ -88,13 +91,22 @@ func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Opt
 		res.Note = err.Error()
 		return res
 	}
-	f := newFixed(one, w, b)
-	best, err := f.offline(o.MaxBatch)
+	f, err := newFixed(one, b, resolve)
+	if err != nil {
+		res.Note = err.Error()
+		return res
+	}
+	limit := o.MaxBatch
+	if limit <= 0 {
+		limit = b.MaxBatch
+	}
+	best, err := f.offline(limit)
 	if err != nil {
 		res.Note = err.Error()
 		return res
 	}
 	res.Warnings = f.warnings
+	res.Note = b.Note
 	devs := float64(sys.Devices())
 	if sc == Offline {
 		res.Batch = best.batch
@@ -125,46 +137,77 @@ type point struct {
 // batch's latency.
 type fixed struct {
 	sys      *hardware.System
-	w        sim.Workload
 	b        Benchmark
+	parts    []fixedPart
 	times    map[int]model.Seconds
 	warnings []string
 }
 
-func newFixed(sys *hardware.System, w sim.Workload, b Benchmark) *fixed {
-	return &fixed{sys: sys, w: w, b: b, times: map[int]model.Seconds{}}
+// fixedPart is one model of a sample's pipeline, resolved.
+type fixedPart struct {
+	Part
+	w sim.Workload
 }
 
-// scenario is how submissions run the benchmark: the engine's fused
-// graph (TensorRT) for CNNs, a captured graph otherwise, at the
-// benchmark's precision.
-func (f *fixed) scenario(batch int) sim.Scenario {
-	sc := sim.Default()
-	sc.Batch = batch
-	sc.Weights, sc.Act, sc.KV = f.b.Precision, f.b.Precision, f.b.Precision
-	if f.b.Seq > 0 {
-		sc.Input, sc.Output = f.b.Seq, 1
+func newFixed(sys *hardware.System, b Benchmark, resolve Resolver) (*fixed, error) {
+	f := &fixed{sys: sys, b: b, times: map[int]model.Seconds{}}
+	for _, p := range b.parts() {
+		w, err := resolve(p.Model)
+		if err != nil {
+			return nil, err
+		}
+		f.parts = append(f.parts, fixedPart{Part: p, w: w})
 	}
-	if f.w.Shape().Arch == sim.CNN {
+	return f, nil
+}
+
+// scenario is how submissions run a part: the engine's fused graph
+// (TensorRT) for layered networks, a captured graph otherwise, at the
+// benchmark's precision.
+func (f *fixed) scenario(p fixedPart, batch int) sim.Scenario {
+	sc := sim.Default()
+	sc.Batch = batch * max(p.PerSample, 1)
+	sc.Weights, sc.Act, sc.KV = f.b.Precision, f.b.Precision, f.b.Precision
+	if p.Seq > 0 {
+		sc.Input, sc.Output = p.Seq, 1
+	}
+	if p.w.Shape().Arch == sim.CNN {
 		sc.Exec = sim.ExecFused
 	}
 	return sc
 }
 
-// run prices one batch; fits is false when it does not fit in memory.
+// run prices one batch of samples: every part's passes in turn. fits
+// is false when the parts' weights together, with the largest working
+// set of any one part, do not fit in memory.
 func (f *fixed) run(batch int) (t, lo, hi model.Seconds, fits bool, err error) {
-	rep, err := sim.Run(f.sys, f.w, f.scenario(batch))
-	if err != nil {
-		return 0, 0, 0, false, err
-	}
-	if len(f.warnings) == 0 {
-		for _, w := range rep.Warnings {
-			f.warnings = append(f.warnings, w.Error())
+	var weights, work, usable model.Bytes
+	fits = true
+	for _, p := range f.parts {
+		rep, err := sim.Run(f.sys, p.w, f.scenario(p, batch))
+		if err != nil {
+			return 0, 0, 0, false, fmt.Errorf("%s: %w", p.Model, err)
 		}
+		if len(f.warnings) == 0 {
+			for _, w := range rep.Warnings {
+				f.warnings = append(f.warnings, w.Error())
+			}
+		}
+		in := rep.Inference
+		n := model.Seconds(max(p.Calls, 1))
+		t += n * in.TTFT
+		lo += n * in.TTFTLow
+		hi += n * in.TTFTHigh
+		fits = fits && rep.Memory.Fits
+		weights += rep.Memory.Weights
+		work = max(work, rep.Memory.Total-rep.Memory.Weights)
+		usable = rep.Memory.Usable
 	}
-	in := rep.Inference
-	f.times[batch] = in.TTFT
-	return in.TTFT, in.TTFTLow, in.TTFTHigh, rep.Memory.Fits, nil
+	if len(f.parts) > 1 && weights+work > usable {
+		fits = false
+	}
+	f.times[batch] = t
+	return t, lo, hi, fits, nil
 }
 
 // maxSearchBatch bounds the Offline batch search: beyond 2048 a CNN's

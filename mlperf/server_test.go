@@ -156,6 +156,18 @@ func TestConverge(t *testing.T) {
 			t.Errorf("Converge(%d) = %.4g epochs, in range %v; want %.4g, %v", tt.gbs, e, ok, tt.epochs, tt.inRange)
 		}
 	}
+	// RetinaNet: the means of rcps_retinanet.json's runs, e.g. BS 320:
+	// seventeen runs of 4 epochs and three of 5 (4.15); BS 2560: five of
+	// 8 and eight of 9 (112/13).
+	r, _ := FindTraining("retinanet")
+	for _, tt := range []struct {
+		gbs    int
+		epochs float64
+	}{{256, 4}, {320, 4.15}, {(320 + 512) / 2, (4.15 + 5) / 2}, {2560, 112.0 / 13}, {4096, 227.0 / 15}} {
+		if s, ok := r.Converge(tt.gbs); math.Abs(s/openImagesTrain-tt.epochs) > 1e-9 || !ok {
+			t.Errorf("retinanet Converge(%d) = %.6g epochs, want %.6g", tt.gbs, s/openImagesTrain, tt.epochs)
+		}
+	}
 	bert, _ := FindTraining("bert")
 	// BERT's evaluation interval at GBS 448: FLOOR(0.05*(230.23*448+3e6), 25000) = 150,000.
 	if got := bert.EvalEvery(448); got != 150000 {

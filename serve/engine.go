@@ -96,8 +96,20 @@ type Engine struct {
 	StepOverhead, RequestOverhead model.Seconds
 	// SchedulerSteps is the decode steps run per scheduling decision
 	// (vLLM's --num-scheduler-steps); tokens stream to the client in
-	// chunks of that many. 0 or 1: every iteration is scheduled.
+	// chunks of that many. The batch is fixed for those steps: a request
+	// whose last token comes before the last step keeps its slot (its
+	// extra tokens computed and discarded) and completes with the batch
+	// (vLLM v0.6.0: vllm/worker/multi_step_model_runner.py advances the
+	// same batch each step; vllm/engine/output_processor/multi_step.py
+	// truncates the tokens past a request's stop). 0 or 1: every
+	// iteration is scheduled.
 	SchedulerSteps int
+	// AsyncOutput processes an iteration's outputs (detokenisation, the
+	// response to the client) during the next iteration's forward pass,
+	// so first tokens and completions reach the client when the next
+	// iteration ends (vLLM's asynchronous output processor, v0.6.0:
+	// vllm-project/vllm#7049, with multi-step #7921).
+	AsyncOutput bool
 	// Graphs replays decode-only iterations as CUDA graphs (launch
 	// overheads capped at sim.GraphLaunch); otherwise every kernel is
 	// launched. See Scenario.
@@ -168,7 +180,9 @@ const gib = 1 << 30
 //   - vllm-0.6: vLLM V0 (v0.6.0) without chunked prefill: prefill-first
 //     (vllm/core/scheduler.py _schedule_default: new prompts first, a
 //     batch never mixes prefill and decode), max_num_seqs 256,
-//     max_num_batched_tokens max(max_model_len, 2048), the rest as vllm.
+//     max_num_batched_tokens max(max_model_len, 2048), the rest as vllm;
+//     the asynchronous output processor on (AsyncOutput: on by default
+//     since v0.6.0, vllm-project/vllm#7049).
 //   - sglang: SGLang (v0.4): prefill-first, chunked_prefill_size 8192,
 //     mem_fraction_static 0.88 of total memory for weights and KV pool
 //     (python/sglang/srt/server_args.py), page size 1, retraction (by
@@ -201,7 +215,7 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 		return e, nil
 	case "vllm-0.6", "vllm0.6":
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
-			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true,
+			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, AsyncOutput: true,
 			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,

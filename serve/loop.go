@@ -37,6 +37,9 @@ type live struct {
 	computed  int // tokens whose KV is in the cache
 	generated int // output tokens produced
 	blocks    int // blocks held (reserved, with Reserve admission)
+	// held: its last token is out, but it keeps its slot in a multi-step
+	// decode batch until the batch's last step (see holdsFinished).
+	held bool
 }
 
 // need is the tokens known: the prompt and the output so far. The KV of
@@ -62,8 +65,12 @@ type loop struct {
 
 	it    sim.Iteration
 	sched []step
-	every int // series: keep every every-th iteration
-	count int
+	multi bool // the current batch is a multi-step decode batch
+
+	pending []output // outputs waiting for the next iteration (AsyncOutput)
+	done    int      // requests completed (their completion delivered)
+	every   int      // series: keep every every-th iteration
+	count   int
 }
 
 // step is one request's share of an iteration.
@@ -143,14 +150,20 @@ func (l *loop) advance(t float64) {
 }
 
 func (l *loop) run(reqs []Request) error {
-	next, done := 0, 0
-	for done < len(reqs) {
+	next := 0
+	for l.done < len(reqs) {
 		// Arrivals up to now join the queue, in order.
 		for next < len(reqs) && l.seen(&reqs[next]) <= l.now {
 			l.arrive(&reqs[next], &l.res.Requests[next])
 			next++
 		}
 		if len(l.running) == 0 && len(l.waiting) == 0 {
+			if len(l.pending) > 0 {
+				// No next step to overlap with: the last outputs are
+				// processed now.
+				l.deliver()
+				continue
+			}
 			l.now = l.seen(&reqs[next]) // idle until the next arrival
 			continue
 		}
@@ -158,6 +171,7 @@ func (l *loop) run(reqs []Request) error {
 		if len(l.sched) == 0 {
 			return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
 		}
+		l.multi = steps > 1
 		for s := 0; s < steps && len(l.sched) > 0; s++ {
 			if s > 0 && !l.nextStep() {
 				break
@@ -174,11 +188,52 @@ func (l *loop) run(reqs []Request) error {
 			l.now = end
 			l.res.Iterations++
 			l.res.BusyTime += model.Seconds(dt)
-			done += l.apply()
+			l.deliver() // the previous iteration's outputs (AsyncOutput)
+			l.apply()
 			l.sample()
+		}
+		if l.multi {
+			l.release()
 		}
 	}
 	return nil
+}
+
+// An output is a first token or a completion on its way to the client.
+type output struct {
+	m      *Metrics
+	finish bool
+}
+
+// emit sends m's first token (or, finish, its completion) to the client:
+// at l.now, or with AsyncOutput at the end of the next iteration (or now
+// when the engine has none to run).
+func (l *loop) emit(m *Metrics, finish bool) {
+	if l.e.AsyncOutput {
+		l.pending = append(l.pending, output{m, finish})
+		return
+	}
+	l.stamp(output{m, finish})
+}
+
+// deliver stamps the pending outputs at l.now.
+func (l *loop) deliver() {
+	for _, o := range l.pending {
+		l.stamp(o)
+	}
+	l.pending = l.pending[:0]
+}
+
+// stamp records o at l.now; a completion leaves the system.
+func (l *loop) stamp(o output) {
+	if !o.finish {
+		o.m.FirstToken = model.Seconds(l.now)
+		return
+	}
+	o.m.Finish = model.Seconds(l.now)
+	l.advance(l.now)
+	l.inSys--
+	l.done++
 }
 
 // seen returns when the engine sees r: its arrival plus the per-request
@@ -217,21 +272,26 @@ func (l *loop) apply() int {
 		r.computed += s.k
 		if r.computed == r.need() {
 			r.generated++
+			if r.held {
+				continue // a token computed and discarded
+			}
 			if r.generated == 1 {
-				r.m.FirstToken = model.Seconds(l.now)
+				l.emit(r.m, false)
 			}
 			if r.generated == r.output {
-				r.m.Finish = model.Seconds(l.now)
+				if l.multi {
+					r.held = true // completes with the batch's last step
+					continue
+				}
+				l.emit(r.m, true)
 				done++
 			}
 		}
 	}
 	if done > 0 {
-		l.advance(l.now)
-		l.inSys -= done
 		kept := l.running[:0]
 		for _, r := range l.running {
-			if r.generated == r.output {
+			if r.generated == r.output && !r.held {
 				l.free += r.blocks
 				r.blocks = 0
 				continue
@@ -422,7 +482,7 @@ func (l *loop) nextStep() bool {
 	kept := l.sched[:0]
 	for _, s := range l.sched {
 		r := s.l
-		if r.generated == r.output || r.blocks == 0 && r.computed == 0 {
+		if r.generated == r.output && !r.held || r.blocks == 0 && r.computed == 0 {
 			continue
 		}
 		if !l.grow(r, r.computed+1) {
@@ -432,4 +492,24 @@ func (l *loop) nextStep() bool {
 	}
 	l.sched = kept
 	return len(kept) > 0
+}
+
+// release completes the requests held to the end of a multi-step decode
+// batch at l.now, frees their blocks and returns how many there were.
+func (l *loop) release() int {
+	done := 0
+	kept := l.running[:0]
+	for _, r := range l.running {
+		if r.held {
+			l.emit(r.m, true)
+			l.free += r.blocks
+			r.blocks = 0
+			done++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(l.running[len(kept):])
+	l.running = kept
+	return done
 }

@@ -153,7 +153,8 @@ func TestInvariants(t *testing.T) {
 }
 
 // TestLowRate: one request at a time at a low rate sees one prefill as
-// its TTFT and a batch-1 decode step as its TPOT.
+// its TTFT and a batch-1 decode step as its TPOT (with AsyncOutput the
+// first token comes a decode step later, the last at once).
 func TestLowRate(t *testing.T) {
 	sys, w := setup(t, "h100", "llama3-8b", 1)
 	sc := sim.Default()
@@ -167,9 +168,15 @@ func TestLowRate(t *testing.T) {
 		e.MaxTokens = 4096 // one prefill iteration
 		res := mustServe(t, pricer(t, sys, w, sc), e, serve.Workload{N: 50, Arrival: serve.Poisson, Rate: 0.05, Seed: 1,
 			Input: serve.Fixed(1024), Output: serve.Fixed(64)})
-		if relErr(res.TTFT.P50, float64(rep.Inference.TTFT)) > 0.01 || relErr(res.TPOT.P50, float64(rep.Inference.TPOT)) > 0.01 {
-			t.Errorf("%s: TTFT p50 %v, TPOT p50 %v; one prefill %v, batch-1 decode %v", name,
-				model.Seconds(res.TTFT.P50), model.Seconds(res.TPOT.P50), rep.Inference.TTFT, rep.Inference.TPOT)
+		ttft, tpot := float64(rep.Inference.TTFT), float64(rep.Inference.TPOT)
+		if e.AsyncOutput {
+			// The first token reaches the client with the end of the
+			// first decode step; the last at once (no step follows).
+			ttft, tpot = ttft+tpot, tpot*(64-2)/(64-1)
+		}
+		if relErr(res.TTFT.P50, ttft) > 0.01 || relErr(res.TPOT.P50, tpot) > 0.01 {
+			t.Errorf("%s: TTFT p50 %v, TPOT p50 %v; want %v and %v (one prefill %v, batch-1 decode %v)", name,
+				model.Seconds(res.TTFT.P50), model.Seconds(res.TPOT.P50), model.Seconds(ttft), model.Seconds(tpot), rep.Inference.TTFT, rep.Inference.TPOT)
 		}
 		if res.Overloaded {
 			t.Errorf("%s: %s", name, res.Verdict)
@@ -267,5 +274,55 @@ func TestPipeline(t *testing.T) {
 	}
 	if r := pipe.OutputTokensPerSecond / flat.OutputTokensPerSecond; r < 1.6 || r > 2.05 {
 		t.Errorf("PP 2 with micro-batches: %.0f tok/s, one at a time %.0f tok/s (×%.2f, want 1.6–2)", pipe.OutputTokensPerSecond, flat.OutputTokensPerSecond, r)
+	}
+}
+
+// TestMultiStep: with K scheduler steps a decode batch is fixed for K
+// steps; a request whose last token comes early keeps its slot (its
+// extra tokens computed and discarded) and completes with the batch's
+// last step (vLLM v0.6 multi-step). With AsyncOutput a token reaches the
+// client when the next iteration ends, or at once when none follows.
+func TestMultiStep(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	p := pricer(t, sys, w, sim.Default())
+	const in, k = 100, 4
+	prefill := float64(p.Price(&sim.Iteration{Prefill: []sim.Chunk{{Tokens: in}}, Sampled: 1}).Time)
+	step := func(j int) float64 { return float64(p.Price(&sim.Iteration{Decode: []int{in + j}, Sampled: 1}).Time) }
+	block := step(0) + step(1) + step(2) + step(3)
+	for _, c := range []struct {
+		name             string
+		out              int
+		async            bool
+		wantFirst, wantE float64
+	}{
+		{"last token mid-block", 3, false, prefill, prefill + block},
+		{"last token at the block's end", 5, false, prefill, prefill + block},
+		{"async output", 3, true, prefill + step(0), prefill + block},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, _ := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
+			e.SchedulerSteps, e.AsyncOutput = k, c.async
+			res := mustServe(t, p, e, serve.Workload{N: 1, Arrival: serve.AllAtOnce, Input: serve.Fixed(in), Output: serve.Fixed(c.out)})
+			m := res.Requests[0]
+			if relErr(float64(m.FirstToken), c.wantFirst) > 1e-12 || relErr(float64(m.Finish), c.wantE) > 1e-12 {
+				t.Errorf("first token %v, finish %v; want %v and %v", m.FirstToken, m.Finish, model.Seconds(c.wantFirst), model.Seconds(c.wantE))
+			}
+			if res.Iterations != 1+k {
+				t.Errorf("%d iterations, want a prefill and %d decode steps", res.Iterations, k)
+			}
+		})
+	}
+	// Under load: the bookkeeping holds (Little's law, time order).
+	e, _ := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
+	e.SchedulerSteps, e.KVTokens = 10, 20000
+	res := mustServe(t, p, e, serve.Workload{N: 400, Arrival: serve.Poisson, Rate: 30, Seed: 7,
+		Input: serve.LogNormal{Mu: 600, Sigma: 500, Min: 4, Max: 4000}, Output: serve.Uniform{Min: 1, Max: 600}})
+	for _, m := range res.Requests {
+		if !(m.Arrival <= m.Start && m.Start <= m.FirstToken && m.FirstToken <= m.Finish) {
+			t.Fatalf("request %d: arrival %v, start %v, first token %v, finish %v", m.ID, m.Arrival, m.Start, m.FirstToken, m.Finish)
+		}
+	}
+	if little := res.RequestsPerSecond * res.E2E.Mean; relErr(res.MeanInSystem, little) > 1e-9 {
+		t.Errorf("Little's law: L = %.12g, λW = %.12g", res.MeanInSystem, little)
 	}
 }

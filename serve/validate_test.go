@@ -216,7 +216,7 @@ func TestValidate_trtllm(t *testing.T) {
 	slices.Sort(errs)
 	med, p90 := quantile(errs, 0.5), quantile(errs, 0.9)
 	t.Logf("TensorRT-LLM v0.14 throughput, %d rows (%d not runnable): median |error| %.1f%%, p90 %.1f%%", len(errs), misses, 100*med, 100*p90)
-	if lim := tol(0.10, 0.20); med > lim {
+	if lim := tol(0.10, 0.14); med > lim {
 		t.Errorf("median |error| %.1f%% > %.0f%%", 100*med, 100*lim)
 	}
 }
@@ -294,9 +294,21 @@ func TestValidate_vllm(t *testing.T) {
 			}
 			return v
 		}
-		check("median TTFT ms", 1e3*res.TTFT.P50, f("median_ttft_ms"), tol(0.15, 0.50))
-		check("median TPOT ms", 1e3*res.TPOT.P50, f("median_tpot_ms"), tol(0.15, 0.35))
-		check("median E2E ms", 1e3*res.E2E.P50, f("median_e2e_latency_ms"), tol(0.15, 0.35))
+		// The 8B rows at 4 req/s meet the latency goal (TTFT −6.6%, TPOT
+		// −10.1%, E2E −3.9%): the default run asserts it there. Elsewhere
+		// it holds guards a few points beyond today's misses (docs/
+		// serving.md): TTFT −31%, TPOT −24%, E2E −22% (70B, 4 req/s),
+		// offline throughput +22% (8B).
+		met := mdl == "llama3-8b" && row["request_rate_rps"] == "4"
+		lat := func(guard float64) float64 {
+			if met {
+				return 0.15
+			}
+			return tol(0.15, guard)
+		}
+		check("median TTFT ms", 1e3*res.TTFT.P50, f("median_ttft_ms"), lat(0.35))
+		check("median TPOT ms", 1e3*res.TPOT.P50, f("median_tpot_ms"), lat(0.28))
+		check("median E2E ms", 1e3*res.E2E.P50, f("median_e2e_latency_ms"), lat(0.26))
 		check("output tokens/s", res.OutputTokensPerSecond, f("output_token_throughput_tok_s"), tol(0.10, 0.25))
 	}
 }

@@ -36,7 +36,11 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 			continue // folded into the weights, or in the epilogue of the kernel before
 		}
 		var k model.Kernel
-		if o.gemm {
+		if o.attn != nil {
+			a := o.attn
+			k = model.Attention{Batch: b, Heads: a.heads, KVHeads: a.heads, QLen: a.q, KVLen: a.kv, HeadDim: a.hd, VDim: a.vd,
+				Fused: true, DType: act, KVDType: act}
+		} else if o.gemm {
 			mm := o.m * b
 			wk := w
 			if autocast {
@@ -46,6 +50,13 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 					Kernel: model.Elementwise{Kind: "cast", Elements: elems, Read: w.Bytes(elems), Written: act.Bytes(elems)}})
 			}
 			k = withBatch(model.GEMM{M: mm, K: o.k, N: o.n, A: act, B: wk, C: act}, o.groups)
+		} else if o.table {
+			// An embedding-bag gather: each sample reads `reads` rows of
+			// the table (in the weight type: random rows, memory-bound)
+			// and writes their sum.
+			n := o.elems * float64(b)
+			k = model.Elementwise{Kind: o.kind, Elements: n, Work: model.FLOPs(n * o.reads),
+				Read: w.Bytes(n * o.reads), Written: act.Bytes(n)}
 		} else if ph.FuseCNN && o.kind == "add" {
 			// The residual add runs in the epilogue of the convolution
 			// before it: the residual is read once more, and the sum is
@@ -61,19 +72,19 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 	return ops
 }
 
-// A cnnPlan is a CNN with its shapes inferred: per-image ops, merged
-// where layers run the same kernel, with the parameter count and the
-// activations a training step keeps.
+// A cnnPlan is a layered network with its shapes inferred: per-sample
+// ops, merged where layers run the same kernel, with the parameter count
+// and the activations a training step keeps.
 type cnnPlan struct {
 	ops         []cnnOp
 	params      float64
 	normParams  float64
-	activations float64 // elements of every layer's output, per image
-	maxRows     float64 // the largest GEMM M of one image (H_out·W_out)
+	activations float64 // elements of every layer's output, per sample
+	maxRows     float64 // the largest GEMM M of one sample (output positions)
 }
 
-// A cnnOp is one kernel of one image: a GEMM (m rows per image) or an
-// elementwise pass (elems per image).
+// A cnnOp is one kernel of one sample: a GEMM (m rows per sample) or a
+// memory-bound pass (elems per sample).
 type cnnOp struct {
 	name, stage string
 	class       model.Class
@@ -85,46 +96,106 @@ type cnnOp struct {
 	elems       float64
 	flopsPer    float64
 	reads       float64
+	// table is true for an embedding gather, whose reads are rows of the
+	// weights (in the weight type), not activations.
+	table bool
+	// attention: heads, query and key positions, head and value widths.
+	attn *cnnAttn
 }
 
-// chw is a feature map's shape.
-type chw struct{ c, h, w int }
+// cnnAttn is an attention layer's shape (per sample).
+type cnnAttn struct{ heads, q, kv, hd, vd int }
 
-func (s chw) elems() float64 { return float64(s.c) * float64(s.h) * float64(s.w) }
+// chw is a feature map's shape: channels, depth (1 for a 2-D map),
+// height and width.
+type chw struct{ c, d, h, w int }
 
-var cnnOps = []string{"conv", "fc", "maxpool", "avgpool", "global_avgpool", "batchnorm", "act", "add", "flatten"}
-var cnnActs = []string{"relu", "relu6", "silu", "gelu", "sigmoid", "hardswish"}
+func (s chw) elems() float64 { return float64(s.c) * s.positions() }
+
+// positions is the spatial size: d·h·w.
+func (s chw) positions() float64 { return float64(s.d) * float64(s.h) * float64(s.w) }
+
+func (s chw) String() string {
+	if s.d > 1 {
+		return fmt.Sprintf("%dx%dx%dx%d", s.c, s.d, s.h, s.w)
+	}
+	return fmt.Sprintf("%dx%dx%d", s.c, s.h, s.w)
+}
+
+var cnnOps = []string{"conv", "conv_transpose", "fc", "maxpool", "avgpool", "global_avgpool", "batchnorm", "act", "add",
+	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm"}
+var cnnActs = []string{"relu", "relu6", "leaky_relu", "silu", "gelu", "sigmoid", "hardswish"}
+var cnnNorms = []string{"batchnorm", "instancenorm", "groupnorm", "layernorm"}
+
+// A weightSig is the shape of a layer's weights, for `shares`.
+type weightSig struct {
+	op      string
+	k, n, g int
+	bias    bool
+}
+
+// planner holds the state of planCNN while it walks the layers.
+type planner struct {
+	p       *cnnPlan
+	vol     bool // a 3-D network: kernels, strides and padding apply to depth too
+	shapes  map[string]chw
+	weights map[string]weightSig
+	index   map[string]int
+	errs    []*ConfigError
+}
+
+func (pl *planner) emit(o cnnOp) {
+	key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.elems, o.reads)
+	if o.attn != nil {
+		key += fmt.Sprint(*o.attn)
+	}
+	if i, ok := pl.index[key]; ok {
+		pl.p.ops[i].count++
+		return
+	}
+	pl.index[key] = len(pl.p.ops)
+	if o.gemm {
+		pl.p.maxRows = max(pl.p.maxRows, float64(o.m))
+	}
+	o.count = 1
+	pl.p.ops = append(pl.p.ops, o)
+}
+
+// weightsOf counts a layer's weights, or, when it shares another layer's
+// (l.Shares), checks that they have the same shape and counts nothing.
+func (pl *planner) weightsOf(l *Layer, sig weightSig, n float64, bad func(k, format string, args ...any)) {
+	pl.weights[l.Name] = sig
+	if l.Shares == "" {
+		pl.p.params += n
+		return
+	}
+	s, ok := pl.weights[l.Shares]
+	switch {
+	case !ok:
+		bad("shares", "no earlier layer with weights is named %q", l.Shares)
+	case s != sig:
+		bad("shares", "%q has weights of another shape (%s %dx%d, groups %d, bias %v; this layer %s %dx%d, groups %d, bias %v)",
+			l.Shares, s.op, s.k, s.n, s.g, s.bias, sig.op, sig.k, sig.n, sig.g, sig.bias)
+	}
+}
 
 // planCNN infers every layer's shape, checks it, and builds the plan.
 func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
-	var errs []*ConfigError
-	p := &cnnPlan{}
-	shapes := make(map[string]chw, len(c.Layer))
-	cur := chw{c.Channels, c.ImageSize, c.ImageSize}
+	pl := &planner{p: &cnnPlan{}, vol: c.ImageDepth > 0, shapes: make(map[string]chw, len(c.Layer)),
+		weights: map[string]weightSig{}, index: map[string]int{}}
+	p := pl.p
+	cur := chw{c.Channels, max(c.ImageDepth, 1), c.ImageSize, c.ImageSize}
 	if cur.elems() > maxElems {
 		// Every feature map is bounded so that its size, flattened, and
 		// the GEMM dimensions made of it fit an int exactly.
-		return p, []*ConfigError{{Key: "image_size", Err: fmt.Errorf("a %dx%dx%d input is over the limit of %d elements: %w", cur.c, cur.h, cur.w, int64(maxElems), ErrTooLarge)}}
+		return p, []*ConfigError{{Key: "image_size", Err: fmt.Errorf("a %s input is over the limit of %d elements: %w", cur, int64(maxElems), ErrTooLarge)}}
 	}
-	index := make(map[string]int, len(p.ops))
-	emit := func(o cnnOp) {
-		key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.elems, o.reads)
-		if i, ok := index[key]; ok {
-			p.ops[i].count++
-			return
-		}
-		index[key] = len(p.ops)
-		if o.gemm {
-			p.maxRows = max(p.maxRows, float64(o.m))
-		}
-		o.count = 1
-		p.ops = append(p.ops, o)
-	}
+	shapes := pl.shapes
 	for i := range c.Layer {
 		l := &c.Layer[i]
 		key := func(k string) string { return fmt.Sprintf("layer[%d].%s", i, k) }
 		bad := func(k, format string, args ...any) {
-			errs = append(errs, &ConfigError{Key: key(k), Err: fmt.Errorf(format, args...)})
+			pl.errs = append(pl.errs, &ConfigError{Key: key(k), Err: fmt.Errorf(format, args...)})
 		}
 		if l.Name == "" {
 			l.Name = fmt.Sprintf("layer%d", i)
@@ -148,7 +219,8 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		for _, f := range []struct {
 			k string
 			v int
-		}{{"out", l.Out}, {"kernel", l.Kernel}, {"padding", l.Padding}, {"dilation", l.Dilation}, {"groups", l.Groups}} {
+		}{{"out", l.Out}, {"kernel", l.Kernel}, {"padding", l.Padding}, {"dilation", l.Dilation}, {"groups", l.Groups},
+			{"scale", l.Scale}, {"lookups", l.Lookups}, {"rank", l.Rank}, {"heads", l.Heads}, {"length", l.Length}} {
 			if f.v < 0 {
 				bad(f.k, "must not be negative, got %d", f.v)
 			} else if f.v > maxDim {
@@ -158,8 +230,11 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		if l.Activation != "" && !oneOf(l.Activation, cnnActs) {
 			bad("activation", "unknown activation %q (want one of %s)", l.Activation, strings.Join(cnnActs, ", "))
 		}
-		if l.Norm != "" && l.Norm != "batchnorm" {
-			bad("norm", "unknown norm %q (want batchnorm)", l.Norm)
+		if l.Norm != "" && !oneOf(l.Norm, cnnNorms) {
+			bad("norm", "unknown norm %q (want one of %s)", l.Norm, strings.Join(cnnNorms, ", "))
+		}
+		if l.Shares != "" && !oneOf(l.Op, []string{"conv", "conv_transpose", "fc"}) {
+			bad("shares", "only a conv, conv_transpose or fc layer shares weights")
 		}
 		stride := 0 // unset: 1 for a conv, the kernel for pooling
 		if l.Stride != nil {
@@ -169,39 +244,12 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			}
 		}
 		out := in
-		n := len(errs)
+		n := len(pl.errs)
 		switch l.Op {
 		case "conv":
-			if l.Out == 0 {
-				bad("out", "missing: a conv needs its output channels")
-			}
-			if l.Kernel == 0 {
-				bad("kernel", "missing: a conv needs its kernel size")
-			}
-			g := max(l.Groups, 1)
-			if in.c%g != 0 {
-				bad("groups", "%d does not divide the %d input channels", g, in.c)
-			}
-			if l.Out > 0 && l.Out%g != 0 {
-				bad("groups", "%d does not divide out %d", g, l.Out)
-			}
-			if kk := float64(in.c/g) * float64(l.Kernel) * float64(l.Kernel); kk > maxElems {
-				bad("kernel", "%d over %d input channels is a GEMM K of %.4g, over the limit of %d: %w", l.Kernel, in.c/g, kk, int64(maxElems), ErrTooLarge)
-			}
-			if len(errs) > n {
-				break
-			}
-			oh, ow, ok := window(in, l.Kernel, stride, 1, l.Padding, l.Dilation, bad)
-			if !ok {
-				break
-			}
-			out = chw{l.Out, oh, ow}
-			emit(cnnOp{name: l.Name, stage: stage, class: model.ClassConv, gemm: true,
-				m: oh * ow, k: in.c / g * l.Kernel * l.Kernel, n: l.Out / g, groups: g})
-			p.params += float64(l.Out) * float64(in.c/g) * float64(l.Kernel) * float64(l.Kernel)
-			if boolOr(l.Bias, false) {
-				p.params += float64(l.Out)
-			}
+			out = pl.conv(l, in, stride, stage, bad)
+		case "conv_transpose":
+			out = pl.convTranspose(l, in, stride, stage, bad)
 		case "fc":
 			if l.Out == 0 {
 				bad("out", "missing: an fc layer needs its output features")
@@ -211,32 +259,37 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				bad("out", "%.0f input features: %w", in.elems(), ErrTooLarge)
 				break
 			}
-			f := in.c * in.h * in.w // exact: in.elems() is bounded
-			out = chw{l.Out, 1, 1}
-			emit(cnnOp{name: l.Name, stage: stage, class: model.ClassLogits, gemm: true, m: 1, k: f, n: l.Out, groups: 1})
-			p.params += float64(f) * float64(l.Out)
-			if boolOr(l.Bias, true) {
-				p.params += float64(l.Out)
+			f := in.c * in.d * in.h * in.w // exact: in.elems() is bounded
+			out = chw{l.Out, 1, 1, 1}
+			pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassLogits, gemm: true, m: 1, k: f, n: l.Out, groups: 1})
+			bias := boolOr(l.Bias, true)
+			w := float64(f) * float64(l.Out)
+			if bias {
+				w += float64(l.Out)
 			}
+			pl.weightsOf(l, weightSig{op: "fc", k: f, n: l.Out, g: 1, bias: bias}, w, bad)
 		case "maxpool", "avgpool":
 			if l.Kernel == 0 {
 				bad("kernel", "missing: %s needs its kernel size", l.Op)
 				break
 			}
-			oh, ow, ok := window(in, l.Kernel, stride, l.Kernel, l.Padding, l.Dilation, bad)
+			o, ok := pl.window(in, l.Kernel, stride, l.Kernel, l.Padding, l.Dilation, bad)
 			if !ok {
 				break
 			}
-			out = chw{in.c, oh, ow}
-			emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
-				elems: out.elems(), flopsPer: float64(l.Kernel * l.Kernel), reads: in.elems() / out.elems()})
+			out = chw{in.c, o.d, o.h, o.w}
+			pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
+				elems: out.elems(), flopsPer: float64(pl.kernelVolume(l.Kernel)), reads: in.elems() / out.elems()})
 		case "global_avgpool":
-			out = chw{in.c, 1, 1}
-			emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
-				elems: out.elems(), flopsPer: float64(in.h * in.w), reads: float64(in.h * in.w)})
-		case "batchnorm", "act":
+			out = chw{in.c, 1, 1, 1}
+			pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
+				elems: out.elems(), flopsPer: in.positions(), reads: in.positions()})
+		case "batchnorm", "act", "norm":
 			if l.Op == "act" && l.Activation == "" {
 				bad("activation", "missing: an act layer needs its activation")
+			}
+			if l.Op == "norm" && l.Norm == "" {
+				bad("norm", "missing: a norm layer needs its norm")
 			}
 			// emitted below, as a norm or activation after the layer
 		case "add":
@@ -246,23 +299,42 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				bad("from", "missing: an add needs the layer whose output it adds")
 			case !ok:
 				bad("from", "no earlier layer is named %q", l.From)
+			case s.c == in.c && s.positions() == 1 && in.positions() > 1:
+				// A per-channel vector added at every position (a diffusion
+				// UNet's time embedding): read once, broadcast.
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add.broadcast",
+					elems: out.elems(), flopsPer: flopsAdd, reads: 1})
 			case s != in:
-				bad("from", "%q is %dx%dx%d, the input is %dx%dx%d", l.From, s.c, s.h, s.w, in.c, in.h, in.w)
+				bad("from", "%q is %s, the input is %s", l.From, s, in)
 			default:
-				emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add",
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add",
 					elems: out.elems(), flopsPer: flopsAdd, reads: 2})
 			}
 		case "flatten":
-			out = chw{in.c * in.h * in.w, 1, 1}
+			out = chw{in.c * in.d * in.h * in.w, 1, 1, 1}
+		case "upsample":
+			out = pl.upsample(l, in, stage, bad)
+		case "concat":
+			out = pl.concat(l, stage, bad)
+		case "embedding":
+			out = pl.embedding(l, stage, bad)
+		case "cross":
+			out = pl.cross(l, in, stage, bad)
+		case "input":
+			out = pl.input(l, bad)
+		case "attention":
+			out = pl.attention(l, stage, bad)
+		case "geglu":
+			out = pl.geglu(l, in, stage, bad)
 		case "":
 			bad("op", "missing: want one of %s", strings.Join(cnnOps, ", "))
 		default:
 			bad("op", "unknown op %q (want one of %s)", l.Op, strings.Join(cnnOps, ", "))
 		}
-		if len(errs) == n && out.elems() > maxElems {
-			bad("out", "the output, %dx%dx%d, is over the limit of %d elements: %w", out.c, out.h, out.w, int64(maxElems), ErrTooLarge)
+		if len(pl.errs) == n && out.elems() > maxElems {
+			bad("out", "the output, %s, is over the limit of %d elements: %w", out, int64(maxElems), ErrTooLarge)
 		}
-		if len(errs) > n {
+		if len(pl.errs) > n {
 			if out.elems() > maxElems {
 				out = in // keep the checks of later layers bounded
 			}
@@ -270,14 +342,26 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			cur = out
 			continue
 		}
-		if l.Op == "batchnorm" || l.Norm == "batchnorm" {
-			emit(cnnOp{name: l.Name + ".bn", stage: stage, class: model.ClassNorm, kind: "batchnorm",
+		switch {
+		case l.Op == "batchnorm" || l.Norm == "batchnorm":
+			pl.emit(cnnOp{name: l.Name + ".bn", stage: stage, class: model.ClassNorm, kind: "batchnorm",
 				elems: out.elems(), flopsPer: 2, reads: 1})
+			p.params += 2 * float64(out.c)
+			p.normParams += 2 * float64(out.c)
+		case l.Norm == "instancenorm" || l.Norm == "groupnorm" || l.Norm == "layernorm":
+			// Statistics per sample and channel: a pass to reduce and a
+			// pass to normalise (read twice, written once); the affine
+			// scale and shift are parameters. Unlike a batch norm it
+			// cannot be folded into the weights at inference.
+			// A group norm (statistics per sample and group) and a layer
+			// norm (per position, over the channels) cost the same passes.
+			pl.emit(cnnOp{name: l.Name + "." + l.Norm, stage: stage, class: model.ClassNorm, kind: l.Norm,
+				elems: out.elems(), flopsPer: flopsLayerNorm, reads: 2})
 			p.params += 2 * float64(out.c)
 			p.normParams += 2 * float64(out.c)
 		}
 		if l.Activation != "" {
-			emit(cnnOp{name: l.Name + "." + l.Activation, stage: stage, class: model.ClassElementwise, kind: l.Activation,
+			pl.emit(cnnOp{name: l.Name + "." + l.Activation, stage: stage, class: model.ClassElementwise, kind: l.Activation,
 				elems: out.elems(), flopsPer: flopsReLU, reads: 1})
 		}
 		if l.Op != "flatten" {
@@ -289,26 +373,5 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		shapes[l.Name] = out
 		cur = out
 	}
-	return p, errs
-}
-
-// window returns the output size of a convolution or pooling window:
-// ⌊(H + 2·padding − dilation·(kernel−1) − 1)/stride⌋ + 1.
-func window(in chw, kernel, stride, defStride, padding, dilation int, bad func(k, format string, args ...any)) (int, int, bool) {
-	if stride == 0 {
-		stride = defStride
-	}
-	if dilation == 0 {
-		dilation = 1
-	}
-	span := dilation*(kernel-1) + 1
-	ok := true
-	if in.h+2*padding < span || in.w+2*padding < span {
-		bad("kernel", "%d (dilation %d) is larger than the padded input %dx%d", kernel, dilation, in.h+2*padding, in.w+2*padding)
-		ok = false
-	}
-	if !ok || stride <= 0 {
-		return 0, 0, false
-	}
-	return (in.h+2*padding-span)/stride + 1, (in.w+2*padding-span)/stride + 1, true
+	return p, pl.errs
 }

@@ -84,26 +84,37 @@ type Config struct {
 	Classes    int   `toml:"classes"`
 	ClassToken *bool `toml:"class_token"`
 
-	// CNNs: the layers in order.
-	Layer []Layer `toml:"layer"`
+	// Layered networks (kind "cnn"): a 3-D input of image_depth ×
+	// image_size × image_size when image_depth > 0 (every kernel, stride
+	// and padding then applies to the depth too), and the layers in order.
+	ImageDepth int     `toml:"image_depth"`
+	Layer      []Layer `toml:"layer"`
 }
 
 // A Layer is one layer of a CNN. Shapes are inferred from the input
 // image; only what a layer adds is written.
 type Layer struct {
-	Name       string `toml:"name"`
-	Op         string `toml:"op"`    // conv | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | flatten
-	Input      string `toml:"input"` // read the output of this named layer instead of the previous one
-	From       string `toml:"from"`  // add: the layer whose output is added to the input
-	Out        int    `toml:"out"`   // conv: output channels; fc: output features
-	Kernel     int    `toml:"kernel"`
-	Stride     *int   `toml:"stride"`   // default 1 (conv) or kernel (pooling)
-	Padding    int    `toml:"padding"`  // default 0
-	Dilation   int    `toml:"dilation"` // default 1
-	Groups     int    `toml:"groups"`   // default 1
-	Bias       *bool  `toml:"bias"`     // conv default false, fc default true
-	Norm       string `toml:"norm"`     // "batchnorm" after a conv or fc
-	Activation string `toml:"activation"`
+	Name       string   `toml:"name"`
+	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | flatten | upsample | concat | embedding | cross
+	Input      string   `toml:"input"`  // read the output of this named layer instead of the previous one
+	From       string   `toml:"from"`   // add: the layer whose output is added to the input; cross: x_0
+	Inputs     []string `toml:"inputs"` // concat: the layers joined along the channels
+	Out        int      `toml:"out"`    // conv: output channels; fc: output features
+	Kernel     int      `toml:"kernel"`
+	Stride     *int     `toml:"stride"`   // default 1 (conv) or kernel (pooling)
+	Padding    int      `toml:"padding"`  // default 0
+	Dilation   int      `toml:"dilation"` // default 1
+	Groups     int      `toml:"groups"`   // default 1
+	Bias       *bool    `toml:"bias"`     // conv default false, fc default true
+	Norm       string   `toml:"norm"`     // "batchnorm" after a conv or fc
+	Activation string   `toml:"activation"`
+	Shares     string   `toml:"shares"`  // conv, conv_transpose, fc: use this earlier layer's weights (no new parameters)
+	Scale      int      `toml:"scale"`   // upsample: the factor per spatial axis
+	Rows       int      `toml:"rows"`    // embedding: the table's rows
+	Lookups    int      `toml:"lookups"` // embedding: rows read and summed per sample (multi-hot), default 1
+	Rank       int      `toml:"rank"`    // cross: the low rank r of U·V
+	Heads      int      `toml:"heads"`   // attention: the heads (head size = channels/heads)
+	Length     int      `toml:"length"`  // input: the positions of a sequence input (out features each)
 }
 
 func boolOr(p *bool, def bool) bool {

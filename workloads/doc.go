@@ -124,16 +124,27 @@
 //	channels        input channels (default 3)
 //	class_token     a class token is prepended (default true)
 //
-// CNNs: image_size and channels, then the layers in order as [[layer]]
-// tables. Shapes are inferred from the image; a layer reads the previous
+// CNNs: image_size and channels (and image_depth for a 3-D input: every
+// kernel, stride and padding then applies to the depth too), then the
+// layers in order as [[layer]] tables. Shapes are inferred from the image; a layer reads the previous
 // layer's output unless input names another.
 //
 //	name        the layer's name; the text before the first "." is its
 //	            stage in breakdowns (layer1.0.conv1 → layer1)
-//	op          "conv" | "fc" | "maxpool" | "avgpool" | "global_avgpool" |
-//	            "batchnorm" | "act" | "add" | "flatten"
+//	op          "conv" | "conv_transpose" | "fc" | "maxpool" | "avgpool" |
+//	            "global_avgpool" | "batchnorm" | "act" | "add" | "flatten" |
+//	            "upsample" | "concat" | "embedding" | "cross"
 //	input       read this earlier layer's output instead of the previous one
-//	from        add: the earlier layer whose output is added (same shape)
+//	from        add: the earlier layer whose output is added (same shape);
+//	            cross: x_0, multiplied elementwise (same shape)
+//	inputs      concat: the earlier layers joined along the channels (same
+//	            spatial shape)
+//	shares      conv, conv_transpose, fc: use this earlier layer's weights
+//	            (same shape; no new parameters)
+//	scale       upsample: the nearest-neighbour factor per spatial axis
+//	rows        embedding: the table's rows (out is the row size)
+//	lookups     embedding: rows read and summed per sample (default 1)
+//	rank        cross: the low rank r of DCNv2's U·V
 //	out         conv: output channels; fc: output features
 //	kernel      conv and pooling: the window side
 //	stride      default 1 (conv) or kernel (pooling); 0 is an error
@@ -141,8 +152,8 @@
 //	dilation    default 1
 //	groups      conv: default 1; must divide the input and output channels
 //	bias        conv default false, fc default true
-//	norm        "batchnorm" after the conv or fc
-//	activation  "relu" | "relu6" | "silu" | "gelu" | "sigmoid" | "hardswish",
+//	norm        "batchnorm" or "instancenorm" after the layer
+//	activation  "relu" | "relu6" | "leaky_relu" | "silu" | "gelu" | "sigmoid" | "hardswish",
 //	            after the layer (and its norm); required for op "act"
 //
 // A kernel larger than the padded input, groups that do not divide the

@@ -288,6 +288,18 @@ func typeErrors(src []byte, file string) []error {
 			_, ok = v.(bool)
 			want = "true or false"
 		case reflect.Slice:
+			if t.Elem().Kind() == reflect.String {
+				want = "an array of strings"
+				if vs, isArr := v.([]any); isArr {
+					ok = true
+					for _, x := range vs {
+						if _, isStr := x.(string); !isStr {
+							ok = false
+						}
+					}
+				}
+				break
+			}
 			_, ok = v.([]map[string]any)
 			want = "[[" + key + "]] tables"
 		default:

@@ -52,6 +52,7 @@ func validate(c *Config) []*ConfigError {
 	if c.Kind == CNN {
 		size("image_size", c.ImageSize, true)
 		size("channels", c.Channels, true)
+		size("image_depth", c.ImageDepth, false)
 		if len(c.Layer) == 0 {
 			bad("layer", "missing: a cnn needs at least one [[layer]]")
 		}
@@ -121,6 +122,7 @@ func validate(c *Config) []*ConfigError {
 		size("image_size", c.ImageSize, true)
 		size("patch_size", c.PatchSize, true)
 		size("channels", c.Channels, true)
+		size("image_depth", c.ImageDepth, false)
 		if c.Vocab != 0 {
 			bad("vocab", "a vit has no vocabulary (its input is image patches)")
 		}

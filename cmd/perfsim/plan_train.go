@@ -35,7 +35,7 @@ to stderr.`
 
 type planTrainOptions struct {
 	model, system, format, scaling string
-	plot, gradType                 string
+	plot, scalingPlot, gradType    string
 	gpus, gb, seq, top             int
 	tokens                         float64
 	dtype                          model.DType
@@ -57,7 +57,8 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE)")
 	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
 	fs.StringVar(&o.scaling, "scaling", "", "GPU counts for strong scaling (the global batch fixed) and weak scaling (the batch per GPU fixed), e.g. 256,512,1024")
-	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns (and the scaling efficiency) into this file: .svg, .png or .pdf")
+	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns, a bar per layout, into this file: .svg, .png or .pdf")
+	fs.StringVar(&o.scalingPlot, "scaling-plot", "", "also draw the scaling curve (strong and weak efficiency against GPUs; needs --scaling) into this file: .svg, .png or .pdf")
 	addFormatFlag(fs, &o.format)
 }
 
@@ -102,6 +103,14 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 			errs = append(errs, usagef("--plot: %v", err))
 		}
 	}
+	if o.scalingPlot != "" {
+		if _, err := chart.FormatOf(o.scalingPlot); err != nil {
+			errs = append(errs, usagef("--scaling-plot: %v", err))
+		}
+		if o.scaling == "" {
+			errs = append(errs, usagef("--scaling-plot: needs --scaling (the GPU counts to draw)"))
+		}
+	}
 	counts, err := parseCounts(o.scaling)
 	if err != nil {
 		errs = append(errs, usagef("--scaling: %v", err))
@@ -136,7 +145,12 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	if o.plot != "" {
-		if err := savePlanTrainChart(o.plot, m.Name(), p, sc); err != nil {
+		if err := savePlanTrainChart(o.plot, m.Name(), p); err != nil {
+			return err
+		}
+	}
+	if o.scalingPlot != "" {
+		if err := saveScalingChart(o.scalingPlot, m.Name(), sc); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/plot/vg"
 
@@ -10,9 +11,8 @@ import (
 )
 
 // planTrainChart draws the ranked layouts' step breakdowns as stacked bars
-// (seconds) and, with scaling points, the strong and weak scaling
-// efficiency per GPU count beside them.
-func planTrainChart(name string, p *plan.TrainPlan, sc []scalingRow) (*chart.Chart, error) {
+// (seconds), one bar per layout.
+func planTrainChart(name string, p *plan.TrainPlan) (*chart.Chart, error) {
 	if len(p.Best) == 0 {
 		return nil, fmt.Errorf("plan train: no layout fits, nothing to plot")
 	}
@@ -38,34 +38,54 @@ func planTrainChart(name string, p *plan.TrainPlan, sc []scalingRow) (*chart.Cha
 			b.Stacks = append(b.Stacks, chart.Stack{Name: n, Values: vals[j]})
 		}
 	}
-	panels := []chart.Bars{b}
-	if len(sc) > 0 {
-		s := chart.Bars{Title: "scaling efficiency", XLabel: "GPUs", YLabel: "efficiency (%)",
-			Levels: []chart.Level{{Name: "linear", Value: 100}}}
-		var strong, weak []float64
-		for _, r := range sc {
-			s.Categories = append(s.Categories, fmt.Sprint(r.GPUs))
-			strong = append(strong, 100*r.StrongEff)
-			weak = append(weak, 100*r.WeakEff)
-		}
-		// Side by side as two panels would need a grouped bar; one panel per kind.
-		panels = append(panels,
-			chart.Bars{Title: "strong scaling", XLabel: s.XLabel, YLabel: s.YLabel, Categories: s.Categories, Levels: s.Levels, Stacks: []chart.Stack{{Name: "strong efficiency", Values: strong}}},
-			chart.Bars{Title: "weak scaling", XLabel: s.XLabel, YLabel: s.YLabel, Categories: s.Categories, Levels: s.Levels, Stacks: []chart.Stack{{Name: "weak efficiency", Values: weak}}})
-	}
-	return chart.StackedBars(name+": training layouts", panels...)
+	return chart.StackedBars(name+": training layouts", b)
 }
 
-// savePlanTrainChart writes the chart to path (its extension picks the
-// format), atomically.
-func savePlanTrainChart(path, name string, p *plan.TrainPlan, sc []scalingRow) error {
-	c, err := planTrainChart(name, p, sc)
+// scalingChart draws the scaling curve: strong-scaling efficiency (the
+// global batch fixed) and weak-scaling efficiency (the batch per GPU
+// fixed) in percent against the GPU count, and the linear 100%. Counts
+// where nothing fits are left out (the chart names them as skipped).
+func scalingChart(name string, sc []scalingRow) (*chart.Chart, error) {
+	if len(sc) == 0 {
+		return nil, fmt.Errorf("plan train: --scaling-plot needs --scaling")
+	}
+	strong := chart.Line{Name: "strong scaling efficiency"}
+	weak := chart.Line{Name: "weak scaling efficiency"}
+	lin := chart.Line{Name: "linear"}
+	nan := math.NaN()
+	for _, r := range sc {
+		x := float64(r.GPUs)
+		s, w := nan, nan
+		if r.StrongFits {
+			s = 100 * r.StrongEff
+		}
+		if r.WeakFits {
+			w = 100 * r.WeakEff
+		}
+		label := fmt.Sprint(r.GPUs)
+		strong.Points = append(strong.Points, chart.LinePoint{X: x, Y: s, Label: label})
+		weak.Points = append(weak.Points, chart.LinePoint{X: x, Y: w, Label: label})
+		lin.Points = append(lin.Points, chart.LinePoint{X: x, Y: 100})
+	}
+	return chart.Lines{Title: name + ": scaling", XLabel: "GPUs", YLabel: "efficiency (%)", LogX: true,
+		Lines: []chart.Line{strong, weak, lin}}.Chart()
+}
+
+// savePlanTrainChart writes the breakdown chart to path (its extension
+// picks the format), atomically.
+func savePlanTrainChart(path, name string, p *plan.TrainPlan) error {
+	c, err := planTrainChart(name, p)
 	if err != nil {
 		return err
 	}
-	w := 8.0
-	if len(sc) > 0 {
-		w = 14
+	return chart.Save(path, c, 9*vg.Inch, 5*vg.Inch)
+}
+
+// saveScalingChart writes the scaling curve to path, atomically.
+func saveScalingChart(path, name string, sc []scalingRow) error {
+	c, err := scalingChart(name, sc)
+	if err != nil {
+		return err
 	}
-	return chart.Save(path, c, vg.Length(w)*vg.Inch, 5*vg.Inch)
+	return chart.Save(path, c, 7*vg.Inch, 5*vg.Inch)
 }

@@ -82,8 +82,8 @@ func TestPlanTrainBadInput(t *testing.T) {
 	}
 }
 
-// TestPlanTrainChart checks the chart's series: a bar per ranked layout
-// whose total is its step, and the scaling efficiencies.
+// TestPlanTrainChart checks the charts' series: a bar per ranked layout
+// whose total is its step, and the scaling curve's efficiencies.
 func TestPlanTrainChart(t *testing.T) {
 	m, err := resolveModel("gpt3-2.7b")
 	if err != nil {
@@ -98,7 +98,7 @@ func TestPlanTrainChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := planTrainChart(m.Name(), p, sc)
+	c, err := planTrainChart(m.Name(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +111,28 @@ func TestPlanTrainChart(t *testing.T) {
 			t.Errorf("bar %d total %v, step %v", i, xy.Y, p.Best[i].Step)
 		}
 	}
-	if s, ok := c.Series("strong scaling/strong efficiency"); !ok || len(s) != 2 || s[0].Y != 100 {
-		t.Errorf("strong efficiency series %v (%v)", s, ok)
+	sc2, err := scalingChart(m.Name(), sc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := planTrainChart("x", &plan.TrainPlan{}, nil); err == nil {
+	for _, n := range []string{"strong scaling efficiency", "weak scaling efficiency"} {
+		s, ok := sc2.Series(n)
+		if !ok || len(s) != 2 || s[0].X != 8 || s[0].Y != 100 {
+			t.Errorf("%s: series %v (%v), want 2 points from (8, 100)", n, s, ok)
+			continue
+		}
+		want := 100 * sc[1].StrongEff
+		if n[0] == 'w' {
+			want = 100 * sc[1].WeakEff
+		}
+		if d := s[1].Y - want; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s at 16 GPUs: %v, want %v", n, s[1].Y, want)
+		}
+	}
+	if _, err := planTrainChart("x", &plan.TrainPlan{}); err == nil {
 		t.Error("a chart of nothing")
+	}
+	if _, err := scalingChart("x", nil); err == nil {
+		t.Error("a scaling curve without points")
 	}
 }

@@ -1,0 +1,45 @@
+package mlperf_test
+
+import (
+	"fmt"
+
+	"github.com/perfsim/perfsim/mlperf"
+)
+
+// The suite's benchmarks, with the catalog models that run them (a
+// pipeline for Stable Diffusion XL) or what perfsim lacks.
+func ExampleSuite() {
+	for _, b := range mlperf.Suite() {
+		switch {
+		case len(b.Parts) > 0:
+			fmt.Printf("%s: %d models a sample\n", b.Name, len(b.Parts))
+		case b.Lacks != "":
+			fmt.Printf("%s: lacks %s\n", b.Name, b.Lacks)
+		default:
+			fmt.Printf("%s: %s\n", b.Name, b.Model)
+		}
+	}
+	// Output:
+	// resnet50: resnet50
+	// retinanet: retinanet
+	// 3d-unet-99: unet3d
+	// bert-99: bert-large
+	// gptj-99: gpt-j-6b
+	// llama2-70b-99: llama2-70b
+	// llama3.1-405b: llama3.1-405b
+	// mixtral-8x7b: mixtral-8x7b
+	// stable-diffusion-xl: 4 models a sample
+	// dlrm-v2-99: dlrm-dcnv2
+	// rgat: lacks a graph neural network (neighbour sampling and relational attention)
+}
+
+// Find takes MLPerf's names, with or without the accuracy suffix.
+func ExampleFind() {
+	b, _ := mlperf.Find("dlrm-v2")
+	fmt.Println(b.Name, b.Latency)
+	_, err := mlperf.Find("ssd")
+	fmt.Println(err)
+	// Output:
+	// dlrm-v2-99 60 ms
+	// unknown benchmark "ssd" (want one of 3d-unet-99, bert-99, dlrm-v2-99, gptj-99, llama2-70b-99, llama3.1-405b, mixtral-8x7b, resnet50, retinanet, rgat, stable-diffusion-xl)
+}
