@@ -111,8 +111,10 @@ func TestTransfer_crossGeneration(t *testing.T) {
 				}
 				// The band every output of a transferred device states
 				// must hold what this experiment measures.
+				// (A split of a class by type reports; the band is the
+				// whole class's.)
 				bands := hardware.TransferBands(target, base)
-				if b, ok := bands[c.kernel]; ok && (tr.Median > b.Median+bandSlack || tr.P90 > b.P90+bandSlack) {
+				if b, ok := bands[c.kernel]; ok && (c.kernel == "gemm" || c.d == model.Invalid) && (tr.Median > b.Median+bandSlack || tr.P90 > b.P90+bandSlack) {
 					t.Errorf("%s: transferred %.1f%% / %.1f%% exceeds the band hardware.TransferBands states (%.0f%% / %.0f%%)", name, 100*tr.Median, 100*tr.P90, 100*b.Median, 100*b.P90)
 				}
 			}
