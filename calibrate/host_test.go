@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/racedetect"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -24,6 +25,12 @@ func TestFit_realCPU(t *testing.T) {
 	// 4 such runs.
 	if testing.Short() {
 		t.Skip("takes real measurements; skipped with -short")
+	}
+	if racedetect.Enabled {
+		// Measured under -race: held-out p90 |error| 740% (fp32) and
+		// 1010% (fp64), which Fit refuses. The detector's instrumentation
+		// of the Go kernels, not the CPU, sets those times.
+		t.Skip("fits real CPU timings, which the race detector's instrumentation slows unevenly (p90 error over 100%, refused); run without -race")
 	}
 	ms, err := MeasureCPU(context.Background(), CPUOptions{Quick: true, Threads: 1, PointTime: 60 * time.Millisecond, Kernels: []string{KernelGEMM, KernelCopy, KernelTriad, KernelLaunch}}, nil)
 	if err != nil {

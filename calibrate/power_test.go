@@ -32,8 +32,16 @@ func (w adapter) ActivationBytes(b int, d model.DType) model.Bytes { return w.m.
 func (w adapter) Ops(ph sim.Phase) ([]model.Op, error) {
 	kinds := [...]workloads.PhaseKind{workloads.Prefill, workloads.Decode, workloads.TrainForward, workloads.TrainBackward}
 	return w.m.Ops(workloads.Phase{Kind: kinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP})
+		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, Comm: ph.Comm, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance,
+		FuseCNN: ph.FuseCNN, Autocast: ph.Autocast})
 }
+func (w adapter) WeightBytesPerDevice(d model.DType, tp, ep int) model.Bytes {
+	return w.m.WeightBytesPerDevice(d, tp, ep)
+}
+func (w adapter) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
+	return w.m.KVBytes(tokens, tp, kv)
+}
+func (w adapter) PureOps() {} // a workloads.Model never changes
 func (w adapter) Shape() sim.Shape {
 	s := w.m.Shape()
 	arch := map[workloads.Kind]sim.Arch{workloads.Decoder: sim.Decoder, workloads.Encoder: sim.Encoder, workloads.ViT: sim.Vision, workloads.CNN: sim.CNN}[s.Kind]

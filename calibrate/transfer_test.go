@@ -64,6 +64,15 @@ func TestTransfer_crossGeneration(t *testing.T) {
 		{"h100+h200→b200", "b200", []string{"h100", "h200"},
 			[]string{"b200_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv", "b200_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv", "b200_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv"},
 			[]class{{"gemm", model.BF16, 0.15}, {"gemm", model.FP8, 0}, {KernelAttentionPrefill, model.Invalid, 0.15}, {KernelAttentionDecode, model.Invalid, 0}}},
+		// The MoE and MLA kernel classes on a device held out entirely:
+		// fitted on H100 and H200 (the nearest carried by its
+		// datasheet), scored on the B200's tables; and A100 → H100.
+		{"h100+h200→b200 moe/mla", "b200", []string{"h100", "h200"},
+			[]string{"b200_sxm_mla_trtllm_1.3.0rc20_context_mla_perf.csv", "b200_sxm_mla_trtllm_1.3.0rc20_generation_mla_perf.csv", "b200_sxm_moe_trtllm_1.3.0rc20_moe_perf.csv"},
+			[]class{{KernelMLAPrefill, model.Invalid, 0}, {KernelMLADecode, model.Invalid, 0}, {KernelMoE, model.Invalid, 0}}},
+		{"a100→h100 moe/mla", "h100-sxm", []string{"a100"},
+			[]string{"h100_sxm_mla_trtllm_1.3.0rc20_context_mla_perf.csv", "h100_sxm_mla_trtllm_1.3.0rc20_generation_mla_perf.csv", "h100_sxm_moe_trtllm_1.3.0rc20_moe_perf.csv"},
+			[]class{{KernelMLAPrefill, model.Invalid, 0}, {KernelMLADecode, model.Invalid, 0}, {KernelMoE, model.Invalid, 0}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,5 +148,7 @@ func plainRoofline(d *hardware.Device) *hardware.Device {
 	}
 	d.Eff.GEMM = g
 	d.Eff.Attention = model.AttentionParams{Compute: 1, Memory: 1, Source: "plain roofline"}
+	d.Eff.MLA = model.AttentionParams{Compute: 1, Memory: 1, Source: "plain roofline"}
+	d.Eff.MoE = model.MoEParams{Compute: 1, Memory: 1, Source: "plain roofline"}
 	return d
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/perfsim/perfsim/model"
@@ -22,8 +23,9 @@ import (
 // it in devices/fitted/<stem>.toml, a generated file that Lookup and
 // Catalog apply on top of the hand-written one. The rule:
 //
-//   - each [efficiency.gemm.<dtype>], [efficiency.attention] and
-//     [efficiency.memory] table of the overlay replaces the device's table
+//   - each [efficiency.gemm.<dtype>], [efficiency.attention],
+//     [efficiency.mla], [efficiency.moe] and [efficiency.memory] table of
+//     the overlay replaces the device's table
 //     of that name whole (with its sub-tables, such as residual); tables
 //     the overlay does not name keep the hand-written defaults;
 //   - each key of an [interconnect.<tier>] table of the overlay (latency,
@@ -123,6 +125,14 @@ func ApplyFitted(d *Device, r io.Reader, file string) error {
 		m.Eff.Attention = eff.Attention
 		replaced = append(replaced, "efficiency.attention")
 	}
+	if _, ok := dec.lines["efficiency.mla"]; ok {
+		m.Eff.MLA = eff.MLA
+		replaced = append(replaced, "efficiency.mla")
+	}
+	if _, ok := dec.lines["efficiency.moe"]; ok {
+		m.Eff.MoE = eff.MoE
+		replaced = append(replaced, "efficiency.moe")
+	}
 	if _, ok := dec.lines["efficiency.memory"]; ok {
 		m.Eff.Memory = eff.Memory
 		replaced = append(replaced, "efficiency.memory")
@@ -164,4 +174,61 @@ func ApplyFitted(d *Device, r io.Reader, file string) error {
 	m.Sources, m.File, m.pos = src, d.File, pos
 	*d = m
 	return nil
+}
+
+// CatalogFitSources returns, for each catalog device with a fitted
+// overlay, in catalog order, its name and the sources of the overlay's
+// tables, read from the overlay's text without loading the device (the
+// overlay's sources are the ones a fit writes). perfsim version lists the
+// dates of the fits from them; TestCatalogFitSources checks them against
+// the sources of the loaded devices.
+func CatalogFitSources() ([]FitSources, error) {
+	var out []FitSources
+	for _, stem := range catalogOrder {
+		data, err := devicesFS.ReadFile(path.Join("devices", "fitted", stem+".toml"))
+		if err != nil {
+			if isNotExist(err) {
+				continue
+			}
+			return nil, err
+		}
+		head, err := catalogHead(stem)
+		if err != nil {
+			return nil, err
+		}
+		fs := FitSources{Name: head.Name}
+		for line := range strings.Lines(string(data)) {
+			v, ok := strings.CutPrefix(strings.TrimSpace(line), "source")
+			if !ok {
+				continue
+			}
+			v, ok = strings.CutPrefix(strings.TrimSpace(v), "=")
+			if !ok {
+				continue
+			}
+			s, err := strconv.Unquote(strings.TrimSpace(v))
+			if err != nil {
+				// Not a plain string: load the device to read it.
+				d, err := loadCatalogFileOnly(stem)
+				if err != nil {
+					return nil, err
+				}
+				fs.Sources = fs.Sources[:0]
+				for _, s := range d.Sources {
+					fs.Sources = append(fs.Sources, s)
+				}
+				break
+			}
+			fs.Sources = append(fs.Sources, s)
+		}
+		out = append(out, fs)
+	}
+	return out, nil
+}
+
+// FitSources are a calibrated catalog device's name and the sources of
+// its fitted tables.
+type FitSources struct {
+	Name    string
+	Sources []string
 }

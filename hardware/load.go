@@ -403,7 +403,17 @@ func (d *decoder) decodeStruct(t *table, v reflect.Value) {
 				// not after a problem in its keys, which it would repeat.
 				if c, ok := ev.Interface().(interface{ Check() error }); ok && len(d.errs) == before {
 					if err := c.Check(); err != nil {
-						d.fail(t.lines[k], t.join(k), err)
+						// At the line of the key at fault where the
+						// check names one (a residual's values), else
+						// at the table's.
+						line, key := t.lines[k], t.join(k)
+						var ke *model.KeyError
+						if errors.As(err, &ke) {
+							if l, ok := d.lines[key+"."+ke.Key]; ok && l > 0 {
+								line, key = l, key+"."+ke.Key
+							}
+						}
+						d.fail(line, key, err)
 					}
 				}
 			}
@@ -423,10 +433,17 @@ func (d *decoder) decodeStruct(t *table, v reflect.Value) {
 				if l, ok := d.lists[t.lines[k]]; ok && list == "" {
 					list = l // taken out of the text by stashLists
 				}
-				xs, err := parseFloats(list)
-				if err != nil {
-					d.fail(t.lines[k], t.join(k), err)
-					continue
+				xs, seen := d.floats[list]
+				if !seen {
+					var err error
+					if xs, err = parseFloats(list); err != nil {
+						d.fail(t.lines[k], t.join(k), err)
+						continue
+					}
+					if d.floats == nil {
+						d.floats = map[string][]float64{}
+					}
+					d.floats[list] = xs
 				}
 				fv.Set(reflect.ValueOf(xs))
 				t.numbers = append(t.numbers, k)
@@ -462,13 +479,62 @@ func kindName(t reflect.Type) string {
 func parseFloats(s string) ([]float64, error) {
 	xs := make([]float64, 0, strings.Count(s, " ")+1)
 	for f := range strings.FieldsSeq(s) {
-		x, err := strconv.ParseFloat(f, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("number %d of the list, %q, is not a finite number", len(xs)+1, f)
+		x, ok := parseShortDecimal(f)
+		if !ok {
+			var err error
+			x, err = strconv.ParseFloat(f, 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("number %d of the list, %q, is not a finite number", len(xs)+1, f)
+			}
 		}
 		xs = append(xs, x)
 	}
 	return xs[:len(xs):len(xs)], nil
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseShortDecimal reads a plain decimal, an optional minus, digits and
+// at most one point, of at most 15 digits (the fitted tables' numbers,
+// -0.0962), reporting false for anything else. Such a number is m/10^k
+// with m < 2^53 and 10^k exact, so the one division is correctly rounded
+// and the result is strconv.ParseFloat's (which takes the same path for
+// it, after a slower scan); TestParseShortDecimal checks them against
+// each other.
+func parseShortDecimal(s string) (float64, bool) {
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	if len(s) == 0 || len(s) > 16 {
+		return 0, false
+	}
+	var m uint64
+	digits, frac, point := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if point {
+				frac++
+			}
+		case c == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	if digits > 15 || s[0] == '.' || s[len(s)-1] == '.' {
+		return 0, false // too long for the exact path, or "1." or ".5": left to strconv
+	}
+	x := float64(m) / pow10[frac]
+	if neg {
+		x = -x
+	}
+	return x, true
 }
 
 // minStash is the shortest number list stashLists takes out of the text.

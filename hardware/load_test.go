@@ -2,8 +2,10 @@ package hardware
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,7 +42,12 @@ func TestLoad_bad(t *testing.T) {
 		}, "\n")},
 		{"nan.toml", `hardware: testdata/bad/nan.toml:15: efficiency.memory.efficiency: must be a finite number, not NaN`},
 		{"bad_number_list.toml", `hardware: testdata/bad/bad_number_list.toml:22: efficiency.gemm.bf16.residual.values: number 2 of the list, "zero", is not a finite number`},
-		{"bad_residual.toml", `hardware: testdata/bad/bad_residual.toml:18: efficiency.gemm.bf16.residual: residual: log2_m must be finite and strictly increasing (node 1 is 2)`},
+		{"bad_residual.toml", `hardware: testdata/bad/bad_residual.toml:19: efficiency.gemm.bf16.residual.log2_m: residual: log2_m must be finite and strictly increasing (node 1 is 2)`},
+		{"residual_values.toml", `hardware: testdata/bad/residual_values.toml:22: efficiency.gemm.bf16.residual.values: residual: 1 values for 2×1×1 nodes, want 2`},
+		{"bad_waves.toml", strings.Join([]string{
+			`hardware: testdata/bad/bad_waves.toml:16: efficiency.gemm.bf16.waves: "sometimes" is not a wave model (want "whole" or "fractional")`,
+			`hardware: testdata/bad/bad_waves.toml:21: efficiency.attention.waves: "Fractional" is not a wave model (want "whole" or "fractional")`,
+		}, "\n")},
 		{"negative.toml", `hardware: testdata/bad/negative.toml:11: memory.capacity: must be positive, not -80 GB`},
 		{"no_source.toml", strings.Join([]string{
 			`hardware: testdata/bad/no_source.toml: missing required key "source": every number needs a source (a datasheet, "measured", "assumed"), or give sources = { key = "..." }`,
@@ -265,5 +272,29 @@ func TestLoad_integerOutOfRange(t *testing.T) {
 	want := "hardware: big.toml:5: compute_units: 99999999999 is out of range (at most 2147483647)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Load error:\n got: %v\nwant: %s", err, want)
+	}
+}
+
+// TestParseShortDecimal checks the fast path of the fitted lists against
+// strconv.ParseFloat, bit for bit, and that it leaves what it does not
+// take to strconv.
+func TestParseShortDecimal(t *testing.T) {
+	for _, s := range []string{"0", "-0", "0.0", "-0.0", "5.0", "-0.0962", "0.0323", "123456789012345", "1234567890.12345",
+		"0.000000000000001", "-99999.9999999999", "11.321928094887362", "9.584962500721156", "1e5", "1.5e-3", "1.", ".5", "-", "", "--1", "1.2.3", "0x10", "+1", "1_0", "inf", "NaN",
+		"0.1", "0.2", "0.3", "2.275", "0.7982", "1234567890123456"} {
+		x, ok := parseShortDecimal(s)
+		y, err := strconv.ParseFloat(s, 64)
+		if ok && (err != nil || math.Float64bits(x) != math.Float64bits(y)) {
+			t.Errorf("%q: %v (%x), strconv %v (%x, %v)", s, x, math.Float64bits(x), y, math.Float64bits(y), err)
+		}
+	}
+	// Every 4-decimal number in [-2, 2], as the fitted values are written.
+	for i := -20000; i <= 20000; i++ {
+		s := strconv.FormatFloat(float64(i)/1e4, 'f', -1, 64)
+		x, ok := parseShortDecimal(s)
+		y, _ := strconv.ParseFloat(s, 64)
+		if !ok || math.Float64bits(x) != math.Float64bits(y) {
+			t.Fatalf("%q: %v, %v; strconv %v", s, x, ok, y)
+		}
 	}
 }

@@ -29,6 +29,9 @@ type decoder struct {
 	// lists holds, by line, the long number lists that parse took out of
 	// the text before the TOML parser saw it (see stashLists).
 	lists map[int]string
+	// floats holds the lists read so far by their text: a fitted file
+	// repeats its axes in every table, and fp16's tables are bf16's.
+	floats map[string][]float64
 }
 
 func newDecoder(md *toml.MetaData, file string) *decoder {

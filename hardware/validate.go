@@ -166,7 +166,7 @@ var relErrs = map[string]bool{"err_median": true, "err_p90": true}
 
 // fractions are the efficiency keys that are fractions of a peak: at
 // most 1, and positive when given (zero means "not given", i.e. 1).
-var fractions = map[string]bool{"compute": true, "memory": true, "efficiency": true, "vector": true}
+var fractions = map[string]bool{"compute": true, "memory": true, "efficiency": true, "vector": true, "compute_fp4": true, "decode_compute_fp8": true}
 
 // efficiency checks the efficiency parameters by reflection, so that
 // fields added to model.Efficiency are checked too: every number finite
@@ -222,6 +222,12 @@ func (v *validator) efficiency(path string, x reflect.Value) {
 	case reflect.Int:
 		if x.Int() < 0 {
 			v.bad(path, "must not be negative, not %d", x.Int())
+		}
+	case reflect.String:
+		// The one word-valued parameter: anything but its two words
+		// would be priced as whole waves without a word said.
+		if w := x.String(); strings.HasSuffix(path, ".waves") && w != "" && w != model.WavesWhole && w != model.WavesFractional {
+			v.bad(path, "%q is not a wave model (want %q or %q)", w, model.WavesWhole, model.WavesFractional)
 		}
 	}
 }

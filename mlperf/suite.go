@@ -148,7 +148,7 @@ func Suite() []Benchmark {
 			Note: "a sample is one Criteo row (a user-item pair); Server queries carry one sample each"},
 		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH",
 			Kind: Fixed, Precision: model.FP16, OfflineOnly: true,
-			Lacks: "a graph neural network (neighbour sampling and relational attention)"},
+			Lacks: "a graph neural network: neighbour sampling over IGBH, whose subgraph per seed node is not published, and relational attention"},
 	}
 }
 

@@ -142,25 +142,44 @@ func (r *Residual) Valid() bool { return r.Check() == nil }
 // Check returns what is wrong with r, or nil.
 func (r *Residual) Check() error {
 	if r == nil || len(r.Log2M) == 0 || len(r.Log2N) == 0 || len(r.Log2K) == 0 {
-		return errors.New("residual: each of log2_m, log2_n and log2_k needs at least one node")
+		key := "log2_m"
+		if r != nil && len(r.Log2M) > 0 {
+			key = "log2_n"
+			if len(r.Log2N) > 0 {
+				key = "log2_k"
+			}
+		}
+		return &KeyError{key, errors.New("residual: each of log2_m, log2_n and log2_k needs at least one node")}
 	}
 	if want := len(r.Log2M) * len(r.Log2N) * len(r.Log2K); len(r.Values) != want {
-		return fmt.Errorf("residual: %d values for %d×%d×%d nodes, want %d", len(r.Values), len(r.Log2M), len(r.Log2N), len(r.Log2K), want)
+		return &KeyError{"values", fmt.Errorf("residual: %d values for %d×%d×%d nodes, want %d", len(r.Values), len(r.Log2M), len(r.Log2N), len(r.Log2K), want)}
 	}
 	for a, ax := range [...][]float64{r.Log2M, r.Log2N, r.Log2K} {
 		for i := range ax {
 			if math.IsNaN(ax[i]) || math.IsInf(ax[i], 0) || (i > 0 && !(ax[i] > ax[i-1])) {
-				return fmt.Errorf("residual: %s must be finite and strictly increasing (node %d is %v)", [...]string{"log2_m", "log2_n", "log2_k"}[a], i, ax[i])
+				key := [...]string{"log2_m", "log2_n", "log2_k"}[a]
+				return &KeyError{key, fmt.Errorf("residual: %s must be finite and strictly increasing (node %d is %v)", key, i, ax[i])}
 			}
 		}
 	}
 	for i, v := range r.Values {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("residual: value %d is %v, want a finite number", i, v)
+			return &KeyError{"values", fmt.Errorf("residual: value %d is %v, want a finite number", i, v)}
 		}
 	}
 	return nil
 }
+
+// A KeyError is a problem with one key of a table (as a file names it,
+// e.g. "values" of a residual table), so that a loader can point at the
+// key's line rather than the table's.
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string { return e.Err.Error() }
+func (e *KeyError) Unwrap() error { return e.Err }
 
 // usable is the constant-time part of Valid: the table has nodes and a
 // value for each. The cost functions call it on every kernel, so it reads

@@ -14,7 +14,7 @@ func FuzzParseUnits(f *testing.F) {
 	for _, s := range []string{
 		"3.35 TB/s", "900 GB/s", "1 GiB/s", "4.5 us", "1.2 ms", "12.5ns", "1e-300 s",
 		"1.98 GHz", "1410 MHz", "700 W", "1.2 kW", "1e30 GW", "3.1 PFLOP", "2 GFLOPs",
-		"1e308 EFLOP", "-1 s", " 5 Hz ", "5", "GHz", "1e+", "0x10 s", "∞ W", "NaN s",
+		"1e308 EFLOP", "3.6 MJ", "12 kJ", "-1 J", "1e400 J", "-1 s", " 5 Hz ", "5", "GHz", "1e+", "0x10 s", "∞ W", "NaN s",
 	} {
 		f.Add(s)
 	}
@@ -55,6 +55,11 @@ func FuzzParseUnits(f *testing.F) {
 		}},
 		{"ParseBytes", func(s string) (float64, []byte, error) {
 			v, err := ParseBytes(s)
+			b, _ := v.MarshalText()
+			return float64(v), b, err
+		}},
+		{"ParseJoules", func(s string) (float64, []byte, error) {
+			v, err := ParseJoules(s)
 			b, _ := v.MarshalText()
 			return float64(v), b, err
 		}},

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/perfsim/perfsim/model"
+import (
+	"fmt"
+
+	"github.com/perfsim/perfsim/model"
+)
 
 // The token budget.
 //
@@ -35,36 +39,43 @@ type PrefillChunk struct {
 // budget tokens at growing contexts. A batch within the budget is one
 // chunk. A budget of 0 or less is no budget.
 func PrefillChunks(batch, input, budget int) []PrefillChunk {
+	return appendPrefillChunks(nil, batch, input, budget)
+}
+
+// appendPrefillChunks appends PrefillChunks(batch, input, budget) to dst.
+func appendPrefillChunks(dst []PrefillChunk, batch, input, budget int) []PrefillChunk {
 	if batch <= 0 || input <= 0 {
-		return nil
+		return dst
 	}
 	if budget <= 0 || batch*input <= budget {
-		return []PrefillChunk{{Batch: batch, Tokens: input, Repeat: 1}}
+		return append(dst, PrefillChunk{Batch: batch, Tokens: input, Repeat: 1})
 	}
 	if input <= budget {
 		per := budget / input
-		out := []PrefillChunk{{Batch: per, Tokens: input, Repeat: batch / per}}
+		dst = append(dst, PrefillChunk{Batch: per, Tokens: input, Repeat: batch / per})
 		if rem := batch % per; rem > 0 {
-			out = append(out, PrefillChunk{Batch: rem, Tokens: input, Repeat: 1})
+			dst = append(dst, PrefillChunk{Batch: rem, Tokens: input, Repeat: 1})
 		}
-		return out
+		return dst
 	}
-	var out []PrefillChunk
 	for ctx := 0; ctx < input; ctx += budget {
-		out = append(out, PrefillChunk{Batch: 1, Tokens: min(budget, input-ctx), Context: ctx, Repeat: batch})
+		dst = append(dst, PrefillChunk{Batch: 1, Tokens: min(budget, input-ctx), Context: ctx, Repeat: batch})
 	}
-	return out
+	return dst
 }
 
 // prefillOps returns the ops of the whole prefill of r's scenario (each
 // chunk's ops with their counts multiplied by its repeats, then extra)
 // and the working set of its largest chunk. A decoder's prefill is
 // chunked by the token budget; other architectures run in one pass.
-func (r *runner) prefillOps(extra []model.Op) ([]model.Op, model.Bytes, error) {
+// Without needOps (Footprint), only the working set is computed. The ops
+// are in r's scratch, valid until the next call.
+func (r *runner) prefillOps(extra []model.Op, needOps bool) ([]model.Op, model.Bytes, error) {
 	sc := r.sc
-	chunks := []PrefillChunk{{Batch: sc.Batch, Tokens: sc.Input, Repeat: 1}}
+	var buf [4]PrefillChunk
+	chunks := append(buf[:0], PrefillChunk{Batch: sc.Batch, Tokens: sc.Input, Repeat: 1})
 	if r.shape.Arch == Decoder {
-		chunks = PrefillChunks(sc.Batch, sc.Input, sc.MaxNumTokens)
+		chunks = appendPrefillChunks(buf[:0], sc.Batch, sc.Input, sc.MaxNumTokens)
 	}
 	if len(chunks) == 1 && chunks[0].Repeat == 1 {
 		ph := r.phase(Prefill)
@@ -75,20 +86,28 @@ func (r *runner) prefillOps(extra []model.Op) ([]model.Op, model.Bytes, error) {
 		}
 		return ops, workingSet(ops), nil
 	}
-	var all []model.Op
+	all := r.chunkBuf[:0]
 	var working model.Bytes
 	for _, c := range chunks {
 		ph := r.phase(Prefill)
 		ph.Batch, ph.Seq, ph.Context = c.Batch, c.Tokens, c.Context
-		ops, err := r.ops(ph, nil)
+		ops, ws, err := r.chunks.get(r.w, ph)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, fmt.Errorf("sim: %s %s: %w", r.w.Name(), ph.Kind, err)
 		}
-		working = max(working, workingSet(ops))
+		working = max(working, ws)
+		if !needOps {
+			continue
+		}
 		for _, o := range ops {
 			o.Count *= c.Repeat
 			all = append(all, o)
 		}
 	}
-	return append(all, extra...), working, nil
+	if !needOps {
+		return nil, working, nil
+	}
+	all = append(all, extra...)
+	r.chunkBuf = all
+	return all, working, nil
 }

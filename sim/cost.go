@@ -84,10 +84,17 @@ type diag struct {
 	// one phase at a time.
 	freeRows    []OpRow
 	freeClasses []ClassRow
+	// calls has bit d set when check(d) was called (since the caller
+	// last cleared it): what a remembered pass replays.
+	calls uint32
+	// rowsWanted and classesWanted count the rows the run asked for:
+	// the next run of the runner makes that much room (see Run).
+	rowsWanted, classesWanted int
 }
 
 // opRows returns an empty slice of capacity n for a phase's op rows.
 func (d *diag) opRows(n int) []OpRow {
+	d.rowsWanted += n
 	if n <= len(d.freeRows) {
 		s := d.freeRows[:0:n]
 		d.freeRows = d.freeRows[n:]
@@ -96,12 +103,27 @@ func (d *diag) opRows(n int) []OpRow {
 	return make([]OpRow, 0, n)
 }
 
+// classRows returns an empty slice of capacity n for a phase's class
+// rows, from d's room when it has it.
+func (d *diag) classRows(n int) []ClassRow {
+	d.classesWanted += n
+	if n <= len(d.freeClasses) {
+		s := d.freeClasses[:0:n]
+		d.freeClasses = d.freeClasses[n:]
+		return s
+	}
+	return make([]ClassRow, 0, n)
+}
+
 // totalIn is ph.total with the class rows (at most one per op) taken
 // from d's room.
 func (d *diag) totalIn(ph *PhaseReport) {
-	if n := min(len(ph.Ops), len(model.Classes())); cap(ph.Classes) < n && n <= len(d.freeClasses) {
-		ph.Classes = d.freeClasses[:0:n]
-		d.freeClasses = d.freeClasses[n:]
+	if n := min(len(ph.Ops), len(model.Classes())); cap(ph.Classes) < n {
+		d.classesWanted += n
+		if n <= len(d.freeClasses) {
+			ph.Classes = d.freeClasses[:0:n]
+			d.freeClasses = d.freeClasses[n:]
+		}
 	}
 	ph.total()
 }
@@ -207,6 +229,9 @@ type graphMap struct {
 
 // check records a fallback when the device has no peak for d.
 func (c *coster) check(d model.DType) {
+	if int(d) < 32 {
+		c.calls |= 1 << d
+	}
 	if int(d) >= len(c.checked) || c.checked[d] {
 		return
 	}
@@ -232,12 +257,23 @@ func (c *coster) check(d model.DType) {
 func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
 	e := &c.p.Eff
 	switch k.(type) {
-	case model.GEMM, model.GroupedGEMM:
+	case model.GroupedGEMM:
+		if e.MoE.Source != "" {
+			return e.MoE.ErrP90
+		}
+		if g, ok := e.GEMM[d]; ok {
+			return g.ErrP90
+		}
+		return 0
+	case model.GEMM:
 		if g, ok := e.GEMM[d]; ok {
 			return g.ErrP90
 		}
 		return 0
 	case model.Attention:
+		if a := k.(model.Attention); model.IsMLA(a) && e.MLA.Source != "" {
+			return e.MLA.ErrP90
+		}
 		return e.Attention.ErrP90
 	case model.Collective:
 		return 0

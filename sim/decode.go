@@ -44,8 +44,9 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	if err != nil {
 		return nil, err
 	}
+	id0 := r.decomps.idOf(ops0)
 	if steps == 1 {
-		*rep = c.pass("decode", ops0)
+		*rep = c.passOnce("decode", id0, ops0)
 		return rep, nil
 	}
 	// Copy: the workload may reuse its slice between calls.
@@ -56,9 +57,29 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	if err != nil {
 		return nil, err
 	}
+	// The same generation priced before (only an alike one is kept).
+	key, keep := c.passKeyOf("decode", id0, r.decomps.idOf(ops1), steps)
+	if keep {
+		if ph, hit := c.passHit(key); hit {
+			*rep = ph
+			return rep, nil
+		}
+		c.calls = 0
+	}
 	if !alike(ops0, ops1) {
 		return r.decodeEachStep(ph, first, steps, extra)
 	}
+	c.decodeRows(rep, ops0, ops1, steps)
+	if keep {
+		c.passStore(key, rep)
+	}
+	return rep, nil
+}
+
+// decodeRows prices a generation of steps decode steps whose first and
+// last decompositions ops0 and ops1 are alike into rep (see the comment
+// at the top of the file).
+func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int) {
 	*rep = PhaseReport{Name: "decode", Steps: steps, Ops: c.opRows(len(ops0))}
 	n := float64(steps)
 	for i, o := range ops0 {
@@ -87,7 +108,6 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 		rep.Ops = append(rep.Ops, row)
 	}
 	c.totalIn(rep)
-	return rep, nil
 }
 
 // alike reports whether two decompositions line up op by op, with only
@@ -140,6 +160,23 @@ func (s *sum) bound() model.Bound {
 // sumOver sums one launch of the kernel over steps contexts, from k0 at
 // the first to k1 at the last (see the comment at the top of the file).
 func (c *coster) sumOver(k0, k1 model.Kernel, steps int) sum {
+	if a0, ok := k0.(model.Attention); ok && c.pc != nil {
+		// A generation's attention summed before (a serving loop, a
+		// repeated scenario) is taken whole from the price cache.
+		a1 := k1.(model.Attention)
+		e, hit := c.pc.sumSlot(a0, a1, steps)
+		if hit {
+			c.check(a0.DType)
+			return e.s
+		}
+		*e = sumEntry{gen: c.pc.gen, a0: a0, a1: a1, steps: steps, s: c.sumSteps(k0, k1, steps)}
+		return e.s
+	}
+	return c.sumSteps(k0, k1, steps)
+}
+
+// sumSteps is sumOver without the cache.
+func (c *coster) sumSteps(k0, k1 model.Kernel, steps int) sum {
 	var s sum
 	last := steps - 1
 	at := func(i int, w float64) {

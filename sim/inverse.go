@@ -26,7 +26,7 @@ func Footprint(sys *hardware.System, w Workload, sc Scenario) (Memory, error) {
 	if sc.Mode == Training {
 		return r.trainingMemory(), nil
 	}
-	_, working, err := r.prefillOps(nil)
+	_, working, err := r.prefillOps(nil, false)
 	if err != nil {
 		return Memory{}, err
 	}

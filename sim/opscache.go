@@ -25,6 +25,7 @@ const opsSlots = 6
 // An opsCache keeps the last decompositions of pure workloads.
 type opsCache struct {
 	next    int
+	ver     uint64 // the fills so far
 	entries [opsSlots]opsEntry
 }
 
@@ -32,6 +33,29 @@ type opsEntry struct {
 	w   Workload // nil: empty; held, so that its address is not reused
 	ph  Phase
 	ops []model.Op
+	ver uint64 // the fill that put ops here: with the slot, their identity
+}
+
+// An opsID identifies a decomposition the opsCache holds, for as long as
+// the runner lives: its slot and the fill that put it there. The zero
+// opsID is none.
+type opsID struct {
+	slot int
+	ver  uint64
+}
+
+// idOf returns the identity of ops when they are a decomposition oc
+// holds (the slice decompose returned), else the zero opsID.
+func (oc *opsCache) idOf(ops []model.Op) opsID {
+	if oc == nil || len(ops) == 0 {
+		return opsID{}
+	}
+	for i := range oc.entries {
+		if e := &oc.entries[i]; e.ver != 0 && len(e.ops) == len(ops) && &e.ops[0] == &ops[0] {
+			return opsID{i, e.ver}
+		}
+	}
+	return opsID{}
 }
 
 // decompose returns w's ops for ph, from oc when it has them and w is a
@@ -55,6 +79,56 @@ func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 	}
 	e := &oc.entries[oc.next]
 	oc.next = (oc.next + 1) % opsSlots
-	e.w, e.ph, e.ops = w, ph, append(e.ops[:0], ops...)
+	oc.ver++
+	e.w, e.ph, e.ops, e.ver = w, ph, append(e.ops[:0], ops...), oc.ver
 	return e.ops, nil
+}
+
+// chunkSlots is how many chunk decompositions a runner remembers (a
+// power of two).
+const chunkSlots = 64
+
+// A chunkCache remembers the decompositions of a chunked prefill's
+// chunks, and their working sets (workingSet), for pure workloads. The
+// chunks of one prompt are the token budget at contexts 0, budget,
+// 2·budget, ... (and a last, shorter one), whatever the batch: the
+// inverse searches (MaxContext, MaxBatch) size them at every step of a
+// bisection, and a sweep over lengths runs them at every point.
+type chunkCache struct {
+	slots [chunkSlots]chunkEntry
+}
+
+type chunkEntry struct {
+	w   Workload // nil: empty; held, so that its address is not reused
+	ph  Phase
+	ops []model.Op
+	ws  model.Bytes
+}
+
+// get returns w's ops for ph and their working set, from cc when it has
+// them and w is a PureWorkload of a comparable type (cc may be nil). The
+// ops are valid until the next call, and must not be modified.
+func (cc *chunkCache) get(w Workload, ph Phase) ([]model.Op, model.Bytes, error) {
+	pure := false
+	if _, ok := w.(PureWorkload); ok && cc != nil {
+		pure = reflect.TypeOf(w).Comparable()
+	}
+	var e *chunkEntry
+	if pure {
+		h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context), uint64(ph.Kind)|uint64(ph.TP)<<8|uint64(ph.EP)<<32, uint64(ph.Act)|uint64(ph.Weights)<<8|uint64(ph.KV)<<16)
+		e = &cc.slots[h&(chunkSlots-1)]
+		if e.w == w && e.ph == ph {
+			return e.ops, e.ws, nil
+		}
+	}
+	ops, err := w.Ops(ph)
+	if err != nil {
+		return nil, 0, err
+	}
+	ws := workingSet(ops)
+	if e != nil {
+		e.w, e.ph, e.ws = w, ph, ws
+		e.ops = append(e.ops[:0], ops...)
+	}
+	return ops, ws, nil
 }

@@ -7,12 +7,13 @@ import (
 )
 
 // FuzzParseMode checks the parsers of the mode words (ParseMode,
-// ParseRecompute, ParseOptimizer and workloads.ParsePhaseKind): none
+// ParseRecompute, ParseOptimizer, ParseSchedule, ParseExec and
+// workloads.ParsePhaseKind): none
 // panics, and what one accepts has a name that parses back to it.
 //
 //	go test -fuzz=FuzzParseMode ./sim
 func FuzzParseMode(f *testing.F) {
-	for _, s := range []string{"inference", "TRAIN", "selective", "Full", "adamw", "sgd", "prefill", " bwd ", "train-forward", "", "none\x00"} {
+	for _, s := range []string{"inference", "TRAIN", "selective", "Full", "adamw", "sgd", "prefill", " bwd ", "train-forward", "", "none\x00", "1F1B", "interleaved", "gpipe ", " TRT", "cuda-graphs", "eager"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -32,6 +33,20 @@ func FuzzParseMode(f *testing.F) {
 			if back, err := ParseOptimizer(o.String()); err != nil || back != o {
 				t.Fatalf("ParseOptimizer(%q) = %v, whose name parses to %v, %v", s, o, back, err)
 			}
+		}
+		if sc, err := ParseSchedule(s); err == nil {
+			if back, err := ParseSchedule(sc.String()); err != nil || back != sc {
+				t.Fatalf("ParseSchedule(%q) = %v, whose name parses to %v, %v", s, sc, back, err)
+			}
+		} else if err.Error() == "" {
+			t.Fatalf("ParseSchedule(%q): an empty error", s)
+		}
+		if e, err := ParseExec(s); err == nil {
+			if back, err := ParseExec(e.String()); err != nil || back != e {
+				t.Fatalf("ParseExec(%q) = %v, whose name parses to %v, %v", s, e, back, err)
+			}
+		} else if err.Error() == "" {
+			t.Fatalf("ParseExec(%q): an empty error", s)
 		}
 		if k, err := workloads.ParsePhaseKind(s); err == nil {
 			if back, err := workloads.ParsePhaseKind(k.String()); err != nil || back != k {

@@ -39,7 +39,8 @@ const (
 // nothing again, and one that changes only in its lengths (a sweep)
 // prices only the kernels that change.
 type priceCache struct {
-	gen   uint32          // slots of another generation are empty
+	gen   uint64          // slots of another generation are empty
+	from  uint64          // derived: the generation of the cache it was derived from
 	key   procKey         // the processor the prices are for (or, derive, were derived from)
 	owner model.Processor // the processor the prices are for, its maps copied
 	gemm  [gemmSlots]slot[model.GEMM]
@@ -49,6 +50,32 @@ type priceCache struct {
 	coll  [collSlots]slot[collKey]
 	group [groupSlots]slot[model.GroupedGEMM]
 	scan  [scanSlots]slot[model.Scan]
+	sums  [sumSlots]sumEntry
+	// passes are phases priced from decompositions the runner holds
+	// (pass.go's passCached); next is the slot the next one takes.
+	passes [passSlots]passEntry
+	next   int
+}
+
+// sumSlots is how many summed generations of an attention kernel a
+// price cache keeps (a power of two).
+const sumSlots = 32
+
+// A sumEntry is an attention kernel's cost summed over the decode steps
+// of a generation (sumOver), from a0 at the first step to a1 at the last.
+type sumEntry struct {
+	gen    uint64
+	a0, a1 model.Attention
+	steps  int
+	s      sum
+}
+
+// sumSlot returns the entry of the sum of a0 to a1 over steps in pc and
+// whether it holds it.
+func (pc *priceCache) sumSlot(a0, a1 model.Attention, steps int) (*sumEntry, bool) {
+	h := mix(uint64(a0.Batch), uint64(a0.KVLen), uint64(a1.KVLen), uint64(steps), uint64(a0.Heads)<<32|uint64(a0.KVHeads))
+	e := &pc.sums[h&(sumSlots-1)]
+	return e, e.gen == pc.gen && e.steps == steps && e.a0 == a0 && e.a1 == a1
 }
 
 // A collKey is a collective and the link it crosses (the system's, which
@@ -60,7 +87,7 @@ type collKey struct {
 
 // A slot is one remembered price.
 type slot[K comparable] struct {
-	gen uint32
+	gen uint64
 	k   K
 	c   model.Cost
 	rel float64
@@ -68,7 +95,7 @@ type slot[K comparable] struct {
 
 // lookup returns the slot of k (hashed h) in slots and whether it holds
 // k's price in generation gen.
-func lookup[K comparable](slots []slot[K], h uint64, k K, gen uint32) (*slot[K], bool) {
+func lookup[K comparable](slots []slot[K], h uint64, k K, gen uint64) (*slot[K], bool) {
 	s := &slots[h&uint64(len(slots)-1)]
 	return s, s.gen == gen && s.k == k
 }
@@ -82,28 +109,27 @@ func (pc *priceCache) use(p *model.Processor) *priceCache {
 	return pc
 }
 
-// derived returns the processor that derive made from src the last time,
-// and pc, its prices kept, when src is the processor it was made from;
-// else it derives it afresh into dst and starts pc anew. (The decode
-// coster's processor, its launches capped for CUDA graphs, is derived
-// from the run's processor at every run: a comparison with the last
-// source is cheaper than the derivation.)
-func (pc *priceCache) derived(src *model.Processor, dst *model.Processor, derive func()) *priceCache {
-	if pc.gen != 0 && pc.key.same(src) {
+// derived returns the processor that derive made from the processor of
+// src the last time, and pc, its prices kept, when src still holds the
+// prices of that processor (its generation is the same); else it derives
+// it afresh into dst and starts pc anew. (The decode coster's processor,
+// its launches capped for CUDA graphs, is derived from the run's
+// processor at every run: checking the source's generation, which use
+// has just confirmed, is cheaper than the derivation.)
+func (pc *priceCache) derived(src *priceCache, dst *model.Processor, derive func()) *priceCache {
+	if pc.gen != 0 && src.gen != 0 && pc.from == src.gen {
 		*dst = pc.owner
 		return pc
 	}
 	derive()
-	pc.renew(src, dst)
+	pc.renew(dst, dst)
+	pc.from = src.gen
 	return pc
 }
 
 // renew starts a new generation for processor p, whose identity is key.
 func (pc *priceCache) renew(key, p *model.Processor) {
-	pc.gen++
-	if pc.gen == 0 { // wrapped: clear for real
-		*pc = priceCache{gen: 1}
-	}
+	pc.gen++ // 64 bits: never wraps
 	pc.key = keyOf(key)
 	pc.owner = *p
 	pc.owner.Matrix, pc.owner.Vector = maps.Clone(p.Matrix), maps.Clone(p.Vector)
@@ -119,8 +145,15 @@ func (pc *priceCache) gemmSlot(g model.GEMM) (*slot[model.GEMM], bool) {
 // attnSlot returns the slot of a in pc and whether it holds a's price.
 // The hash reads the dimensions; the comparison, every field.
 func (pc *priceCache) attnSlot(a model.Attention) (*slot[model.Attention], bool) {
-	h := mix(uint64(a.Batch), uint64(a.Heads)<<32|uint64(a.KVHeads), uint64(a.QLen), uint64(a.KVLen),
-		uint64(a.HeadDim)|uint64(a.DType)<<32|uint64(a.KVDType)<<40)
+	// The window and the value width are hashed too: a sliding and a
+	// full layer's decode kernels (gpt-oss, Gemma) differ only in the
+	// window, and in one slot they would evict each other at every step.
+	lat := uint64(0)
+	if a.Latent {
+		lat = 1
+	}
+	h := mix(uint64(a.Batch), uint64(a.Heads)<<32|uint64(a.KVHeads), uint64(a.QLen)|uint64(a.Window)<<32, uint64(a.KVLen),
+		uint64(a.HeadDim)|uint64(a.VDim)<<16|uint64(a.DType)<<32|uint64(a.KVDType)<<40|lat<<48)
 	return lookup(pc.attn[:], h, a, pc.gen)
 }
 
@@ -243,6 +276,7 @@ func (k *procKey) same(b *model.Processor) bool {
 	a := &k.p
 	return k.ok && a.Name == b.Name && a.ComputeUnits == b.ComputeUnits && a.Bandwidth == b.Bandwidth && a.L2 == b.L2 &&
 		a.Launch == b.Launch && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
+		a.Eff.MLA == b.Eff.MLA && a.Eff.MoE == b.Eff.MoE &&
 		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel &&
 		k.matrix.same(b.Matrix) && k.vector.same(b.Vector) && k.gemm.same(b.Eff.GEMM)
 }

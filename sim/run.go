@@ -20,6 +20,8 @@ type runner struct {
 	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs; see decoder
 	rep   *Report
 	buf   []model.Op // scratch for a decomposition plus extra ops
+	// chunkBuf is scratch for the ops of a chunked prefill.
+	chunkBuf []model.Op
 
 	diag    diag      // the costers' shared diagnostics
 	costers [2]coster // c and, with CUDA graphs, dc
@@ -28,6 +30,13 @@ type runner struct {
 	// (opscache.go); nil for none.
 	prices  *[2]priceCache
 	decomps *opsCache
+	chunks  *chunkCache // a chunked prefill's chunks (opscache.go); nil for none
+	// ctxWarning is room for the run's warning that the lengths exceed
+	// the model's trained context (allocated with the report); nil for
+	// none.
+	ctxWarning *contextWarning
+	// rowsHint and classesHint are the report rows the last run wanted.
+	rowsHint, classesHint int
 }
 
 // Run simulates one scenario of workload w on system sys and returns the
@@ -66,20 +75,25 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	r := runners.Get().(*runner)
 	defer r.release()
 	r.init(sys, w, sc, shape, p)
-	// The report and its results, allocated together.
+	// The report and its results, allocated together, and room for its
+	// rows as many as the runner's last run wanted (a sweep's or a
+	// serving loop's runs want alike): small objects, not one large
+	// one that takes a fresh span of the heap at every run.
 	out := &struct {
-		rep     Report
-		inf     InferenceResult
-		dec     PhaseReport
-		en      Energy
-		rows    [40]OpRow
-		classes [24]ClassRow
+		rep   Report
+		inf   InferenceResult
+		dec   PhaseReport
+		en    Energy
+		ctx   contextWarning
+		warns [1]error
 	}{rep: Report{
 		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need,
 		Params: w.Params(), ActiveParams: w.ActiveParams(), Interval: intervalName(&p.Eff),
 	}}
 	r.rep = &out.rep
-	r.diag.freeRows, r.diag.freeClasses = out.rows[:], out.classes[:]
+	r.rep.Warnings, r.ctxWarning = out.warns[:0], &out.ctx
+	r.diag.freeRows, r.diag.freeClasses = make([]OpRow, r.rowsHint), make([]ClassRow, r.classesHint)
+	defer func() { r.rowsHint, r.classesHint = r.diag.rowsWanted, r.diag.classesWanted }()
 	var err error
 	if sc.Mode == Training {
 		err = r.training()
@@ -93,7 +107,12 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 		return nil, err
 	}
 	r.energy(&out.en)
-	r.rep.Warnings = append(r.c.warnings, r.rep.Warnings...)
+	if len(r.c.warnings) > 0 {
+		r.rep.Warnings = append(r.c.warnings, r.rep.Warnings...)
+	}
+	if len(r.rep.Warnings) == 0 {
+		r.rep.Warnings = nil
+	}
 	if err := r.rep.checkFinite(); err != nil {
 		return nil, err
 	}
@@ -124,11 +143,13 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 // memos (some kilobytes), which a sweep would otherwise allocate and
 // collect at every point. Nothing of a runner outlives its Run: reports
 // copy what they keep.
-var runners = &sync.Pool{New: func() any { return &runner{prices: new([2]priceCache), decomps: new(opsCache)} }}
+var runners = &sync.Pool{New: func() any {
+	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache)}
+}}
 
 // release returns r to runners, dropping what it references.
 func (r *runner) release() {
-	r.sys, r.w, r.rep = nil, nil, nil
+	r.sys, r.w, r.rep, r.ctxWarning = nil, nil, nil, nil
 	r.diag = diag{}
 	runners.Put(r)
 }
@@ -145,7 +166,7 @@ func (r *runner) decoder() *coster {
 				// The capped processor as it was last derived from this
 				// one, when it is the same.
 				var p model.Processor
-				r.dc.pc = r.prices[1].derived(&r.c.p, &p, func() {
+				r.dc.pc = r.prices[1].derived(&r.prices[0], &p, func() {
 					r.c.graphs(r.dc)
 					p = r.dc.p
 				})
@@ -227,11 +248,11 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	sc, rep := r.sc, r.rep
 	rep.Inference = res
 
-	ops, working, err := r.prefillOps(r.ppTransfer(sc.Batch * sc.Input))
+	ops, working, err := r.prefillOps(r.ppTransfer(sc.Batch*sc.Input), true)
 	if err != nil {
 		return err
 	}
-	res.Prefill = r.c.pass("prefill", ops)
+	res.Prefill = r.c.passOnce("prefill", r.decomps.idOf(ops), ops)
 	r.eager(&res.Prefill)
 	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
 	res.E2E, res.E2ELow, res.E2EHigh = res.TTFT, res.TTFTLow, res.TTFTHigh
@@ -255,7 +276,12 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 			res.OutputTokensPerSecondPerDevice = res.OutputTokensPerSecond / float64(rep.Devices)
 		}
 		if mc := r.shape.MaxContext; mc > 0 && sc.Input+sc.Output > mc {
-			rep.Warnings = append(rep.Warnings, fmt.Errorf("%d tokens in and %d out exceed %s's trained context of %d", sc.Input, sc.Output, r.w.Name(), mc))
+			w := r.ctxWarning
+			if w == nil {
+				w = new(contextWarning)
+			}
+			*w = contextWarning{in: sc.Input, out: sc.Output, model: r.w.Name(), trained: mc}
+			rep.Warnings = append(rep.Warnings, w)
 		}
 	} else if res.TTFT > 0 && (r.shape.Arch == CNN || r.shape.Arch == Vision) {
 		res.ImagesPerSecond = float64(sc.Batch) / float64(res.TTFT)
@@ -369,4 +395,15 @@ func (rep *Report) checkFinite() error {
 		}
 	}
 	return nil
+}
+
+// A contextWarning says that a scenario's lengths exceed the model's
+// trained context.
+type contextWarning struct {
+	in, out, trained int
+	model            string
+}
+
+func (w *contextWarning) Error() string {
+	return fmt.Sprintf("%d tokens in and %d out exceed %s's trained context of %d", w.in, w.out, w.model, w.trained)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -195,6 +196,14 @@ func (o *maxModelOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		return sc, usagef("--mode: %v", err)
 	}
 	sc.Mode = mode
+	// A flag of the other mode would be silently ignored (issue 17 item 11).
+	only, other := []string{"input", "output"}, "inference"
+	if mode == sim.Inference {
+		only, other = []string{"seq", "recompute", "optimizer", "shard-optimizer", "zero"}, "training"
+	}
+	if errs := ignoredFlags(fs, "only for --mode "+other+"; "+mode.String()+" mode would ignore it", only...); len(errs) > 0 {
+		return sc, errors.Join(errs...)
+	}
 	if o.devices < 1 {
 		return sc, usagef("--devices: must be at least 1, got %d", o.devices)
 	}

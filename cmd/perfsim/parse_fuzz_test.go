@@ -35,3 +35,37 @@ func FuzzParseNameList(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCounts checks the parser of plan train's --scaling (a comma
+// list of GPU counts) and of --format: neither panics, counts come back
+// positive and sorted, each written as the list wrote it, and a format
+// is one of the three or a usage error naming --format.
+//
+//	go test -fuzz=FuzzParseCounts ./cmd/perfsim
+func FuzzParseCounts(f *testing.F) {
+	for _, s := range []string{"256,512,1024", " 8 , 16", "", "0", "-8", "+8", "1e3", "99999999999999999999", "8,,16", "json", "table", "CSV"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseCounts(s)
+		if err == nil {
+			for i, n := range v {
+				if n < 1 || i > 0 && n < v[i-1] {
+					t.Fatalf("parseCounts(%q) = %v: a count below 1 or out of order", s, v)
+				}
+			}
+			if strings.TrimSpace(s) != "" && len(v) != strings.Count(s, ",")+1 {
+				t.Fatalf("parseCounts(%q) = %v: %d counts for %d items", s, v, len(v), strings.Count(s, ",")+1)
+			}
+		} else if err.Error() == "" {
+			t.Fatalf("parseCounts(%q): an empty error", s)
+		}
+		if fm, err := parseFormat(s); err == nil {
+			if fm != formatTable && fm != formatJSON && fm != formatCSV {
+				t.Fatalf("parseFormat(%q) = %q", s, fm)
+			}
+		} else if exitCode(err) != 2 || !strings.Contains(err.Error(), "--format") {
+			t.Fatalf("parseFormat(%q): %v (exit %d), want a usage error naming --format", s, err, exitCode(err))
+		}
+	})
+}

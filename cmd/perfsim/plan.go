@@ -130,6 +130,15 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	if !o.maxRate && !(o.rate > 0 && !math.IsInf(o.rate, 0)) {
 		errs = append(errs, usagef("--rate: want a positive number of requests per second, got %g", o.rate))
 	}
+	// Flags the run's mode would ignore are refused (issue 17 item 11).
+	if o.maxRate {
+		errs = append(errs, ignoredFlags(fs, "not with --max-rate, which searches the rate for one deployment", "rate", "max-gpus", "front-plot")...)
+	} else {
+		errs = append(errs, ignoredFlags(fs, "only with --max-rate; a layout search would ignore it", "dp", "load-plot")...)
+	}
+	if o.workload != "" {
+		errs = append(errs, ignoredFlags(fs, "not with --workload, which draws each request's lengths", "input", "output")...)
+	}
 	if !fs.Changed("ttft-p99") && !fs.Changed("tpot-p99") {
 		errs = append(errs, usagef("--ttft-p99, --tpot-p99: give at least one objective, with a unit (1s, 50ms)"))
 	}

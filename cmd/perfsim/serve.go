@@ -18,7 +18,7 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-const serveSynopsis = "perfsim serve --hw NAME|FILE --model NAME|FILE [--tp N --pp N --dp N --dtype T] [--input S --output G | --workload sharegpt | --trace FILE] [--requests N] [--arrival poisson|gamma|constant|all] [--rate R] [--engine vllm|vllm-0.6|sglang|trtllm] [--seed K] [--ttft-slo T --tpot-slo T] [--format table|json|csv] [--requests-out FILE]"
+const serveSynopsis = "perfsim serve --hw NAME|FILE|--system NAME --model NAME|FILE [--tp N --pp N --dp N --dtype T] [--input S --output G | --workload sharegpt | --trace FILE] [--requests N] [--arrival poisson|gamma|constant|all] [--rate R] [--engine vllm|vllm-0.6|sglang|trtllm] [--seed K] [--ttft-slo T --tpot-slo T] [--format table|json|csv] [--requests-out FILE]"
 
 const serveExamples = `  # Llama 3 70B on four H100s, 1000 Poisson requests at 8 req/s, vLLM's scheduler
   perfsim serve --hw h100 --model llama3-70b --tp 4 --input 1024 --output 256 --requests 1000 --rate 8
@@ -125,9 +125,9 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
 	}
-	arr, err := serve.ParseArrival(o.arrival)
-	if err != nil {
-		errs = append(errs, usagef("--arrival: %v", err))
+	arr, arrErr := serve.ParseArrival(o.arrival)
+	if arrErr != nil {
+		errs = append(errs, usagef("--arrival: %v", arrErr))
 	}
 	if fs.Changed("rate") && !(o.rate > 0 && !math.IsInf(o.rate, 0)) {
 		errs = append(errs, usagef("--rate: must be a positive number of requests per second, got %g", o.rate))
@@ -141,6 +141,25 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		if f.v < 0 || math.IsInf(float64(f.v), 0) {
 			errs = append(errs, usagef("--%s: must be a non-negative time, got %v", f.name, f.v))
 		}
+	}
+	// Flags the run's mode would ignore are refused (issue 17 item 11).
+	switch {
+	case o.trace != "":
+		errs = append(errs, ignoredFlags(fs, "not with --trace, which gives each request's arrival and lengths",
+			"input", "output", "workload", "requests", "arrival", "rate", "cv", "seed")...)
+	case o.workload != "":
+		errs = append(errs, ignoredFlags(fs, "not with --workload, which draws each request's lengths", "input", "output")...)
+	}
+	if arrErr == nil && o.trace == "" && o.deploy.users == 0 {
+		if arr == serve.AllAtOnce {
+			errs = append(errs, ignoredFlags(fs, "not with --arrival all, where every request arrives at t = 0", "rate")...)
+		}
+		if arr != serve.Gamma {
+			errs = append(errs, ignoredFlags(fs, "only for --arrival gamma; --arrival "+arr.String()+" would ignore it", "cv")...)
+		}
+	}
+	if o.static {
+		errs = append(errs, ignoredFlags(fs, "not with --static, which prefills each batch whole and schedules once per step", "chunked-prefill", "scheduler-steps")...)
 	}
 	errs = append(errs, o.deploy.check(fs, o)...)
 	if o.deploy.users > 0 {
@@ -177,7 +196,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	dev, err := resolveHardware(o.hw)
+	dev, err := o.deploy.device(o.hw)
 	if err == nil {
 		dev, err = whatIf(dev, o.sets)
 	}

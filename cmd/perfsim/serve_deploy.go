@@ -18,6 +18,7 @@ import (
 // GPU count to check the layout against.
 type deployOptions struct {
 	router             string
+	system             string
 	disagg             string
 	prefillTP, prefill int // prefill pool's TP and PP
 	decodeTP, decodePP int
@@ -28,6 +29,7 @@ type deployOptions struct {
 }
 
 func (o *deployOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.system, "system", "", "a catalog system instead of --hw ("+strings.Join(hardware.SystemNames(), ", ")+"): its device, its scale-up domain and its NICs, which carry --disagg's KV transfers between nodes")
 	fs.StringVar(&o.router, "router", "round-robin", "how requests are spread over replicas (and pool instances): round-robin or least-outstanding")
 	fs.StringVar(&o.disagg, "disagg", "", "disaggregated prefill and decode pools, xPyD: x prefill and y decode instances (e.g. 2P1D; docs/serving.md)")
 	fs.IntVar(&o.prefillTP, "prefill-tp", 0, "TP of a prefill instance with --disagg (default --tp)")
@@ -103,6 +105,24 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 		}
 	}
 	return errs
+}
+
+// device resolves --hw, or the device of --system with the system's
+// network tiers (its scale-up domain, and its NICs' bandwidth per
+// device as the scale-out tier: hardware.LookupSystem), from which
+// systemFor builds every system of the run.
+func (o *deployOptions) device(hw string) (*hardware.Device, error) {
+	if o.system == "" {
+		return resolveHardware(hw)
+	}
+	if strings.TrimSpace(hw) != "" {
+		return nil, usagef("--hw, --system: give one (--system names its device)")
+	}
+	s, err := hardware.LookupSystem(o.system, 1)
+	if err != nil {
+		return nil, usagef("--system: %v", err)
+	}
+	return s.Device, nil
 }
 
 // lengths parses --input or --output: file:PATH reads an empirical

@@ -40,6 +40,7 @@ func TestServe_deployments(t *testing.T) {
 		{"router", []string{"--dp", "2", "--router", "least-outstanding", "--rate", "8"}, []string{"router", "pools"}},
 		{"gpus", []string{"--gpus", "4", "--tp", "2", "--rate", "8"}, []string{"router"}},
 		{"closed", []string{"--users", "16", "--think", "1s"}, []string{"users", "think_s"}},
+		{"system", []string{"--disagg", "8P1D", "--rate", "8", "--system", "dgx-h100", "--hw", ""}, []string{"pools", "kv_transfer_s"}},
 		{"prefix", []string{"--prefix-hit", "0.5", "--rate", "8", "--input", "file:" + lens}, []string{"prefix_hit"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +59,9 @@ func TestServe_deployments(t *testing.T) {
 			}
 			if tt.name == "gpus" && v["dp"] != 2.0 {
 				t.Errorf("--gpus 4 --tp 2: dp %v, want 2", v["dp"])
+			}
+			if tt.name == "system" && v["gpus"] != 9.0 {
+				t.Errorf("8P1D of tp 1: %v GPUs, want 9 (two nodes of dgx-h100)", v["gpus"])
 			}
 			if tt.name == "disagg" && v["gpus"] != 4.0 {
 				t.Errorf("2P1D of tp 1 and tp 2: %v GPUs, want 4", v["gpus"])
@@ -87,6 +91,8 @@ func TestServe_deployBad(t *testing.T) {
 		{[]string{"--think", "1s", "--rate", "1"}, "--think: only with --users"},
 		{[]string{"--rate", "1", "--prefill-tp", "2"}, "--prefill-tp: only with --disagg"},
 		{[]string{"--rate", "1", "--prefix-hit", "1.5"}, "--prefix-hit"},
+		{[]string{"--rate", "1", "--system", "dgx-h100"}, "--hw, --system: give one"},
+		{[]string{"--rate", "1", "--hw", "", "--system", "dgx-h999"}, "--system"},
 		{[]string{"--rate", "1", "--input", "file:" + bad}, "bad.txt:2"},
 		{[]string{"--rate", "1", "--input", "file:" + filepath.Join(dir, "none.txt")}, "--input"},
 	} {

@@ -84,20 +84,31 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.zero, "zero", 0, "ZeRO stage over the data-parallel replicas (training): 0 none, 1 optimizer state, 2 + gradients, 3 + weights")
 	fs.Var(floatCount{&o.tokens}, "tokens", "training token budget for the time to train, e.g. 300e9 or 15T")
 	fs.Var(&o.reserve, "reserve", "framework memory reserve per device (default: the hardware file's)")
-	fs.IntVar(&o.maxNumTokens, "max-num-tokens", sim.DefaultMaxNumTokens, "token budget of one iteration: prefill runs in chunks of at most this many tokens, which bounds the activations (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens; the default is theirs and SGLang's)")
+	fs.IntVar(&o.maxNumTokens, "max-num-tokens", sim.DefaultMaxNumTokens, "token budget of one iteration (inference): prefill runs in chunks of at most this many tokens, which bounds the activations (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens; the default is theirs and SGLang's)")
 	fs.BoolVar(&o.requireFit, "require-fit", false, "exit 1 when the run does not fit the device's usable memory (the output is still written)")
 	fs.BoolVar(&o.breakdown, "breakdown", false, "per op class and top ops: time, share, bound, intensity")
 	fs.IntVar(&o.top, "top", 10, "ops listed per phase with --breakdown")
 	addFormatFlag(fs, &o.format)
 	fs.BoolVar(&o.strict, "strict", false, "a data type the hardware has no peak for is an error, not a fallback")
 	o.energy.AddFlags(fs)
-	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
+	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step (inference) as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
 	o.train.AddFlags(fs)
 	fs.Float64Var(&o.loaderRate, "loader-rate", 0, "samples (images) per second the input pipeline sustains for the whole system: bounds a CNN's throughput and a training step (0: no bound)")
 	fs.BoolVar(&o.amp, "amp", false, "automatic mixed precision as PyTorch's autocast: weights kept in --weights (fp32), a CNN's convolutions computed in --act with a weight cast per layer and pass")
 }
+
+// The flags of simulate that only one mode reads (sim reads the
+// scenario fields they set only in that mode): given in the other mode,
+// they are usage errors rather than silently ignored. --micro-batch sets
+// the batch, but is named for training's micro-batch. --dp, --ep,
+// --expert-imbalance, --exec, --loader-rate, --amp and the data types
+// mean something in both.
+var (
+	trainingOnly  = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "cp", "sp", "schedule", "virtual-stages", "micro-batch", "tp-overlap", "no-overlap", "grad-dtype"}
+	inferenceOnly = []string{"input", "output", "max-num-tokens", "cuda-graphs"}
+)
 
 // scenario builds the sim scenario from the flags.
 func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
@@ -110,9 +121,9 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	sc.Mode = mode
 	// A flag of the other mode would be silently ignored: say so instead.
 	if err == nil {
-		only, other := []string{"input", "output"}, "inference"
+		only, other := inferenceOnly, "inference"
 		if mode == sim.Inference {
-			only, other = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens"}, "training"
+			only, other = trainingOnly, "training"
 		}
 		for _, name := range only {
 			if fs.Changed(name) {

@@ -72,6 +72,24 @@ type scenarioJSON struct {
 	HostOverhead float64 `json:"host_overhead_s,omitempty"`
 	Autocast     bool    `json:"autocast,omitempty"`
 	LoaderRate   float64 `json:"loader_samples_per_s,omitempty"`
+	// Parallel is the training-at-scale layout beside TP, PP and DP;
+	// absent in inference.
+	Parallel *parallelJSON `json:"parallel,omitempty"`
+}
+
+// parallelJSON is a training scenario's layout settings beside the TP,
+// PP and DP degrees.
+type parallelJSON struct {
+	SP            bool   `json:"sp"`
+	CP            int    `json:"cp"`
+	EP            int    `json:"ep"`
+	Schedule      string `json:"schedule"`
+	VirtualStages int    `json:"virtual_stages"`
+	TPOverlap     bool   `json:"tp_overlap"`
+	NoOverlap     bool   `json:"no_overlap"`
+	// GradDType is the type gradients are accumulated and reduced in
+	// (--grad-dtype), or "" for the weights'.
+	GradDType string `json:"grad_dtype,omitempty"`
 }
 
 type trainingJSON struct {
@@ -239,11 +257,20 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 	if gb == 0 {
 		gb = sc.Batch * dp
 	}
+	var par *parallelJSON
+	if sc.Mode == sim.Training {
+		par = &parallelJSON{SP: sc.SP, CP: max(sc.CP, 1), EP: max(sc.EP, 1), Schedule: sc.Schedule.String(),
+			VirtualStages: max(sc.VirtualStages, 1), TPOverlap: sc.TPOverlap, NoOverlap: sc.NoOverlap}
+		if sc.GradType != model.Invalid {
+			par.GradDType = sc.GradType.String()
+		}
+	}
 	return scenarioJSON{
 		Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: gb,
 		TP: tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
 		Comm: sc.CommType().String(), Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
 		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
+		Parallel: par,
 	}
 }
 

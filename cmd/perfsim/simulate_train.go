@@ -45,8 +45,8 @@ func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.virtual, "virtual-stages", 1, "model chunks per pipeline stage (training, --schedule interleaved)")
 	fs.IntVar(&o.micro, "micro-batch", 0, "sequences per micro-batch (training; the same as --batch)")
 	fs.StringVar(&o.system, "system", "", "a catalog system with network tiers instead of --hw: "+fmt.Sprint(hardware.SystemNames()))
-	fs.BoolVar(&o.tpOverlap, "tp-overlap", false, "overlap tensor-parallel collectives with their GEMMs (Transformer Engine userbuffers, --tp-comm-overlap; needs --sp)")
-	fs.BoolVar(&o.noOver, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication (no overlap with compute)")
+	fs.BoolVar(&o.tpOverlap, "tp-overlap", false, "overlap tensor-parallel collectives with their GEMMs (training: Transformer Engine userbuffers, --tp-comm-overlap; needs --sp)")
+	fs.BoolVar(&o.noOver, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication (training: no overlap with compute)")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE; 1 is balanced)")
 	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
 }

@@ -74,25 +74,35 @@ func writeVersion(w io.Writer, bi *debug.BuildInfo) {
 var fitDate = regexp.MustCompile(`fitted: perfsim calibrate fit, \d+ points, (\d{4}-\d{2}-\d{2})`)
 
 // catalogFitDates lists each calibrated catalog device with the dates of
-// its fits: "H100 SXM: 2026-11-22".
+// its fits: "H100 SXM: 2026-11-22". It reads the fitted overlays' sources
+// as text: version loads no device.
 func catalogFitDates() []string {
+	all, err := hardware.CatalogFitSources()
+	if err != nil {
+		panic(fmt.Sprintf("perfsim: embedded catalog: %v", err)) // the embedded files are tested
+	}
 	var out []string
-	for _, d := range hardware.Catalog() {
-		dates := map[string]bool{}
-		for _, s := range d.Sources {
-			for _, m := range fitDate.FindAllStringSubmatch(s, -1) {
-				dates[m[1]] = true
-			}
+	for _, d := range all {
+		if ds := fitDates(d.Sources); ds != "" {
+			out = append(out, d.Name+": "+ds)
 		}
-		if len(dates) == 0 {
-			continue
-		}
-		ds := make([]string, 0, len(dates))
-		for k := range dates {
-			ds = append(ds, k)
-		}
-		sort.Strings(ds)
-		out = append(out, d.Name+": "+strings.Join(ds, ", "))
 	}
 	return out
+}
+
+// fitDates returns the distinct dates of fits in sources, sorted and
+// comma-separated; "" for none.
+func fitDates(sources []string) string {
+	dates := map[string]bool{}
+	for _, s := range sources {
+		for _, m := range fitDate.FindAllStringSubmatch(s, -1) {
+			dates[m[1]] = true
+		}
+	}
+	ds := make([]string, 0, len(dates))
+	for k := range dates {
+		ds = append(ds, k)
+	}
+	sort.Strings(ds)
+	return strings.Join(ds, ", ")
 }

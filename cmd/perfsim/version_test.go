@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/hardware"
 )
 
 // TestWriteVersion: the revision, commit time and Go version come from
@@ -20,7 +23,7 @@ func TestWriteVersion(t *testing.T) {
 	var b bytes.Buffer
 	writeVersion(&b, bi)
 	for _, want := range []string{"perfsim devel\n", "revision 0123456789abcdef0123456789abcdef01234567 (with uncommitted changes)\n",
-		"committed 2026-11-24T04:00:00Z\n", "built with go1.22.0\n", "catalog fits:\n", "  H100 SXM: 2026-11-22\n"} {
+		"committed 2026-11-24T04:00:00Z\n", "built with go1.22.0\n", "catalog fits:\n", "  H100 SXM: 2026-11-22, 2026-11-26\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("version output lacks %q:\n%s", want, b.String())
 		}
@@ -64,5 +67,25 @@ func TestVersion_gitBuild(t *testing.T) {
 	want := "revision " + strings.TrimSpace(string(gitRev))
 	if !strings.Contains(string(out), want) || !regexp.MustCompile(`(?m)^committed \d{4}-`).Match(out) {
 		t.Errorf("perfsim version:\n%s\nwant %q and the commit time", out, want)
+	}
+}
+
+// TestCatalogFitDates checks the fit dates version reads from the fitted
+// overlays' text against those in the sources of every loaded catalog
+// device (how version found them before, at 50 ms a run).
+func TestCatalogFitDates(t *testing.T) {
+	var want []string
+	for _, d := range hardware.Catalog() {
+		srcs := make([]string, 0, len(d.Sources))
+		for _, s := range d.Sources {
+			srcs = append(srcs, s)
+		}
+		if ds := fitDates(srcs); ds != "" {
+			want = append(want, d.Name+": "+ds)
+		}
+	}
+	got := catalogFitDates()
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("fit dates from the overlays' text:\n%q\nfrom the loaded devices:\n%q", got, want)
 	}
 }
