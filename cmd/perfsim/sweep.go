@@ -53,6 +53,7 @@ const maxSweepPoints = 10_000_000
 // sweepFlags are the flags of perfsim sweep.
 type sweepFlags struct {
 	hw, model, batch, input, output, tp, pp, dtype, format string
+	sets                                                   []string
 	phases, yes                                            bool
 	workers                                                int
 	energy                                                 energyOptions
@@ -60,6 +61,7 @@ type sweepFlags struct {
 
 func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", "hardware, a comma list: catalog names or hardware TOML files")
+	fs.StringArrayVar(&o.sets, "set", nil, "what-if: change a datasheet number of every --hw device, key=value with a unit (repeatable; the keys of simulate --set)")
 	fs.StringVar(&o.model, "model", "", "models, a comma list: catalog names or model files")
 	fs.StringVar(&o.batch, "batch", "1", "batch sizes (a list)")
 	fs.StringVar(&o.input, "input", "2048", "prompt lengths in tokens (a list)")
@@ -122,6 +124,9 @@ func (o *sweepFlags) spec() (*sweepSpec, error) {
 	}
 	for _, h := range hws {
 		d, err := resolveHardware(h)
+		if err == nil {
+			d, err = whatIf(d, o.sets)
+		}
 		if err != nil {
 			return nil, err
 		}
