@@ -126,7 +126,7 @@ func trtModel(t testing.TB, name string) sim.Workload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return adapter{m}
+	return adapter{M: m}
 }
 
 // trtRequests is the requests trtllm-bench ran per length pair

@@ -211,7 +211,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	if err != nil {
 		return nil, nil, err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	if _, err := serve.Preset(o.engine, dev.Memory.Limit()); err != nil {
 		return nil, nil, usagef("--engine: %v", err)
 	}

@@ -126,7 +126,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	base := sim.Default()
 	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
 	base.NoOverlap, base.ExpertImbalance, base.GradType = o.noOverlap, o.imbalance, grad

@@ -85,7 +85,7 @@ func fitsSomewhere(s *sweepSpec, res []sweepResult) error {
 	if err != nil {
 		return err
 	}
-	layout := fitLayout(sys, simWorkload{s.Models[r.Point.Model]}, r.Report.Scenario)
+	layout := fitLayout(sys, simWorkload{M: s.Models[r.Point.Model]}, r.Report.Scenario)
 	var names []string
 	for _, d := range s.HW {
 		names = append(names, d.Name)

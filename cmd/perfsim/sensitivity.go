@@ -64,7 +64,7 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	sc := sim.Default()
 	sc.Batch, sc.Input, sc.Output, sc.TP = batch, input, output, tp
 	if err := sc.Validate(w.Shape()); err != nil {

@@ -207,7 +207,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	e, err := serve.Preset(o.engine, dev.Memory.Limit())
 	if err != nil {
 		return nil, usagef("--engine: %v", err)

@@ -287,7 +287,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	var vErr error
 	switch {
 	case m != nil && scErr == nil:
-		vErr = scenarioUsage(sc.Validate(simWorkload{m}.Shape()))
+		vErr = scenarioUsage(sc.Validate(simWorkload{M: m}.Shape()))
 	case scErr == nil:
 		// Without a model, the checks that need none (--batch 0, ...),
 		// as for a decoder.
@@ -302,7 +302,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	for _, wn := range m.Warnings() {
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
 	sys := fixed
 	if o.train.system != "" {
