@@ -256,7 +256,7 @@ func (c *coster) check(d model.DType) {
 // a kernel, 0 when the hardware carries none.
 func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
 	e := &c.p.Eff
-	switch k.(type) {
+	switch k := k.(type) {
 	case model.GroupedGEMM:
 		if e.MoE.Source != "" {
 			return e.MoE.ErrP90
@@ -271,7 +271,7 @@ func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
 		}
 		return 0
 	case model.Attention:
-		if a := k.(model.Attention); model.IsMLA(a) && e.MLA.Source != "" {
+		if model.IsMLA(k) && e.MLA.Source != "" {
 			return e.MLA.ErrP90
 		}
 		return e.Attention.ErrP90
