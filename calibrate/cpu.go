@@ -476,7 +476,8 @@ func (s *streamArrays) parallel(n int, body func(worker, lo, hi int)) func(iters
 			var wg sync.WaitGroup
 			for w := range workers {
 				lo, hi := n*w/workers, n*(w+1)/workers
-				wg.Go(func() { body(w, lo, hi) })
+				wg.Add(1)
+				go func() { defer wg.Done(); body(w, lo, hi) }()
 			}
 			wg.Wait()
 		}

@@ -142,6 +142,8 @@ func classOf(m Measurement) string {
 		return "launch"
 	case KernelAllReduce, KernelAllGather, KernelReduceScatter, KernelAllToAll, KernelAllReduceOneShot:
 		return "collective"
+	case KernelMoE, KernelGroupedGEMM, KernelMLAPrefill, KernelMLADecode:
+		return m.Kernel
 	}
 	return ""
 }
@@ -154,6 +156,12 @@ func Predict(dev *hardware.Device, p *model.Processor, m Measurement) (model.Sec
 		return p.GEMMCost(GEMMOf(m)).Time, true
 	case KernelAttentionPrefill, KernelAttentionDecode:
 		return p.AttentionCost(AttentionOf(m)).Time, true
+	case KernelMLAPrefill, KernelMLADecode:
+		return p.AttentionCost(AttentionOf(m)).Time, true
+	case KernelMoE:
+		return model.Seconds(moeTime(p, moeKernelsOf(m))), true
+	case KernelGroupedGEMM:
+		return p.GroupedGEMMCost(GroupedGEMMOf(m)).Time, true
 	case "stream":
 		return p.StreamCost(m.FLOPs, m.Bytes, model.FP32).Time, true
 	case "launch":
@@ -321,6 +329,16 @@ func Fit(dev *hardware.Device, ms []Measurement, opt Options) (*Result, error) {
 	if skipped > 0 {
 		res.Warnings = append(res.Warnings, fmt.Errorf("%d measurements of kernels the cost model does not price were ignored", skipped))
 	}
+	// A fit of the MLA or MoE classes replaces those tables whole (a
+	// refit on top of an earlier one starts afresh).
+	for name := range groups {
+		switch name {
+		case KernelMLAPrefill, KernelMLADecode:
+			out.Eff.MLA = model.AttentionParams{}
+		case KernelMoE, KernelGroupedGEMM:
+			out.Eff.MoE = model.MoEParams{}
+		}
+	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
 	for _, name := range sortedKeys(groups) {
 		g := groups[name]
@@ -329,8 +347,10 @@ func Fit(dev *hardware.Device, ms []Measurement, opt Options) (*Result, error) {
 		switch {
 		case strings.HasPrefix(name, "gemm/"):
 			cf, warns = fitGEMM(&out, g, opt, rng)
-		case name == KernelAttentionPrefill || name == KernelAttentionDecode:
+		case name == KernelAttentionPrefill || name == KernelAttentionDecode || name == KernelMLAPrefill || name == KernelMLADecode:
 			cf, warns = fitAttention(&out, name, g, opt, rng)
+		case name == KernelMoE || name == KernelGroupedGEMM:
+			cf, warns = fitMoE(&out, name, g, opt, rng)
 		case name == "collective":
 			cf, warns = fitCollectives(&out, g, opt, rng)
 		case name == "stream" || name == "launch":

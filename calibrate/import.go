@@ -26,10 +26,11 @@ const (
 	FormatVidur          = "vidur"          // Microsoft Vidur: GEMMs and memory-bound ops
 	FormatLLMCompass     = "llmcompass"     // LLMCompass A100 kernels
 	FormatXLA            = "xla"            // XLA's sm_90 matmul performance table
+	FormatInferSim       = "infersim"       // Alibaba InferSim: FlashMLA and DeepGEMM grouped-GEMM tables (import_infersim.go)
 )
 
 // Formats lists the formats ReadFile accepts.
-var Formats = []string{FormatAuto, FormatPerfsim, FormatAIConfigurator, FormatVidur, FormatLLMCompass, FormatXLA}
+var Formats = []string{FormatAuto, FormatPerfsim, FormatAIConfigurator, FormatVidur, FormatLLMCompass, FormatXLA, FormatInferSim}
 
 // Kernel names the importers use besides those of perfsim's suites.
 const (
@@ -57,6 +58,8 @@ var aiconfiguratorDevices = map[string]string{
 var aiconfiguratorConstants = map[string]map[string]string{
 	"_custom_allreduce_perf.csv":     {"op_name": "all_reduce", "kernel_source": "TRTLLM", "allreduce_dtype": "bfloat16"},
 	"_generation_attention_perf.csv": {"isl": "1", "attn_dtype": "bfloat16"},
+	"_moe_perf.csv":                  {"moe_dtype": "bfloat16", "kernel_source": "moe_torch_flow"},
+	"_generation_mla_perf.csv":       {"isl": "1"},
 }
 
 // constantsOf returns the dropped constant columns of an aiconfigurator
@@ -130,6 +133,8 @@ func Read(r io.Reader, file, format, device string) ([]Measurement, []error, err
 	case FormatAIConfigurator, FormatVidur, FormatLLMCompass, FormatXLA:
 		ms, warns, err = readThirdParty(br, file, format)
 		multi = format == FormatVidur
+	case FormatInferSim:
+		ms, warns, err = readInferSim(br, file)
 	default:
 		return nil, nil, fmt.Errorf("calibrate: unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 	}
@@ -188,8 +193,11 @@ func detect(h []string) string {
 	switch {
 	case has("kernel", "device", "dtype"), has("time_s", "kernel"):
 		return FormatPerfsim
-	case has("gemm_dtype", "latency"), has("attn_dtype", "latency"), has("op_name", "message_size", "latency"):
+	case has("gemm_dtype", "latency"), has("attn_dtype", "latency"), has("op_name", "message_size", "latency"),
+		has("num_experts", "distribution", "latency"), has("kv_cache_dtype", "num_heads", "tp_size", "latency"):
 		return FormatAIConfigurator
+	case has("latency_us"), has("up_proj_us", "down_proj_us"):
+		return FormatInferSim
 	case has("device", "model", "tp", "num_tokens", "op", "time_ms_median"):
 		return FormatVidur
 	case has("gpu", "op", "time_ms", "throughput_unit"):
@@ -315,14 +323,17 @@ func (r *row) ms(col string) model.Seconds { return model.Seconds(r.num(col, tru
 // requiredColumns lists, per format and table kind, the columns an
 // importer reads.
 var requiredColumns = map[string][]string{
-	"aic-gemm":       {"gemm_dtype", "m", "n", "k", "latency"},
-	"aic-context":    {"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "window_size", "attn_dtype", "kv_cache_dtype", "latency"},
-	"aic-generation": {"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "window_size", "attn_dtype", "kv_cache_dtype", "step", "latency"},
-	"aic-comm":       {"op_name", "num_gpus", "message_size", "latency"},
-	"vidur-gemm":     {"device", "op", "M", "N", "K", "dtype", "time_ms_median", "time_ms_min", "time_ms_max"},
-	"vidur-memory":   {"device", "op", "elements", "dtype", "time_ms_median", "time_ms_min", "time_ms_max"},
-	"llmcompass":     {"gpu", "op", "dtype", "M", "N", "K", "elements", "time_ms"},
-	"xla":            {"xla_device_key", "b", "m", "n", "k", "dtype_key", "time_ms_derived"},
+	"aic-gemm":           {"gemm_dtype", "m", "n", "k", "latency"},
+	"aic-context":        {"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "window_size", "attn_dtype", "kv_cache_dtype", "latency"},
+	"aic-generation":     {"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "window_size", "attn_dtype", "kv_cache_dtype", "step", "latency"},
+	"aic-comm":           {"op_name", "num_gpus", "message_size", "latency"},
+	"aic-moe":            {"kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency"},
+	"aic-mla-context":    {"kv_cache_dtype", "num_heads", "batch_size", "isl", "latency"},
+	"aic-mla-generation": {"kv_cache_dtype", "num_heads", "batch_size", "isl", "step", "latency"},
+	"vidur-gemm":         {"device", "op", "M", "N", "K", "dtype", "time_ms_median", "time_ms_min", "time_ms_max"},
+	"vidur-memory":       {"device", "op", "elements", "dtype", "time_ms_median", "time_ms_min", "time_ms_max"},
+	"llmcompass":         {"gpu", "op", "dtype", "M", "N", "K", "elements", "time_ms"},
+	"xla":                {"xla_device_key", "b", "m", "n", "k", "dtype_key", "time_ms_derived"},
 }
 
 // tableKind names the table a third-party header describes.
@@ -337,6 +348,12 @@ func tableKind(format string, idx map[string]int, consts map[string]string) stri
 		switch {
 		case has("gemm_dtype"):
 			return "aic-gemm"
+		case has("num_experts") && has("distribution"):
+			return "aic-moe"
+		case has("tp_size") && has("kv_cache_dtype") && !has("num_key_value_heads") && has("step"):
+			return "aic-mla-generation"
+		case has("tp_size") && has("kv_cache_dtype") && !has("num_key_value_heads"):
+			return "aic-mla-context"
 		case has("attn_dtype") && has("step"):
 			return "aic-generation"
 		case has("attn_dtype"):
@@ -439,7 +456,7 @@ func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, e
 			nskip++
 			continue
 		case skipVariant:
-			variants[rw.str("kernel_source")+" "+rw.str("gemm_dtype")]++
+			variants[rw.str("kernel_source")+" "+rw.str("gemm_dtype")+rw.str("moe_dtype")]++
 			continue
 		}
 		m.Source = format
@@ -502,7 +519,7 @@ func AttentionOf(m Measurement) model.Attention {
 		kv = m.DType
 	}
 	return model.Attention{Batch: max(m.Batch, 1), Heads: m.Heads, KVHeads: m.KVHeads, QLen: m.QLen, KVLen: m.KVLen,
-		HeadDim: m.HeadDim, Causal: true, Fused: true, DType: m.DType, KVDType: kv}
+		HeadDim: m.HeadDim, VDim: m.VDim, Latent: m.Latent, Causal: true, Fused: true, DType: m.DType, KVDType: kv}
 }
 
 // vidurPasses is, per Vidur memory-bound op, the bytes moved per element
@@ -547,6 +564,8 @@ func importRow(r *row, kind, device string) (m Measurement, skip int) {
 		}
 	}
 	switch kind {
+	case "aic-moe", "aic-mla-context", "aic-mla-generation":
+		return importMoEMLA(r, kind, device)
 	case "aic-gemm":
 		d := r.dtype("gemm_dtype")
 		mm, n, k := r.count("m", false), r.count("n", false), r.count("k", false)

@@ -23,6 +23,20 @@ type Measurement struct {
 	// Attention shape, where Kernel is an attention kernel.
 	Heads, KVHeads, HeadDim, QLen, KVLen int
 	KVDType                              model.DType // the K/V cache's type; Invalid means DType
+	// An MLA kernel (KernelMLAPrefill, KernelMLADecode) is an attention
+	// whose values are VDim wide (the latent's width in decode, where
+	// Latent says K and V are one cached latent).
+	VDim   int
+	Latent bool
+	// A mixture-of-experts layer on one rank (KernelMoE, KernelGroupedGEMM):
+	// M tokens enter, K is the hidden size, N the full expert width
+	// (split MoETP ways); each token picks TopK of Experts experts, split
+	// MoEEP ways; Routing names the token→expert distribution of the
+	// measurement ("balanced", "power_law_1.2"; see routing.go), or, for
+	// a bare grouped GEMM, is empty and Batch rows go to each of Experts
+	// local experts.
+	Experts, TopK, MoETP, MoEEP int
+	Routing                     string
 	// Ranks of a collective.
 	Ranks int
 	File  string // file it was read from, for messages; not written by WriteCSV

@@ -65,7 +65,7 @@ func TestPower_mlenergyV3diffusion(t *testing.T) {
 		}
 		sc := sim.Default()
 		sc.Batch, sc.Input, sc.Output = 2*int(num(t, row, "batch_size")), 4096, 1
-		rep, err := sim.Run(sys, adapter{m}, sc)
+		rep, err := sim.Run(sys, adapter{M: m}, sc)
 		if err != nil {
 			t.Fatal(err)
 		}

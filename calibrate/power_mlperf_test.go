@@ -47,7 +47,7 @@ func TestPower_mlperfNode(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return adapter{m}, nil
+		return adapter{M: m}, nil
 	}
 	offline := map[string]mlperf.Result{}
 	devs := float64(sys.Devices())

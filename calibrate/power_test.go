@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfsim/perfsim/calibrate"
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/simload"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 	"github.com/perfsim/perfsim/workloads"
@@ -20,34 +21,8 @@ import (
 
 var powerVerbose = flag.Bool("power.verbose", false, "print every power validation row")
 
-// adapter is the test's copy of cmd/perfsim's simWorkload.
-type adapter struct{ m *workloads.Model }
-
-func (w adapter) Name() string                                     { return w.m.Name() }
-func (w adapter) Params() float64                                  { return w.m.Params() }
-func (w adapter) ActiveParams() float64                            { return w.m.ActiveParams() }
-func (w adapter) KVBytesPerToken(kv model.DType) model.Bytes       { return w.m.KVBytesPerToken(kv) }
-func (w adapter) WeightBytes(d model.DType) model.Bytes            { return w.m.WeightBytes(d) }
-func (w adapter) ActivationBytes(b int, d model.DType) model.Bytes { return w.m.ActivationBytes(b, d) }
-func (w adapter) Ops(ph sim.Phase) ([]model.Op, error) {
-	kinds := [...]workloads.PhaseKind{workloads.Prefill, workloads.Decode, workloads.TrainForward, workloads.TrainBackward}
-	return w.m.Ops(workloads.Phase{Kind: kinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, Comm: ph.Comm, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance,
-		FuseCNN: ph.FuseCNN, Autocast: ph.Autocast})
-}
-func (w adapter) WeightBytesPerDevice(d model.DType, tp, ep int) model.Bytes {
-	return w.m.WeightBytesPerDevice(d, tp, ep)
-}
-func (w adapter) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
-	return w.m.KVBytes(tokens, tp, kv)
-}
-func (w adapter) PureOps() {} // a workloads.Model never changes
-func (w adapter) Shape() sim.Shape {
-	s := w.m.Shape()
-	arch := map[workloads.Kind]sim.Arch{workloads.Decoder: sim.Decoder, workloads.Encoder: sim.Encoder, workloads.ViT: sim.Vision, workloads.CNN: sim.CNN}[s.Kind]
-	return sim.Shape{Arch: arch, Layers: s.Layers, DModel: s.DModel, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
-		FFN: s.FFN, Vocab: s.Vocab, Experts: s.Experts, TopK: s.TopK, MaxContext: s.MaxContext, Tokens: s.Tokens, ImageSize: w.m.ImageSize()}
-}
+// adapter is a model as the simulator takes it (internal/simload, as cmd has it).
+type adapter = simload.Workload
 
 // powerDir returns ../shared/validation/power, or skips.
 func powerDir(t testing.TB) string {
@@ -166,7 +141,7 @@ func mlenergyPoints(t testing.TB, dir, gpu string) (*hardware.Device, []calibrat
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := sim.Run(sys, adapter{m}, sc)
+		rep, err := sim.Run(sys, adapter{M: m}, sc)
 		if err != nil {
 			t.Fatalf("%s %s tp %d batch %d: %v", gpu, name, tp, b, err)
 		}
@@ -174,7 +149,7 @@ func mlenergyPoints(t testing.TB, dir, gpu string) (*hardware.Device, []calibrat
 		// start: each step also carries that share of a prefill.
 		pre := sc
 		pre.Batch, pre.Input = 1, lmArenaInput
-		prep, err := sim.Run(sys, adapter{m}, pre)
+		prep, err := sim.Run(sys, adapter{M: m}, pre)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,7 +89,7 @@ func mlenergyV2Points(t *testing.T, dir string) []v2Point {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := sim.Run(sys, adapter{m}, sc)
+		rep, err := sim.Run(sys, adapter{M: m}, sc)
 		if err != nil {
 			t.Logf("%s %s tp %d batch %d: %v (left out)", row["gpu"], name, tp, b, err)
 			continue
@@ -99,7 +99,7 @@ func mlenergyV2Points(t *testing.T, dir string) []v2Point {
 		}
 		pre := sc
 		pre.Batch, pre.Input = 1, shareGPTInput
-		prep, err := sim.Run(sys, adapter{m}, pre)
+		prep, err := sim.Run(sys, adapter{M: m}, pre)
 		if err != nil {
 			t.Fatal(err)
 		}

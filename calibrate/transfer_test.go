@@ -49,14 +49,30 @@ func TestTransfer_crossGeneration(t *testing.T) {
 			// has no data for (the A100's bf16 fraction at twice the peak
 			// is 29% too fast) and larger fixed costs per wave (short
 			// prompts 21% too fast), neither of which a datasheet ratio
-			// carries. The bound is the measured level.
-			[]class{{"gemm", model.BF16, 0.15}, {KernelAttentionPrefill, model.Invalid, 0.235}, {KernelAttentionDecode, model.Invalid, 0}}},
+			// carries. The bound is the measured level. Split by type (the
+			// A100 has no fp8 attention to carry): bf16 17.3% / 31.7%, fp8
+			// 27.9% / 47.0% (every row). Within bf16, short prompts are
+			// too fast (qlen 1–64: −5 to −40% by head size: per-CTA and
+			// per-wave costs Hopper's kernels pay more of) and long ones
+			// too slow (qlen ≥ 1024 at head size 128–256: +10 to +23%:
+			// Hopper's attention kernels reach a higher fraction of the
+			// peak than Ampere's), both properties of the generation.
+			[]class{{"gemm", model.BF16, 0.15}, {KernelAttentionPrefill, model.Invalid, 0.235}, {KernelAttentionPrefill, model.BF16, 0}, {KernelAttentionPrefill, model.FP8, 0}, {KernelAttentionDecode, model.Invalid, 0}}},
 		{"h200→h100", "h100-sxm", []string{"h200"},
 			[]string{"h100_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv", "h100_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv", "h100_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv"},
 			[]class{{"gemm", model.BF16, 0}, {"gemm", model.FP8, 0}, {KernelAttentionPrefill, model.Invalid, 0}, {KernelAttentionDecode, model.Invalid, 0}}},
 		{"h100+h200→b200", "b200", []string{"h100", "h200"},
 			[]string{"b200_sxm_gemm_trtllm_1.3.0rc20_gemm_perf.csv", "b200_sxm_attention_trtllm_1.3.0rc20_context_attention_perf.csv", "b200_sxm_attention_trtllm_1.3.0rc20_generation_attention_perf.csv"},
 			[]class{{"gemm", model.BF16, 0.15}, {"gemm", model.FP8, 0}, {KernelAttentionPrefill, model.Invalid, 0.15}, {KernelAttentionDecode, model.Invalid, 0}}},
+		// The MoE and MLA kernel classes on a device held out entirely:
+		// fitted on H100 and H200 (the nearest carried by its
+		// datasheet), scored on the B200's tables; and A100 → H100.
+		{"h100+h200→b200 moe/mla", "b200", []string{"h100", "h200"},
+			[]string{"b200_sxm_mla_trtllm_1.3.0rc20_context_mla_perf.csv", "b200_sxm_mla_trtllm_1.3.0rc20_generation_mla_perf.csv", "b200_sxm_moe_trtllm_1.3.0rc20_moe_perf.csv"},
+			[]class{{KernelMLAPrefill, model.Invalid, 0}, {KernelMLADecode, model.Invalid, 0}, {KernelMoE, model.Invalid, 0}}},
+		{"a100→h100 moe/mla", "h100-sxm", []string{"a100"},
+			[]string{"h100_sxm_mla_trtllm_1.3.0rc20_context_mla_perf.csv", "h100_sxm_mla_trtllm_1.3.0rc20_generation_mla_perf.csv", "h100_sxm_moe_trtllm_1.3.0rc20_moe_perf.csv"},
+			[]class{{KernelMLAPrefill, model.Invalid, 0}, {KernelMLADecode, model.Invalid, 0}, {KernelMoE, model.Invalid, 0}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,8 +120,10 @@ func TestTransfer_crossGeneration(t *testing.T) {
 				}
 				// The band every output of a transferred device states
 				// must hold what this experiment measures.
+				// (A split of a class by type reports; the band is the
+				// whole class's.)
 				bands := hardware.TransferBands(target, base)
-				if b, ok := bands[c.kernel]; ok && (tr.Median > b.Median+bandSlack || tr.P90 > b.P90+bandSlack) {
+				if b, ok := bands[c.kernel]; ok && (c.kernel == "gemm" || c.d == model.Invalid) && (tr.Median > b.Median+bandSlack || tr.P90 > b.P90+bandSlack) {
 					t.Errorf("%s: transferred %.1f%% / %.1f%% exceeds the band hardware.TransferBands states (%.0f%% / %.0f%%)", name, 100*tr.Median, 100*tr.P90, 100*b.Median, 100*b.P90)
 				}
 			}
@@ -130,5 +148,7 @@ func plainRoofline(d *hardware.Device) *hardware.Device {
 	}
 	d.Eff.GEMM = g
 	d.Eff.Attention = model.AttentionParams{Compute: 1, Memory: 1, Source: "plain roofline"}
+	d.Eff.MLA = model.AttentionParams{Compute: 1, Memory: 1, Source: "plain roofline"}
+	d.Eff.MoE = model.MoEParams{Compute: 1, Memory: 1, Source: "plain roofline"}
 	return d
 }

@@ -137,7 +137,7 @@ func Fitted(d *hardware.Device) bool {
 // WriteFitted writes the fitted part of d as a catalog overlay
 // (hardware/devices/fitted/<stem>.toml, applied by hardware.Lookup; see
 // hardware.ApplyFitted): every efficiency table with fitted points
-// (gemm.<dtype>, attention, memory), whole, and the interconnect keys
+// (gemm.<dtype>, attention, mla, moe, memory), whole, and the interconnect keys
 // whose source says "fitted", with their sources. from names the fitted
 // device file it was made from, in the header. The output depends on d
 // alone: the same fit gives the same bytes.
@@ -165,6 +165,12 @@ func writeFittedTables(b *bytes.Buffer, d *hardware.Device) bool {
 	}
 	if d.Eff.Attention.Points > 0 {
 		writeStruct(b, "efficiency.attention", reflect.ValueOf(d.Eff.Attention))
+	}
+	if d.Eff.MLA.Points > 0 {
+		writeStruct(b, "efficiency.mla", reflect.ValueOf(d.Eff.MLA))
+	}
+	if d.Eff.MoE.Points > 0 {
+		writeStruct(b, "efficiency.moe", reflect.ValueOf(d.Eff.MoE))
 	}
 	if d.Eff.Memory.Points > 0 {
 		writeStruct(b, "efficiency.memory", reflect.ValueOf(d.Eff.Memory))

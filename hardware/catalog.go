@@ -133,6 +133,25 @@ func Lookup(name string) (*Device, error) {
 	return nil, fmt.Errorf("hardware: %w %q%s", ErrUnknownDevice, name, hint)
 }
 
+// CatalogAliases returns the short names --hw accepts for the catalog's
+// devices: each device's first alias (its file stem when it has none), in
+// catalog order, read off the files' heads without loading the devices.
+func CatalogAliases() []string {
+	out := make([]string, 0, len(catalogOrder))
+	for _, stem := range catalogOrder {
+		head, err := catalogHead(stem)
+		if err != nil {
+			panic(fmt.Sprintf("hardware: embedded catalog: %s: %v", stem, err))
+		}
+		name := stem
+		if len(head.Aliases) > 0 {
+			name = head.Aliases[0]
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
 // A deviceHead is what Lookup matches on: a device file's name and
 // aliases.
 type deviceHead struct {

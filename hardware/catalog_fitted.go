@@ -23,8 +23,9 @@ import (
 // it in devices/fitted/<stem>.toml, a generated file that Lookup and
 // Catalog apply on top of the hand-written one. The rule:
 //
-//   - each [efficiency.gemm.<dtype>], [efficiency.attention] and
-//     [efficiency.memory] table of the overlay replaces the device's table
+//   - each [efficiency.gemm.<dtype>], [efficiency.attention],
+//     [efficiency.mla], [efficiency.moe] and [efficiency.memory] table of
+//     the overlay replaces the device's table
 //     of that name whole (with its sub-tables, such as residual); tables
 //     the overlay does not name keep the hand-written defaults;
 //   - each key of an [interconnect.<tier>] table of the overlay (latency,
@@ -123,6 +124,14 @@ func ApplyFitted(d *Device, r io.Reader, file string) error {
 	if _, ok := dec.lines["efficiency.attention"]; ok {
 		m.Eff.Attention = eff.Attention
 		replaced = append(replaced, "efficiency.attention")
+	}
+	if _, ok := dec.lines["efficiency.mla"]; ok {
+		m.Eff.MLA = eff.MLA
+		replaced = append(replaced, "efficiency.mla")
+	}
+	if _, ok := dec.lines["efficiency.moe"]; ok {
+		m.Eff.MoE = eff.MoE
+		replaced = append(replaced, "efficiency.moe")
 	}
 	if _, ok := dec.lines["efficiency.memory"]; ok {
 		m.Eff.Memory = eff.Memory

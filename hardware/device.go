@@ -41,6 +41,10 @@ type Device struct {
 	// TransferredFrom names the calibrated device whose efficiencies were
 	// carried to this one (transfer.go), "" for none.
 	TransferredFrom string
+	// DefaultsFrom names the calibrated device whose efficiencies a
+	// hand-written device took as defaults (KindDefaults), "" for none.
+	// The device stays uncalibrated.
+	DefaultsFrom string
 	// WhatIfBase names the device a what-if device was derived from
 	// (Derive), "" for none.
 	WhatIfBase string

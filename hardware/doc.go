@@ -74,6 +74,10 @@
 //	                            l2_factor, quant_bytes, waves, residual, source, ...
 //	[efficiency.memory]         efficiency (fraction), half_size (size), source
 //	[efficiency.attention]      compute, memory (fractions), launch (time), source, ...
+//	[efficiency.mla]            the [efficiency.attention] keys, for the MLA kernels
+//	[efficiency.moe]            compute, compute_fp8, memory (fractions), launch,
+//	                            expert_overhead (times), row_tile, overlap_exponent,
+//	                            residual, source, ...
 //
 // Fractions (compute, memory, efficiency, vector) are in (0, 1]; every
 // number is finite and not negative.

@@ -53,3 +53,32 @@ bandwidth = 2
 	// hardware: x1.toml:12: memory.bandwidth: "2" is not a bandwidth: missing unit (expected "3.35 TB/s")
 	// Acme X1 400 TFLOP/s 2 TB/s
 }
+
+// A hand-written file without efficiencies takes those of the nearest
+// calibrated device of its kind, and says so.
+func ExampleKindDefaults() {
+	const file = `name = "Acme X1"
+vendor = "Acme"
+kind = "gpu"
+source = "Acme X1 datasheet"
+compute_units = 132
+
+[peak.matrix]
+bf16 = "989.5 TFLOP/s"
+
+[memory]
+capacity = "80 GiB"
+bandwidth = "3.35 TB/s"
+`
+	d, err := hardware.Load(strings.NewReader(file), "x1.toml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d.CalibrationLabel())
+	hardware.KindDefaults(d)
+	fmt.Println(d.CalibrationLabel())
+	// Output:
+	// uncalibrated: datasheet peaks at 100% efficiency
+	// uncalibrated: datasheet peaks at 80% efficiency; default efficiencies of H100 SXM, the nearest calibrated gpu, not measured on this device
+}

@@ -76,6 +76,10 @@ var (
 		"gemm":              {0.13, 0.33},
 		"attention_prefill": {0.23, 0.45},
 		"attention_decode":  {0.20, 0.77},
+		// MoE modules (TestTransfer_crossGeneration, 1-in-16 sample of
+		// the MoE tables, 2026-11-26): A100 → H100 20.3% / 62.1%,
+		// H100 → B200 18.5% / 47.8%, rounded up.
+		"moe": {0.21, 0.63},
 	}
 	// sameGenerationBands: H200 → H100, one chip with other memory (bf16
 	// GEMM 4.7% / 13.3%, fp8 GEMM 4.9% / 20.1%, prefill 6.9% / 24.0%,
@@ -84,6 +88,9 @@ var (
 		"gemm":              {0.05, 0.21},
 		"attention_prefill": {0.07, 0.25},
 		"attention_decode":  {0.12, 0.29},
+		// Not measured within a generation for MoE: the cross-generation
+		// figure, which is the larger.
+		"moe": {0.21, 0.63},
 	}
 )
 
@@ -125,7 +132,9 @@ func (d *Device) Calibration() Calibration {
 
 // CalibrationLabel is the line every output about d prints: which of
 // calibrated, transferred (from which device, with the band the transfer
-// was measured to) or uncalibrated its efficiencies are.
+// was measured to) or uncalibrated its efficiencies are; for an
+// uncalibrated device, the GEMM efficiency of its main compute type and,
+// where they are KindDefaults', where they came from.
 func (d *Device) CalibrationLabel() string {
 	c := d.Calibration()
 	g := d.Eff.GEMM[model.BF16]
@@ -135,11 +144,36 @@ func (d *Device) CalibrationLabel() string {
 	case "transferred":
 		return fmt.Sprintf("transferred from %s: its fitted efficiencies scaled by datasheet ratios (measured transfer error: GEMM median %.0f%%, p90 %.0f%%)", c.From, 100*g.ErrMedian, 100*g.ErrP90)
 	}
-	eta := g.Compute
+	t := d.mainType()
+	eta := d.Eff.GEMM[t].Compute
 	if eta == 0 {
 		eta = 1
 	}
-	return fmt.Sprintf("uncalibrated: datasheet peaks at %.0f%% efficiency", 100*eta)
+	s := fmt.Sprintf("uncalibrated: datasheet peaks at %.0f%% efficiency", 100*eta)
+	if t != model.BF16 {
+		s = fmt.Sprintf("uncalibrated: datasheet peaks at %.0f%% efficiency (%s GEMM)", 100*eta, t)
+	}
+	if d.DefaultsFrom != "" {
+		s += fmt.Sprintf("; default efficiencies of %s, the nearest calibrated %s, not measured on this device", d.DefaultsFrom, d.Kind)
+	}
+	return s
+}
+
+// mainType is the GEMM type an uncalibrated device's label quotes: bf16
+// when it has a bf16 peak, else its first matrix (then vector) type in
+// model.DTypes order, widest first.
+func (d *Device) mainType() model.DType {
+	if _, ok := d.Matrix[model.BF16]; ok || (len(d.Matrix) == 0 && len(d.Vector) == 0) {
+		return model.BF16
+	}
+	for _, peaks := range []map[model.DType]model.FLOPRate{d.Matrix, d.Vector} {
+		for _, t := range model.DTypes {
+			if _, ok := peaks[t]; ok {
+				return t
+			}
+		}
+	}
+	return model.BF16
 }
 
 // clockRatio returns f_base/f_target for scaling per-unit times from base
@@ -211,6 +245,22 @@ func Transfer(d, base *Device) {
 		n.Source = fmt.Sprintf("transferred from %s: fractions carried, per-unit times × %.3g (clock ratio); measured transfer error prefill median %.0f%% p90 %.0f%%, decode median %.0f%% p90 %.0f%%",
 			base.Name, r, 100*pb.Median, 100*pb.P90, 100*db.Median, 100*db.P90)
 		d.Eff.Attention = n
+	}
+	// The MoE table carries the same way: fractions kept, the per-expert
+	// time scaled by the clock, no residual table. The MLA table does
+	// not: the MLA kernels differ by generation (no FlashMLA-class decode
+	// kernel before Hopper: the A100's fit carried to the H100 is off by
+	// a median 107% on its MLA decode), so a transferred device prices
+	// them with its transferred attention table.
+	if m := base.Eff.MoE; m.Points > 0 {
+		n := m
+		n.ExpertOverhead = scale(m.ExpertOverhead)
+		n.Residual = nil
+		n.Points = 0
+		b := bands["moe"]
+		n.ErrMedian, n.ErrP90 = b.Median, b.P90
+		n.Source = fmt.Sprintf("transferred from %s: fractions carried, per-expert time × %.3g (clock ratio); measured transfer error median %.0f%% p90 %.0f%%", base.Name, r, 100*b.Median, 100*b.P90)
+		d.Eff.MoE = n
 	}
 	// The collective fit carries to a link of the same kind (the same
 	// NVLink generation and topology): its fractions and latencies are the

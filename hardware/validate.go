@@ -166,7 +166,7 @@ var relErrs = map[string]bool{"err_median": true, "err_p90": true}
 
 // fractions are the efficiency keys that are fractions of a peak: at
 // most 1, and positive when given (zero means "not given", i.e. 1).
-var fractions = map[string]bool{"compute": true, "memory": true, "efficiency": true, "vector": true}
+var fractions = map[string]bool{"compute": true, "memory": true, "efficiency": true, "vector": true, "compute_fp4": true, "decode_compute_fp8": true}
 
 // efficiency checks the efficiency parameters by reflection, so that
 // fields added to model.Efficiency are checked too: every number finite

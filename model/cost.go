@@ -36,6 +36,15 @@ type Efficiency struct {
 	Memory MemoryParams `toml:"memory"`
 	// Attention is the fused attention kernel's model.
 	Attention AttentionParams `toml:"attention"`
+	// MLA is the model of the multi-head latent attention kernels
+	// (DeepSeek's prefill at query/key width 192 and value width 128, and
+	// the absorbed decode over the latent; see IsMLA and mla.go), where
+	// they are fitted apart from the other attention kernels; a table
+	// without a source means the attention table prices them.
+	MLA AttentionParams `toml:"mla"`
+	// MoE is the grouped-GEMM model of the routed experts (see
+	// MoEParams); a table without a source means the GEMM model.
+	MoE MoEParams `toml:"moe"`
 	// Vector is the achievable fraction of the vector peak for
 	// elementwise arithmetic.
 	Vector float64 `toml:"vector"`
@@ -84,7 +93,7 @@ type MemoryParams struct {
 // plain max. The models are described at AttentionCost.
 type AttentionParams struct {
 	Compute      float64  `toml:"compute"`                    // η_c: fraction of the matrix peak (16-bit and wider)
-	Compute8     float64  `toml:"compute_fp8,omitempty"`      // η_c when the kernel runs at an 8-bit peak; 0 means Compute
+	Compute8     float64  `toml:"compute_fp8,omitempty"`      // η_c when the kernel runs at an 8-bit peak (in the MLA table: the context kernel with an 8-bit cache); 0 means Compute
 	SoftmaxRate  FLOPRate `toml:"softmax_rate,omitempty"`     // R_s: softmax scores per second (exp on the special-function units); 0 for none
 	Memory       float64  `toml:"memory"`                     // η_m: fraction of the bandwidth
 	Launch       Seconds  `toml:"launch"`                     // t0
@@ -123,6 +132,7 @@ type AttentionParams struct {
 	DecodeDimOverhead    Seconds  `toml:"decode_dim_overhead,omitempty"`       // a_d: added cost of a CTA per query head per 128 head-dim elements (Q load, output)
 	DecodeLaunch8        Seconds  `toml:"decode_launch_kv8,omitempty"`         // t0 of the grouped kernel at an 8-bit KV cache
 	DecodeHeadLaunch     Seconds  `toml:"decode_head_launch,omitempty"`        // t0 of the per-head kernel; 0 means decode_launch
+	DecodeCompute8       float64  `toml:"decode_compute_fp8,omitempty"`        // η_c of the MLA decode at an 8-bit KV cache; 0 means decode_compute
 
 	// Residual tables (see Residual) correct the times over shape space:
 	// prefill over (batch, query length, query heads), decode over
@@ -435,21 +445,35 @@ func OneShotTime(c Collective, l Link) Seconds {
 func (p *Processor) AttentionCost(a Attention) Cost {
 	d, _ := p.Supported(a.DType)
 	peak, _ := p.Peak(d)
-	e := p.Eff.Attention
+	e := &p.Eff.Attention
+	mla := IsMLA(a) && p.Eff.MLA.Source != ""
+	if mla {
+		e = &p.Eff.MLA
+	}
 	c := Cost{FLOPs: a.FLOPs(), Bytes: a.Bytes(), DType: d}
 	pk, bw := nonNeg(float64(peak)), nonNeg(float64(p.Bandwidth))
 	decode := IsDecode(a)
 	var tc, tm, t, t0 float64
-	if decode && a.Latent {
-		tc, tm, t, t0 = p.latentDecode(a, pk, bw)
-	} else if decode {
-		tc, tm, t, t0 = p.decodeAttention(a, pk, bw)
-	} else {
-		tc, tm, t, t0 = p.prefillAttention(a, d, pk, bw)
+	switch {
+	case decode && a.Latent && mla:
+		tc, tm, t, t0 = p.mlaDecode(a, e, pk, bw)
+	case decode && a.Latent:
+		tc, tm, t, t0 = p.latentDecode(a, e, pk, bw)
+	case decode:
+		tc, tm, t, t0 = p.decodeAttention(a, e, pk, bw)
+	default:
+		// The MLA context kernel with an 8-bit cache quantises what it
+		// writes: its own fraction (compute_fp8), as an 8-bit peak has.
+		eight := d.Size() < 2 || (mla && a.KVDType.Size() > 0 && a.KVDType.Size() < 2)
+		tc, tm, t, t0 = p.prefillAttention(a, e, eight, pk, bw)
 	}
 	// At is 0 (a factor of 1) without a table; the loader has checked
 	// the tables once (Residual.Check), so none is scanned here.
-	if x, y, z := AttentionAxes(a); decode {
+	x, y, z := AttentionAxes(a)
+	if mla {
+		x, y, z = MLAAxes(a)
+	}
+	if decode {
 		t *= math.Exp(e.DecodeResidual.At(x, y, z))
 	} else {
 		t *= math.Exp(e.Residual.At(x, y, z))
@@ -491,10 +515,9 @@ func (p *Processor) waves(n float64, mode string) float64 {
 
 // prefillAttention returns the compute, memory and total time of a
 // prefill attention (see AttentionCost) and its launch cost.
-func (p *Processor) prefillAttention(a Attention, d DType, pk, bw float64) (tc, tm, t, t0 float64) {
-	e := p.Eff.Attention
+func (p *Processor) prefillAttention(a Attention, e *AttentionParams, eight bool, pk, bw float64) (tc, tm, t, t0 float64) {
 	ec := e.Compute
-	if d.Size() < 2 && e.Compute8 > 0 {
+	if eight && e.Compute8 > 0 {
 		ec = e.Compute8
 	}
 	t0 = nonNeg(float64(e.Launch))
@@ -525,8 +548,7 @@ func (p *Processor) prefillAttention(a Attention, d DType, pk, bw float64) (tc, 
 
 // decodeAttention returns the compute, memory and total time of a decode
 // attention (see AttentionCost) and its launch cost.
-func (p *Processor) decodeAttention(a Attention, pk, bw float64) (tc, tm, t, t0 float64) {
-	e := p.Eff.Attention
+func (p *Processor) decodeAttention(a Attention, e *AttentionParams, pk, bw float64) (tc, tm, t, t0 float64) {
 	pick := func(dec, pre float64) float64 {
 		if dec > 0 {
 			return dec
@@ -616,37 +638,4 @@ func AttentionAxes(a Attention) (x, y, z float64) {
 		return x, float64(max(a.KeysRead(), 1)), float64(max(a.KVHeads, 1))
 	}
 	return x, float64(max(a.QLen, 1)), float64(max(a.Heads, 1))
-}
-
-// latentDecode returns the compute, memory and total time of a decode
-// attention over a latent cache (MLA with the up-projections absorbed, as
-// FlashMLA runs it) and its launch cost. FlashMLA gives each CTA a block
-// of 64 query heads of one sequence and a split of its KV, reading each
-// latent once for all the heads of the block (DeepSeek's FlashMLA
-// README: up to 3000 GB/s memory-bound and 660 TFLOP/s compute-bound on
-// H800), so the kernel is a roofline of the whole latent read against
-// the heads' products — which the 128 heads of DeepSeek-V3 make close to
-// the ridge point — with the decode efficiencies and launch:
-//
-//	t = t0 + (t_c^p + t_m^p)^(1/p),  t_c = FLOPs/(peak·η_c),  t_m = bytes/(bandwidth·η_m)
-func (p *Processor) latentDecode(a Attention, pk, bw float64) (tc, tm, t, t0 float64) {
-	e := p.Eff.Attention
-	pick := func(dec, pre float64) float64 {
-		if dec > 0 {
-			return dec
-		}
-		return pre
-	}
-	t0 = pick(float64(e.DecodeLaunch), float64(e.Launch))
-	if !(t0 > 0) {
-		t0 = float64(p.Launch)
-	}
-	t0 = nonNeg(t0)
-	if pk > 0 {
-		tc = float64(a.FLOPs()) / (pk * clampEff(pick(e.DecodeCompute, e.Compute)))
-	}
-	if bw > 0 {
-		tm = float64(a.Bytes()) / (bw * clampEff(pick(e.DecodeMemory, e.Memory)))
-	}
-	return tc, tm, t0 + SoftMax(tc, tm, nonNeg(pick(e.DecodeOverlap, e.Overlap))), t0
 }

@@ -64,3 +64,14 @@ func ExampleParseDType() {
 	// fp8 1 3.5 GB
 	// unknown data type "fp12" (want one of fp64, fp32, tf32, bf16, fp16, fp8, fp8e5m2, int8, int4, fp4)
 }
+
+func ExampleCommType() {
+	for _, act := range []DType{BF16, FP32, FP8, FP4} {
+		fmt.Println(act, "->", CommType(act))
+	}
+	// Output:
+	// bf16 -> bf16
+	// fp32 -> fp32
+	// fp8 -> bf16
+	// fp4 -> bf16
+}

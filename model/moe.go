@@ -56,12 +56,17 @@ func (g GroupedGEMM) GEMM() GEMM {
 	return GEMM{M: m, K: g.K, N: g.N, A: g.A, B: g.B, C: g.C}
 }
 
-// GroupedGEMMCost prices a grouped GEMM with the tile-aware GEMM model of
-// its compute type: the experts' output tiles, ⌈m/Tm⌉·⌈N/Tn⌉ for the mean
-// m = Rows/Experts rows each, share one launch and its waves; the memory
-// time is the layer's exact traffic (Bytes, with a fractional expert
-// count). A grouped kernel pays one launch, not one per expert.
+// GroupedGEMMCost prices a grouped GEMM: with the device's fitted MoE
+// table (Eff.MoE, see MoEParams) where it has one, else with the
+// tile-aware GEMM model of its compute type: the experts' output tiles,
+// ⌈m/Tm⌉·⌈N/Tn⌉ for the mean m = Rows/Experts rows each, share one
+// launch and its waves; the memory time is the layer's exact traffic
+// (Bytes, with a fractional expert count). A grouped kernel pays one
+// launch, not one per expert.
 func (p *Processor) GroupedGEMMCost(g GroupedGEMM) Cost {
+	if p.Eff.MoE.Source != "" {
+		return p.moeCost(g)
+	}
 	one := g.GEMM()
 	s, d := p.gemmSetupFor(one)
 	e := g.experts()
@@ -69,6 +74,115 @@ func (p *Processor) GroupedGEMMCost(g GroupedGEMM) Cost {
 		return Cost{DType: d, Time: Seconds(s.t0), Bound: LatencyBound}
 	}
 	c, _ := s.costRows(one, d, float64(g.Rows)/e, e, g.FLOPs(), g.Bytes())
+	return c
+}
+
+// MoEParams model the routed experts of a mixture-of-experts layer as one
+// grouped GEMM (TensorRT-LLM's CUTLASS MoE, vLLM's fused_moe, DeepGEMM's
+// grouped layouts) launched for the gate-and-up and again for the down
+// projection. The TOML keys are those of an [efficiency.moe] table.
+//
+// Each of the E distinct experts in use multiplies its m = Rows/E rows,
+// padded to whole tiles of T = min(T_m, 16·⌈m/16⌉) rows (the MMA granule
+// of 16 rows, and no larger tile than the rows need), by its K×N weight:
+// N_t = E·⌈m/T⌉·⌈N/128⌉ output tiles, each 2·T·128·K FLOPs, run in
+// max(1, N_t/S) waves over the S compute units at η_c of a unit's share
+// of the peak (η_c8 at an 8-bit peak, η_c4 at a 4-bit one); the traffic is the routed rows,
+// the used experts' weights and the output (GroupedGEMM.Bytes) at η_m of
+// the bandwidth; a launch and a fixed cost per expert (its problem
+// descriptor and first tile's prologue):
+//
+//	t_c = max(1, N_t/S) · 2·T·128·K / (η_c·peak/S)
+//	t_m = bytes / (η_m·bandwidth)
+//	t   = (t0 + E·a_e + (t_c^p + t_m^p)^(1/p)) · exp(residual(m, E, K·N))
+//
+// never below the plain roofline. The fit (calibrate) takes the whole
+// MoE module as measured: the router GEMM, its top-k, the two grouped
+// GEMMs and the activation, as workloads builds the layer, so what the
+// module adds (permutation, finalisation) lands in t0 and a_e.
+type MoEParams struct {
+	Compute        float64   `toml:"compute"`                    // η_c at a 16-bit (or wider) peak
+	Compute8       float64   `toml:"compute_fp8,omitempty"`      // η_c at an 8-bit peak; 0 means compute
+	Compute4       float64   `toml:"compute_fp4,omitempty"`      // η_c at a 4-bit peak; 0 means compute_fp8
+	Memory         float64   `toml:"memory"`                     // η_m
+	Launch         Seconds   `toml:"launch"`                     // t0 per grouped GEMM
+	ExpertOverhead Seconds   `toml:"expert_overhead"`            // a_e per distinct expert per grouped GEMM
+	Overlap        float64   `toml:"overlap_exponent,omitempty"` // soft-maximum exponent p; 0 means max
+	RowTile        int       `toml:"row_tile,omitempty"`         // T_m; 0 means 128
+	Residual       *Residual `toml:"residual,omitempty"`         // over (rows per expert, experts, K·N); nil for none
+	Source         string    `toml:"source"`
+	Points         int       `toml:"points,omitempty"`
+	ErrMedian      float64   `toml:"err_median,omitempty"`
+	ErrP90         float64   `toml:"err_p90,omitempty"`
+}
+
+// MoEAxes returns the coordinates of g in the MoE residual table: the
+// mean rows per expert, the experts in use and the K·N elements of one
+// expert's weight, each at least 1.
+func MoEAxes(g GroupedGEMM) (x, y, z float64) {
+	e := math.Max(g.experts(), 1)
+	return math.Max(float64(g.Rows)/e, 1), e, math.Max(float64(g.K)*float64(g.N), 1)
+}
+
+// moeCost prices g with the MoE table (see MoEParams).
+func (p *Processor) moeCost(g GroupedGEMM) Cost {
+	e := &p.Eff.MoE
+	d, _ := p.Supported(g.Compute())
+	peak, _ := p.Peak(d)
+	c := Cost{FLOPs: g.FLOPs(), Bytes: g.Bytes(), DType: d}
+	pk, bw, cus := nonNeg(float64(peak)), nonNeg(float64(p.Bandwidth)), float64(p.ComputeUnits)
+	t0 := nonNeg(float64(e.Launch))
+	ex := g.experts()
+	if !(ex > 0) || g.Rows <= 0 || g.K <= 0 || g.N <= 0 {
+		c.Time, c.Bound = Seconds(t0), LatencyBound
+		return c
+	}
+	ec := e.Compute
+	if d.Size() < 2 && e.Compute8 > 0 {
+		ec = e.Compute8
+	}
+	if d.Size() < 1 && e.Compute4 > 0 {
+		ec = e.Compute4
+	}
+	tm := float64(e.RowTile)
+	if !(tm > 0) {
+		tm = 128
+	}
+	const tn = 128
+	var tc, tb float64
+	if pk > 0 && cus > 0 {
+		// An expert's rows are padded to the MMA granule of 16, and a
+		// tile takes no more rows than that (the libraries pick smaller
+		// tiles for few rows): T = min(T_m, 16·⌈m/16⌉).
+		m := float64(g.Rows) / ex
+		t := math.Min(tm, 16*math.Ceil(m/16))
+		tiles := ex * math.Ceil(m/t) * math.Ceil(float64(g.N)/tn)
+		tc = math.Max(1, tiles/cus) * 2 * t * tn * float64(g.K) / (clampEff(ec) * pk / cus)
+	}
+	if bw > 0 {
+		tb = float64(c.Bytes) / (clampEff(e.Memory) * bw)
+	}
+	t := t0 + ex*nonNeg(float64(e.ExpertOverhead)) + SoftMax(tc, tb, nonNeg(e.Overlap))
+	t *= math.Exp(e.Residual.At(MoEAxes(g)))
+	floor := 0.0
+	if pk > 0 {
+		floor = float64(c.FLOPs) / pk
+	}
+	if bw > 0 {
+		floor = math.Max(floor, float64(c.Bytes)/bw)
+	}
+	if !(t >= floor) || math.IsInf(t, 0) {
+		t = floor
+	}
+	c.Compute, c.Memory, c.Time = Seconds(tc), Seconds(tb), Seconds(t)
+	switch {
+	case t0 >= tc && t0 >= tb:
+		c.Bound = LatencyBound
+	case tc >= tb:
+		c.Bound = ComputeBound
+	default:
+		c.Bound = MemoryBound
+	}
 	return c
 }
 
@@ -85,4 +199,23 @@ func ExpectedExperts(t, k, e int) float64 {
 		return float64(e)
 	}
 	return float64(e) * -math.Expm1(float64(t)*math.Log1p(-float64(k)/float64(e)))
+}
+
+// MoEPermute is the pass that gathers the tokens' hidden rows into
+// expert order before the grouped GEMMs (TensorRT-LLM's
+// expandInputRowsKernel, vLLM's moe_align and scatter): it reads the
+// tokens' t rows of width h in act and writes the rows routed to this
+// rank, quantised to the experts' input type in.
+func MoEPermute(t, rows, h int, act, in DType) Elementwise {
+	n := float64(rows) * float64(h)
+	return Elementwise{Kind: "moe-permute", Elements: n, Read: act.Bytes(float64(t) * float64(h)), Written: in.Bytes(n)}
+}
+
+// MoEFinalize is the pass that sums each token's routed rows, weighted by
+// the router, back into token order after the down GEMM (TensorRT-LLM's
+// finalizeMoeRoutingKernel): it reads the rank's rows and writes the t
+// tokens' outputs, in act.
+func MoEFinalize(t, rows, h int, act DType) Elementwise {
+	n := float64(rows) * float64(h)
+	return Elementwise{Kind: "moe-finalize", Elements: n, Work: FLOPs(2 * n), Read: act.Bytes(n), Written: act.Bytes(float64(t) * float64(h))}
 }

@@ -24,7 +24,7 @@ func TestSensitivity(t *testing.T) {
 	}
 	sc := sim.Default()
 	sc.Batch, sc.Input, sc.Output = 8, 1024, 64
-	base, rows, err := plan.Sensitivity(d, adapter{m}, sc, 0.03, 0.1)
+	base, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestSensitivity(t *testing.T) {
 	if ln.TTFT != 0 || ln.TPOT != 0 {
 		t.Errorf("link on one device: TTFT %+.3f TPOT %+.3f", ln.TTFT, ln.TPOT)
 	}
-	if _, _, err := plan.Sensitivity(d, adapter{m}, sc, 0.03, 0); err == nil {
+	if _, _, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0); err == nil {
 		t.Error("step 0: no error")
 	}
 }

@@ -61,6 +61,10 @@ type Candidate struct {
 	TokensPerSecondPerGPU      float64
 	TokensPerSecondPerUser     float64 // 1 / mean TPOT
 	Overloaded, Meets          bool
+	// CostPerHour is what the deployment costs per hour at the target
+	// load and CostPerMillionTokens per million output tokens, when the
+	// query has a Coster (0 otherwise).
+	CostPerHour, CostPerMillionTokens float64
 }
 
 // String names the deployment: "tp4 pp1 bf16 × dp 2", or
@@ -91,12 +95,17 @@ type ServeQuery struct {
 	Deploy   Deployer
 	// Workers simulates candidates in parallel (0: 1).
 	Workers int
+	// Objective picks the best deployment; Cost prices each one (needed
+	// for LowestCost).
+	Objective Objective
+	Cost      Coster
 }
 
 // ServePlan is a search's answer.
 type ServePlan struct {
-	// Best is the feasible candidate with the fewest GPUs (then the most
-	// tokens per second per GPU); nil when none meets the SLO.
+	// Best is the feasible candidate the objective prefers (the fewest
+	// GPUs, then the most tokens per second per GPU; or the lowest cost
+	// per hour); nil when none meets the SLO.
 	Best *Candidate
 	// Front is the Pareto front of the simulated candidates that kept up
 	// with the load: tokens/s per GPU against tokens/s per user, by
@@ -116,6 +125,9 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	start := time.Now()
 	if q.Deploy == nil || len(q.Layouts)+len(q.Pairs) == 0 {
 		return nil, errors.New("plan: nothing to search")
+	}
+	if q.Objective == LowestCost && q.Cost == nil {
+		return nil, errors.New("plan: the cost objective needs a price")
 	}
 	if !(q.Workload.Rate > 0) {
 		return nil, errors.New("--rate: a plan needs a positive target rate")
@@ -175,8 +187,7 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	slices.SortFunc(plan.All, func(a, b Candidate) int { return compareCand(a, b) })
 	for i := range plan.All {
 		c := &plan.All[i]
-		if c.Meets && (plan.Best == nil || c.GPUs < plan.Best.GPUs ||
-			c.GPUs == plan.Best.GPUs && c.TokensPerSecondPerGPU > plan.Best.TokensPerSecondPerGPU) {
+		if c.Meets && (plan.Best == nil || q.Objective.better(c, plan.Best)) {
 			plan.Best = c
 		}
 	}
@@ -230,6 +241,9 @@ func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candida
 			return cands, pruned, simulated, err
 		}
 		c := candidate(l, dp, per, res, q.SLO)
+		if err := q.price(&c, res); err != nil {
+			return cands, pruned, simulated, err
+		}
 		cands = append(cands, c)
 		if c.Meets {
 			break

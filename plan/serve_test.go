@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/simload"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/plan"
 	"github.com/perfsim/perfsim/serve"
@@ -11,25 +12,8 @@ import (
 	"github.com/perfsim/perfsim/workloads"
 )
 
-// adapter is the test's copy of cmd/perfsim's simWorkload.
-type adapter struct{ m *workloads.Model }
-
-func (w adapter) Name() string                                     { return w.m.Name() }
-func (w adapter) Params() float64                                  { return w.m.Params() }
-func (w adapter) ActiveParams() float64                            { return w.m.ActiveParams() }
-func (w adapter) KVBytesPerToken(kv model.DType) model.Bytes       { return w.m.KVBytesPerToken(kv) }
-func (w adapter) WeightBytes(d model.DType) model.Bytes            { return w.m.WeightBytes(d) }
-func (w adapter) ActivationBytes(b int, d model.DType) model.Bytes { return w.m.ActivationBytes(b, d) }
-func (w adapter) Ops(ph sim.Phase) ([]model.Op, error) {
-	kinds := [...]workloads.PhaseKind{workloads.Prefill, workloads.Decode, workloads.TrainForward, workloads.TrainBackward}
-	return w.m.Ops(workloads.Phase{Kind: kinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP})
-}
-func (w adapter) Shape() sim.Shape {
-	s := w.m.Shape()
-	return sim.Shape{Arch: sim.Decoder, Layers: s.Layers, DModel: s.DModel, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
-		FFN: s.FFN, Vocab: s.Vocab, MaxContext: s.MaxContext}
-}
+// adapter is a model as the simulator takes it (internal/simload, as cmd has it).
+type adapter = simload.Workload
 
 func deployer(t testing.TB, mdl string) plan.Deployer {
 	d, err := hardware.Resolve("h100")
@@ -40,7 +24,7 @@ func deployer(t testing.TB, mdl string) plan.Deployer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := adapter{m}
+	w := adapter{M: m}
 	return func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
 		n := l.TP * l.PP
 		sys, err := hardware.NewSystem(d, n, 1)

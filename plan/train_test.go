@@ -9,30 +9,14 @@ import (
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/simload"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 	"github.com/perfsim/perfsim/workloads"
 )
 
-// adapter is the test's copy of cmd/perfsim's simWorkload.
-type adapter struct{ m *workloads.Model }
-
-func (w adapter) Name() string                                     { return w.m.Name() }
-func (w adapter) Params() float64                                  { return w.m.Params() }
-func (w adapter) ActiveParams() float64                            { return w.m.ActiveParams() }
-func (w adapter) KVBytesPerToken(kv model.DType) model.Bytes       { return w.m.KVBytesPerToken(kv) }
-func (w adapter) WeightBytes(d model.DType) model.Bytes            { return w.m.WeightBytes(d) }
-func (w adapter) ActivationBytes(b int, d model.DType) model.Bytes { return w.m.ActivationBytes(b, d) }
-func (w adapter) Ops(ph sim.Phase) ([]model.Op, error) {
-	kinds := [...]workloads.PhaseKind{workloads.Prefill, workloads.Decode, workloads.TrainForward, workloads.TrainBackward}
-	return w.m.Ops(workloads.Phase{Kind: kinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP})
-}
-func (w adapter) Shape() sim.Shape {
-	s := w.m.Shape()
-	return sim.Shape{Arch: sim.Decoder, Layers: s.Layers, DModel: s.DModel, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
-		FFN: s.FFN, Vocab: s.Vocab, Experts: s.Experts, TopK: s.TopK, MaxContext: s.MaxContext}
-}
+// adapter is a model as the simulator takes it (internal/simload, as cmd has it).
+type adapter = simload.Workload
 
 type megatronRow struct {
 	size                                        string
@@ -78,7 +62,7 @@ func gpt(t testing.TB, r megatronRow) sim.Workload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return adapter{m}
+	return adapter{M: m}
 }
 
 // megatronRequest searches a row's GPUs and batch. The search tries

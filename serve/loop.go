@@ -232,7 +232,7 @@ func (l *loop) round() error {
 			break
 		}
 		l.build()
-		dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead)
+		dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead + l.e.SeqOverhead*model.Seconds(len(l.sched)))
 		end := l.now + dt
 		// Requests that arrived during the iteration enter the
 		// system (not the engine) at their arrival times.

@@ -168,7 +168,9 @@ func TestLowRate(t *testing.T) {
 		e.MaxTokens = 4096 // one prefill iteration
 		res := mustServe(t, pricer(t, sys, w, sc), e, serve.Workload{N: 50, Arrival: serve.Poisson, Rate: 0.05, Seed: 1,
 			Input: serve.Fixed(1024), Output: serve.Fixed(64)})
-		ttft, tpot := float64(rep.Inference.TTFT), float64(rep.Inference.TPOT)
+		// Host time per iteration of one request.
+		host := float64(e.StepOverhead + e.SeqOverhead)
+		ttft, tpot := float64(rep.Inference.TTFT)+host, float64(rep.Inference.TPOT)+host
 		if e.AsyncOutput {
 			// The first token reaches the client with the end of the
 			// first decode step; the last at once (no step follows).
@@ -301,7 +303,7 @@ func TestMultiStep(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, _ := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
-			e.SchedulerSteps, e.AsyncOutput = k, c.async
+			e.SchedulerSteps, e.AsyncOutput, e.SeqOverhead = k, c.async, 0
 			res := mustServe(t, p, e, serve.Workload{N: 1, Arrival: serve.AllAtOnce, Input: serve.Fixed(in), Output: serve.Fixed(c.out)})
 			m := res.Requests[0]
 			if relErr(float64(m.FirstToken), c.wantFirst) > 1e-12 || relErr(float64(m.Finish), c.wantE) > 1e-12 {

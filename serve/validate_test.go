@@ -126,7 +126,7 @@ func trtModel(t testing.TB, name string) sim.Workload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return adapter{m}
+	return adapter{M: m}
 }
 
 // trtRequests is the requests trtllm-bench ran per length pair
@@ -236,52 +236,21 @@ func quantile(x []float64, p float64) float64 {
 // --num-scheduler-steps 10, max_model_len 4096 so a budget of 4096
 // tokens, CUDA graphs) on the ShareGPT approximation with vLLM 0.6.0's
 // published medians (Llama 3.1 8B on one A100, 70B on four H100): TTFT,
-// TPOT and E2E within 15%, throughput within 10%. The figures are logged
-// row by row; by default the 4 req/s rows and the 8B offline row run,
-// PERFSIM_LONG=1 runs all six.
+// TPOT and E2E within 15%, throughput within 10%, with the preset's host
+// time per sequence (fitted to the 8B offline row, TestFit_vllm06). The
+// figures are logged row by row. The rows that meet the goals are held
+// to them; the 70B latencies, which do not, to guards by default and to
+// the goals with PERFSIM_LONG=1.
 func TestValidate_vllm(t *testing.T) {
 	rows := readCSV(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
-	var worst float64
-	for i, row := range rows {
-		if !long() && row["request_rate_rps"] == "8" || !long() && i == 5 {
-			continue
-		}
-		hw, mdl, tp := "a100", "llama3-8b", 1
-		if strings.Contains(row["model"], "70B") {
-			hw, mdl, tp = "h100", "llama3-70b", 4
-		}
-		sys, w := setup(t, hw, mdl, tp)
-		e, err := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.MaxTokens, e.SchedulerSteps = 4096, 10 // max(max_model_len 4096, 2048); --num-scheduler-steps 10
-		sc := sim.Default()
-		sc.TP = tp
-		p, err := sim.NewPricer(sys, w, e.Scenario(sc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := atoiQuiet(row["num_prompts"])
-		wl := serve.Workload{N: n, Arrival: serve.AllAtOnce, Joint: serve.ShareGPT{}, Seed: 1}
-		if r, err := strconv.ParseFloat(row["request_rate_rps"], 64); err == nil && !math.IsInf(r, 0) {
-			wl.Arrival, wl.Rate = serve.Poisson, r
-		}
-		reqs, err := wl.Requests()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := serve.Run(p, e, reqs, serve.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, row := range rows {
+		res := vllmRow(t, row, serve.VLLM06SeqOverhead)
 		name := row["model"] + " " + row["scenario"] + " " + row["request_rate_rps"]
 		check := func(metric string, got, want, tol float64) {
 			if want == 0 || math.IsNaN(want) {
 				return
 			}
 			e := got/want - 1
-			worst = math.Max(worst, math.Abs(e)/tol)
 			t.Logf("%-40s %-22s measured %10.4g predicted %10.4g (%+5.1f%%)", name, metric, want, got, 100*e)
 			if math.Abs(e) > tol {
 				t.Errorf("%s: %s %.4g, measured %.4g (%+.1f%%, beyond ±%.0f%%)", name, metric, got, want, 100*e, 100*tol)
@@ -294,21 +263,97 @@ func TestValidate_vllm(t *testing.T) {
 			}
 			return v
 		}
-		// The 8B rows at 4 req/s meet the latency goal (TTFT −6.6%, TPOT
-		// −10.1%, E2E −3.9%): the default run asserts it there. Elsewhere
-		// it holds guards a few points beyond today's misses (docs/
-		// serving.md): TTFT −31%, TPOT −24%, E2E −22% (70B, 4 req/s),
-		// offline throughput +22% (8B).
-		met := mdl == "llama3-8b" && row["request_rate_rps"] == "4"
-		lat := func(guard float64) float64 {
+		// The 8B rows meet the goals (at 4 req/s TTFT −7.8%, TPOT −6.1%,
+		// E2E +0.1%; at 8 req/s −9.2%, −3.7%, −2.4%; offline throughput
+		// 0%, the row SeqOverhead is fitted to), and so does the held-out
+		// 70B offline throughput (+0.2%): every run asserts them. The 70B
+		// latencies hold guards a few points beyond today's misses
+		// (docs/serving.md): TTFT −28% and −33%, TPOT −20% and −23%, E2E
+		// −18% and −24% at 4 and 8 req/s.
+		met := strings.Contains(row["model"], "8B")
+		goal := func(g, guard float64) float64 {
 			if met {
-				return 0.15
+				return g
 			}
-			return tol(0.15, guard)
+			return tol(g, guard)
 		}
-		check("median TTFT ms", 1e3*res.TTFT.P50, f("median_ttft_ms"), lat(0.35))
-		check("median TPOT ms", 1e3*res.TPOT.P50, f("median_tpot_ms"), lat(0.28))
-		check("median E2E ms", 1e3*res.E2E.P50, f("median_e2e_latency_ms"), lat(0.26))
-		check("output tokens/s", res.OutputTokensPerSecond, f("output_token_throughput_tok_s"), tol(0.10, 0.25))
+		check("median TTFT ms", 1e3*res.TTFT.P50, f("median_ttft_ms"), goal(0.15, 0.37))
+		check("median TPOT ms", 1e3*res.TPOT.P50, f("median_tpot_ms"), goal(0.15, 0.27))
+		check("median E2E ms", 1e3*res.E2E.P50, f("median_e2e_latency_ms"), goal(0.15, 0.28))
+		check("output tokens/s", res.OutputTokensPerSecond, f("output_token_throughput_tok_s"), 0.10)
+	}
+}
+
+// vllmRow runs one row of vllm_0.6_sharegpt.csv with the vllm-0.6 preset
+// (--num-scheduler-steps 10, max_model_len 4096 so a budget of 4096
+// tokens) and a host time per sequence per step of seq.
+func vllmRow(t testing.TB, row map[string]string, seq model.Seconds) *serve.Result {
+	t.Helper()
+	hw, mdl, tp := "a100", "llama3-8b", 1
+	if strings.Contains(row["model"], "70B") {
+		hw, mdl, tp = "h100", "llama3-70b", 4
+	}
+	sys, w := setup(t, hw, mdl, tp)
+	e, err := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.MaxTokens, e.SchedulerSteps = 4096, 10 // max(max_model_len 4096, 2048); --num-scheduler-steps 10
+	e.SeqOverhead = seq
+	sc := sim.Default()
+	sc.TP = tp
+	p, err := sim.NewPricer(sys, w, e.Scenario(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := serve.Workload{N: atoiQuiet(row["num_prompts"]), Arrival: serve.AllAtOnce, Joint: serve.ShareGPT{}, Seed: 1}
+	if r, err := strconv.ParseFloat(row["request_rate_rps"], 64); err == nil && !math.IsInf(r, 0) {
+		wl.Arrival, wl.Rate = serve.Poisson, r
+	}
+	reqs, err := wl.Requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := serve.Run(p, e, reqs, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestFit_vllm06 re-derives serve.VLLM06SeqOverhead, the vllm-0.6
+// preset's one fitted setting: the host time per sequence per step at
+// which the offline row of Llama 3.1 8B on one A100 (the training row;
+// the other five rows are held out) is predicted exactly, by bisection
+// (throughput falls as the overhead grows). The preset's value must be
+// that fit, to the microsecond.
+func TestFit_vllm06(t *testing.T) {
+	rows := readCSV(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
+	var train map[string]string
+	for _, row := range rows {
+		if strings.Contains(row["model"], "8B") && row["scenario"] == "offline" {
+			train = row
+		}
+	}
+	if train == nil {
+		t.Fatal("no offline 8B row")
+	}
+	want, err := strconv.ParseFloat(train["output_token_throughput_tok_s"], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := 0.0, 200e-6
+	for hi-lo > 0.1e-6 {
+		mid := (lo + hi) / 2
+		if vllmRow(t, train, model.Seconds(mid)).OutputTokensPerSecond > want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	fit := (lo + hi) / 2
+	t.Logf("vllm-0.6 host time per sequence per step, fitted on the 8B offline row: %.1f µs (preset %v)", 1e6*fit, serve.VLLM06SeqOverhead)
+	if math.Abs(fit-float64(serve.VLLM06SeqOverhead)) > 1e-6 {
+		t.Errorf("the fit gives %.1f µs; serve.VLLM06SeqOverhead is %v", 1e6*fit, serve.VLLM06SeqOverhead)
 	}
 }

@@ -70,7 +70,34 @@ func mixtral(t *testing.T, sys *hardware.System, w sim.Workload, strict bool) {
 	if strict && math.Abs(rt/rb-1) > 0.10 {
 		t.Errorf("TPOT ratio %.3f vs bytes ratio %.3f: more than 10%% apart", rt, rb)
 	}
-	t.Logf("Mixtral 8x7B tp 2 %s: TPOT %v → %v (×%.3f), bytes ×%.3f, experts ×%.3f", sys.Device.Name, one.Inference.TPOT, four.Inference.TPOT, rt, rb, e4/e1)
+	// The step split in two by the batch-1 step's ops: those bound by
+	// memory, and the fixed costs (latency-bound kernels, collectives,
+	// compute-bound ones), which do not grow with the bytes. The
+	// memory-bound part's time must follow its own bytes within 10%.
+	memBound := map[string]bool{}
+	for _, o := range one.Inference.Decode.Ops {
+		memBound[o.Name] = o.Bound == model.MemoryBound
+	}
+	split := func(r *sim.Report) (tm, bm, fixed float64) {
+		for _, o := range r.Inference.Decode.Ops {
+			if memBound[o.Name] {
+				tm += float64(o.Time)
+				bm += float64(o.Bytes)
+			} else {
+				fixed += float64(o.Time)
+			}
+		}
+		return tm, bm, fixed
+	}
+	tm1, bm1, f1 := split(one)
+	tm4, bm4, f4 := split(four)
+	rtm, rbm := tm4/tm1, bm4/bm1
+	if math.Abs(rtm/rbm-1) > 0.10 {
+		t.Errorf("%s: the memory-bound part's time ratio %.3f vs its bytes ratio %.3f: more than 10%% apart", sys.Device.Name, rtm, rbm)
+	}
+	t.Logf("Mixtral 8x7B tp 2 %s: TPOT %v → %v (×%.3f), bytes ×%.3f (%.1f%% apart), experts ×%.3f; fixed costs %v → %v (%.0f%% of the batch-1 step); memory-bound part %v → %v (×%.3f), its bytes ×%.3f (%.1f%% apart)",
+		sys.Device.Name, one.Inference.TPOT, four.Inference.TPOT, rt, rb, 100*(rt/rb-1), e4/e1, model.Seconds(f1), model.Seconds(f4), 100*f1/(f1+tm1),
+		model.Seconds(tm1), model.Seconds(tm4), rtm, rbm, 100*(rtm/rbm-1))
 }
 
 // TestMemory_slidingWindow: Mistral 7B v0.1 (sliding_window 4096 in its

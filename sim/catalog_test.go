@@ -10,49 +10,16 @@ import (
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/simload"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 	"github.com/perfsim/perfsim/workloads"
 )
 
-// adapter is the test's copy of cmd/perfsim's simWorkload.
-type adapter struct{ m *workloads.Model }
+// adapter is a model as the simulator takes it (internal/simload, as cmd has it).
+type adapter = simload.Workload
 
-func (w adapter) Name() string                                     { return w.m.Name() }
-func (w adapter) Params() float64                                  { return w.m.Params() }
-func (w adapter) ActiveParams() float64                            { return w.m.ActiveParams() }
-func (w adapter) KVBytesPerToken(kv model.DType) model.Bytes       { return w.m.KVBytesPerToken(kv) }
-func (w adapter) WeightBytes(d model.DType) model.Bytes            { return w.m.WeightBytes(d) }
-func (w adapter) ActivationBytes(b int, d model.DType) model.Bytes { return w.m.ActivationBytes(b, d) }
-func (w adapter) PureOps()                                         {} // a workloads.Model never changes
-
-func (w adapter) Ops(ph sim.Phase) ([]model.Op, error) {
-	kinds := [...]workloads.PhaseKind{workloads.Prefill, workloads.Decode, workloads.TrainForward, workloads.TrainBackward}
-	return w.m.Ops(workloads.Phase{Kind: kinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance, FuseCNN: ph.FuseCNN, Autocast: ph.Autocast})
-}
-func (w adapter) WeightBytesPerDevice(d model.DType, tp, ep int) model.Bytes {
-	return w.m.WeightBytesPerDevice(d, tp, ep)
-}
-func (w adapter) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
-	return w.m.KVBytes(tokens, tp, kv)
-}
-func (w adapter) Shape() sim.Shape {
-	s := w.m.Shape()
-	arch := map[workloads.Kind]sim.Arch{workloads.Decoder: sim.Decoder, workloads.Encoder: sim.Encoder, workloads.ViT: sim.Vision, workloads.CNN: sim.CNN}[s.Kind]
-	return sim.Shape{Arch: arch, Layers: s.Layers, DModel: s.DModel, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
-		FFN: s.FFN, Vocab: s.Vocab, Experts: s.Experts, TopK: s.TopK, MaxContext: s.MaxContext, Tokens: s.Tokens, ImageSize: w.m.ImageSize()}
-}
-
-type family string
-
-func (f family) Member(p float64) (sim.Workload, error) {
-	m, err := workloads.Scale(string(f), p)
-	if err != nil {
-		return nil, err
-	}
-	return adapter{m}, nil
-}
+type family = simload.Family
 
 func load(t testing.TB, hw, mdl string, devices int) (*hardware.System, sim.Workload) {
 	t.Helper()
@@ -72,7 +39,7 @@ func load(t testing.TB, hw, mdl string, devices int) (*hardware.System, sim.Work
 	if err != nil {
 		t.Fatalf("model %s: %v", mdl, err)
 	}
-	return sys, adapter{m}
+	return sys, adapter{M: m}
 }
 
 // TestKernel_seed003: seed 003 times a 4096×4096×4096 GEMM on an A100
@@ -124,7 +91,7 @@ func TestDecode_llama2_7b(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := adapter{m}
+	w := adapter{M: m}
 	for _, tt := range []struct {
 		name string
 		dev  *hardware.Device

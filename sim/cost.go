@@ -256,13 +256,24 @@ func (c *coster) check(d model.DType) {
 // a kernel, 0 when the hardware carries none.
 func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
 	e := &c.p.Eff
-	switch k.(type) {
-	case model.GEMM, model.GroupedGEMM:
+	switch k := k.(type) {
+	case model.GroupedGEMM:
+		if e.MoE.Source != "" {
+			return e.MoE.ErrP90
+		}
+		if g, ok := e.GEMM[d]; ok {
+			return g.ErrP90
+		}
+		return 0
+	case model.GEMM:
 		if g, ok := e.GEMM[d]; ok {
 			return g.ErrP90
 		}
 		return 0
 	case model.Attention:
+		if model.IsMLA(k) && e.MLA.Source != "" {
+			return e.MLA.ErrP90
+		}
 		return e.Attention.ErrP90
 	case model.Collective:
 		return 0

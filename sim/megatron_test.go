@@ -80,7 +80,7 @@ func megatronModel(t testing.TB, r megatronRow) sim.Workload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return adapter{m}
+	return adapter{M: m}
 }
 
 // megatronScenario is a row's published layout on DGX H100 nodes (the

@@ -145,8 +145,15 @@ func (pc *priceCache) gemmSlot(g model.GEMM) (*slot[model.GEMM], bool) {
 // attnSlot returns the slot of a in pc and whether it holds a's price.
 // The hash reads the dimensions; the comparison, every field.
 func (pc *priceCache) attnSlot(a model.Attention) (*slot[model.Attention], bool) {
-	h := mix(uint64(a.Batch), uint64(a.Heads)<<32|uint64(a.KVHeads), uint64(a.QLen), uint64(a.KVLen),
-		uint64(a.HeadDim)|uint64(a.DType)<<32|uint64(a.KVDType)<<40)
+	// The window and the value width are hashed too: a sliding and a
+	// full layer's decode kernels (gpt-oss, Gemma) differ only in the
+	// window, and in one slot they would evict each other at every step.
+	lat := uint64(0)
+	if a.Latent {
+		lat = 1
+	}
+	h := mix(uint64(a.Batch), uint64(a.Heads)<<32|uint64(a.KVHeads), uint64(a.QLen)|uint64(a.Window)<<32, uint64(a.KVLen),
+		uint64(a.HeadDim)|uint64(a.VDim)<<16|uint64(a.DType)<<32|uint64(a.KVDType)<<40|lat<<48)
 	return lookup(pc.attn[:], h, a, pc.gen)
 }
 
@@ -269,6 +276,7 @@ func (k *procKey) same(b *model.Processor) bool {
 	a := &k.p
 	return k.ok && a.Name == b.Name && a.ComputeUnits == b.ComputeUnits && a.Bandwidth == b.Bandwidth && a.L2 == b.L2 &&
 		a.Launch == b.Launch && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
+		a.Eff.MLA == b.Eff.MLA && a.Eff.MoE == b.Eff.MoE &&
 		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel &&
 		k.matrix.same(b.Matrix) && k.vector.same(b.Vector) && k.gemm.same(b.Eff.GEMM)
 }

@@ -152,6 +152,14 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 		return model.GroupedGEMM{Rows: rows, Experts: distinct, K: kk, N: nn, A: ph.Act, B: wd, C: ph.Act}
 	}
 	el := float64(rows) * float64(width)
+	// The rows are gathered into expert order and, after the down GEMM,
+	// summed back into token order: over the rank's own tokens, or, after
+	// an all-to-all dispatch, over the rows it received.
+	tok := t
+	if comm != nil {
+		tok = rows
+	}
+	ops = addOp(ops, StageFFN, "moe.permute", model.ClassElementwise, n.moe, model.MoEPermute(tok, rows, c.DModel, ph.Act, ph.Act))
 	if gated(c.Activation) {
 		ops = addOp(ops, StageFFN, "expert.gate_up", model.ClassExperts, n.moe, gg(c.DModel, 2*width))
 		ops = addOp(ops, StageFFN, "expert.act", model.ClassElementwise, n.moe, ew(c.Activation, el, flopsSiLUMul, 2, 1, ph.Act))
@@ -164,6 +172,7 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 		ops = addOp(ops, StageFFN, "expert.act", model.ClassElementwise, n.moe, ew(c.Activation, el, fl, 1, 1, ph.Act))
 	}
 	ops = addOp(ops, StageFFN, "expert.down", model.ClassExperts, n.moe, gg(width, c.DModel))
+	ops = addOp(ops, StageFFN, "moe.finalize", model.ClassElementwise, n.moe, model.MoEFinalize(tok, rows, c.DModel, ph.Act))
 	if comm != nil {
 		ops = addOp(ops, StageFFN, "moe.combine", model.ClassComm, n.moe, comm)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/perfsim/perfsim/internal/fileio"
+	"github.com/perfsim/perfsim/internal/suggest"
 )
 
 // maxFileSize bounds what the loaders read: model descriptions are small.
@@ -242,25 +243,60 @@ func catalogModel(name string) (*Model, error) {
 var ErrUnknownModel = errors.New("unknown model")
 
 // Resolve returns the model an argument names: a catalog name (case
-// ignored), or a path to a .toml description or a HuggingFace
-// config.json.
+// ignored), a path to a .toml description or a HuggingFace config.json,
+// or a directory holding a config.json (a HuggingFace model directory). A
+// name that is none of these is an error wrapping ErrUnknownModel, with
+// the closest catalog name when one is close.
 func Resolve(arg string) (*Model, error) {
 	name := strings.ToLower(strings.TrimSpace(arg))
 	if name == "" {
 		return nil, fmt.Errorf("workloads: no model given (a catalog name or a .toml or config.json file): %w", ErrUnknownModel)
 	}
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return loadDir(arg)
+	}
 	looksLikeFile := strings.ContainsAny(arg, `/\`) || strings.HasSuffix(name, ".toml") || strings.HasSuffix(name, ".json")
 	if !looksLikeFile {
-		for _, n := range CatalogNames() {
+		names := CatalogNames()
+		for _, n := range names {
 			if n == name {
 				return catalogModel(n)
 			}
 		}
 		if _, err := os.Stat(arg); err != nil {
-			return nil, fmt.Errorf("workloads: %w %q: not in the catalog (%s) and not a file", ErrUnknownModel, arg, strings.Join(CatalogNames(), ", "))
+			if s := suggest.Closest(name, names); s != "" {
+				return nil, fmt.Errorf("workloads: %w %q: did you mean %q?", ErrUnknownModel, arg, s)
+			}
+			return nil, fmt.Errorf("workloads: %w %q: not in the catalog (%s) and not a file", ErrUnknownModel, arg, strings.Join(names, ", "))
 		}
 	}
 	return LoadFile(arg)
+}
+
+// loadDir loads the config.json of a HuggingFace model directory. A
+// directory without one is an error wrapping ErrUnknownModel that says
+// what it holds.
+func loadDir(dir string) (*Model, error) {
+	cfg := filepath.Join(dir, "config.json")
+	if st, err := os.Stat(cfg); err == nil && !st.IsDir() {
+		return LoadFile(cfg)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workloads: model directory %q: %w", dir, err)
+	}
+	if len(ents) == 0 {
+		return nil, fmt.Errorf("workloads: %w: model directory %q is empty: want a HuggingFace model directory with a config.json, or a catalog name or a .toml or config.json file", ErrUnknownModel, dir)
+	}
+	var names []string
+	for _, e := range ents {
+		if len(names) == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(ents)-5))
+			break
+		}
+		names = append(names, e.Name())
+	}
+	return nil, fmt.Errorf("workloads: %w: model directory %q has no config.json (it holds %s): want a HuggingFace model directory", ErrUnknownModel, dir, strings.Join(names, ", "))
 }
 
 // typeErrors decodes src without a schema and checks each value against

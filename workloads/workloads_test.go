@@ -616,3 +616,48 @@ func TestTP_commType(t *testing.T) {
 		})
 	}
 }
+
+// TestResolve_dirAndSuggestion checks --model's forms beyond a catalog
+// name and a file: a HuggingFace model directory reads its config.json;
+// an empty directory, or one without a config.json, is a clear error; a
+// misspelt name gets the closest catalog name.
+func TestResolve_dirAndSuggestion(t *testing.T) {
+	hf := t.TempDir()
+	src, err := os.ReadFile("testdata/hf/llama2-7b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hf, "config.json"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadFile("testdata/hf/llama2-7b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Resolve(hf)
+	if err != nil {
+		t.Fatalf("Resolve(a model directory): %v", err)
+	}
+	if got.Params() != want.Params() || got.Shape() != want.Shape() {
+		t.Errorf("the directory gives %v parameters, its config.json %v", got.Params(), want.Params())
+	}
+	empty := t.TempDir()
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "model.safetensors"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		arg, want string
+	}{
+		{empty, "is empty"},
+		{other, "has no config.json (it holds model.safetensors)"},
+		{"lama3-8b", `did you mean "llama3-8b"?`},
+		{"llama-3-70b", `did you mean "llama3-70b"?`},
+		{"quantum-9000", "not in the catalog"},
+	} {
+		_, err := Resolve(tc.arg)
+		if err == nil || !errors.Is(err, ErrUnknownModel) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Resolve(%q) = %v, want an ErrUnknownModel saying %q", tc.arg, err, tc.want)
+		}
+	}
+}

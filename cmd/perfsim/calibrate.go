@@ -15,6 +15,7 @@ import (
 	"github.com/perfsim/perfsim/calibrate"
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/internal/fileio"
+	"github.com/perfsim/perfsim/model"
 )
 
 const calibrateSynopsis = `perfsim calibrate fit --hw NAME|FILE --measurements FILE[,FILE...] -o calibrated.toml
@@ -247,9 +248,10 @@ func printFit(w io.Writer, f format, res *calibrate.Result) error {
 	switch f {
 	case formatJSON:
 		return writeJSON(w, struct {
+			Schema  string  `json:"schema"`
 			Device  string  `json:"device"`
 			Classes []class `json:"classes"`
-		}{res.Device.Name, cs})
+		}{"perfsim.calibrate-fit/v1", res.Device.Name, cs})
 	case formatCSV:
 		var rows [][]string
 		for _, c := range cs {
@@ -319,9 +321,10 @@ func calibrateValidate(o calibrateOptions, f format, stdout, stderr io.Writer) e
 	switch f {
 	case formatJSON:
 		return writeJSON(stdout, struct {
+			Schema  string  `json:"schema"`
 			Device  string  `json:"device"`
 			Classes []class `json:"classes"`
-		}{dev.Name, cs})
+		}{"perfsim.calibrate-validate/v1", dev.Name, cs})
 	case formatCSV:
 		var rows [][]string
 		for _, c := range cs {
@@ -346,7 +349,7 @@ func calibrateValidate(o calibrateOptions, f format, stdout, stderr io.Writer) e
 		tw = newTable(stdout)
 		fmt.Fprintln(tw, "  where\tshape\tmeasured\tpredicted\terror")
 		for _, r := range c.Worst {
-			fmt.Fprintf(tw, "  %s:%d\t%s\t%.4g s\t%.4g s\t%+.1f%%\n", r.File, r.Line, r.Shape, r.Measured, r.Predicted, 100*r.Err)
+			fmt.Fprintf(tw, "  %s:%d\t%s\t%v\t%v\t%+.1f%%\n", r.File, r.Line, r.Shape, model.Seconds(r.Measured), model.Seconds(r.Predicted), 100*r.Err)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -367,9 +370,9 @@ func shape(m calibrate.Measurement) string {
 	case m.Heads > 0:
 		return fmt.Sprintf("b%d h%d/%d d%d q%d kv%d", m.Batch, m.Heads, m.KVHeads, m.HeadDim, m.QLen, m.KVLen)
 	case m.Ranks > 0:
-		return fmt.Sprintf("%d ranks, %.4g B", m.Ranks, float64(m.Bytes))
+		return fmt.Sprintf("%d ranks, %v", m.Ranks, m.Bytes)
 	}
-	return fmt.Sprintf("%.4g B", float64(m.Bytes))
+	return m.Bytes.String()
 }
 
 // calibrateMerge writes (or, with --check, compares) the catalog overlay

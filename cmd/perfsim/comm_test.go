@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -100,6 +103,68 @@ func TestHelp_noContradictoryDefaults(t *testing.T) {
 			if twice.MatchString(line) || strings.Contains(line, "(default invalid)") || strings.Contains(line, "(default )") {
 				t.Errorf("%s --help: %s", strings.Join(c, " "), strings.TrimSpace(line))
 			}
+		}
+	}
+}
+
+// TestReadmeHardwareFile_defaults runs the README's example hardware file
+// (the H100's datasheet peaks, no efficiencies): it takes the calibrated
+// H100's efficiencies as defaults, says so in every output, and its TTFT
+// and TPOT come within 5% of the calibrated H100's (a perfect roofline
+// gave a TTFT 25% below).
+func TestReadmeHardwareFile_defaults(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "A hardware file in short:\n\n```toml\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no example hardware file after \"A hardware file in short:\"")
+	}
+	file := filepath.Join(t.TempDir(), "my.toml")
+	if err := os.WriteFile(file, []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	times := func(hw string) (ttft, tpot float64, cal string) {
+		out, stderr, code := perfsim(t, "simulate", "--hw", hw, "--model", "llama3-8b", "--format", "json")
+		if code != 0 {
+			t.Fatalf("--hw %s: exit %d: %s", hw, code, stderr)
+		}
+		var j struct {
+			Calibration string  `json:"calibration"`
+			TTFT        float64 `json:"ttft_s"`
+			TPOT        float64 `json:"tpot_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.TTFT, j.TPOT, j.Calibration
+	}
+	ttft, tpot, cal := times(file)
+	href, hpot, _ := times("h100")
+	t.Logf("README file: TTFT %.4g s, TPOT %.4g s; H100: %.4g s, %.4g s; %s", ttft, tpot, href, hpot, cal)
+	if math.Abs(ttft/href-1) > 0.05 || math.Abs(tpot/hpot-1) > 0.05 {
+		t.Errorf("README file: TTFT %.4g s, TPOT %.4g s; want within 5%% of the H100's %.4g s, %.4g s", ttft, tpot, href, hpot)
+	}
+	want := regexp.MustCompile(`^uncalibrated: datasheet peaks at \d+% efficiency; default efficiencies of H100 SXM`)
+	if !want.MatchString(cal) {
+		t.Errorf("calibration %q, want it to match %s", cal, want)
+	}
+	for _, args := range [][]string{
+		{"simulate", "--hw", file, "--model", "llama3-8b"},
+		{"simulate", "--hw", file, "--model", "llama3-8b", "--format", "csv"},
+		{"hardware", "show", file},
+		{"kernel", "gemm", "--hw", file, "--m", "4096", "--k", "4096", "--n", "4096"},
+		{"sweep", "--hw", file, "--model", "llama3-8b", "--batch", "1,8"},
+		{"sweep", "--hw", file, "--model", "llama3-8b", "--batch", "1,8", "--format", "json"},
+	} {
+		out, stderr, code := perfsim(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if !strings.Contains(out, "uncalibrated: datasheet peaks at") {
+			t.Errorf("%v does not say the device is uncalibrated:\n%s", args[:2], out)
 		}
 	}
 }

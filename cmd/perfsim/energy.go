@@ -293,7 +293,7 @@ func writeEnergyTable(w io.Writer, r *sim.Report, ej *energyJSON, c *costJSON) e
 	}
 	fmt.Fprintf(tw, "  facility\t%v\t× PUE %g\n", model.Joules(ej.FacilityJ), ej.PUE)
 	if ej.ToTrainGPUMWh > 0 {
-		fmt.Fprintf(tw, "  to train\t%.4g MWh GPU\t%.4g MWh node, %.4g MWh facility\n", ej.ToTrainGPUMWh, ej.ToTrainNodeMWh, ej.ToTrainFacMWh)
+		fmt.Fprintf(tw, "  to train\t%s MWh GPU\t%s MWh node, %s MWh facility\n", fnum(ej.ToTrainGPUMWh), fnum(ej.ToTrainNodeMWh), fnum(ej.ToTrainFacMWh))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -307,7 +307,7 @@ func writeCostTable(w io.Writer, r *sim.Report, c *costJSON) error {
 	}
 	fmt.Fprintf(w, "\ncost (%s)\n", c.Inputs)
 	tw := newTable(w)
-	money := func(v float64) string { return fmt.Sprintf("%.4g %s", v, c.Currency) }
+	money := func(v float64) string { return fnum(v) + " " + c.Currency }
 	fmt.Fprintf(tw, "  run\t%s\ton %s\n", money(c.Run), plural(r.Devices, "device"))
 	if c.PerRequest != nil {
 		fmt.Fprintf(tw, "  per request\t%s\n", money(*c.PerRequest))

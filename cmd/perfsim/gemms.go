@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -35,7 +36,7 @@ type gemmsOptions struct {
 }
 
 func (o *gemmsOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.model, "model", "", "catalog name, or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "catalog name, or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.phase, "phase", "prefill", "prefill, decode, train-fwd or train-bwd")
 	fs.IntVar(&o.batch, "batch", 1, "sequences (images) per batch")
 	fs.IntVar(&o.seq, "seq", 2048, "new tokens per sequence (capped at the model's context when not given)")
@@ -43,8 +44,8 @@ func (o *gemmsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree: the GEMMs of one device")
 	addFormatFlag(fs, &o.format)
 	fs.BoolVar(&o.all, "all", false, "also list the non-GEMM ops (norms, activations, gathers, collectives)")
-	fs.StringVar(&o.embedding, "embedding", "onehot", "token embedding as the seed shows it (onehot: a GEMM) or as it runs (gather)")
-	fs.StringVar(&o.logits, "logits", "all", "prefill logits for every position (all, as the seed) or the last (last, as serving does)")
+	fs.StringVar(&o.embedding, "embedding", "auto", "token embedding: gather (a lookup, as it runs), onehot (a one-hot × table GEMM, as the reference GPT-3 GEMM table counts it; docs/models.md), or auto: onehot for the GPT-3 family, gather for the others")
+	fs.StringVar(&o.logits, "logits", "all", "prefill logits for every position (all, as the reference GPT-3 GEMM table) or the last (last, as serving does)")
 	fs.BoolVar(&o.fusedQKV, "fused-qkv", false, "one fused QKV GEMM instead of Q, K and V per head")
 }
 
@@ -77,6 +78,7 @@ type otherRow struct {
 
 // gemmsReport is the JSON output.
 type gemmsReport struct {
+	Schema     string     `json:"schema"`
 	Model      string     `json:"model"`
 	Source     string     `json:"source"`
 	Phase      string     `json:"phase"`
@@ -100,8 +102,8 @@ var descriptions = map[string]string{
 	"embed.onehot": "one-hot x embedding weights", "embed.patch": "patches x patch-embedding weights",
 	"attn.q": "X*WQ=Q (per head)", "attn.k": "X*WK=K (per kv head)", "attn.v": "X*WV=V (per kv head)",
 	"attn.qkv": "X*[WQ WK WV] (all heads)", "attn.qk": "Q*KT=QK (per head)", "attn.pv": "QK*V (per head)",
-	"attn.out": "linear transformation (output projection)", "ffn.up": "linear + bias (up)",
-	"ffn.gate": "gate projection", "ffn.down": "linear + bias (down)",
+	"attn.out": "linear transformation (output projection)", "ffn.up": "linear (up)",
+	"ffn.gate": "gate projection", "ffn.down": "linear (down)",
 	"moe.router": "router (token x experts)", "expert.gate_up": "experts' gate and up (grouped: all routed tokens)",
 	"expert.up": "experts' up (grouped: all routed tokens)", "expert.down": "experts' down (grouped: all routed tokens)",
 	"mla.q_a": "MLA query down-projection", "mla.q_b": "MLA query up-projection", "mla.q": "MLA query projection",
@@ -113,7 +115,10 @@ var descriptions = map[string]string{
 	"mlm.transform": "masked-LM transform", "mlm.logits": "masked-LM hidden x vocabulary",
 }
 
-func describe(name string) string {
+// describe says what the GEMM called name is; bias says whether the
+// model's linear layers have biases (GPT-3's and BERT's do, Llama's do
+// not), which the seed's table names for the FFN.
+func describe(name string, bias bool) string {
 	base, suffix := name, ""
 	for _, s := range []string{".dgrad", ".wgrad", ".bwd"} {
 		if n := len(name) - len(s); n > 0 && name[n:] == s {
@@ -121,6 +126,9 @@ func describe(name string) string {
 		}
 	}
 	if d, ok := descriptions[base]; ok {
+		if bias && (base == "ffn.up" || base == "ffn.down") {
+			d = strings.Replace(d, "linear", "linear + bias", 1)
+		}
 		return d + suffix
 	}
 	return "" // CNN layers: the op is the layer's name
@@ -170,13 +178,11 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 		return nil, usagef("--tp %d: must be positive", o.tp)
 	}
 	ph := workloads.Phase{Kind: kind, Batch: o.batch, Seq: o.seq, Context: o.context, TP: o.tp,
-		PerHead: !o.fusedQKV, AllLogits: true, Embedding: workloads.EmbedOneHot}
+		PerHead: !o.fusedQKV, AllLogits: true, Embedding: workloads.EmbedGather}
 	switch o.embedding {
-	case "onehot", "one-hot":
-	case "gather":
-		ph.Embedding = workloads.EmbedGather
+	case "auto", "onehot", "one-hot", "gather":
 	default:
-		return nil, usagef("--embedding: unknown %q (want onehot or gather)", o.embedding)
+		return nil, usagef("--embedding: unknown %q (want auto, gather or onehot)", o.embedding)
 	}
 	switch o.logits {
 	case "all":
@@ -190,6 +196,13 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 		return nil, err
 	}
 	sh := m.Shape()
+	// The seed's table is GPT-3's, with the embedding as a one-hot GEMM:
+	// auto shows GPT-3 so and every other model as it runs, a lookup.
+	if o.embedding == "onehot" || o.embedding == "one-hot" || (o.embedding == "auto" && strings.HasPrefix(m.Name(), "gpt3")) {
+		ph.Embedding = workloads.EmbedOneHot
+	}
+	cfg := m.Config()
+	bias := cfg.Bias != nil && *cfg.Bias
 	if !o.seqChanged && sh.MaxContext > 0 && ph.Seq > sh.MaxContext {
 		ph.Seq = sh.MaxContext
 	}
@@ -201,7 +214,7 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 		return nil, err
 	}
 	ops = workloads.ExpandAttention(ops)
-	rep := &gemmsReport{Model: m.Name(), Source: m.Source(), Phase: kind.String(), Batch: ph.Batch,
+	rep := &gemmsReport{Schema: "perfsim.gemms/v1", Model: m.Name(), Source: m.Source(), Phase: kind.String(), Batch: ph.Batch,
 		Seq: ph.Seq, Context: ph.Context, TP: ph.TP, Embedding: ph.Embedding.String(),
 		Parameters: m.Params(), NormParams: m.NormParams(), Active: m.ActiveParams(), GEMMs: []gemmRow{}}
 	if kind == workloads.Decode {
@@ -227,7 +240,7 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 		macs := op.MACs()
 		rep.GEMMs = append(rep.GEMMs, gemmRow{Stage: op.Stage, Op: op.Name, M: g.M, K: g.K, N: g.N,
 			Count: count, MACs: macs, MACsEach: float64(g.M) * float64(g.K) * float64(g.N),
-			Per: per(op, g, sh), Description: describe(op.Name)})
+			Per: per(op, g, sh), Description: describe(op.Name, bias)})
 		rep.TotalMACs += macs
 	}
 	rep.TotalFLOPs = 2 * rep.TotalMACs

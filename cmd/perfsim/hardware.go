@@ -94,8 +94,8 @@ type listRow struct {
 	Vendor        string   `json:"vendor"`
 	Kind          string   `json:"kind"`
 	Aliases       []string `json:"aliases"`
-	Capacity      float64  `json:"memory_capacity_bytes"`
-	Usable        float64  `json:"memory_usable_bytes"`
+	Capacity      int64    `json:"memory_capacity_bytes"`
+	Usable        int64    `json:"memory_usable_bytes"`
 	Bandwidth     float64  `json:"memory_bandwidth_bytes_per_s"`
 	BF16          *float64 `json:"bf16_dense_flop_per_s"`
 	FP16          *float64 `json:"fp16_dense_flop_per_s"`
@@ -117,7 +117,7 @@ func hardwareList(w io.Writer, f format, devs []*hardware.Device) error {
 		rows := make([]listRow, 0, len(devs))
 		for _, d := range devs {
 			r := listRow{Name: d.Name, Vendor: d.Vendor, Kind: d.Kind, Aliases: d.Aliases,
-				Capacity: float64(d.Memory.Capacity), Usable: float64(d.Memory.Limit()), Bandwidth: float64(d.Memory.Bandwidth),
+				Capacity: whole(float64(d.Memory.Capacity)), Usable: whole(float64(d.Memory.Limit())), Bandwidth: float64(d.Memory.Bandwidth),
 				BF16: peakPtr(d, model.BF16), FP16: peakPtr(d, model.FP16), FP8: peakPtr(d, model.FP8)}
 			if r.BF16 != nil {
 				v := float64(model.Ridge(model.FLOPRate(*r.BF16), d.Memory.Bandwidth))
@@ -125,7 +125,10 @@ func hardwareList(w io.Writer, f format, devs []*hardware.Device) error {
 			}
 			rows = append(rows, r)
 		}
-		return writeJSON(w, rows)
+		return writeJSON(w, struct {
+			Schema  string    `json:"schema"`
+			Devices []listRow `json:"devices"`
+		}{"perfsim.hardware-list/v1", rows})
 	case formatCSV:
 		header := []string{"name", "vendor", "kind", "aliases", "memory_capacity_bytes", "memory_usable_bytes", "memory_bandwidth_bytes_per_s", "bf16_dense_flop_per_s", "fp16_dense_flop_per_s", "fp8_dense_flop_per_s"}
 		var rows [][]string
@@ -305,8 +308,13 @@ func efficiencyFields(path string, v reflect.Value, sources map[string]string) [
 		switch q := v.Interface().(type) {
 		case model.Seconds:
 			f.unit, f.shown = "s", q.String()
+			if math.Abs(x) < 1e-15 {
+				f.shown = "< 1 fs" // a fitted cost that is zero in effect (6e-38 s), not an exponent
+			}
 		case model.Bytes:
 			f.unit, f.shown = "bytes", q.String()
+		case fmt.Stringer: // a rate with its unit: "4.87 TFLOP/s", not 4.87e+12
+			f.shown = q.String()
 		default:
 			f.shown = strconv.FormatFloat(x, 'g', -1, 64)
 		}
@@ -357,7 +365,7 @@ func hardwareShow(w io.Writer, f format, d *hardware.Device) error {
 	switch f {
 	case formatJSON:
 		var b bytes.Buffer
-		b.WriteString("{\n")
+		b.WriteString("{\n  \"schema\": \"perfsim.hardware/v1\",\n")
 		for _, fl := range fields {
 			k, _ := json.Marshal(fl.jsonKey())
 			var v []byte

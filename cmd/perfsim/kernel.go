@@ -123,7 +123,7 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
 	}
 	j := kernelJSON{
-		Hardware: dev.Name, Calibration: dev.CalibrationLabel(), Kernel: fs.Arg(0), Shape: shape, DType: dtypeName(r.DType),
+		Schema: "perfsim.kernel/v1", Hardware: dev.Name, Calibration: dev.CalibrationLabel(), Kernel: fs.Arg(0), Shape: shape, DType: dtypeName(r.DType),
 		FLOPs: float64(r.FLOPs), Bytes: float64(r.Bytes), Intensity: float64(r.Intensity), Bound: r.Bound.String(),
 		Time: float64(r.Time), TimeLow: float64(r.Low), TimeHigh: float64(r.High), Interval: r.Interval,
 		Achieved: float64(r.Achieved), AchievedBandwidth: float64(r.AchievedBandwidth),
@@ -156,6 +156,7 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 // kernelJSON is the JSON of perfsim kernel (docs/simulate.md).
 type kernelJSON struct {
+	Schema            string  `json:"schema"`
 	Hardware          string  `json:"hardware"`
 	Calibration       string  `json:"calibration"`
 	Kernel            string  `json:"kernel"`

@@ -34,6 +34,7 @@ func commands() map[string]command {
 		"sensitivity": {"how TTFT, TPOT, max batch and throughput at an SLO change per 10% more bandwidth, peak, capacity, link", runSensitivityCmd},
 		"mlperf":      {"the MLPerf Inference datacenter suite: Offline and Server results", runMLPerfCmd},
 		"version":     {"print the version", runVersionCmd},
+		"completion":  {"a shell completion script: perfsim completion bash|zsh|fish", runCompletionCmd},
 	}
 }
 

@@ -59,6 +59,7 @@ func (o *maxModelOptions) AddFlags(fs *pflag.FlagSet) {
 
 // maxModelJSON is the JSON of perfsim maxmodel (docs/simulate.md).
 type maxModelJSON struct {
+	Schema   string       `json:"schema"`
 	Hardware string       `json:"hardware"`
 	Mode     string       `json:"mode"`
 	Family   string       `json:"family"`
@@ -67,13 +68,13 @@ type maxModelJSON struct {
 	Found    bool         `json:"found"`
 	Model    *memberJSON  `json:"model"`
 	Next     *memberJSON  `json:"next"`
-	Capacity float64      `json:"capacity_bytes"`
-	Usable   float64      `json:"usable_bytes"`
+	Capacity int64        `json:"capacity_bytes"`
+	Usable   int64        `json:"usable_bytes"`
 }
 
 type memberJSON struct {
 	Name    string     `json:"name"`
-	Params  float64    `json:"params"`
+	Params  int64      `json:"params"`
 	Layers  int        `json:"layers"`
 	DModel  int        `json:"d_model"`
 	Heads   int        `json:"heads"`
@@ -83,13 +84,13 @@ type memberJSON struct {
 	Memory  memoryJSON `json:"memory"`
 }
 
-func member(w sim.Workload, m sim.Memory) *memberJSON {
+func member(w sim.Workload, m sim.Memory, training bool) *memberJSON {
 	if w == nil {
 		return nil
 	}
 	s := w.Shape()
-	return &memberJSON{Name: w.Name(), Params: w.Params(), Layers: s.Layers, DModel: s.DModel, Heads: s.Heads,
-		KVHeads: s.KVHeads, FFN: s.FFN, Vocab: s.Vocab, Memory: memoryOf(m)}
+	return &memberJSON{Name: w.Name(), Params: whole(w.Params()), Layers: s.Layers, DModel: s.DModel, Heads: s.Heads,
+		KVHeads: s.KVHeads, FFN: s.FFN, Vocab: s.Vocab, Memory: memoryOf(m, training)}
 }
 
 func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -125,9 +126,9 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return scenarioUsage(err)
 	}
-	j := maxModelJSON{Hardware: dev.Name, Mode: sc.Mode.String(), Family: string(fam), Devices: o.devices,
-		Found: res.Model != nil, Model: member(res.Model, res.Memory), Next: member(res.Next, res.NextMemory),
-		Capacity: float64(dev.Memory.Capacity), Usable: float64(dev.Memory.Limit())}
+	j := maxModelJSON{Schema: "perfsim.maxmodel/v1", Hardware: dev.Name, Mode: sc.Mode.String(), Family: string(fam), Devices: o.devices,
+		Found: res.Model != nil, Model: member(res.Model, res.Memory, sc.Mode == sim.Training), Next: member(res.Next, res.NextMemory, sc.Mode == sim.Training),
+		Capacity: whole(float64(dev.Memory.Capacity)), Usable: whole(float64(dev.Memory.Limit()))}
 	j.Scenario = scenarioOf(sc)
 	switch f {
 	case formatJSON:
@@ -141,8 +142,8 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 			if m.m == nil {
 				continue
 			}
-			rows = append(rows, []string{m.what, m.m.Name, num(m.m.Params), strconv.Itoa(m.m.Layers), strconv.Itoa(m.m.DModel),
-				strconv.Itoa(m.m.Heads), strconv.Itoa(m.m.KVHeads), strconv.Itoa(m.m.FFN), num(m.m.Memory.Total), num(m.m.Memory.Capacity), strconv.FormatBool(m.m.Memory.Fits)})
+			rows = append(rows, []string{m.what, m.m.Name, strconv.FormatInt(m.m.Params, 10), strconv.Itoa(m.m.Layers), strconv.Itoa(m.m.DModel),
+				strconv.Itoa(m.m.Heads), strconv.Itoa(m.m.KVHeads), strconv.Itoa(m.m.FFN), strconv.FormatInt(m.m.Memory.Total, 10), strconv.FormatInt(m.m.Memory.Capacity, 10), strconv.FormatBool(m.m.Memory.Fits)})
 		}
 		return writeCSV(stdout, []string{"result", "name", "params", "layers", "d_model", "heads", "kv_heads", "ffn", "total_bytes", "capacity_bytes", "fits"}, rows)
 	}
@@ -177,7 +178,7 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if res.Next != nil {
-		fmt.Fprintf(stdout, "  the next size, %.3g B, needs %v\n", res.Next.Params()/1e9, res.NextMemory.Total)
+		fmt.Fprintf(stdout, "  the next size, %.3g B, needs %s\n", res.Next.Params()/1e9, res.NextMemory.Total.BinaryString())
 	}
 	if sc.Mode == sim.Training {
 		fmt.Fprintf(stdout, "assumptions: mixed-precision %s (%g bytes of model state per parameter before sharding), micro-batch %d × %d tokens, recompute %s, ZeRO %d over %d devices\n",

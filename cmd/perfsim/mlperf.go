@@ -183,7 +183,7 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return nil, err
 		}
-		return simWorkload{m}, nil
+		return simWorkload{M: m}, nil
 	}
 	if o.suite == "training" {
 		if o.globalBatch < 0 {

@@ -32,6 +32,7 @@ const planExamples = `  # the fewest H100s serving 20 req/s of Llama 3 70B with 
 // planOptions are the flags of perfsim plan serve.
 type planOptions struct {
 	hw, model, format, engine string
+	sets                      []string
 	input, output, workload   string
 	requests, maxGPUs, dp     int
 	rate                      float64
@@ -42,11 +43,17 @@ type planOptions struct {
 	maxRate, disagg           bool
 	router                    string
 	frontPlot, loadPlot       string
+	objective                 string
+	currency, costInputs      string        // of a priced plan
+	energy                    energyOptions // the price of a candidate (plan_cost.go)
 }
 
 func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
+	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
 	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model file")
+	fs.StringVar(&o.objective, "objective", "gpus", "what the best deployment minimises: gpus (then the most tokens/s per GPU) or cost (per hour at the load, with --price, --prices or a TCO)")
+	o.energy.AddFlags(fs)
 	fs.Float64Var(&o.rate, "rate", 0, "target load in requests per second (Poisson arrivals)")
 	fs.Var(&o.ttft, "ttft-p99", "p99 TTFT objective, with a unit, e.g. 1s")
 	fs.Var(&o.tpot, "tpot-p99", "p99 TPOT objective, with a unit, e.g. 50ms")
@@ -110,11 +117,11 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, planJSON(p))
+		return writeJSON(stdout, planJSON(p, &o))
 	case formatCSV:
-		return writePlanCSV(stdout, p)
+		return writePlanCSV(stdout, p, &o)
 	}
-	return writePlanTable(stdout, p, q)
+	return writePlanTable(stdout, p, q, &o)
 }
 
 // query checks the flags and builds the search.
@@ -194,6 +201,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, err
 	}
 	dev, err := resolveHardware(o.hw)
+	if err == nil {
+		dev, err = whatIf(dev, o.sets)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,7 +211,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	if err != nil {
 		return nil, nil, err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	if _, err := serve.Preset(o.engine, dev.Memory.Limit()); err != nil {
 		return nil, nil, usagef("--engine: %v", err)
 	}
@@ -221,6 +231,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	}
 	q := &plan.ServeQuery{MaxGPUs: o.maxGPUs, Workload: wl, SLO: plan.SLO{TTFTP99: o.ttft, TPOTP99: o.tpot},
 		Deploy: deploy, Workers: runtime.GOMAXPROCS(0), Router: router}
+	if err := o.costing(fs, q, dev, w); err != nil {
+		return nil, nil, err
+	}
 	if o.disagg {
 		q.Link = func(gpus int) (*serve.KVLink, error) {
 			sys, err := systemFor(dev, gpus)
@@ -269,7 +282,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 			return err
 		}
 	}
-	out := maxRateJSON{Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
+	out := maxRateJSON{Schema: "perfsim.plan-rate/v1", Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
 	if res != nil {
 		out.TTFTP99S, out.TPOTP99S, out.OutputTokensPerS = res.TTFT.P99, res.TPOT.P99, res.OutputTokensPerSecond
 	}
@@ -290,6 +303,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 }
 
 type maxRateJSON struct {
+	Schema           string  `json:"schema"`
 	Layout           string  `json:"layout"`
 	DP               int     `json:"dp"`
 	GPUs             int     `json:"gpus"`
@@ -320,42 +334,60 @@ type candJSON struct {
 	DecodeInstances  int `json:"decode_instances,omitempty"`
 	DecodeTP         int `json:"decode_tp,omitempty"`
 	DecodePP         int `json:"decode_pp,omitempty"`
+	// With a price (plan_cost.go): the cost per hour at the load and per
+	// million output tokens, in planOut's currency.
+	CostPerHour    *float64 `json:"cost_per_hour,omitempty"`
+	CostPerMOutput *float64 `json:"cost_per_million_output_tokens,omitempty"`
 }
 
-func candOf(c plan.Candidate) candJSON {
-	return candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
+func candOf(c plan.Candidate, priced bool) candJSON {
+	j := candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
 		TTFTP99S: c.TTFTP99, TPOTP99S: c.TPOTP99, TokensPerS: c.TokensPerSecond, TokensPerSPerGPU: c.TokensPerSecondPerGPU,
 		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded,
 		PrefillInstances: c.Disagg.Prefill, DecodeInstances: c.Disagg.Decode, DecodeTP: c.Disagg.DecodeTP, DecodePP: c.Disagg.DecodePP}
+	if priced {
+		j.CostPerHour, j.CostPerMOutput = fp(c.CostPerHour), fp(c.CostPerMillionTokens)
+	}
+	return j
 }
 
 type planOut struct {
+	Schema     string     `json:"schema"`
 	Best       *candJSON  `json:"best"`
 	Front      []candJSON `json:"pareto_front"`
 	Candidates []candJSON `json:"candidates"`
 	Seen       int        `json:"layouts_seen"`
 	Pruned     int        `json:"pruned"`
 	Simulated  int        `json:"simulated"`
+	Objective  string     `json:"objective"`
+	Currency   string     `json:"currency,omitempty"`
+	CostInputs string     `json:"cost_inputs,omitempty"`
 }
 
-func planJSON(p *plan.ServePlan) planOut {
-	out := planOut{Seen: p.Seen, Pruned: p.Pruned, Simulated: p.Simulated, Front: []candJSON{}, Candidates: []candJSON{}}
+func planJSON(p *plan.ServePlan, o *planOptions) planOut {
+	priced := o.currency != ""
+	out := planOut{Schema: "perfsim.plan-serve/v1", Seen: p.Seen, Pruned: p.Pruned, Simulated: p.Simulated, Front: []candJSON{}, Candidates: []candJSON{},
+		Objective: o.objective, Currency: o.currency, CostInputs: o.costInputs}
 	if p.Best != nil {
-		b := candOf(*p.Best)
+		b := candOf(*p.Best, priced)
 		out.Best = &b
 	}
 	for _, c := range p.Front {
-		out.Front = append(out.Front, candOf(c))
+		out.Front = append(out.Front, candOf(c, priced))
 	}
 	for _, c := range p.All {
-		out.Candidates = append(out.Candidates, candOf(c))
+		out.Candidates = append(out.Candidates, candOf(c, priced))
 	}
 	return out
 }
 
-func writePlanCSV(w io.Writer, p *plan.ServePlan) error {
+func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
 	header := []string{"tp", "pp", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best",
 		"prefill_instances", "decode_instances", "decode_tp", "decode_pp"}
+	priced := o.currency != ""
+	if priced {
+		header = append(header, "cost_per_hour", "cost_per_million_output_tokens", "currency")
+	}
 	var rows [][]string
 	onFront := map[plan.Candidate]bool{}
 	for _, c := range p.Front {
@@ -366,11 +398,16 @@ func writePlanCSV(w io.Writer, p *plan.ServePlan) error {
 			strconv.Itoa(c.GPUs), num(c.TTFTP99), num(c.TPOTP99), num(c.TokensPerSecond), num(c.TokensPerSecondPerGPU), num(c.TokensPerSecondPerUser),
 			strconv.FormatBool(c.Meets), strconv.FormatBool(c.Overloaded), strconv.FormatBool(onFront[c]), strconv.FormatBool(p.Best != nil && *p.Best == c),
 			strconv.Itoa(c.Disagg.Prefill), strconv.Itoa(c.Disagg.Decode), strconv.Itoa(c.Disagg.DecodeTP), strconv.Itoa(c.Disagg.DecodePP)})
+		if priced {
+			rows[len(rows)-1] = append(rows[len(rows)-1], num(c.CostPerHour), num(c.CostPerMillionTokens), o.currency)
+		}
 	}
 	return writeCSV(w, header, rows)
 }
 
-func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery) error {
+func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planOptions) error {
+	priced := o.currency != ""
+	money := func(v float64) string { return fmt.Sprintf("%.4g %s", v, o.currency) }
 	tw := newTable(w)
 	fmt.Fprintf(tw, "target\t%s req/s, p99 TTFT ≤ %v, p99 TPOT ≤ %v (0: none)\n", fnum(q.Workload.Rate), q.SLO.TTFTP99, q.SLO.TPOTP99)
 	if p.Best == nil {
@@ -379,11 +416,21 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery) error {
 		b := p.Best
 		fmt.Fprintf(tw, "best\t%v = %d GPUs: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b, b.GPUs,
 			model.Seconds(b.TTFTP99), model.Seconds(b.TPOTP99), fnum(b.TokensPerSecondPerGPU))
+		if priced {
+			fmt.Fprintf(tw, "cost\t%s per hour, %s per million output tokens (by %s; %s)\n", money(b.CostPerHour), money(b.CostPerMillionTokens), o.objective, o.costInputs)
+		}
 	}
-	fmt.Fprintf(tw, "\nPareto front\ttokens/s per user\ttokens/s per GPU\tGPUs\tTTFT p99\tTPOT p99\tmeets\n")
+	cost := ""
+	if priced {
+		cost = "\tper hour\tper M output tokens"
+	}
+	fmt.Fprintf(tw, "\nPareto front\ttokens/s per user\ttokens/s per GPU\tGPUs\tTTFT p99\tTPOT p99\tmeets%s\n", cost)
 	for _, c := range p.Front {
-		fmt.Fprintf(tw, "%v\t%s\t%s\t%d\t%v\t%v\t%v\n", c, fnum(c.TokensPerSecondPerUser), fnum(c.TokensPerSecondPerGPU),
-			c.GPUs, model.Seconds(c.TTFTP99), model.Seconds(c.TPOTP99), c.Meets)
+		if priced {
+			cost = "\t" + money(c.CostPerHour) + "\t" + money(c.CostPerMillionTokens)
+		}
+		fmt.Fprintf(tw, "%v\t%s\t%s\t%d\t%v\t%v\t%v%s\n", c, fnum(c.TokensPerSecondPerUser), fnum(c.TokensPerSecondPerGPU),
+			c.GPUs, model.Seconds(c.TTFTP99), model.Seconds(c.TPOTP99), c.Meets, cost)
 	}
 	return tw.Flush()
 }

@@ -44,7 +44,7 @@ type planTrainOptions struct {
 }
 
 func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.system, "system", "", "a catalog system: "+strings.Join(hardware.SystemNames(), ", "))
 	fs.IntVar(&o.gpus, "gpus", 0, "GPUs to lay the model out on")
 	fs.IntVar(&o.gb, "global-batch", 0, "sequences per optimizer step")
@@ -126,7 +126,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	base := sim.Default()
 	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
 	base.NoOverlap, base.ExpertImbalance, base.GradType = o.noOverlap, o.imbalance, grad
@@ -203,8 +203,8 @@ func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest
 	fmt.Fprintf(w, "%s on %s × %d GPUs: global batch %d × %d tokens\n", name, system, req.GPUs, req.GlobalBatch, req.Seq)
 	if len(p.Best) == 0 {
 		if m := p.ClosestMiss; m != nil {
-			fmt.Fprintf(w, "no layout fits: the closest, %s (%s), needs %v of %v (%v short)\n",
-				m.Layout(), settings(m.Scenario), m.Memory.Total, m.Memory.Capacity, -m.Memory.Headroom)
+			fmt.Fprintf(w, "no layout fits: the closest, %s (%s), needs %s of %s usable (%s short)\n",
+				m.Layout(), settings(m.Scenario), m.Memory.Total.BinaryString(), m.Memory.Usable.BinaryString(), (-m.Memory.Headroom).BinaryString())
 		} else {
 			fmt.Fprintf(w, "no layout divides the model and the GPUs\n")
 		}
@@ -223,9 +223,9 @@ func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest
 		if i > 0 {
 			why = plan.Why(c, win)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%.1f%%\t%.4g\t%v", i+1, c.Layout(), settings(c.Scenario), c.Step, 100*c.MFU, c.Tokens, c.Memory.Total)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%.1f%%\t%s\t%v", i+1, c.Layout(), settings(c.Scenario), c.Step, 100*c.MFU, fnum(c.Tokens), c.Memory.Total.BinaryString())
 		if req.Tokens > 0 {
-			fmt.Fprintf(tw, "\t%.4g days\t%.4g", float64(c.TimeToTrain)/86400, c.GPUHours())
+			fmt.Fprintf(tw, "\t%s days\t%s", fnum(float64(c.TimeToTrain)/86400), fnum(c.GPUHours()))
 		}
 		fmt.Fprintf(tw, "\t%s\n", why)
 	}

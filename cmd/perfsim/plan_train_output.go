@@ -72,6 +72,7 @@ type planScalingJSON struct {
 }
 
 type planTrainJSONOut struct {
+	Schema      string              `json:"schema"`
 	Model       string              `json:"model"`
 	System      string              `json:"system"`
 	GPUs        int                 `json:"gpus"`
@@ -96,7 +97,7 @@ func candidateJSON(rank int, c *plan.TrainCandidate, why string) planCandidateJS
 }
 
 func planTrainJSON(name, system string, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) planTrainJSONOut {
-	out := planTrainJSONOut{Model: name, System: system, GPUs: req.GPUs, GlobalBatch: req.GlobalBatch, Seq: req.Seq,
+	out := planTrainJSONOut{Schema: "perfsim.plan-train/v1", Model: name, System: system, GPUs: req.GPUs, GlobalBatch: req.GlobalBatch, Seq: req.Seq,
 		Seen: p.Seen, Invalid: p.Invalid, Simulated: p.Simulated, NoFit: p.NoFit, Best: []planCandidateJSON{}}
 	for i := range p.Best {
 		why := ""

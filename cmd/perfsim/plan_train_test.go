@@ -90,11 +90,11 @@ func TestPlanTrainChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := plan.TrainRequest{GPUs: 8, GlobalBatch: 32, Seq: 2048, Top: 3, Base: sim.Default()}
-	p, err := searchOn("dgx-h100", simWorkload{m}, req)
+	p, err := searchOn("dgx-h100", simWorkload{M: m}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scaling("dgx-h100", simWorkload{m}, req, []int{8, 16})
+	sc, err := scaling("dgx-h100", simWorkload{M: m}, req, []int{8, 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -29,7 +30,7 @@ func plotKinds() map[string]plotKind {
 		"breakdown": {"stacked time by op class, prefill and decode, across hardware or batch sizes", runPlotBreakdown},
 		"memory":    {"stacked memory by kind against capacity, across batch sizes or context lengths", runPlotMemory},
 		"sweep":     {"throughput against latency across batch sizes, a line per hardware; --speedup: a heat map", runPlotSweep},
-		"gemms":     {"MACs per GEMM of a model (the seed's GPT-3 table), log bars", runPlotGemms},
+		"gemms":     {"MACs per GEMM of a model (as the reference GPT-3 GEMM table counts them), log bars", runPlotGemms},
 		"energy":    {"output tokens per joule, or --cost per million tokens, across batch sizes, a line per hardware", runPlotEnergy},
 	}
 }
@@ -115,6 +116,27 @@ func (o *plotOutput) write(c *chart.Chart, stdout, stderr io.Writer) error {
 	return chart.Save(o.out, c, w, h)
 }
 
+// noteCalibration adds to c's title a line for each device whose
+// efficiencies were not fitted to its own measurements: "L40S:
+// transferred from A100 80GB SXM", "My accelerator: uncalibrated:
+// datasheet peaks at 80% efficiency" (the label's first clause; the full
+// label is in simulate's output).
+func noteCalibration(c *chart.Chart, devs []*hardware.Device) {
+	seen := map[string]bool{}
+	for _, d := range devs {
+		cal := d.Calibration()
+		if cal.Kind == "calibrated" || seen[d.Name] {
+			continue
+		}
+		seen[d.Name] = true
+		l, _, _ := strings.Cut(d.CalibrationLabel(), ";")
+		if cal.Kind == "transferred" {
+			l, _, _ = strings.Cut(l, ":")
+		}
+		c.Title += "\n" + d.Name + ": " + l
+	}
+}
+
 // plotScenario are the scenario flags the charts share; the lists allow
 // several values where a chart compares them.
 type plotScenario struct {
@@ -129,7 +151,7 @@ func (o *plotScenario) AddFlags(fs *pflag.FlagSet, hwList, batchList, inputList 
 		hwHelp = "hardware, a comma list: catalog names or hardware TOML files"
 	}
 	fs.StringVar(&o.hw, "hw", "", hwHelp)
-	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-70b, ...) or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-70b, ...) or a model .toml, a HuggingFace config.json or a model directory holding one")
 	bh := "sequences per batch"
 	if batchList {
 		bh = "batch sizes: a list such as 1,8,64 or 1..256x2"
@@ -214,12 +236,20 @@ func simulateAll(ctx context.Context, s *sweepSpec) ([]sweepResult, error) {
 
 // scenarioText describes a scenario for a chart's title: "2048 in / 128
 // out, bf16, tp 8".
-func scenarioText(sc sim.Scenario, withBatch bool) string {
+func scenarioText(r *sim.Report, withBatch bool) string {
+	sc := r.Scenario
 	var parts []string
 	if withBatch {
 		parts = append(parts, fmt.Sprintf("batch %d", sc.Batch))
 	}
-	parts = append(parts, fmt.Sprintf("%d in / %d out", sc.Input, sc.Output))
+	// Tokens in and out are a decoder's; an encoder reads its input, and
+	// a CNN's or ViT's image fixes its size.
+	switch r.Arch {
+	case sim.Decoder:
+		parts = append(parts, fmt.Sprintf("%d in / %d out", sc.Input, sc.Output))
+	case sim.Encoder:
+		parts = append(parts, fmt.Sprintf("%d tokens", sc.Input))
+	}
 	if sc.Weights == sc.Act && sc.Act == sc.KV {
 		parts = append(parts, sc.Act.String())
 	} else {

@@ -47,6 +47,7 @@ func runPlotBreakdown(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
 }
 
@@ -69,7 +70,7 @@ func pointLabel(res []sweepResult, r sweepResult) string {
 
 // breakdownBars returns two panels of stacked bars, prefill (TTFT) and
 // decode (TPOT: the decode phase's time over its steps), with a layer per
-// op class in milliseconds, and the chart's title.
+// op class in the unit of the panel's tallest bar (timeScale), and the chart's title.
 func breakdownBars(res []sweepResult) (string, []chart.Bars) {
 	first := res[0].Report
 	hws, batches := map[string]bool{}, map[int]bool{}
@@ -89,32 +90,72 @@ func breakdownBars(res []sweepResult) (string, []chart.Bars) {
 		xlabel = "hardware"
 		title = "Time by op class — " + first.Model
 	}
-	title += "\n" + scenarioText(first.Scenario, len(batches) == 1)
+	title += "\n" + scenarioText(first, len(batches) == 1)
 	classes := classNames(phases...)
-	pre := chart.Bars{Title: "prefill (TTFT)", XLabel: xlabel, YLabel: "time (ms)", Totals: true}
-	dec := chart.Bars{Title: "decode (TPOT, per token)", XLabel: xlabel, YLabel: "time (ms)", Totals: true}
-	for _, r := range res {
-		pre.Categories = append(pre.Categories, pointLabel(res, r))
-		dec.Categories = append(dec.Categories, pointLabel(res, r))
+	pre := chart.Bars{Title: "prefill (TTFT)", XLabel: xlabel, Totals: true}
+	dec := chart.Bars{Title: "decode (TPOT, per token)", XLabel: xlabel, Totals: true}
+	if first.Arch != sim.Decoder {
+		pre.Title = "forward pass (latency)"
 	}
-	for _, c := range classes {
-		ps, ds := chart.Stack{Name: c.String()}, chart.Stack{Name: c.String()}
+	for _, r := range res {
+		l := pointLabel(res, r)
+		if !r.Report.Memory.Fits {
+			l += "\n(does not fit)" // its times are of a run that cannot happen
+		}
+		pre.Categories = append(pre.Categories, l)
+		dec.Categories = append(dec.Categories, l)
+	}
+	// Seconds per point and class, then each panel in the unit of its
+	// tallest bar (s, ms or µs: "3.29 s", not "3.29k ms").
+	var preMax, decMax float64
+	pv, dv := make([][]float64, len(classes)), make([][]float64, len(classes))
+	for i, c := range classes {
 		for _, r := range res {
 			in := r.Report.Inference
-			ps.Values = append(ps.Values, 1e3*float64(classTime(&in.Prefill, c)))
+			pv[i] = append(pv[i], float64(classTime(&in.Prefill, c)))
 			d := 0.0
 			if in.Decode != nil && in.Decode.Steps > 0 {
-				d = 1e3 * float64(classTime(in.Decode, c)) / float64(in.Decode.Steps)
+				d = float64(classTime(in.Decode, c)) / float64(in.Decode.Steps)
 			}
-			ds.Values = append(ds.Values, d)
+			dv[i] = append(dv[i], d)
 		}
-		pre.Stacks = append(pre.Stacks, ps)
-		dec.Stacks = append(dec.Stacks, ds)
+	}
+	for j := range res {
+		var p, d float64
+		for i := range classes {
+			p, d = p+pv[i][j], d+dv[i][j]
+		}
+		preMax, decMax = max(preMax, p), max(decMax, d)
+	}
+	ps, pu := timeScale(preMax)
+	ds, du := timeScale(decMax)
+	pre.YLabel, dec.YLabel = "time ("+pu+")", "time ("+du+")"
+	for i, c := range classes {
+		a, b := chart.Stack{Name: c.String()}, chart.Stack{Name: c.String()}
+		for j := range res {
+			a.Values = append(a.Values, ps*pv[i][j])
+			b.Values = append(b.Values, ds*dv[i][j])
+		}
+		pre.Stacks = append(pre.Stacks, a)
+		dec.Stacks = append(dec.Stacks, b)
 	}
 	if first.Inference.Decode == nil {
 		return title, []chart.Bars{pre}
 	}
 	return title, []chart.Bars{pre, dec}
+}
+
+// timeScale returns the factor and unit an axis whose largest value is
+// maxSeconds reads best in: s from a second up, ms from a millisecond, µs
+// below.
+func timeScale(maxSeconds float64) (float64, string) {
+	switch {
+	case maxSeconds >= 1:
+		return 1, "s"
+	case maxSeconds >= 1e-3:
+		return 1e3, "ms"
+	}
+	return 1e6, "µs"
 }
 
 // classTime returns the time of class c in phase p.

@@ -70,7 +70,7 @@ func runPlotEnergy(ctx context.Context, args []string, stdout, stderr io.Writer)
 			inputs = append(inputs, s.HW[i].Name+": "+p.Inputs())
 		}
 	}
-	l.Title = fmt.Sprintf("%s — %s\n%s", what, first.Model, scenarioText(first.Scenario, false))
+	l.Title = fmt.Sprintf("%s — %s\n%s", what, first.Model, scenarioText(first, false))
 	byHW := map[int]int{}
 	for k := range res {
 		r := &res[k]
@@ -89,10 +89,7 @@ func runPlotEnergy(ctx context.Context, args []string, stdout, stderr io.Writer)
 			y = ej.TokensPerJ
 		}
 		p := chart.LinePoint{X: float64(r.Report.Scenario.Batch), Y: y, Label: fmt.Sprint(r.Report.Scenario.Batch)}
-		if !r.Report.Memory.Fits {
-			p.Y = math.NaN()
-			p.Label += " (does not fit)"
-		}
+		p.Unfit = !r.Report.Memory.Fits
 		l.Lines[i].Points = append(l.Lines[i].Points, p)
 	}
 	c, err := l.Chart()
@@ -102,5 +99,6 @@ func runPlotEnergy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(inputs) > 0 {
 		fmt.Fprintf(stderr, "perfsim: prices: %s\n", strings.Join(inputs, "; "))
 	}
+	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
 }

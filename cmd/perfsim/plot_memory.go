@@ -45,6 +45,7 @@ func runPlotMemory(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
 }
 
@@ -117,11 +118,11 @@ func memoryBars(res []sweepResult) (string, chart.Bars) {
 	var sub string
 	switch {
 	case len(batches) > 1 && len(inputs) > 1:
-		sub = scenarioText(sc, false)
+		sub = scenarioText(first, false)
 	case len(inputs) > 1:
 		sub = fmt.Sprintf("batch %d, %d out, %s", sc.Batch, sc.Output, sc.Act)
 	default:
-		sub = scenarioText(sc, false)
+		sub = scenarioText(first, false)
 	}
 	return title + "\n" + sub, b
 }

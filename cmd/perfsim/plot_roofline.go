@@ -48,6 +48,7 @@ func runPlotRoofline(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
 }
 
@@ -66,9 +67,8 @@ func rooflineData(dev *hardware.Device, res []sweepResult) chart.Roofline {
 	for _, x := range res {
 		batches = append(batches, fmt.Sprint(x.Report.Scenario.Batch))
 	}
-	sc := rep.Scenario
 	title := fmt.Sprintf("Roofline — %s, %s", dev.Name, rep.Model)
-	r.Title = title + "\n" + fmt.Sprintf("batch %s, ", joinList(batches)) + scenarioText(sc, false)
+	r.Title = title + "\n" + fmt.Sprintf("batch %s, ", joinList(batches)) + scenarioText(rep, false)
 
 	type ceil struct {
 		name string
@@ -94,6 +94,11 @@ func rooflineData(dev *hardware.Device, res []sweepResult) chart.Roofline {
 				if ph == in.Decode {
 					group = "decode"
 				}
+			}
+			if x.Report.Arch != sim.Decoder {
+				// An encoder, a ViT or a CNN runs one forward pass: no
+				// prefill to speak of.
+				group = "forward"
 			}
 			if len(res) > 1 {
 				group += fmt.Sprintf(" b=%d", x.Report.Scenario.Batch)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -53,6 +54,9 @@ func runPlotSweep(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	if err := fitsSomewhere(s, res); err != nil {
+		return err
+	}
 	var c *chart.Chart
 	if speedup {
 		c, err = speedupMap(s, res, metric, get).Chart()
@@ -62,7 +66,33 @@ func runPlotSweep(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
+}
+
+// fitsSomewhere fails, naming the model, the hardware and a layout that
+// fits, when no point of the sweep fits in memory: the chart would have
+// nothing to draw. The smallest point (the first batch and input) says
+// how far off it is.
+func fitsSomewhere(s *sweepSpec, res []sweepResult) error {
+	for _, r := range res {
+		if r.Report.Memory.Fits {
+			return nil
+		}
+	}
+	r := res[0]
+	sys, err := systemFor(s.HW[r.Point.HW], max(r.Report.Scenario.TP, 1)*max(r.Report.Scenario.PP, 1))
+	if err != nil {
+		return err
+	}
+	layout := fitLayout(sys, simWorkload{M: s.Models[r.Point.Model]}, r.Report.Scenario)
+	var names []string
+	for _, d := range s.HW {
+		names = append(names, d.Name)
+	}
+	msg := fmt.Sprintf("plot sweep: %s fits on none of %s at any point of the sweep; at batch %d, %s",
+		r.Report.Model, joinList(names), r.Report.Scenario.Batch, notFit(r.Report, layout))
+	return errors.New(msg)
 }
 
 // latencyMetrics are the latencies a speedup compares.
@@ -74,11 +104,12 @@ var latencyMetrics = map[string]func(*sim.InferenceResult) float64{
 
 // throughputLines is a line per hardware through its batch sizes: TPOT
 // in ms against output tokens/s per device, each point labelled with its
-// batch. Points that do not fit in memory are left out (and named).
+// batch. A point that does not fit in memory is marked so (a cross off
+// the line, chart.LinePoint.Unfit), where its times would put it.
 func throughputLines(res []sweepResult) chart.Lines {
 	first := res[0].Report
 	l := chart.Lines{XLabel: "TPOT: time per output token (ms)", YLabel: "output tokens/s per device", LogY: true}
-	l.Title = fmt.Sprintf("Throughput vs latency — %s\n%s, batch %d to %d", first.Model, scenarioText(first.Scenario, false),
+	l.Title = fmt.Sprintf("Throughput vs latency — %s\n%s, batch %d to %d", first.Model, scenarioText(first, false),
 		res[0].Point.Batch, res[len(res)-1].Point.Batch)
 	byHW := map[int]int{}
 	for _, r := range res {
@@ -90,10 +121,7 @@ func throughputLines(res []sweepResult) chart.Lines {
 		}
 		in := r.Report.Inference
 		p := chart.LinePoint{X: 1e3 * float64(in.TPOT), Y: in.OutputTokensPerSecondPerDevice, Label: fmt.Sprint(r.Report.Scenario.Batch)}
-		if !r.Report.Memory.Fits {
-			p.Y = math.NaN() // left out: it does not fit
-			p.Label += " (does not fit)"
-		}
+		p.Unfit = !r.Report.Memory.Fits
 		l.Lines[i].Points = append(l.Lines[i].Points, p)
 	}
 	return l

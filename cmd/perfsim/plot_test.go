@@ -181,6 +181,13 @@ func TestBreakdownData(t *testing.T) {
 	if len(panels) != 2 || panels[0].Categories[0] != "H100 SXM" {
 		t.Fatalf("panels %+v", panels)
 	}
+	// Each panel in the unit of its tallest bar: the A100's prefill takes
+	// over a second (seconds, not "1.03k ms"), a decode step milliseconds.
+	units := map[string]float64{"time (s)": 1, "time (ms)": 1e3, "time (µs)": 1e6}
+	if panels[0].YLabel != "time (s)" || panels[1].YLabel != "time (ms)" {
+		t.Errorf("axes %q and %q, want time (s) and time (ms)", panels[0].YLabel, panels[1].YLabel)
+	}
+	ps, ds := units[panels[0].YLabel], units[panels[1].YLabel]
 	for i, r := range res {
 		var pre, dec float64
 		for _, s := range panels[0].Stacks {
@@ -192,10 +199,10 @@ func TestBreakdownData(t *testing.T) {
 		in := r.Report.Inference
 		// The stacks add up to the phase: prefill to its time (TTFT), decode
 		// to its time per step.
-		if !near(pre, 1e3*float64(in.Prefill.Time)) {
-			t.Errorf("%s: prefill stack %v ms, phase %v ms", r.Report.Hardware, pre, 1e3*float64(in.Prefill.Time))
+		if !near(pre, ps*float64(in.Prefill.Time)) {
+			t.Errorf("%s: prefill stack %v, phase %v (%s)", r.Report.Hardware, pre, ps*float64(in.Prefill.Time), panels[0].YLabel)
 		}
-		if want := 1e3 * float64(in.Decode.Time) / float64(in.Decode.Steps); math.Abs(dec-want) > 1e-9*want {
+		if want := ds * float64(in.Decode.Time) / float64(in.Decode.Steps); math.Abs(dec-want) > 1e-9*want {
 			t.Errorf("%s: decode stack %v ms, phase %v ms per step", r.Report.Hardware, dec, want)
 		}
 	}

@@ -64,7 +64,7 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	sc := sim.Default()
 	sc.Batch, sc.Input, sc.Output, sc.TP = batch, input, output, tp
 	if err := sc.Validate(w.Shape()); err != nil {
@@ -76,8 +76,8 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	fmt.Fprintf(stdout, "%s on %s, batch %d, %d tokens in, %d out, tp %d\n", w.Name(), dev.Name, batch, input, output, tp)
 	fmt.Fprintf(stdout, "%s: %s\n", dev.Name, dev.CalibrationLabel())
-	fmt.Fprintf(stdout, "base: TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %.4g tokens/s (batch %d)\n",
-		base.TTFT, base.TPOT, base.MaxBatch, slo, base.SLOThroughput, base.SLOBatch)
+	fmt.Fprintf(stdout, "base: TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %s tokens/s (batch %d)\n",
+		base.TTFT, base.TPOT, base.MaxBatch, slo, fnum(base.SLOThroughput), base.SLOBatch)
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "+%.0f%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)
 	pct := func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
 	"github.com/perfsim/perfsim/sim"
@@ -32,6 +33,7 @@ const serveExamples = `  # Llama 3 70B on four H100s, 1000 Poisson requests at 8
 // serveOptions are the flags of perfsim serve.
 type serveOptions struct {
 	hw, model, format       string
+	sets                    []string
 	tp, pp, dp              int
 	dtype, weights, act, kv model.DType
 	comm                    model.DType
@@ -58,7 +60,8 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	o.energy.AddFlags(fs)
 	o.deploy.AddFlags(fs)
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
-	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml or HuggingFace config.json")
+	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree of a replica")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind the router (--router)")
@@ -108,6 +111,7 @@ type serveSetup struct {
 	gpus   int
 	w      sim.Workload
 	hw     string
+	dev    *hardware.Device // the device as resolved (with --set applied)
 }
 
 // setup checks the flags and builds the run: every usage problem at once.
@@ -193,6 +197,9 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		return nil, err
 	}
 	dev, err := o.deploy.device(o.hw)
+	if err == nil {
+		dev, err = whatIf(dev, o.sets)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +207,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	e, err := serve.Preset(o.engine, dev.Memory.Limit())
 	if err != nil {
 		return nil, usagef("--engine: %v", err)
@@ -251,7 +258,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if o.seriesOut != "" {
 		opts.SeriesPoints = 1000
 	}
-	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, reqs: reqs, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name}, nil
+	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, reqs: reqs, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
 }
 
 // override applies the engine flags the user set.

@@ -64,10 +64,7 @@ func serveEnergy(res *serve.Result, s *serveSetup, p *price.Pricing) (*serveEner
 	}
 	sc := s.pricer.Scenario()
 	sc.Batch, sc.Input, sc.Output = batch, max(1, int(math.Round(in/float64(n)))), max(2, int(math.Round(out/float64(n))))
-	dev, err := resolveHardware(s.hw)
-	if err != nil {
-		return nil, err
-	}
+	dev := s.dev
 	sys, err := systemFor(dev, sc.TP*sc.PP)
 	if err != nil {
 		return nil, err
@@ -128,7 +125,7 @@ func writeServeEnergy(w io.Writer, j *serveEnergyJSON) error {
 	}
 	fmt.Fprintf(w, "\ncost (%s)\n", j.CostInputs)
 	tw = newTable(w)
-	money := func(v float64) string { return fmt.Sprintf("%.4g %s", v, j.Currency) }
+	money := func(v float64) string { return fnum(v) + " " + j.Currency }
 	fmt.Fprintf(tw, "  run\t%s\n", money(*j.Cost))
 	fmt.Fprintf(tw, "  per request\t%s\n", money(*j.PerRequest))
 	if j.PerMInput != nil {
@@ -148,10 +145,7 @@ func (o *serveOptions) serveEnergy(fs *pflag.FlagSet, res *serve.Result, s *serv
 	if s.dep.Disaggregated() {
 		return nil, nil // the energy model is of one pool's replicas (docs/serving.md)
 	}
-	dev, err := resolveHardware(s.hw)
-	if err != nil {
-		return nil, err
-	}
+	dev := s.dev
 	p, err := o.energy.pricing(fs, dev)
 	if err != nil {
 		return nil, err

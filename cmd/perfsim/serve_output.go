@@ -23,8 +23,10 @@ func statsOf(s serve.Stats) statsJSON { return statsJSON(s) }
 
 // serveSummary is perfsim serve's result: JSON keys in base units.
 type serveSummary struct {
+	Schema               string    `json:"schema"`
 	Model                string    `json:"model"`
 	Hardware             string    `json:"hardware"`
+	Calibration          string    `json:"calibration"`
 	Engine               string    `json:"engine"`
 	TP                   int       `json:"tp"`
 	PP                   int       `json:"pp"`
@@ -101,7 +103,7 @@ func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) 
 func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {
 	sc := s.pricer.Scenario()
 	return serveSummary{
-		Model: s.w.Name(), Hardware: s.hw, Engine: res.Engine.Name,
+		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
 		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
 		DurationS: float64(res.Duration),
@@ -117,6 +119,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 func writeServeTable(w io.Writer, s serveSummary) error {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "model\t%s\n", s.Model)
+	fmt.Fprintf(tw, "hardware\t%s (%s)\n", s.Hardware, s.Calibration)
 	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, KV cache %d tokens per replica)\n", s.Engine, s.MaxSeqs, s.MaxTokens, s.KVCacheTokens)
 	switch {
 	case s.KVTransferS != nil:

@@ -60,7 +60,7 @@ type simulateOptions struct {
 func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", hwFlagUsage)
 	fs.StringArrayVar(&o.sets, "set", nil, setFlagUsage)
-	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml or HuggingFace config.json")
+	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, gpt3-175b, ...) or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.mode, "mode", "inference", "inference or training")
 	o.batch = 1
 	fs.Var(intCount{&o.batch}, "batch", "sequences (images) per batch; in training, the micro-batch per data-parallel replica")
@@ -210,6 +210,7 @@ func resolveDeviceOrSystem(arg string) (*hardware.Device, *hardware.System, erro
 		if err != nil {
 			return nil, nil, linesError{err}
 		}
+		hardware.KindDefaults(sys.Device)
 		return sys.Device, sys, nil
 	}
 	d, err := resolveHardware(arg)
@@ -286,7 +287,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	var vErr error
 	switch {
 	case m != nil && scErr == nil:
-		vErr = scenarioUsage(sc.Validate(simWorkload{m}.Shape()))
+		vErr = scenarioUsage(sc.Validate(simWorkload{M: m}.Shape()))
 	case scErr == nil:
 		// Without a model, the checks that need none (--batch 0, ...),
 		// as for a decoder.
@@ -301,7 +302,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	for _, wn := range m.Warnings() {
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", wn)
 	}
-	w := simWorkload{m}
+	w := simWorkload{M: m}
 	n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
 	sys := fixed
 	if o.train.system != "" {
@@ -378,4 +379,28 @@ func intensity(f model.FLOPs, b model.Bytes) float64 {
 }
 
 // fnum formats a float with 4 significant digits for tables.
-func fnum(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+// fnum formats a number for a human table: four significant digits and
+// never an exponent (29850, not 2.985e+04): from a million up with an SI
+// prefix (12.35 M, 300 G), below a thousandth as a plain decimal.
+func fnum(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	a := math.Abs(v)
+	for _, p := range []struct {
+		s string
+		m float64
+	}{{"E", 1e18}, {"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}} {
+		if a >= p.m {
+			return round4(v/p.m) + " " + p.s
+		}
+	}
+	return round4(v)
+}
+
+// round4 rounds v to four significant digits and prints it without an
+// exponent.
+func round4(v float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/perfsim/perfsim/model"
@@ -18,8 +19,8 @@ type simJSON struct {
 	Hardware     string       `json:"hardware"`
 	Calibration  string       `json:"calibration"`
 	Mode         string       `json:"mode"`
-	Params       float64      `json:"params"`
-	ActiveParams float64      `json:"active_params"`
+	Params       int64        `json:"params"`
+	ActiveParams int64        `json:"active_params"`
 	Devices      int          `json:"devices"`
 	Scenario     scenarioJSON `json:"scenario"`
 	Interval     string       `json:"interval"`
@@ -51,23 +52,20 @@ type simJSON struct {
 	Warnings []string    `json:"warnings"`
 }
 
+// scenarioJSON is a scenario: the keys of its mode only (an inference
+// scenario has no optimizer, a training one no output tokens).
 type scenarioJSON struct {
-	Batch        int     `json:"batch"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	Seq          int     `json:"seq"`
-	GlobalBatch  int     `json:"global_batch"`
-	TP           int     `json:"tp"`
-	PP           int     `json:"pp"`
-	DP           int     `json:"dp"`
-	Weights      string  `json:"weights"`
-	Act          string  `json:"act"`
-	KV           string  `json:"kv"`
-	Comm         string  `json:"comm"`
-	Recompute    string  `json:"recompute"`
-	Optimizer    string  `json:"optimizer"`
-	ZeRO         int     `json:"zero"`
-	Tokens       float64 `json:"tokens"`
+	Batch int `json:"batch"`
+	*InferenceScenario
+	*TrainingScenario
+	TP      int    `json:"tp"`
+	PP      int    `json:"pp"`
+	DP      int    `json:"dp"`
+	Weights string `json:"weights"`
+	Act     string `json:"act"`
+	KV      string `json:"kv"`
+	Comm    string `json:"comm"`
+	*TrainingSettings
 	Exec         string  `json:"exec"`
 	HostOverhead float64 `json:"host_overhead_s,omitempty"`
 	Autocast     bool    `json:"autocast,omitempty"`
@@ -107,21 +105,23 @@ type trainingJSON struct {
 	TimeToTrain     float64        `json:"time_to_train_s"`
 }
 
+// memoryJSON is a footprint in whole bytes; gradients and optimizer
+// state only in training.
 type memoryJSON struct {
-	Weights     float64 `json:"weights_bytes"`
-	KVCache     float64 `json:"kv_cache_bytes"`
-	KVPerToken  float64 `json:"kv_cache_per_token_bytes"`
-	Activations float64 `json:"activations_bytes"`
-	Gradients   float64 `json:"gradients_bytes"`
-	Optimizer   float64 `json:"optimizer_bytes"`
-	Reserve     float64 `json:"reserve_bytes"`
-	Total       float64 `json:"total_bytes"`
-	Capacity    float64 `json:"capacity_bytes"`
-	Usable      float64 `json:"usable_bytes"`
-	Headroom    float64 `json:"headroom_bytes"`
-	Fits        bool    `json:"fits"`
-	MaxBatch    int     `json:"max_batch"`
-	MaxContext  int     `json:"max_context"`
+	Weights     int64  `json:"weights_bytes"`
+	KVCache     int64  `json:"kv_cache_bytes"`
+	KVPerToken  int64  `json:"kv_cache_per_token_bytes"`
+	Activations int64  `json:"activations_bytes"`
+	Gradients   *int64 `json:"gradients_bytes,omitempty"`
+	Optimizer   *int64 `json:"optimizer_bytes,omitempty"`
+	Reserve     int64  `json:"reserve_bytes"`
+	Total       int64  `json:"total_bytes"`
+	Capacity    int64  `json:"capacity_bytes"`
+	Usable      int64  `json:"usable_bytes"`
+	Headroom    int64  `json:"headroom_bytes"`
+	Fits        bool   `json:"fits"`
+	MaxBatch    int    `json:"max_batch"`
+	MaxContext  int    `json:"max_context"`
 }
 
 type phaseJSON struct {
@@ -131,7 +131,7 @@ type phaseJSON struct {
 	TimeLow   float64     `json:"time_s_low"`
 	TimeHigh  float64     `json:"time_s_high"`
 	FLOPs     float64     `json:"flops"`
-	Bytes     float64     `json:"bytes"`
+	Bytes     int64       `json:"bytes"`
 	Intensity float64     `json:"intensity_flop_per_byte"`
 	Bound     string      `json:"bound"`
 	Classes   []classJSON `json:"classes"`
@@ -144,7 +144,7 @@ type classJSON struct {
 	Share     float64 `json:"share"`
 	Bound     string  `json:"bound"`
 	FLOPs     float64 `json:"flops"`
-	Bytes     float64 `json:"bytes"`
+	Bytes     int64   `json:"bytes"`
 	Intensity float64 `json:"intensity_flop_per_byte"`
 }
 
@@ -160,7 +160,7 @@ type opJSON struct {
 	Bound     string  `json:"bound"`
 	DType     string  `json:"dtype"`
 	FLOPs     float64 `json:"flops"`
-	Bytes     float64 `json:"bytes"`
+	Bytes     int64   `json:"bytes"`
 	Intensity float64 `json:"intensity_flop_per_byte"`
 }
 
@@ -194,7 +194,7 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 	sc := r.Scenario
 	j := simJSON{
 		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Calibration: cal, Mode: sc.Mode.String(),
-		Params: r.Params, ActiveParams: r.ActiveParams, Devices: r.Devices, Interval: r.Interval,
+		Params: whole(r.Params), ActiveParams: whole(r.ActiveParams), Devices: r.Devices, Interval: r.Interval,
 		Scenario: scenarioOf(sc),
 		Fits:     r.Memory.Fits,
 		Warnings: []string{},
@@ -222,22 +222,22 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 			TimeToTrain: float64(tr.TimeToTrain), Breakdown: breakdownOf(tr.Breakdown),
 		}
 	}
-	j.Memory = memoryOf(r.Memory)
+	j.Memory = memoryOf(r.Memory, sc.Mode == sim.Training)
 	j.Memory.MaxBatch, j.Memory.MaxContext = lim.MaxBatch, lim.MaxContext
 	for _, p := range allPhases(r) {
 		pj := phaseJSON{Name: p.Name, Steps: p.Steps, Time: float64(p.Time), TimeLow: float64(p.Low), TimeHigh: float64(p.High),
-			FLOPs: float64(p.FLOPs), Bytes: float64(p.Bytes), Intensity: intensity(p.FLOPs, p.Bytes), Bound: p.Bound.String(),
+			FLOPs: float64(p.FLOPs), Bytes: whole(float64(p.Bytes)), Intensity: intensity(p.FLOPs, p.Bytes), Bound: p.Bound.String(),
 			Classes: []classJSON{}}
 		for _, c := range p.Classes {
 			pj.Classes = append(pj.Classes, classJSON{Class: c.Class.String(), Time: float64(c.Time), Share: c.Share,
-				Bound: c.Bound.String(), FLOPs: float64(c.FLOPs), Bytes: float64(c.Bytes), Intensity: intensity(c.FLOPs, c.Bytes)})
+				Bound: c.Bound.String(), FLOPs: float64(c.FLOPs), Bytes: whole(float64(c.Bytes)), Intensity: intensity(c.FLOPs, c.Bytes)})
 		}
 		if ops {
 			pj.Ops = []opJSON{}
 			for _, o := range p.Ops {
 				pj.Ops = append(pj.Ops, opJSON{Name: o.Name, Class: o.Class.String(), Kind: o.Kind, Count: o.Count,
 					Time: float64(o.Time), TimeLow: float64(o.Low), TimeHigh: float64(o.High), Share: shareOf(o.Time, p.Time),
-					Bound: o.Bound.String(), DType: dtypeName(o.DType), FLOPs: float64(o.FLOPs), Bytes: float64(o.Bytes),
+					Bound: o.Bound.String(), DType: dtypeName(o.DType), FLOPs: float64(o.FLOPs), Bytes: whole(float64(o.Bytes)),
 					Intensity: intensity(o.FLOPs, o.Bytes)})
 			}
 		}
@@ -247,6 +247,23 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 		j.Warnings = append(j.Warnings, w.Error())
 	}
 	return j
+}
+
+type InferenceScenario struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+type TrainingScenario struct {
+	Seq         int `json:"seq"`
+	GlobalBatch int `json:"global_batch"`
+}
+
+type TrainingSettings struct {
+	Recompute string `json:"recompute"`
+	Optimizer string `json:"optimizer"`
+	ZeRO      int    `json:"zero"`
+	Tokens    int64  `json:"tokens"`
 }
 
 // scenarioOf is the JSON of a scenario, with the parallel degrees and
@@ -265,13 +282,21 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 			par.GradDType = sc.GradType.String()
 		}
 	}
-	return scenarioJSON{
-		Batch: sc.Batch, InputTokens: sc.Input, OutputTokens: sc.Output, Seq: sc.Seq, GlobalBatch: gb,
-		TP: tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
-		Comm: sc.CommType().String(), Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(), ZeRO: sc.ZeRO, Tokens: sc.Tokens,
+	j := scenarioJSON{
+		Batch: sc.Batch,
+		TP:    tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
+		Comm: sc.CommType().String(),
 		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
 		Parallel: par,
 	}
+	if sc.Mode == sim.Training {
+		j.TrainingScenario = &TrainingScenario{Seq: sc.Seq, GlobalBatch: gb}
+		j.TrainingSettings = &TrainingSettings{Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(),
+			ZeRO: sc.ZeRO, Tokens: whole(sc.Tokens)}
+	} else {
+		j.InferenceScenario = &InferenceScenario{InputTokens: sc.Input, OutputTokens: sc.Output}
+	}
+	return j
 }
 
 // commNote names the type of the residual stream's collectives when
@@ -309,19 +334,40 @@ func execNote(sc sim.Scenario) string {
 		s += "; autocast"
 	}
 	if sc.LoaderRate > 0 {
-		s += fmt.Sprintf("; input pipeline %.4g samples/s", sc.LoaderRate)
+		s += fmt.Sprintf("; input pipeline %s samples/s", fnum(sc.LoaderRate))
 	}
 	return s
 }
 
-// memoryOf is the JSON of a footprint (the inverse-query limits left 0).
-func memoryOf(m sim.Memory) memoryJSON {
-	return memoryJSON{
-		Weights: float64(m.Weights), KVCache: float64(m.KVCache), KVPerToken: float64(m.KVPerToken),
-		Activations: float64(m.Activations), Gradients: float64(m.Gradients), Optimizer: float64(m.Optimizer),
-		Reserve: float64(m.Reserve), Total: float64(m.Total), Capacity: float64(m.Capacity), Usable: float64(m.Usable), Headroom: float64(m.Headroom),
+// memoryOf is the JSON of a footprint (the inverse-query limits left 0),
+// with the gradients and optimizer state when training.
+func memoryOf(m sim.Memory, training bool) memoryJSON {
+	b := func(x model.Bytes) int64 { return whole(float64(x)) }
+	j := memoryJSON{
+		Weights: b(m.Weights), KVCache: b(m.KVCache), KVPerToken: b(m.KVPerToken), Activations: b(m.Activations),
+		Reserve: b(m.Reserve), Total: b(m.Total), Capacity: b(m.Capacity), Usable: b(m.Usable), Headroom: b(m.Headroom),
 		Fits: m.Fits,
 	}
+	if training {
+		g, o := b(m.Gradients), b(m.Optimizer)
+		j.Gradients, j.Optimizer = &g, &o
+	}
+	return j
+}
+
+// whole rounds a count (parameters, bytes, tokens) to an integer for
+// JSON and CSV, saturating beyond the int64 range.
+func whole(x float64) int64 {
+	switch {
+	case !(x > math.MinInt64): // and NaN
+		if x != x {
+			return 0
+		}
+		return math.MinInt64
+	case x >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(math.Round(x))
 }
 
 func shareOf(part, whole model.Seconds) float64 {
@@ -348,7 +394,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 			for _, o := range p.Ops {
 				rows = append(rows, []string{p.Name, o.Name, o.Class.String(), o.Kind, strconv.Itoa(o.Count),
 					num(float64(o.Time)), num(float64(o.Low)), num(float64(o.High)), num(shareOf(o.Time, p.Time)),
-					o.Bound.String(), dtypeName(o.DType), num(float64(o.FLOPs)), num(float64(o.Bytes)), num(intensity(o.FLOPs, o.Bytes))})
+					o.Bound.String(), dtypeName(o.DType), num(float64(o.FLOPs)), strconv.FormatInt(whole(float64(o.Bytes)), 10), num(intensity(o.FLOPs, o.Bytes))})
 			}
 		}
 		return writeCSV(w, header, rows)
@@ -366,7 +412,11 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 	add("calibration", j.Calibration)
 	add("mode", j.Mode)
 	add("devices", strconv.Itoa(j.Devices))
-	add("params", num(j.Params))
+	add("params", strconv.FormatInt(j.Params, 10))
+	add("active_params", strconv.FormatInt(j.ActiveParams, 10))
+	for _, kv := range scenarioRows(j.Scenario) {
+		add("scenario."+kv[0], kv[1])
+	}
 	add("interval", j.Interval)
 	add("fits", strconv.FormatBool(j.Fits))
 	addf("ttft_s", j.TTFT)
@@ -399,14 +449,18 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		add("training.time_to_train_s", num(t.TimeToTrain))
 	}
 	m := j.Memory
-	for _, kv := range []struct {
+	mem := []struct {
 		k string
-		v float64
-	}{{"weights_bytes", m.Weights}, {"kv_cache_bytes", m.KVCache}, {"kv_cache_per_token_bytes", m.KVPerToken},
-		{"activations_bytes", m.Activations}, {"gradients_bytes", m.Gradients}, {"optimizer_bytes", m.Optimizer},
-		{"reserve_bytes", m.Reserve}, {"total_bytes", m.Total}, {"capacity_bytes", m.Capacity}, {"usable_bytes", m.Usable}, {"headroom_bytes", m.Headroom}} {
-		add("memory."+kv.k, num(kv.v))
+		v *int64
+	}{{"weights_bytes", &m.Weights}, {"kv_cache_bytes", &m.KVCache}, {"kv_cache_per_token_bytes", &m.KVPerToken},
+		{"activations_bytes", &m.Activations}, {"gradients_bytes", m.Gradients}, {"optimizer_bytes", m.Optimizer},
+		{"reserve_bytes", &m.Reserve}, {"total_bytes", &m.Total}, {"capacity_bytes", &m.Capacity}, {"usable_bytes", &m.Usable}, {"headroom_bytes", &m.Headroom}}
+	for _, kv := range mem {
+		if kv.v != nil {
+			add("memory."+kv.k, strconv.FormatInt(*kv.v, 10))
+		}
 	}
+	add("memory.fits", strconv.FormatBool(m.Fits))
 	add("memory.max_batch", strconv.Itoa(m.MaxBatch))
 	add("memory.max_context", strconv.Itoa(m.MaxContext))
 	for _, p := range j.Phases {
@@ -415,6 +469,45 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 	}
 	rows = append(rows, extra...)
 	return writeCSV(w, []string{"metric", "value"}, rows)
+}
+
+// scenarioRows are the scenario's keys and values for the metric,value
+// CSV, as the JSON has them (the keys of its mode only).
+func scenarioRows(sc scenarioJSON) [][2]string {
+	itoa := strconv.Itoa
+	rows := [][2]string{{"batch", itoa(sc.Batch)}}
+	if in := sc.InferenceScenario; in != nil {
+		rows = append(rows, [2]string{"input_tokens", itoa(in.InputTokens)}, [2]string{"output_tokens", itoa(in.OutputTokens)})
+	}
+	if tr := sc.TrainingScenario; tr != nil {
+		rows = append(rows, [2]string{"seq", itoa(tr.Seq)}, [2]string{"global_batch", itoa(tr.GlobalBatch)})
+	}
+	rows = append(rows, [2]string{"tp", itoa(sc.TP)}, [2]string{"pp", itoa(sc.PP)}, [2]string{"dp", itoa(sc.DP)},
+		[2]string{"weights", sc.Weights}, [2]string{"act", sc.Act}, [2]string{"kv", sc.KV}, [2]string{"comm", sc.Comm})
+	if ts := sc.TrainingSettings; ts != nil {
+		rows = append(rows, [2]string{"recompute", ts.Recompute}, [2]string{"optimizer", ts.Optimizer},
+			[2]string{"zero", itoa(ts.ZeRO)}, [2]string{"tokens", strconv.FormatInt(ts.Tokens, 10)})
+	}
+	rows = append(rows, [2]string{"exec", sc.Exec})
+	if sc.HostOverhead > 0 {
+		rows = append(rows, [2]string{"host_overhead_s", num(sc.HostOverhead)})
+	}
+	if sc.Autocast {
+		rows = append(rows, [2]string{"autocast", "true"})
+	}
+	if sc.LoaderRate > 0 {
+		rows = append(rows, [2]string{"loader_samples_per_s", num(sc.LoaderRate)})
+	}
+	if p := sc.Parallel; p != nil {
+		b := strconv.FormatBool
+		rows = append(rows, [2]string{"parallel.sp", b(p.SP)}, [2]string{"parallel.cp", itoa(p.CP)}, [2]string{"parallel.ep", itoa(p.EP)},
+			[2]string{"parallel.schedule", p.Schedule}, [2]string{"parallel.virtual_stages", itoa(p.VirtualStages)},
+			[2]string{"parallel.tp_overlap", b(p.TPOverlap)}, [2]string{"parallel.no_overlap", b(p.NoOverlap)})
+		if p.GradDType != "" {
+			rows = append(rows, [2]string{"parallel.grad_dtype", p.GradDType})
+		}
+	}
+	return rows
 }
 
 // span formats a time with its interval when there is one.
@@ -474,7 +567,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 		fmt.Fprintf(tw, "MFU\t%.1f%%\tHFU %.1f%%\n", 100*tr.MFU, 100*tr.HFU)
 		writeLayoutTable(tw, sc, tr)
 		if tr.TimeToTrain > 0 {
-			fmt.Fprintf(tw, "time to train\t%.4g days\t%.4g s for %.4g tokens\n", float64(tr.TimeToTrain)/86400, float64(tr.TimeToTrain), sc.Tokens)
+			fmt.Fprintf(tw, "time to train\t%s days\t%s s for %s tokens\n", fnum(float64(tr.TimeToTrain)/86400), fnum(float64(tr.TimeToTrain)), fnum(sc.Tokens))
 		}
 	}
 	if err := tw.Flush(); err != nil {

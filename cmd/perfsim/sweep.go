@@ -53,6 +53,7 @@ const maxSweepPoints = 10_000_000
 // sweepFlags are the flags of perfsim sweep.
 type sweepFlags struct {
 	hw, model, batch, input, output, tp, pp, dtype, format string
+	sets                                                   []string
 	phases, yes                                            bool
 	workers                                                int
 	energy                                                 energyOptions
@@ -60,6 +61,7 @@ type sweepFlags struct {
 
 func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hw, "hw", "", "hardware, a comma list: catalog names or hardware TOML files")
+	fs.StringArrayVar(&o.sets, "set", nil, "what-if: change a datasheet number of every --hw device, key=value with a unit (repeatable; the keys of simulate --set)")
 	fs.StringVar(&o.model, "model", "", "models, a comma list: catalog names or model files")
 	fs.StringVar(&o.batch, "batch", "1", "batch sizes (a list)")
 	fs.StringVar(&o.input, "input", "2048", "prompt lengths in tokens (a list)")
@@ -122,6 +124,9 @@ func (o *sweepFlags) spec() (*sweepSpec, error) {
 	}
 	for _, h := range hws {
 		d, err := resolveHardware(h)
+		if err == nil {
+			d, err = whatIf(d, o.sets)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +222,7 @@ func (sw *sweepWriter) render(r *sweepResult) {
 	}
 	if sw.f == formatCSV {
 		e, c := sweepEnergy(sw.s, r)
-		r.Row = appendSweepCSV(r.Row, r.Report, e, c)
+		r.Row = appendSweepCSV(r.Row, r.Report, sw.labels[r.Point.HW], e, c)
 		r.Report = nil
 		return
 	}
@@ -285,6 +290,13 @@ func (sw *sweepWriter) close() error {
 	case formatTable:
 		if err := sw.tw.Flush(); err != nil {
 			return err
+		}
+		// Devices whose efficiencies were not fitted to their own
+		// measurements say so under the table.
+		for i, d := range sw.s.HW {
+			if d.Calibration().Kind != "calibrated" {
+				fmt.Fprintf(sw.out, "%s: %s\n", d.Name, sw.labels[i])
+			}
 		}
 	}
 	return sw.out.Flush()
@@ -357,7 +369,7 @@ func progressLine(stderr io.Writer) func(done, total int) {
 // sweepColumns are the CSV columns: simulate's JSON keys, dotted for the
 // nested scenario and memory objects.
 var sweepColumns = []string{
-	"model", "hardware", "mode", "devices", "params",
+	"model", "hardware", "calibration", "mode", "devices", "params",
 	"scenario.batch", "scenario.input_tokens", "scenario.output_tokens", "scenario.tp", "scenario.pp",
 	"scenario.weights", "scenario.act", "scenario.kv",
 	"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "output_tokens_per_s_per_device", "images_per_s",
@@ -369,6 +381,8 @@ var sweepColumns = []string{
 	"energy.j_per_output_token", "energy.output_tokens_per_j",
 	"cost.currency", "cost.per_request", "cost.per_million_input_tokens", "cost.per_million_output_tokens", "cost.inputs",
 }
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
 
 const sweepTableHeader = "HARDWARE\tMODEL\tBATCH\tIN\tOUT\tTP\tPP\tDTYPE\tTTFT\tTPOT\tE2E\tTOK/S/DEV\tMEMORY\tFITS"
 
@@ -391,8 +405,8 @@ func sweepTableRow(dst []byte, j *simJSON) []byte {
 	}
 	fits := "yes"
 	if !j.Fits {
-		fits = "no (" + model.Bytes(-j.Memory.Headroom).String() + " short)"
+		fits = "no (" + model.Bytes(-j.Memory.Headroom).BinaryString() + " short)"
 	}
 	return fmt.Appendf(dst, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
-		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).String(), fits, energyTableCells(*j, j.Cost != nil))
+		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).BinaryString(), fits, energyTableCells(*j, j.Cost != nil))
 }

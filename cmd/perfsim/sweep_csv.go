@@ -15,18 +15,21 @@ import (
 // sweepCSVRow(simulateJSON(...)) gives through encoding/csv, appended
 // straight from the report, without building simulate's JSON or a string
 // per cell (TestAppendSweepCSV checks the two agree). e and c are the
-// point's energy and cost, nil for none.
-func appendSweepCSV(dst []byte, r *sim.Report, e *energyJSON, c *costJSON) []byte {
+// point's energy and cost, nil for none; cal its device's calibration
+// label.
+func appendSweepCSV(dst []byte, r *sim.Report, cal string, e *energyJSON, c *costJSON) []byte {
 	sc := r.Scenario
 	dst = appendCSVField(dst, r.Model)
 	dst = append(dst, ',')
 	dst = appendCSVField(dst, r.Hardware)
 	dst = append(dst, ',')
+	dst = appendCSVField(dst, cal)
+	dst = append(dst, ',')
 	dst = appendCSVField(dst, sc.Mode.String())
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, int64(r.Devices), 10)
 	dst = append(dst, ',')
-	dst = appendNum(dst, r.Params)
+	dst = strconv.AppendInt(dst, whole(r.Params), 10)
 	for _, v := range [...]int{sc.Batch, sc.Input, sc.Output, max(sc.TP, 1), max(sc.PP, 1)} {
 		dst = append(dst, ',')
 		dst = strconv.AppendInt(dst, int64(v), 10)
@@ -71,7 +74,7 @@ func appendSweepCSV(dst []byte, r *sim.Report, e *energyJSON, c *costJSON) []byt
 	for _, v := range [...]float64{float64(m.Weights), float64(m.KVCache), float64(m.Activations), float64(m.Reserve),
 		float64(m.Total), float64(m.Capacity), float64(m.Usable), float64(m.Headroom)} {
 		dst = append(dst, ',')
-		dst = appendNum(dst, v)
+		dst = strconv.AppendInt(dst, whole(v), 10) // whole bytes, as the JSON
 	}
 	// The energy and cost cells (sweepEnergyCells).
 	var ev [5]float64

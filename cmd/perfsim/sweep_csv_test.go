@@ -57,7 +57,7 @@ func TestAppendSweepCSV(t *testing.T) {
 				w := csv.NewWriter(&want)
 				w.Write(sweepCSVRow(&j))
 				w.Flush()
-				if got := appendSweepCSV(nil, r.Report, j.Energy, j.Cost); !bytes.Equal(got, want.Bytes()) {
+				if got := appendSweepCSV(nil, r.Report, s.HW[r.Point.HW].CalibrationLabel(), j.Energy, j.Cost); !bytes.Equal(got, want.Bytes()) {
 					t.Errorf("point %d:\n got %s\nwant %s", r.Point.Index, got, want.Bytes())
 				}
 			}
@@ -94,12 +94,12 @@ func optNum(v *float64) string {
 // sweepCSVRow returns the CSV fields of one row.
 func sweepCSVRow(j *simJSON) []string {
 	sc, m := j.Scenario, j.Memory
-	row := []string{j.Model, j.Hardware, j.Mode, strconv.Itoa(j.Devices), num(j.Params),
+	row := []string{j.Model, j.Hardware, j.Calibration, j.Mode, strconv.Itoa(j.Devices), strconv.FormatInt(j.Params, 10),
 		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
 		sc.Weights, sc.Act, sc.KV,
 		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
 		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
-		num(m.Weights), num(m.KVCache), num(m.Activations), num(m.Reserve), num(m.Total), num(m.Capacity), num(m.Usable), num(m.Headroom)}
+		itoa64(m.Weights), itoa64(m.KVCache), itoa64(m.Activations), itoa64(m.Reserve), itoa64(m.Total), itoa64(m.Capacity), itoa64(m.Usable), itoa64(m.Headroom)}
 	return append(row, sweepEnergyCells(*j)...)
 }
 

@@ -194,7 +194,7 @@ func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*s
 	}
 	wls := make([]simWorkload, len(s.Models))
 	for i, m := range s.Models {
-		wls[i] = simWorkload{m}
+		wls[i] = simWorkload{M: m}
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

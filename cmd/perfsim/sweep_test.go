@@ -170,7 +170,7 @@ func TestSweepCLI(t *testing.T) {
 		{"bad list", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "1..x"}, 2, "", "--batch"},
 		{"no hw", []string{"sweep", "--model", "llama3-8b"}, 2, "", "--hw"},
 		{"bad dtype", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--dtype", "bf17"}, 2, "", "--dtype"},
-		{"csv", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "1,2", "--format", "csv"}, 0, "model,hardware,mode,devices,params,scenario.batch", ""},
+		{"csv", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "1,2", "--format", "csv"}, 0, "model,hardware,calibration,mode,devices,params,scenario.batch", ""},
 		{"skipped points", []string{"sweep", "--hw", "h100", "--model", "llama3-8b", "--tp", "1,3"}, 0, "llama3-8b", "1 of 2 points left out"},
 		{"table", []string{"sweep", "--hw", "h100", "--model", "llama3-70b"}, 0, "short)", ""},
 	}

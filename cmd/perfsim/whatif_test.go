@@ -95,3 +95,66 @@ func TestSensitivityCmd(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatIf_serveSweepPlan: --set reaches serve, sweep and plan serve.
+// Twice an H100's bandwidth makes serving's memory-bound decode faster
+// (p50 TPOT) and sweep's TPOT too; both outputs name the what-if device
+// and its base; plan serve accepts it; a bad key is a usage error naming
+// the flag in each.
+func TestWhatIf_serveSweepPlan(t *testing.T) {
+	serveTPOT := func(sets ...string) (float64, string) {
+		args := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "512", "--output", "64", "--requests", "100", "--rate", "2", "--format", "json"}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		out, stderr, code := perfsim(t, args...)
+		if code != 0 {
+			t.Fatalf("serve %v: exit %d: %s", sets, code, stderr)
+		}
+		var j struct {
+			Hardware, Calibration string
+			TPOT                  struct{ P50 float64 } `json:"tpot_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.TPOT.P50, j.Hardware + " | " + j.Calibration
+	}
+	base, _ := serveTPOT()
+	fast, name := serveTPOT("memory.bandwidth=6.7TB/s")
+	if !(fast < 0.75*base) {
+		t.Errorf("serve: p50 TPOT %.4g ms at 6.7 TB/s, %.4g ms at 3.35 TB/s: want a memory-bound decode clearly faster", fast*1e3, base*1e3)
+	}
+	if !strings.Contains(name, "H100 SXM what-if (memory.bandwidth=6.7TB/s)") || !strings.Contains(name, "transferred from H100 SXM") {
+		t.Errorf("serve does not name the what-if device and its base: %q", name)
+	}
+	out, stderr, code := perfsim(t, "sweep", "--hw", "h100,a100", "--set", "memory.bandwidth=8TB/s", "--model", "llama3-8b", "--batch", "1", "--format", "csv")
+	if code != 0 || strings.Count(out, "what-if (memory.bandwidth=8TB/s)") != 2 {
+		t.Errorf("sweep --set: exit %d, want both devices changed:\n%s%s", code, out, stderr)
+	}
+	_, stderr, code = perfsim(t, "plan", "serve", "--hw", "h100", "--set", "memory.bandwidth=6.7TB/s", "--model", "llama3-8b", "--rate", "5",
+		"--ttft-p99", "1s", "--tpot-p99", "50ms", "--input", "512", "--output", "64", "--requests", "100", "--tp", "1", "--pp", "1", "--dtypes", "bf16")
+	if code != 0 {
+		t.Errorf("plan serve --set: exit %d: %s", code, stderr)
+	}
+	for _, cmd := range [][]string{
+		{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "512", "--output", "64", "--requests", "10", "--rate", "2"},
+		{"sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "1"},
+		{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s", "--tpot-p99", "50ms"},
+	} {
+		_, stderr, code := perfsim(t, append(cmd, "--set", "memory.speed=1TB/s")...)
+		if code != 2 || !strings.Contains(stderr, "--set") || !strings.Contains(stderr, "memory.speed") {
+			t.Errorf("%s --set memory.speed: exit %d, want 2 and a message naming the flag and the key:\n%s", cmd[0], code, stderr)
+		}
+	}
+}
+
+// TestServe_hardwareFile: serve runs on a hardware file (it re-resolved the
+// device by its name for the energy figures, which a file's device is not
+// in the catalog by).
+func TestServe_hardwareFile(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "testdata/hardware-user.toml", "--model", "llama3-8b", "--input", "512", "--output", "64", "--requests", "20", "--rate", "2")
+	if code != 0 {
+		t.Errorf("serve --hw testdata/hardware-user.toml: exit %d: %s", code, stderr)
+	}
+}

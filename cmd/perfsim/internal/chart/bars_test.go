@@ -146,7 +146,7 @@ func TestStackedBarsData(t *testing.T) {
 
 func TestLinesData(t *testing.T) {
 	l := Lines{Title: "t", XLabel: "x", YLabel: "y", LogY: true, Lines: []Line{
-		{"a", []LinePoint{{1, 10, "1"}, {2, math.NaN(), "2"}, {3, 0, "3"}, {4, 40, "4"}}},
+		{"a", []LinePoint{{X: 1, Y: 10, Label: "1"}, {X: 2, Y: math.NaN(), Label: "2"}, {X: 3, Y: 0, Label: "3"}, {X: 4, Y: 40, Label: "4"}}},
 	}}
 	c, err := l.Chart()
 	if err != nil {

@@ -17,6 +17,10 @@ import (
 type LinePoint struct {
 	X, Y  float64
 	Label string
+	// Unfit marks a point that could not run (a model that does not fit
+	// in memory): drawn where its times would put it, as a hollow cross
+	// off the line, with a legend entry saying so.
+	Unfit bool
 }
 
 // A Line is a named series of points, drawn in order.
@@ -37,7 +41,8 @@ type Lines struct {
 // Chart builds the line chart. Points that are not finite, or ≤ 0 on a
 // log axis, are left out and named in Skipped.
 //
-// Recorded series: one per line, by its name, with the points drawn.
+// Recorded series: one per line, by its name, with the points on the
+// line; "<name> (does not fit)" with its Unfit points, when it has any.
 func (l Lines) Chart() (*Chart, error) {
 	if len(l.Lines) == 0 {
 		return nil, errors.New("chart: no lines")
@@ -76,10 +81,10 @@ func (l Lines) Chart() (*Chart, error) {
 		p.Y.Min, p.Y.Max = math.Min(0, ylo), yhi*1.08
 	}
 	mk := &markers{Text: textStyle(noteSize, false)}
+	anyUnfit := false
 	for i, ln := range l.Lines {
-		var raw, xys plotter.XYs
+		var raw, xys, unfit plotter.XYs
 		for _, pt := range kept[i] {
-			raw = append(raw, plotter.XY{X: pt.X, Y: pt.Y})
 			x, y := pt.X, pt.Y
 			if l.LogX {
 				x = lg(x)
@@ -87,16 +92,30 @@ func (l Lines) Chart() (*Chart, error) {
 			if l.LogY {
 				y = lg(y)
 			}
+			if pt.Unfit {
+				unfit = append(unfit, plotter.XY{X: pt.X, Y: pt.Y})
+				mk.Points = append(mk.Points, marker{X: x, Y: y, Label: pt.Label,
+					Style: draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(4.5), Shape: draw.CrossGlyph{}}})
+				continue
+			}
+			raw = append(raw, plotter.XY{X: pt.X, Y: pt.Y})
 			xys = append(xys, plotter.XY{X: x, Y: y})
 			mk.Points = append(mk.Points, marker{X: x, Y: y, Label: pt.Label,
 				Style: draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}})
 		}
 		c.record(ln.Name, raw)
+		if len(unfit) > 0 {
+			c.record(ln.Name+" (does not fit)", unfit)
+			anyUnfit = true
+		}
 		style := draw.LineStyle{Color: colorOf(i), Width: vg.Points(2)}
 		if len(xys) > 0 {
 			addLine(p, xys, style, false, false)
 		}
 		c.Legend.Add(ln.Name, lineThumb(style), glyphThumb{draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}})
+	}
+	if anyUnfit {
+		c.Legend.Add("does not fit in memory (times as if it did)", glyphThumb{draw.GlyphStyle{Color: color.Gray{Y: 90}, Radius: vg.Points(4.5), Shape: draw.CrossGlyph{}}})
 	}
 	p.Add(mk)
 	c.Panels = append(c.Panels, p)

@@ -45,6 +45,9 @@ const (
 	maxRadius = 13
 )
 
+// sizeKey are the shares the legend shows marker sizes for.
+var sizeKey = []float64{0.05, 0.5}
+
 // radius maps a share of time in [0, 1] to a marker radius; area grows
 // with the share.
 func radius(share float64) vg.Length {
@@ -204,6 +207,12 @@ func (r Roofline) Chart() (*Chart, error) {
 	}
 	for i, l := range labels {
 		c.Legend.Add(l, glyphThumb{draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(5), Shape: draw.CircleGlyph{}}})
+	}
+	// The key to marker size: area grows with the share of the phase's
+	// time (radius).
+	c.Legend.Add("marker area: share of its phase's time", lineThumb{})
+	for _, sh := range sizeKey {
+		c.Legend.Add(fmt.Sprintf(" %.0f%%", 100*sh), glyphThumb{draw.GlyphStyle{Color: color.Gray{Y: 150}, Radius: radius(sh), Shape: draw.CircleGlyph{}}})
 	}
 	c.Panels = []*plot.Plot{p}
 	return c, nil

@@ -1,0 +1,34 @@
+package serve_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/serve"
+)
+
+// TestEngine_validate: every bad setting is reported, naming its flag;
+// the presets are valid.
+func TestEngine_validate(t *testing.T) {
+	for _, name := range serve.Engines() {
+		e, err := serve.Preset(name, 80<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	e, _ := serve.Preset("vllm-0.6", 80<<30)
+	e.MaxSeqs, e.SeqOverhead, e.SchedulerSteps = 0, model.Seconds(-1e-6), -1
+	err := e.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"--max-seqs", "--step-overhead", "--scheduler-steps"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
