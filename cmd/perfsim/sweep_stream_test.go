@@ -6,10 +6,11 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/perfsim/perfsim/internal/racedetect"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/perfsim/perfsim/internal/racedetect"
 )
 
 // TestSweepStream_sameBytes checks that the streamed output is, byte for
