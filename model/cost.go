@@ -478,6 +478,15 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 	} else {
 		t *= math.Exp(e.Residual.At(x, y, z))
 	}
+	c.settle(t, t0, tc, tm, pk, bw)
+	return c
+}
+
+// settle sets c's time to t, held at or above the roofline floor
+// (c.FLOPs at the peak pk, c.Bytes at the bandwidth bw; the floor where t
+// is not a finite number), its compute and memory parts to tc and tm,
+// and its bound to whichever of the fixed cost t0, tc and tm is largest.
+func (c *Cost) settle(t, t0, tc, tm, pk, bw float64) {
 	floor := 0.0
 	if pk > 0 {
 		floor = float64(c.FLOPs) / pk
@@ -497,7 +506,6 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 	default:
 		c.Bound = MemoryBound
 	}
-	return c
 }
 
 // waves returns the waves n CTAs take on the device: whole or fractional

@@ -164,25 +164,7 @@ func (p *Processor) moeCost(g GroupedGEMM) Cost {
 	}
 	t := t0 + ex*nonNeg(float64(e.ExpertOverhead)) + SoftMax(tc, tb, nonNeg(e.Overlap))
 	t *= math.Exp(e.Residual.At(MoEAxes(g)))
-	floor := 0.0
-	if pk > 0 {
-		floor = float64(c.FLOPs) / pk
-	}
-	if bw > 0 {
-		floor = math.Max(floor, float64(c.Bytes)/bw)
-	}
-	if !(t >= floor) || math.IsInf(t, 0) {
-		t = floor
-	}
-	c.Compute, c.Memory, c.Time = Seconds(tc), Seconds(tb), Seconds(t)
-	switch {
-	case t0 >= tc && t0 >= tb:
-		c.Bound = LatencyBound
-	case tc >= tb:
-		c.Bound = ComputeBound
-	default:
-		c.Bound = MemoryBound
-	}
+	c.settle(t, t0, tc, tb, pk, bw)
 	return c
 }
 
