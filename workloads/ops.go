@@ -85,9 +85,21 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 	if c.Norm == "rmsnorm" {
 		normFLOPs, normKind = flopsRMSNorm, "rmsnorm"
 	}
+	// The residual stream of a decoder (its norms and adds, as its
+	// collectives) is in ph.Comm: bf16 when the GEMMs run in 8 or 4 bits,
+	// since the engines quantize only the linear layers' inputs (vLLM
+	// docs quantization/fp8, v0.6.3: "all Linear modules (except for the
+	// final lm_head)" are quantized, activations scaled at those modules;
+	// TensorRT-LLM docs/source/precision.md: quantize/dequantize around
+	// the GEMMs). Encoders keep act: NVIDIA's INT8 BERT runs its
+	// skip-layernorm in int8.
+	stream := act
+	if c.Kind == Decoder && ph.Comm.Valid() {
+		stream = ph.Comm
+	}
 	// Kernels that recur, boxed once.
-	norm := model.Kernel(ew(normKind, T*D, normFLOPs, 1, 1, act))
-	addTD := model.Kernel(ew("add", T*D, flopsAdd, 2, 1, act))
+	norm := model.Kernel(ew(normKind, T*D, normFLOPs, 1, 1, stream))
+	addTD := model.Kernel(ew("add", T*D, flopsAdd, 2, 1, stream))
 	var allReduce model.Kernel
 	if tp > 1 {
 		allReduce = model.Collective{Kind: model.AllReduce, Size: ph.Comm.Bytes(T * D), Ranks: tp, Tier: model.IntraNode}

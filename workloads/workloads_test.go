@@ -661,3 +661,43 @@ func TestResolve_dirAndSuggestion(t *testing.T) {
 		}
 	}
 }
+
+// TestResidualStream: a decoder's norms and residual adds move the
+// residual stream in the collectives' type (bf16 under 8-bit GEMMs); an
+// encoder keeps the activation type.
+func TestResidualStream(t *testing.T) {
+	cases := []struct {
+		model    string
+		act      model.DType
+		wantSize float64 // bytes per element the norm reads
+	}{
+		{"llama3-70b", model.BF16, 2},
+		{"llama3-70b", model.FP8, 2},
+		{"llama3-70b", model.INT8, 2},
+		{"llama3-70b", model.FP32, 4},
+		{"bert-large", model.INT8, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.model+"/"+c.act.String(), func(t *testing.T) {
+			m := mustResolve(t, c.model)
+			ops := mustOps(t, m, Phase{Kind: Prefill, Batch: 1, Seq: 64, TP: 2, Weights: c.act, Act: c.act, KV: c.act})
+			d := float64(m.Shape().DModel)
+			seen := 0
+			for _, o := range ops {
+				if k, ok := o.Kernel.(model.Elementwise); ok && (o.Class == model.ClassNorm || o.Name == "residual") {
+					reads := 1.0
+					if o.Name == "residual" {
+						reads = 2
+					}
+					if want := model.Bytes(reads * 64 * d * c.wantSize); k.Read != want {
+						t.Errorf("%s reads %v, want %v", o.Name, k.Read, want)
+					}
+					seen++
+				}
+			}
+			if seen == 0 {
+				t.Error("no norm or residual add found")
+			}
+		})
+	}
+}
