@@ -116,7 +116,6 @@ func mlenergyPoints(t testing.TB, dir, gpu string) (*hardware.Device, []calibrat
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := dev.Processor()
 	var pts []calibrate.PowerPoint
 	for _, row := range readRows(t, filepath.Join(dir, "mlenergy_v3_llm_inference.csv")) {
 		name, ok := mlenergyModels[row["model_id"]]
@@ -129,34 +128,9 @@ func mlenergyPoints(t testing.TB, dir, gpu string) (*hardware.Device, []calibrat
 		}
 		tp := int(num(t, row, "tensor_parallel"))
 		b := max(1, int(math.Round(num(t, row, "avg_batch_size"))))
-		out := num(t, row, "avg_output_len_tokens")
-		sc := sim.Default()
-		sc.Batch, sc.TP = b, tp
-		sc.Input, sc.Output = lmArenaInput+int(out/2), 2
-		if row["weight_precision"] == "fp8" {
-			sc.Weights, sc.Act = model.FP8, model.FP8
-		}
-		per := min(tp, max(1, dev.Intra.DevicesPerNode))
-		sys, err := hardware.NewSystem(dev, per, (tp+per-1)/per)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := sim.Run(sys, adapter{M: m}, sc)
+		loads, _, err := steadyStep(dev, m, tp, b, lmArenaInput, num(t, row, "avg_output_len_tokens"), row["weight_precision"] == "fp8")
 		if err != nil {
 			t.Fatalf("%s %s tp %d batch %d: %v", gpu, name, tp, b, err)
-		}
-		// In the steady state b/out requests finish per step and as many
-		// start: each step also carries that share of a prefill.
-		pre := sc
-		pre.Batch, pre.Input = 1, lmArenaInput
-		prep, err := sim.Run(sys, adapter{M: m}, pre)
-		if err != nil {
-			t.Fatal(err)
-		}
-		loads := calibrate.Loads(&p, rep.Inference.Decode)
-		for _, l := range calibrate.Loads(&p, &prep.Inference.Prefill) {
-			l.Time = model.Seconds(float64(l.Time) * float64(b) / out)
-			loads = append(loads, l)
 		}
 		pts = append(pts, calibrate.PowerPoint{
 			Group:    row["model_id"],
@@ -228,4 +202,40 @@ func TestPower_mlenergyV3(t *testing.T) {
 			}
 		})
 	}
+}
+
+// steadyStep returns the kernel loads of one step of a serving engine's
+// steady state on dev: a decode step of batch b at the mean context (the
+// prompt plus half the mean output), plus the share of a prefill that
+// b/out requests finishing per step bring in (as many start). fits is
+// whether perfsim finds the batch fits in memory.
+func steadyStep(dev *hardware.Device, m *workloads.Model, tp, b, prompt int, out float64, fp8 bool) (loads []calibrate.KernelLoad, fits bool, err error) {
+	sc := sim.Default()
+	sc.Batch, sc.TP = b, tp
+	sc.Input, sc.Output = prompt+int(out/2), 2
+	if fp8 {
+		sc.Weights, sc.Act = model.FP8, model.FP8
+	}
+	per := min(tp, max(1, dev.Intra.DevicesPerNode))
+	sys, err := hardware.NewSystem(dev, per, (tp+per-1)/per)
+	if err != nil {
+		return nil, false, err
+	}
+	rep, err := sim.Run(sys, adapter{M: m}, sc)
+	if err != nil {
+		return nil, false, err
+	}
+	pre := sc
+	pre.Batch, pre.Input = 1, prompt
+	prep, err := sim.Run(sys, adapter{M: m}, pre)
+	if err != nil {
+		return nil, false, err
+	}
+	p := dev.Processor()
+	loads = calibrate.Loads(&p, rep.Inference.Decode)
+	for _, l := range calibrate.Loads(&p, &prep.Inference.Prefill) {
+		l.Time = model.Seconds(float64(l.Time) * float64(b) / out)
+		loads = append(loads, l)
+	}
+	return loads, rep.Memory.Fits, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/perfsim/perfsim/calibrate"
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
-	"github.com/perfsim/perfsim/sim"
 	"github.com/perfsim/perfsim/workloads"
 )
 
@@ -80,41 +79,20 @@ func mlenergyV2Points(t *testing.T, dir string) []v2Point {
 		}
 		tp := int(num(t, row, "tensor_parallel"))
 		b := max(1, int(math.Round(num(t, row, "avg_bs_reqs"))))
-		outTok := num(t, row, "avg_output_tokens")
-		sc := sim.Default()
-		sc.Batch, sc.TP = b, tp
-		sc.Input, sc.Output = shareGPTInput+int(outTok/2), 2
-		per := min(tp, max(1, dev.Intra.DevicesPerNode))
-		sys, err := hardware.NewSystem(dev, per, (tp+per-1)/per)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := sim.Run(sys, adapter{M: m}, sc)
+		loads, fits, err := steadyStep(dev, m, tp, b, shareGPTInput, num(t, row, "avg_output_tokens"), false)
 		if err != nil {
 			t.Logf("%s %s tp %d batch %d: %v (left out)", row["gpu"], name, tp, b, err)
 			continue
 		}
-		if !rep.Memory.Fits {
+		if !fits {
 			continue // the engine ran it; perfsim's memory says it cannot: not a power question
 		}
-		pre := sc
-		pre.Batch, pre.Input = 1, shareGPTInput
-		prep, err := sim.Run(sys, adapter{M: m}, pre)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := dev.Processor()
 		pm := dev.Power
-		var busy, e float64
-		add := func(ls []calibrate.KernelLoad, scale float64) {
-			for _, l := range ls {
-				a := math.Min(1, pm.Static+pm.Compute*l.Compute+pm.Memory*l.Memory)
-				busy += float64(l.Time) * scale
-				e += float64(l.Time) * scale * (float64(pm.Idle) + float64(pm.Cap-pm.Idle)*a)
-			}
+		var busy float64
+		for _, l := range loads {
+			busy += float64(l.Time)
 		}
-		add(calibrate.Loads(&p, rep.Inference.Decode), 1)
-		add(calibrate.Loads(&p, &prep.Inference.Prefill), float64(b)/outTok)
+		e := busy * float64(calibrate.PredictPower(pm, calibrate.PowerPoint{Loads: loads}))
 		out = append(out, v2Point{
 			gpu: row["gpu"], model: row["model_id"], tp: tp, batch: b,
 			measured: model.Joules(num(t, row, "derived_energy_per_output_token_joules")),

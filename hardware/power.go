@@ -26,8 +26,9 @@ const DefaultIdleShare = 0.1
 // DefaultWaitShare is the share of cap − idle a device in use draws between
 // kernels, while the host prepares the next step: fitted to ML.ENERGY v2
 // (github ml-energy/leaderboard-v2 @ c3af7f3; vLLM 0.5.4, whose host work
-// leaves the GPU waiting for most of each step): 0.199 on the A100-SXM4-40GB
-// and 0.212 on the H100 SXM each alone, each scored on the other device
+// leaves the GPU waiting for most of each step): 0.181 on the A100-SXM4-40GB
+// and 0.196 on the H100 SXM each alone (0.199 and 0.212 when first fitted,
+// before the MoE kernels were calibrated), each scored on the other device
 // (calibrate/power_v2_test.go, docs/energy.md). It is one figure for every
 // device until another is measured.
 const DefaultWaitShare = 0.2
