@@ -23,12 +23,21 @@ func TestArch_badInput(t *testing.T) {
 		{"mamba without a state", "ffn = 1024\nlayer_types = [\"full\", \"mamba\", \"full\", \"mamba\"]\n", "ssm_state", "missing"},
 		{"first dense beyond the layers", "ffn = 1024\nexperts = 4\ntop_k = 2\nexpert_ffn = 256\nfirst_dense_layers = 5\n", "first_dense_layers", "more than the 4 layers"},
 		{"unknown expert type", "experts = 4\ntop_k = 2\nexpert_ffn = 256\nexpert_weights = \"fp5\"\n", "expert_weights", "unknown data type"},
+		{"deltanet without heads", "ffn = 1024\nlayer_types = [\"deltanet\", \"deltanet\", \"deltanet\", \"full\"]\nlinear_key_head_dim = 64\n", "linear_value_heads", "missing"},
+		{"deltanet key heads not dividing", "ffn = 1024\nlayer_types = [\"deltanet\", \"deltanet\", \"deltanet\", \"full\"]\nlinear_value_heads = 8\nlinear_key_heads = 3\nlinear_key_head_dim = 64\n", "linear_key_heads", "does not divide linear_value_heads 8"},
+		{"linear keys without deltanet layers", "ffn = 1024\nlinear_value_heads = 8\nlinear_key_head_dim = 64\n", "linear_value_heads", "no layer is \"deltanet\""},
+		{"shared expert gate without shared experts", "experts = 4\ntop_k = 2\nexpert_ffn = 256\nshared_expert_gate = true\n", "shared_expert_gate", "without shared_experts"},
 	}
 	for _, tt := range tests {
 		_, err := Load(strings.NewReader(base+tt.extra), "m.toml")
 		if err == nil || !strings.Contains(err.Error(), "m.toml:") || !strings.Contains(err.Error(), tt.key+": ") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want m.toml:LINE: %s: ...%s", tt.name, err, tt.key, tt.want)
 		}
+	}
+	// TP that does not divide the linear-attention heads is a phase error.
+	qn := mustResolve(t, "qwen3-next-80b-a3b")
+	if _, err := qn.Ops(Phase{Kind: Decode, Batch: 1, Context: 10, TP: 32}); err == nil || !strings.Contains(err.Error(), "linear_key_heads") {
+		t.Errorf("tp 32 over 16 key heads: err = %v", err)
 	}
 	// EP that does not divide the experts is a phase error.
 	m := mustResolve(t, "mixtral-8x7b")
