@@ -82,3 +82,36 @@ func TestMoE_expertParallel(t *testing.T) {
 		t.Errorf("weights per device %v at ep 8, %v at ep 1: %v less, want 7/8 of the experts' %v", float64(eight), float64(one), got, experts)
 	}
 }
+
+// TestDelta_ops: Qwen3-Next's decode step on one of two ranks runs the
+// gated delta rule in its 36 linear layers over half the heads, full
+// attention in the other 12 with the gated query projection, and the
+// shared expert's gate in all 48.
+func TestDelta_ops(t *testing.T) {
+	m := mustResolve(t, "qwen3-next-80b-a3b")
+	ops := mustOps(t, m, Phase{Kind: Decode, Batch: 4, Context: 1000, TP: 2})
+	seen := map[string]model.Op{}
+	for _, o := range ops {
+		seen[o.Name] = o
+	}
+	rule, ok := seen["gdn.rule"].Kernel.(model.Scan)
+	if !ok || seen["gdn.rule"].Count != 36 || !rule.Delta || rule.Heads != 16 || rule.Groups != 8 || rule.State != 128 || rule.HeadDim != 128 || rule.Batch != 4 || rule.Tokens != 1 {
+		t.Errorf("gdn.rule: %+v, count %d", seen["gdn.rule"].Kernel, seen["gdn.rule"].Count)
+	}
+	// q_proj doubles with the gate: 8 query heads of 2·256, 1 KV head of 256 each for k and v.
+	if g, ok := seen["attn.qkv"].Kernel.(model.GEMM); !ok || g.N != 8*512+2*256 || seen["attn.qkv"].Count != 12 {
+		t.Errorf("attn.qkv: %+v, count %d", seen["attn.qkv"].Kernel, seen["attn.qkv"].Count)
+	}
+	// in_proj_qkvz: q and k of 8 key heads of 128, v and z of 16 value heads of 128.
+	if g, ok := seen["gdn.in_proj_qkvz"].Kernel.(model.GEMM); !ok || g.N != 2*8*128+2*16*128 || g.M != 4 {
+		t.Errorf("gdn.in_proj_qkvz: %+v", seen["gdn.in_proj_qkvz"].Kernel)
+	}
+	for _, name := range []string{"attn.output_gate", "shared.expert_gate", "shared.expert_scale", "gdn.in_proj_ba", "gdn.norm", "gdn.out_proj"} {
+		if _, ok := seen[name]; !ok {
+			t.Errorf("no %s op", name)
+		}
+	}
+	if c := seen["shared.expert_gate"].Count; c != 48 {
+		t.Errorf("shared.expert_gate in %d layers, want 48", c)
+	}
+}
