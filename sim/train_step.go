@@ -80,7 +80,17 @@ func (r *runner) trainingScaled() error {
 		// Algorithm 4; hardware work, not model FLOPs).
 		lc.bwd += lc.attnF / 2
 		lc.attnB += lc.attnF / 2
+		// The backward runs at a lower rate than the forward
+		// (FlashBackwardRatio, train_kernels.go).
+		hd := r.shape.HeadDim
+		if hd == 0 && r.shape.Heads > 0 {
+			hd = r.shape.DModel / r.shape.Heads
+		}
+		slow := lc.attnB * model.Seconds(1/FlashBackwardRatio(seq, hd)-1)
+		lc.bwd += slow
+		lc.attnB += slow
 	}
+	lc.first += r.embeddingGradTime(fwd)
 	lc.last += r.lossTime(tokens)
 	blocks, nb := tpBlocks(&tr.Forward, &tr.Backward, L)
 	tc := r.tpTime(blocks, nb, tpCount, tpSize)
@@ -156,7 +166,7 @@ func (r *runner) trainingScaled() error {
 	dpExp, dpOver := r.dpComm(dense, experts, m, ell*lc.fwd, ell*(lc.bwd+lc.rc))
 	b.DPComm = dpExp
 	b.Overlap += dpOver
-	opt := r.c.pass("optimizer", r.optimizerOpsFor(dense+experts))
+	opt := r.c.pass("optimizer", append(r.optimizerOpsFor(dense+experts), r.gradBufferOps(dense+experts)...))
 	tr.Optimizer = opt
 	b.Optimizer = opt.Time
 	step := pipe + dpExp + dpOver + opt.Time
