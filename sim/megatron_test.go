@@ -128,14 +128,14 @@ func TestMegatronCore_weakScaling(t *testing.T) {
 		errs = append(errs, math.Abs(e))
 		b := rep.Training.Breakdown
 		st := float64(rep.Training.StepTime)
-		t.Logf("%5s %4d GPUs tp %d pp %2d dp %d: perfsim %.1f TFLOP/s, measured %.1f (%+.1f%%); step %v: compute %.0f%%, TP %.0f%%, bubble %.0f%%, DP %.0f%%",
+		t.Logf("%5s %4d GPUs tp %d pp %2d dp %d: perfsim %.1f TFLOP/s, measured %.1f (%+.2f%%); step %v: compute %.0f%%, TP %.0f%%, bubble %.0f%%, DP %.0f%%",
 			r.size, r.gpus, r.tp, r.pp, r.dp, got, r.tflops, 100*e, rep.Training.StepTime,
 			100*float64(b.Compute)/st, 100*float64(b.TPComm)/st, 100*float64(b.Bubble)/st, 100*float64(b.DPComm)/st)
 	}
 	sort.Float64s(errs)
 	med := stat.Quantile(0.5, stat.Empirical, errs, nil)
 	p90 := stat.Quantile(0.9, stat.Empirical, errs, nil)
-	t.Logf("median |error| %.1f%%, p90 %.1f%% (empirical quantiles over %d runs)", 100*med, 100*p90, len(errs))
+	t.Logf("median |error| %.2f%%, p90 %.2f%% (empirical quantiles over %d runs)", 100*med, 100*p90, len(errs))
 	want := 0.13 // the guard: 12.4% measured
 	if os.Getenv("PERFSIM_LONG") != "" {
 		want = 0.10 // the goal

@@ -93,6 +93,13 @@ func (r *runner) trainingScaled() error {
 	lc.first += r.embeddingGradTime(fwd)
 	lc.last += r.lossTime(tokens)
 	blocks, nb := tpBlocks(&tr.Forward, &tr.Backward, L)
+	for i, a := range r.ubChunks(fwd, bwd) {
+		blocks[i].colF += a.colF
+		blocks[i].rowF += a.rowF
+		blocks[i].rowD += a.rowD
+		lc.fwd += a.colF + a.rowF
+		lc.bwd += a.rowD
+	}
 	tc := r.tpTime(blocks, nb, tpCount, tpSize)
 	lc.tpF, lc.tpB = tc.fwd, tc.bwd
 	over := tc.overF + tc.overB
