@@ -321,9 +321,27 @@ func (r *runner) dpComm(dense, experts float64, m int, fwd, bwd model.Seconds) (
 	switch {
 	case sc.ZeRO == 0:
 		grads = coll(model.AllReduce, gb)
-	case sc.ZeRO < 3:
+	case sc.ZeRO == 1:
 		grads = coll(model.ReduceScatter, gb)
 		params = coll(model.AllGather, wb)
+	case sc.ZeRO == 2:
+		// Partitioned gradients are reduced after every backward, not
+		// once per step: each rank keeps only its partition's
+		// accumulated gradients ("gradient reduction is required after
+		// every backward because of gradient partitioning", DeepSpeed
+		// maintainer, github deepspeedai/DeepSpeed issue #2252). Each
+		// micro-batch's reduce-scatter runs beside its backward; the
+		// weights are gathered once, beside the first forward.
+		rs, ag := coll(model.ReduceScatter, gb), coll(model.AllGather, wb)
+		if sc.NoOverlap {
+			return model.Seconds(m)*rs + ag, 0
+		}
+		frac := model.Seconds(math.Min(1, ddpBucket(n)/math.Max(dense+experts, 1)))
+		k := model.Seconds(r.overlapSlowdown())
+		mm := model.Seconds(m)
+		exposed = mm*max(frac*rs, rs-bwd) + max(frac*ag, ag-fwd)
+		over = k * (mm*min(rs, bwd) + min(ag, fwd))
+		return exposed, over
 	default:
 		// Every micro-batch gathers the weights for its forward and its
 		// backward and reduce-scatters its gradients.
