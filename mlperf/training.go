@@ -44,7 +44,18 @@ type TrainingBenchmark struct {
 	// DefaultBatch is the global batch used when none is given: an RCP
 	// point.
 	DefaultBatch int
-	Lacks        string
+	// EvalSkip, where set, returns the evaluations a run may skip at its
+	// start.
+	EvalSkip func(gbs int) int
+	// TP, MicroBatch and Precision, where TP is set, are the layout of a
+	// benchmark run with tensor parallelism (with sequence parallelism
+	// and TP communication overlap), as LayoutSource's submission runs
+	// it; LoRA, where set, trains low-rank adapters on frozen weights.
+	TP, MicroBatch int
+	Precision      model.DType
+	LayoutSource   string
+	LoRA           *LoRA
+	Lacks          string
 	// Note qualifies every result of the benchmark.
 	Note string
 }
@@ -86,7 +97,22 @@ func TrainingSuite() []TrainingBenchmark {
 			EvalSource: "MLCommons training_rules.adoc: BERT eval_interval_samples = FLOOR(0.05*(230.23*GBS+3000000), 25000); 10,000 eval samples (mlcommons/training retired_benchmarks/bert/README.md)",
 		},
 		{Name: "llama31_405b", Round: "v5.0", Task: "LLM pretraining", Dataset: "C4", Lacks: "the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)"},
-		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning", Dataset: "SCROLLS GovReport", Lacks: "LoRA fine-tuning (frozen base weights, low-rank adapters)"},
+		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning (eval loss 0.925)", Dataset: "SCROLLS GovReport, seq 8192",
+			Model: "llama2-70b", Seq: 8192, EvalSamples: 173, DefaultBatch: 8,
+			// RCP means: rcp_checker's olympic mean (the fastest and the
+			// slowest of 20 reference runs dropped), e.g. BS 8: 57,216/18.
+			RCPs:      []RCP{{8, 57216.0 / 18}, {16, 72576.0 / 18}, {32, 108672.0 / 18}, {128, 202752.0 / 18}},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_llama2_70b_lora.json @17b4ee5a (samples to converge per BS; the mean as rcp_checker.py's compute_rcp_stats takes it, the fastest and slowest run dropped)",
+			EvalEvery: func(gbs int) float64 { return math.Ceil(384/float64(gbs)) * float64(gbs) },
+			EvalSkip:  func(gbs int) int { return int(math.Floor(0.125*float64(gbs) + 2)) },
+			EvalSource: "MLCommons training_rules.adoc: Llama2_70B_LoRA evaluates every 384 sequences, skipping the first FLOOR(0.125*GBS+2) evaluations; " +
+				"173 evaluation sequences (eval_samples in NVIDIA's MLPerf Training v4.0 logs, results/eos_ngc24.04_nemo/llama2_70b_lora)",
+			TP: 4, MicroBatch: 1, Precision: model.FP8,
+			LayoutSource: "NVIDIA MLPerf Training v4.0, benchmarks/llama2_70b_lora/implementations/nemo/config_DGXH100_1x8x4xtp4pp1cp1.sh: TP 4, SP, TP comm overlap, FP8, MBS 1",
+			LoRA: &LoRA{Rank: 16, Dropout: 0.1, Targets: []string{"attn.qkv", "attn.out"},
+				Source: "mlcommons/training llama2_70b_lora/README.md: --lora_r 16 --lora_alpha 32 --lora_dropout 0.1 --lora_target_modules qkv_proj,o_proj"},
+			Note: "tp 4 + sp, fp8, as NVIDIA's v4.0 DGX H100 submission; LoRA rank 16 on qkv and o_proj, base frozen",
+		},
 		{Name: "retinanet", Round: "v5.0", Task: "object detection (34.0% mAP)", Dataset: "OpenImages MLPerf subset, 800x800",
 			Model: "retinanet", TrainSamples: openImagesTrain, EvalSamples: openImagesVal, DefaultBatch: 256,
 			// Means of "Epochs to converge" per batch (13 to 20 runs each).
@@ -149,7 +175,10 @@ type TrainingResult struct {
 	// evaluations' total; Total the time to train.
 	StepTime, EvalTime, Total model.Seconds
 	Throughput                float64
-	Note                      string
+	// Memory and Usable are one device's footprint and usable memory
+	// (set for layout benchmarks).
+	Memory, Usable model.Bytes
+	Note           string
 }
 
 // TimeToTrain prices benchmark b at global batch gbs on sys: data
@@ -161,6 +190,13 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 	res := TrainingResult{Benchmark: b, GlobalBatch: gbs}
 	if b.Lacks != "" {
 		res.Note = "perfsim lacks " + b.Lacks
+		return res
+	}
+	if b.TP > 0 {
+		timeToTrainLayout(sys, b, gbs, resolve, &res)
+		if res.Total > 0 {
+			res.Note = rangeNote(&b, res.InRange, gbs, res.Note)
+		}
 		return res
 	}
 	devs := sys.Devices()
@@ -217,14 +253,19 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 	perEval := model.Seconds(float64(irep.Inference.TTFT) * math.Ceil(float64(b.EvalSamples)/float64(gbs)))
 	res.EvalTime = perEval * model.Seconds(res.Evals)
 	res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
-	res.Note = b.Note
-	if !res.InRange {
-		if res.Note != "" {
-			res.Note += "; "
-		}
-		res.Note += fmt.Sprintf("global batch %d is outside the RCPs (%d to %d): the nearest RCP is used", gbs, b.RCPs[0].BS, b.RCPs[len(b.RCPs)-1].BS)
-	}
+	res.Note = rangeNote(&b, res.InRange, gbs, b.Note)
 	return res
+}
+
+// rangeNote adds to note that gbs lies outside the RCPs when it does.
+func rangeNote(b *TrainingBenchmark, inRange bool, gbs int, note string) string {
+	if inRange {
+		return note
+	}
+	if note != "" {
+		note += "; "
+	}
+	return note + fmt.Sprintf("global batch %d is outside the RCPs (%d to %d): the nearest RCP is used", gbs, b.RCPs[0].BS, b.RCPs[len(b.RCPs)-1].BS)
 }
 
 // hasPeak reports whether p has a peak of its own for d.

@@ -155,8 +155,13 @@ func (e *Engine) Validate() error {
 	if e.KVTokens < 0 {
 		bad("kv-tokens", "must not be negative, got %d", e.KVTokens)
 	}
-	if !(e.StepOverhead >= 0) || !(e.RequestOverhead >= 0) || !(e.SeqOverhead >= 0) || math.IsInf(float64(e.StepOverhead+e.RequestOverhead+e.SeqOverhead), 0) {
-		bad("step-overhead", "overheads (per step, per request and per sequence) must be finite and not negative")
+	for _, o := range []struct {
+		flag string
+		v    model.Seconds
+	}{{"step-overhead", e.StepOverhead}, {"request-overhead", e.RequestOverhead}, {"seq-overhead", e.SeqOverhead}} {
+		if !(o.v >= 0) || math.IsInf(float64(o.v), 0) {
+			bad(o.flag, "must be a finite time, not negative, got %v", o.v)
+		}
 	}
 	if e.SchedulerSteps < 0 {
 		bad("scheduler-steps", "must not be negative, got %d", e.SchedulerSteps)

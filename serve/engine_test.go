@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -22,11 +23,12 @@ func TestEngine_validate(t *testing.T) {
 	}
 	e, _ := serve.Preset("vllm-0.6", 80<<30)
 	e.MaxSeqs, e.SeqOverhead, e.SchedulerSteps = 0, model.Seconds(-1e-6), -1
+	e.StepOverhead = model.Seconds(math.Inf(1))
 	err := e.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"--max-seqs", "--step-overhead", "--scheduler-steps"} {
+	for _, want := range []string{"--max-seqs", "--seq-overhead", "--step-overhead", "--scheduler-steps"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

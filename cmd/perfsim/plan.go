@@ -46,6 +46,7 @@ type planOptions struct {
 	objective                 string
 	currency, costInputs      string        // of a priced plan
 	energy                    energyOptions // the price of a candidate (plan_cost.go)
+	host                      hostFlags     // engineflags.go
 }
 
 func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
@@ -66,6 +67,7 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&o.tp, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to search")
 	fs.IntSliceVar(&o.pp, "pp", []int{1, 2}, "pipeline-parallel degrees to search")
 	fs.StringSliceVar(&o.dtypes, "dtypes", []string{"bf16", "fp8"}, "data types to search (weights, activations and KV cache)")
+	o.host.AddFlags(fs)
 	fs.IntSliceVar(&o.maxSeqs, "max-seqs", []int{0, 64, 256}, "caps on running requests to search (0: the engine's)")
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "GPUs at most")
 	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (the first --tp, --pp, --dtypes, --max-seqs and --dp) sustains under the SLOs, by bisection")
@@ -159,6 +161,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 			}
 		}
 	}
+	errs = append(errs, o.host.check(fs)...)
 	router, err := serve.ParseRouter(o.router)
 	if err != nil {
 		errs = append(errs, usagef("--router: %v", err))
@@ -217,6 +220,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	}
 	deploy := func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
 		e, _ := serve.Preset(o.engine, dev.Memory.Limit())
+		o.host.apply(fs, &e)
 		if l.MaxSeqs > 0 {
 			e.MaxSeqs = l.MaxSeqs
 		}

@@ -52,6 +52,7 @@ type serveOptions struct {
 	chunked, static, graphs bool
 	stepOverhead, reqOverhd model.Seconds
 	ttftSLO, tpotSLO        model.Seconds
+	host                    hostFlags     // engineflags.go
 	energy                  energyOptions // serve_energy.go
 	deploy                  deployOptions // serve_deploy.go
 }
@@ -91,6 +92,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.static, "static", false, "static batching: a batch of --max-seqs requests prefilled and decoded together (what simulate prices)")
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay decode iterations as CUDA graphs (default: the engine's)")
 	fs.Var(&o.stepOverhead, "step-overhead", "host time per iteration, e.g. 2ms (default 0)")
+	o.host.AddFlags(fs)
 	fs.Var(&o.reqOverhd, "request-overhead", "time per request outside the engine (API, tokenisation), added to TTFT and E2E, e.g. 5ms (default 0)")
 	fs.Var(&o.ttftSLO, "ttft-slo", "TTFT objective for goodput, with a unit, e.g. 1s")
 	fs.Var(&o.tpotSLO, "tpot-slo", "TPOT objective for goodput, with a unit, e.g. 50ms")
@@ -142,6 +144,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 			errs = append(errs, usagef("--%s: must be a non-negative time, got %v", f.name, f.v))
 		}
 	}
+	errs = append(errs, o.host.check(fs)...)
 	// Flags the run's mode would ignore are refused (issue 17 item 11).
 	switch {
 	case o.trace != "":
@@ -291,6 +294,7 @@ func (o *serveOptions) override(fs *pflag.FlagSet, e *serve.Engine) {
 		e.Static = true
 	}
 	e.StepOverhead, e.RequestOverhead = o.stepOverhead, o.reqOverhd
+	o.host.apply(fs, e)
 }
 
 func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

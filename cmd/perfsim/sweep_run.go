@@ -102,6 +102,9 @@ type sweepOptions struct {
 	// order; it may shrink the result (drop per-op rows) or render it
 	// into Row before it is handed on. Nil keeps everything.
 	Keep func(*sweepResult)
+	// Totals: the reports have no per-op or per-class rows
+	// (sim.RunTotals), for output that prints none.
+	Totals bool
 }
 
 // chunk is the points a worker takes at a time: large enough that the
@@ -197,6 +200,11 @@ func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*s
 		wls[i] = simWorkload{M: m}
 	}
 
+	run := sim.Run
+	if o.Totals {
+		run = sim.RunTotals
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// tokens bounds the chunks claimed and not yet emitted to window; a
@@ -241,7 +249,7 @@ func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*s
 					sv := systems[sysKey{r.Point.HW, r.Point.TP * r.Point.PP}]
 					err := sv.err
 					if err == nil {
-						r.Report, err = sim.Run(sv.sys, wls[r.Point.Model], sc)
+						r.Report, err = run(sv.sys, wls[r.Point.Model], sc)
 					}
 					r.Err = err
 					if o.Keep != nil {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestHostFlags: --seq-overhead and --async-output set the engine's
+// host settings. Giving a preset's own values changes nothing; other
+// values move the latencies the way the settings mean.
+func TestHostFlags(t *testing.T) {
+	base := []string{"serve", "--hw", "a100", "--model", "llama3-8b", "--engine", "vllm-0.6", "--input", "512", "--output", "64",
+		"--requests", "200", "--rate", "4", "--seed", "2", "--format", "json"}
+	run := func(extra ...string) map[string]any {
+		t.Helper()
+		out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	p50 := func(v map[string]any, k string) float64 { return v[k].(map[string]any)["p50"].(float64) }
+	def := run()
+	same := run("--seq-overhead", "42us", "--async-output")
+	if p50(def, "tpot_s") != p50(same, "tpot_s") || p50(def, "ttft_s") != p50(same, "ttft_s") {
+		t.Errorf("the preset's own values (42us, async on) changed the run: TPOT %g -> %g, TTFT %g -> %g",
+			p50(def, "tpot_s"), p50(same, "tpot_s"), p50(def, "ttft_s"), p50(same, "ttft_s"))
+	}
+	none := run("--seq-overhead", "0s")
+	more := run("--seq-overhead", "200us")
+	if !(p50(none, "tpot_s") < p50(def, "tpot_s") && p50(def, "tpot_s") < p50(more, "tpot_s")) {
+		t.Errorf("TPOT p50 at 0, 42 and 200 µs per sequence: %g, %g, %g; want increasing", p50(none, "tpot_s"), p50(def, "tpot_s"), p50(more, "tpot_s"))
+	}
+	// Without the asynchronous output processor a first token reaches
+	// the client when its iteration ends, not one iteration later.
+	sync := run("--async-output=false")
+	if !(p50(sync, "ttft_s") < p50(def, "ttft_s")) {
+		t.Errorf("TTFT p50 with outputs processed synchronously %g, asynchronously %g; want lower", p50(sync, "ttft_s"), p50(def, "ttft_s"))
+	}
+}
+
+// TestHostFlags_bad: a bad value exits 2 naming its flag, in serve and
+// in plan serve.
+func TestHostFlags_bad(t *testing.T) {
+	serveArgs := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1"}
+	planArgs := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s"}
+	for _, base := range [][]string{serveArgs, planArgs} {
+		for _, tt := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--seq-overhead", "42"}, "--seq-overhead"},    // no unit
+			{[]string{"--seq-overhead", "-1ms"}, "--seq-overhead"},  // negative
+			{[]string{"--seq-overhead", "inf s"}, "--seq-overhead"}, // not finite
+			{[]string{"--async-output=maybe"}, "--async-output"},
+		} {
+			_, errOut, code := perfsim(t, append(append([]string{}, base...), tt.args...)...)
+			if code != 2 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("%s %v: exit %d, stderr %q; want 2 and %q", base[0], tt.args, code, errOut, tt.want)
+			}
+		}
+	}
+}
