@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 
 	"github.com/perfsim/perfsim/model"
 )
@@ -77,18 +78,26 @@ func FlashBackwardRatio(seq, headDim int) float64 {
 // (megatron/core/distributed/distributed_data_parallel.py r0.8,
 // param_hook: param.main_grad.add_(param.grad.data)): the table written
 // once, then read with the main gradient and the main gradient written.
-// 0 unless the forward looks the tokens up (a gather).
-func (r *runner) embeddingGradTime(fwd []model.Op) model.Seconds {
+// 0 unless the forward looks the tokens up (a gather) and the model's
+// own layers train (the backward computes their weight gradients; ops of
+// class other, such as adapters, do not count: a frozen base, as under
+// LoRA, leaves its embedding without a gradient).
+func (r *runner) embeddingGradTime(fwd, bwd []model.Op) model.Seconds {
 	if r.shape.Vocab == 0 || r.shape.DModel == 0 {
 		return 0
 	}
-	lookup := false
+	lookup, trains := false, false
 	for i := range fwd {
 		if _, ok := fwd[i].Kernel.(model.Gather); ok && fwd[i].Class == model.ClassEmbedding {
 			lookup = true
 		}
 	}
-	if !lookup {
+	for i := range bwd {
+		if _, ok := bwd[i].Kernel.(model.GEMM); ok && bwd[i].Class != model.ClassOther && strings.HasSuffix(bwd[i].Name, ".wgrad") {
+			trains = true
+		}
+	}
+	if !lookup || !trains {
 		return 0
 	}
 	n := float64(r.shape.Vocab) / float64(r.sc.TP) * float64(r.shape.DModel)

@@ -90,7 +90,7 @@ func (r *runner) trainingScaled() error {
 		lc.bwd += slow
 		lc.attnB += slow
 	}
-	lc.first += r.embeddingGradTime(fwd)
+	lc.first += r.embeddingGradTime(fwd, bwd)
 	lc.last += r.lossTime(tokens)
 	blocks, nb := tpBlocks(&tr.Forward, &tr.Backward, L)
 	for i, a := range r.ubChunks(fwd, bwd) {
