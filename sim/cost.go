@@ -365,7 +365,7 @@ func (c *coster) gemmCost(g model.GEMM) (model.Cost, float64) {
 // attentionCost is price for an attention kernel, without boxing it.
 func (c *coster) attentionCost(a model.Attention) (model.Cost, float64) {
 	c.check(a.DType)
-	co := c.p.Capped(c.p.AttentionCost(a))
+	co := c.p.CappedAttentionCost(a)
 	return co, c.relErr(a, co.DType)
 }
 

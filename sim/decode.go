@@ -251,7 +251,10 @@ func (c *coster) priceBetween(k0, k1 model.Kernel, i, n int) (model.Cost, float6
 		b := k1.(model.Attention)
 		a.Batch, a.Heads, a.KVHeads = lerp(a.Batch, b.Batch, i, n), lerp(a.Heads, b.Heads, i, n), lerp(a.KVHeads, b.KVHeads, i, n)
 		a.QLen, a.KVLen, a.HeadDim = lerp(a.QLen, b.QLen, i, n), lerp(a.KVLen, b.KVLen, i, n), lerp(a.HeadDim, b.HeadDim, i, n)
-		return c.priceAttention(a)
+		// Priced without the price cache: a step's attention at its own
+		// context seldom recurs outside its generation, whose sum the
+		// cache keeps (sumOver), and would only evict kernels that do.
+		return c.attentionCost(a)
 	case model.GEMM:
 		b := k1.(model.GEMM)
 		a.M, a.K, a.N, a.Batch = lerp(a.M, b.M, i, n), lerp(a.K, b.K, i, n), lerp(a.N, b.N, i, n), lerp(a.Batch, b.Batch, i, n)

@@ -67,15 +67,76 @@ func (c *coster) accumulate(a *phaseAcc, ops []model.Op, repeat int) {
 			continue
 		}
 		co, rel := c.cost(o.Kernel)
-		n := float64(cnt)
-		t := model.Seconds(n * float64(co.Time))
-		row := OpRow{
-			FLOPs: model.FLOPs(n * float64(co.FLOPs)), Bytes: model.Bytes(n * float64(co.Bytes)),
-			Time: t, Low: model.Seconds(low(float64(t), rel)), High: model.Seconds(high(float64(t), rel)),
-			Bound: co.Bound, Energy: model.Joules(n * float64(co.Energy())),
-		}
-		a.addRow(&row)
+		a.addPriced(float64(cnt), co, rel)
 	}
+}
+
+// addPriced adds the row of n launches of a kernel priced co with
+// relative error rel (as pass builds it).
+func (a *phaseAcc) addPriced(n float64, co model.Cost, rel float64) {
+	a.add(n, &opPrice{time: co.Time, flops: co.FLOPs, bytes: co.Bytes, energy: co.Energy(), rel: rel, bound: co.Bound})
+}
+
+// add adds the row of n launches of the kernel priced o.
+func (a *phaseAcc) add(n float64, o *opPrice) {
+	t := model.Seconds(n * float64(o.time))
+	row := OpRow{
+		FLOPs: model.FLOPs(n * float64(o.flops)), Bytes: model.Bytes(n * float64(o.bytes)),
+		Time: t, Low: model.Seconds(low(float64(t), o.rel)), High: model.Seconds(high(float64(t), o.rel)),
+		Bound: o.bound, Energy: model.Joules(n * float64(o.energy)),
+	}
+	a.addRow(&row)
+}
+
+// chunkPriceSlots is how many priced chunks a runner keeps (a power of
+// two): more than the distinct last chunks of a sweep over a thousand
+// prompt lengths.
+const chunkPriceSlots = 4096
+
+// chunkPrices keeps the prices of a chunked prefill's chunks, op by op:
+// a chunk recurs at every batch of a sweep over lengths (a long prompt's
+// chunks are one sequence each, run Repeat times), and its ops, priced
+// once, are only multiplied again. Entries are made on first use.
+type chunkPrices struct {
+	slots [chunkPriceSlots]*pricedChunk
+}
+
+// A pricedChunk is one chunk's ops priced on one processor (the price
+// cache's generation) and system (its links): for each op with a kernel,
+// its launches per pass, price and relative error; and the chunk's
+// working set and the data types its pricing checked (by bit).
+type pricedChunk struct {
+	gen    uint64
+	net    netKey
+	w      Workload
+	ph     Phase
+	ws     model.Bytes
+	checks uint32
+	ops    []opPrice
+}
+
+// An opPrice is one launch of an op's kernel: what addPriced reads of
+// its price.
+type opPrice struct {
+	time   model.Seconds
+	flops  model.FLOPs
+	bytes  model.Bytes
+	energy model.Joules
+	rel    float64
+	count  int32
+	bound  model.Bound
+}
+
+// slot returns the entry for chunk ph of w (its slot, made when new)
+// and whether it holds ph's prices for generation gen and links net.
+func (cp *chunkPrices) slot(gen uint64, net netKey, w Workload, ph Phase) (*pricedChunk, bool) {
+	h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context), uint64(ph.TP)|uint64(ph.EP)<<32, gen)
+	e := cp.slots[h&(chunkPriceSlots-1)]
+	if e == nil {
+		e = new(pricedChunk)
+		cp.slots[h&(chunkPriceSlots-1)] = e
+	}
+	return e, e.gen == gen && e.net == net && e.w == w && e.ph == ph
 }
 
 // prefixChunks is how many chunks of a chunked prefill a prefixCache
@@ -156,14 +217,9 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 	}
 	for i := k; i < len(chunks); i++ {
 		cp := r.chunkPhase(chunks[i])
-		ops, ws, err := r.chunks.get(r.w, cp)
-		if err != nil {
-			return false, fmt.Errorf("sim: %s %s: %w", r.w.Name(), cp.Kind, err)
+		if err := r.addChunk(&st, cp, chunks[i].Repeat); err != nil {
+			return false, err
 		}
-		st.ws = max(st.ws, ws)
-		c.calls = 0
-		c.accumulate(&st.acc, ops, chunks[i].Repeat)
-		st.checks |= c.calls
 		if pc != nil && i < prefixChunks {
 			pc.chunks[i], pc.repeat[i], pc.after[i] = cp, chunks[i].Repeat, st
 			pc.n = i + 1
@@ -175,6 +231,63 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 	acc.into(ph)
 	*working = st.ws
 	return true, nil
+}
+
+// addChunk adds repeat runs of chunk ph to st: from the chunk's prices
+// when the runner keeps them, else priced (and kept).
+func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
+	c := r.c
+	var e *pricedChunk
+	var net netKey
+	if r.chunkPrices != nil && c.pc != nil && pureWorkload(r.w) {
+		net = c.netKey()
+		var hit bool
+		if e, hit = r.chunkPrices.slot(c.pc.gen, net, r.w, ph); hit {
+			for d := model.DType(0); d < 32; d++ {
+				if e.checks&(1<<d) != 0 {
+					c.check(d)
+				}
+			}
+			for j := range e.ops {
+				o := &e.ops[j]
+				if cnt := int(o.count) * repeat; cnt > 0 {
+					st.acc.add(float64(cnt), o)
+				}
+			}
+			st.ws = max(st.ws, e.ws)
+			st.checks |= e.checks
+			return nil
+		}
+		// Empty until its prices are all in.
+		*e = pricedChunk{ops: e.ops[:0]}
+	}
+	ops, ws, err := r.chunks.get(r.w, ph)
+	if err != nil {
+		return fmt.Errorf("sim: %s %s: %w", r.w.Name(), ph.Kind, err)
+	}
+	st.ws = max(st.ws, ws)
+	c.calls = 0
+	for i := range ops {
+		o := &ops[i]
+		cnt := o.Count * repeat
+		if o.Count <= 0 || cnt <= 0 || o.Kernel == nil {
+			continue // not priced, as pass does not price it
+		}
+		co, rel := c.cost(o.Kernel)
+		op := opPrice{time: co.Time, flops: co.FLOPs, bytes: co.Bytes, energy: co.Energy(), rel: rel, bound: co.Bound, count: int32(o.Count)}
+		st.acc.add(float64(cnt), &op)
+		if e != nil && int(op.count) != o.Count {
+			e = nil // a count past 32 bits: not kept (the entry stays empty)
+		}
+		if e != nil {
+			e.ops = append(e.ops, op)
+		}
+	}
+	st.checks |= c.calls
+	if e != nil {
+		e.gen, e.net, e.w, e.ph, e.ws, e.checks = c.pc.gen, net, r.w, ph, ws, c.calls
+	}
+	return nil
 }
 
 // chunkPhase returns the prefill phase of one chunk.

@@ -147,3 +147,42 @@ func TestRunTotals_prefixChecks(t *testing.T) {
 		t.Errorf("checked %v, then from the running totals %v; want the same, bf16 among them", first, again)
 	}
 }
+
+// TestCappedAttentionCost checks that pricing an attention kernel with
+// its peak looked up once gives, bit for bit, Capped(AttentionCost(a)) on
+// every catalog device, its power limited and not, over decode and
+// prefill kernels, MLA, sliding windows and types the device falls back
+// from (or has no peak for).
+func TestCappedAttentionCost(t *testing.T) {
+	var kernels []model.Attention
+	for _, d := range []model.DType{model.BF16, model.FP8, model.FP32, model.FP4, model.INT8} {
+		for _, kv := range []int{1, 2, 130, 4097, 128000} {
+			kernels = append(kernels,
+				model.Attention{Batch: 7, Heads: 16, KVHeads: 2, QLen: 1, KVLen: kv, HeadDim: 128, Causal: true, Fused: true, DType: d, KVDType: d},
+				model.Attention{Batch: 1, Heads: 64, KVHeads: 8, QLen: 1, KVLen: kv, HeadDim: 128, Causal: true, Fused: true, DType: d, KVDType: model.FP8, Window: 4096},
+				model.Attention{Batch: 3, Heads: 128, KVHeads: 1, QLen: 1, KVLen: kv, HeadDim: 576, VDim: 512, Latent: true, Causal: true, Fused: true, DType: d, KVDType: d},
+				model.Attention{Batch: 2, Heads: 32, KVHeads: 8, QLen: min(kv, 8192), KVLen: kv, HeadDim: 128, Causal: true, Fused: kv > 2, DType: d, KVDType: d},
+			)
+		}
+	}
+	n := 0
+	for _, dev := range hardware.Catalog() {
+		p := dev.Processor()
+		limited := p
+		if pm := &limited.PowerModel; pm.Valid() {
+			pm.Limit = pm.Idle + (pm.Cap-pm.Idle)/3
+		}
+		for _, q := range []*model.Processor{&p, &limited} {
+			for _, a := range kernels {
+				want, got := q.Capped(q.AttentionCost(a)), q.CappedAttentionCost(a)
+				if got != want {
+					t.Errorf("%s, %+v: CappedAttentionCost %+v, Capped(AttentionCost) %+v", dev.Name, a, got, want)
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no device in the catalog")
+	}
+}
