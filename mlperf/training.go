@@ -44,7 +44,25 @@ type TrainingBenchmark struct {
 	// DefaultBatch is the global batch used when none is given: an RCP
 	// point.
 	DefaultBatch int
-	Lacks        string
+	// EvalOffClock says the evaluations run after the clock stops (on
+	// saved checkpoints): they take no time to train.
+	EvalOffClock bool
+	// EvalSkip, where set, returns the evaluations a run may skip at its
+	// start.
+	EvalSkip func(gbs int) int
+	// TP, MicroBatch and Precision, where TP is set, are the layout of a
+	// benchmark run with tensor parallelism (with sequence parallelism
+	// and TP communication overlap), as LayoutSource's submission runs
+	// it; LoRA, where set, trains low-rank adapters on frozen weights.
+	TP, MicroBatch int
+	Precision      model.DType
+	LayoutSource   string
+	LoRA           *LoRA
+	// TableParams, where set, are the parameters of a recommender's
+	// embedding tables, sharded over the devices (model parallel) while
+	// the rest trains data parallel.
+	TableParams float64
+	Lacks       string
 	// Note qualifies every result of the benchmark.
 	Note string
 }
@@ -55,6 +73,14 @@ type TrainingBenchmark struct {
 const openImagesTrain, openImagesVal = 1170301, 24781
 
 func oiEpochs(bs int, e float64) RCP { return RCP{BS: bs, Mean: e * openImagesTrain} }
+
+// criteoTrain and criteoEval are the Criteo 1TB click logs' training
+// samples (days 0 to 22) and evaluation samples of MLPerf's DLRM-DCNv2
+// (train_samples and eval_samples in NVIDIA's MLPerf Training v4.0
+// logs; the training count also in training_rules.adoc).
+const criteoTrain, criteoEval = 4195197692, 89137319
+
+func criteoEpochs(bs int, e float64) RCP { return RCP{BS: bs, Mean: e * criteoTrain} }
 
 // imagenetTrain and imagenetVal are ImageNet 2012's training and
 // validation images (ILSVRC 2012: 1,281,167 and 50,000).
@@ -86,7 +112,22 @@ func TrainingSuite() []TrainingBenchmark {
 			EvalSource: "MLCommons training_rules.adoc: BERT eval_interval_samples = FLOOR(0.05*(230.23*GBS+3000000), 25000); 10,000 eval samples (mlcommons/training retired_benchmarks/bert/README.md)",
 		},
 		{Name: "llama31_405b", Round: "v5.0", Task: "LLM pretraining", Dataset: "C4", Lacks: "the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)"},
-		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning", Dataset: "SCROLLS GovReport", Lacks: "LoRA fine-tuning (frozen base weights, low-rank adapters)"},
+		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning (eval loss 0.925)", Dataset: "SCROLLS GovReport, seq 8192",
+			Model: "llama2-70b", Seq: 8192, EvalSamples: 173, DefaultBatch: 8,
+			// RCP means: rcp_checker's olympic mean (the fastest and the
+			// slowest of 20 reference runs dropped), e.g. BS 8: 57,216/18.
+			RCPs:      []RCP{{8, 57216.0 / 18}, {16, 72576.0 / 18}, {32, 108672.0 / 18}, {128, 202752.0 / 18}},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_llama2_70b_lora.json @17b4ee5a (samples to converge per BS; the mean as rcp_checker.py's compute_rcp_stats takes it, the fastest and slowest run dropped)",
+			EvalEvery: func(gbs int) float64 { return math.Ceil(384/float64(gbs)) * float64(gbs) },
+			EvalSkip:  func(gbs int) int { return int(math.Floor(0.125*float64(gbs) + 2)) },
+			EvalSource: "MLCommons training_rules.adoc: Llama2_70B_LoRA evaluates every 384 sequences, skipping the first FLOOR(0.125*GBS+2) evaluations; " +
+				"173 evaluation sequences (eval_samples in NVIDIA's MLPerf Training v4.0 logs, results/eos_ngc24.04_nemo/llama2_70b_lora)",
+			TP: 4, MicroBatch: 1, Precision: model.FP8,
+			LayoutSource: "NVIDIA MLPerf Training v4.0, benchmarks/llama2_70b_lora/implementations/nemo/config_DGXH100_1x8x4xtp4pp1cp1.sh: TP 4, SP, TP comm overlap, FP8, MBS 1",
+			LoRA: &LoRA{Rank: 16, Dropout: 0.1, Targets: []string{"attn.qkv", "attn.out"},
+				Source: "mlcommons/training llama2_70b_lora/README.md: --lora_r 16 --lora_alpha 32 --lora_dropout 0.1 --lora_target_modules qkv_proj,o_proj"},
+			Note: "tp 4 + sp, fp8, as NVIDIA's v4.0 DGX H100 submission; LoRA rank 16 on qkv and o_proj, base frozen",
+		},
 		{Name: "retinanet", Round: "v5.0", Task: "object detection (34.0% mAP)", Dataset: "OpenImages MLPerf subset, 800x800",
 			Model: "retinanet", TrainSamples: openImagesTrain, EvalSamples: openImagesVal, DefaultBatch: 256,
 			// Means of "Epochs to converge" per batch (13 to 20 runs each).
@@ -97,9 +138,31 @@ func TrainingSuite() []TrainingBenchmark {
 			EvalSource: "mlcommons/training single_stage_detector/README.md: evaluation every epoch over all 24,781 validation images (the MLPerf subset: 1,170,301 training images)",
 			Note:       "the reference freezes the stem and first stage and its batch norms; perfsim trains every convolution",
 		},
-		{Name: "stable_diffusion", Round: "v5.0", Task: "text to image", Dataset: "LAION-400M", Lacks: "a diffusion UNet with cross-attention"},
+		{Name: "stable_diffusion", Round: "v5.0", Task: "text to image (FID ≤ 90, CLIP ≥ 0.15)", Dataset: "LAION-400M subset, 512x512 as 64x64 latents",
+			Model: "sd2-unet", DefaultBatch: 512, MicroBatch: 32, EvalOffClock: true,
+			// Olympic means, e.g. BS 512: thirteen runs of 2,560,000 and
+			// one of 3,072,000, less the fastest and slowest.
+			RCPs:       []RCP{{256, 2048000}, {384, 33296640.0 / 13}, {512, 2560000}, {1024, 31232000.0 / 11}, {2048, 44032000.0 / 11}},
+			RCPSource:  "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_stable_diffusion.json @17b4ee5a (samples to converge per BS, the olympic mean as rcp_checker.py takes it)",
+			EvalEvery:  func(gbs int) float64 { return math.Ceil(512000/float64(gbs)) * float64(gbs) },
+			EvalSource: "MLCommons training_rules.adoc, Stable Diffusion: a checkpoint every 512,000 images, evaluated offline (FID and CLIP over 30,000 COCO captions), the time not counted",
+			Note:       "the UNet only: the frozen OpenCLIP ViT-H text encoder not priced (NVIDIA's submission encodes captions offline); micro-batch 32, as 64 a GPU does not fit perfsim's layer-list memory",
+		},
 		{Name: "dlrm_dcnv2", Round: "v5.0", Task: "recommendation (AUC 0.80275)", Dataset: "Criteo 1TB click logs, synthetic multi-hot",
-			Lacks: "embedding tables sharded over the devices with sparse updates (data parallelism would all-reduce every table's gradient); its RCPs are in mlcommons/logging rcp_checker/training_5.0.0/rcps_dlrm_dcnv2.json (0.7 to 0.95 epochs of 4,195,197,692 samples)"},
+			Model: "dlrm-dcnv2", TrainSamples: criteoTrain, EvalSamples: criteoEval, DefaultBatch: 55296,
+			TableParams: 26135627264, Precision: model.FP16,
+			// Olympic means of "Epochs to converge" (28 to 86 runs
+			// each, less the fastest and slowest), e.g. BS 55296:
+			// 36.55/48 epochs.
+			RCPs: []RCP{criteoEpochs(32768, 19.8/28), criteoEpochs(55296, 36.55/48), criteoEpochs(65536, 22.15/28),
+				criteoEpochs(102400, 42.75/48), criteoEpochs(135168, 79.8/86)},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_dlrm_dcnv2.json @17b4ee5a (epochs to converge per BS, the olympic mean as rcp_checker.py takes it; 4,195,197,692 training samples)",
+			EvalEvery: func(gbs int) float64 {
+				return math.Floor(criteoTrain/(float64(gbs)*20)) * float64(gbs)
+			},
+			EvalSource: "MLCommons training_rules.adoc: DLRMv2 evaluates every FLOOR(4195197692/(GBS*20)) steps' samples; 89,137,319 eval samples (eval_samples in NVIDIA's MLPerf Training v4.0 logs)",
+			Note:       "tables sharded evenly over the devices (fp32, Adagrad), MLPs data parallel in fp16; embedding work and all-to-alls not overlapped",
+		},
 		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH-Full", Lacks: "a graph neural network"},
 	}
 }
@@ -149,7 +212,10 @@ type TrainingResult struct {
 	// evaluations' total; Total the time to train.
 	StepTime, EvalTime, Total model.Seconds
 	Throughput                float64
-	Note                      string
+	// Memory and Usable are one device's footprint and usable memory
+	// (set for layout benchmarks).
+	Memory, Usable model.Bytes
+	Note           string
 }
 
 // TimeToTrain prices benchmark b at global batch gbs on sys: data
@@ -163,10 +229,29 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 		res.Note = "perfsim lacks " + b.Lacks
 		return res
 	}
+	if b.TP > 0 || b.TableParams > 0 {
+		if b.TableParams > 0 {
+			timeToTrainSharded(sys, b, gbs, resolve, &res)
+		} else {
+			timeToTrainLayout(sys, b, gbs, resolve, &res)
+		}
+		if res.Total > 0 {
+			res.Note = rangeNote(&b, res.InRange, gbs, res.Note)
+		}
+		return res
+	}
 	devs := sys.Devices()
 	if gbs <= 0 || gbs%devs != 0 {
 		res.Note = fmt.Sprintf("the global batch %d does not split over %d devices", gbs, devs)
 		return res
+	}
+	mb := gbs / devs
+	if b.MicroBatch > 0 && mb > b.MicroBatch {
+		if mb%b.MicroBatch != 0 {
+			res.Note = fmt.Sprintf("the global batch %d does not split into micro-batches of %d over %d devices", gbs, b.MicroBatch, devs)
+			return res
+		}
+		mb = b.MicroBatch
 	}
 	w, err := resolve(b.Model)
 	if err != nil {
@@ -178,7 +263,7 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 		act = model.FP16
 	}
 	sc := sim.Default()
-	sc.Mode, sc.Batch, sc.DP, sc.GlobalBatch = sim.Training, gbs/devs, devs, gbs
+	sc.Mode, sc.Batch, sc.DP, sc.GlobalBatch = sim.Training, mb, devs, gbs
 	sc.Weights, sc.Act, sc.KV = act, act, act
 	if b.Seq > 0 {
 		sc.Seq = b.Seq
@@ -189,7 +274,7 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 		return res
 	}
 	if !rep.Memory.Fits {
-		res.Note = fmt.Sprintf("a micro-batch of %d does not fit in one device's memory", gbs/devs)
+		res.Note = fmt.Sprintf("a micro-batch of %d does not fit in one device's memory", mb)
 		return res
 	}
 	res.StepTime = rep.Training.StepTime
@@ -197,6 +282,12 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 	res.Samples, res.InRange = b.Converge(gbs)
 	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
 	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
+	if b.EvalOffClock {
+		res.Evals = 0
+		res.Total = res.StepTime * model.Seconds(res.Steps)
+		res.Note = rangeNote(&b, res.InRange, gbs, b.Note)
+		return res
+	}
 	// Evaluation: inference at the per-device batch over the eval set.
 	isc := sim.Default()
 	isc.Batch = gbs / devs
@@ -217,14 +308,19 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 	perEval := model.Seconds(float64(irep.Inference.TTFT) * math.Ceil(float64(b.EvalSamples)/float64(gbs)))
 	res.EvalTime = perEval * model.Seconds(res.Evals)
 	res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
-	res.Note = b.Note
-	if !res.InRange {
-		if res.Note != "" {
-			res.Note += "; "
-		}
-		res.Note += fmt.Sprintf("global batch %d is outside the RCPs (%d to %d): the nearest RCP is used", gbs, b.RCPs[0].BS, b.RCPs[len(b.RCPs)-1].BS)
-	}
+	res.Note = rangeNote(&b, res.InRange, gbs, b.Note)
 	return res
+}
+
+// rangeNote adds to note that gbs lies outside the RCPs when it does.
+func rangeNote(b *TrainingBenchmark, inRange bool, gbs int, note string) string {
+	if inRange {
+		return note
+	}
+	if note != "" {
+		note += "; "
+	}
+	return note + fmt.Sprintf("global batch %d is outside the RCPs (%d to %d): the nearest RCP is used", gbs, b.RCPs[0].BS, b.RCPs[len(b.RCPs)-1].BS)
 }
 
 // hasPeak reports whether p has a peak of its own for d.

@@ -443,8 +443,32 @@ func OneShotTime(c Collective, l Link) Seconds {
 // Either phase's time is then multiplied by exp(residual) of its table and
 // is never less than the plain roofline F/peak, bytes/bandwidth.
 func (p *Processor) AttentionCost(a Attention) Cost {
-	d, _ := p.Supported(a.DType)
-	peak, _ := p.Peak(d)
+	d, peak, _ := p.supportedPeak(a.DType)
+	return p.attentionCost(a, d, peak)
+}
+
+// CappedAttentionCost is Capped(AttentionCost(a)), the peak looked up
+// once: the cost of an attention kernel priced anew (a decode step's, at
+// every context) as a caller of both would have it.
+func (p *Processor) CappedAttentionCost(a Attention) Cost {
+	d, peak, ok := p.supportedPeak(a.DType)
+	return p.capped(p.attentionCost(a, d, peak), peak, ok)
+}
+
+// supportedPeak returns Supported(d) and Peak of it, looking the peak up
+// once when d has its own.
+func (p *Processor) supportedPeak(d DType) (DType, FLOPRate, bool) {
+	if r, ok := p.Peak(d); ok {
+		return d.Peak(), r, true
+	}
+	s, _ := p.Supported(d)
+	r, ok := p.Peak(s)
+	return s, r, ok
+}
+
+// attentionCost is AttentionCost on d, the supported type of a.DType,
+// whose peak is peak.
+func (p *Processor) attentionCost(a Attention, d DType, peak FLOPRate) Cost {
 	e := &p.Eff.Attention
 	mla := IsMLA(a) && p.Eff.MLA.Source != ""
 	if mla {

@@ -120,10 +120,18 @@ func (p *Processor) Utilisation(c Cost) (compute, memory float64) {
 	if c.Time <= 0 {
 		return 0, 0
 	}
-	if c.FLOPs > 0 {
-		if pk, ok := p.Peak(c.DType); ok {
-			compute = clamp01(float64(c.FLOPs) / (float64(pk) * float64(c.Time)))
-		}
+	pk, ok := p.Peak(c.DType)
+	return p.utilisation(c, pk, ok)
+}
+
+// utilisation is Utilisation with the peak of c.DType given (ok: the
+// device has one).
+func (p *Processor) utilisation(c Cost, pk FLOPRate, ok bool) (compute, memory float64) {
+	if c.Time <= 0 {
+		return 0, 0
+	}
+	if c.FLOPs > 0 && ok {
+		compute = clamp01(float64(c.FLOPs) / (float64(pk) * float64(c.Time)))
 	}
 	if c.Bytes > 0 && p.Bandwidth > 0 {
 		memory = clamp01(float64(c.Bytes) / (float64(p.Bandwidth) * float64(c.Time)))
@@ -142,6 +150,19 @@ func clamp01(x float64) float64 {
 // the cap: Idle for a kernel that takes no time (no load); 0 when p has
 // no power model.
 func (p *Processor) Power(c Cost) Watts {
+	if !p.PowerModel.Valid() {
+		return 0
+	}
+	var pk FLOPRate
+	var ok bool
+	if c.FLOPs > 0 && c.Time > 0 { // what utilisation reads it for
+		pk, ok = p.Peak(c.DType)
+	}
+	return p.power(c, pk, ok)
+}
+
+// power is Power with the peak of c.DType given (ok: the device has one).
+func (p *Processor) power(c Cost, pk FLOPRate, ok bool) Watts {
 	pw := &p.PowerModel
 	if !pw.Valid() {
 		return 0
@@ -149,7 +170,7 @@ func (p *Processor) Power(c Cost) Watts {
 	if c.Time <= 0 {
 		return pw.Idle
 	}
-	uc, um := p.Utilisation(c)
+	uc, um := p.utilisation(c, pk, ok)
 	a := math.Min(1, pw.Static+pw.Compute*uc+pw.Memory*um)
 	return pw.Idle + Watts(float64(pw.Cap-pw.Idle)*a)
 }
@@ -161,7 +182,18 @@ func (p *Processor) Power(c Cost) Watts {
 // hides it under its traffic), and the kernel draws the limit. Without a
 // power model, c comes back with Power 0.
 func (p *Processor) Capped(c Cost) Cost {
-	w := p.Power(c)
+	var pk FLOPRate
+	var ok bool
+	if p.PowerModel.Valid() && c.FLOPs > 0 && c.Time > 0 { // what utilisation reads it for
+		pk, ok = p.Peak(c.DType)
+	}
+	return p.capped(c, pk, ok)
+}
+
+// capped is Capped with the peak of c.DType given (ok: the device has
+// one).
+func (p *Processor) capped(c Cost, pk FLOPRate, ok bool) Cost {
+	w := p.power(c, pk, ok)
 	c.Power = w
 	pw := &p.PowerModel
 	lim := pw.limit()

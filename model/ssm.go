@@ -11,12 +11,19 @@ import "math"
 // update that decoding runs. A sequence carries a constant-size state in
 // place of a KV cache: Heads·HeadDim·State elements of the SSM state and
 // (Heads·HeadDim + 2·Groups·State)·(Conv−1) of the convolution's.
+//
+// With Delta set it is the mixer of a Gated DeltaNet layer instead (see
+// delta.go): the same shapes name the value heads (Heads) of width
+// HeadDim, the key width (State) and the key heads (Groups) whose
+// queries and keys the value heads share, as B and C are shared in
+// Mamba-2; the state of a head is State × HeadDim.
 type Scan struct {
 	Batch, Tokens     int // sequences, new tokens per sequence
 	Heads, HeadDim    int // SSM heads and their width: d_inner = Heads·HeadDim
 	State, Groups     int // d_state N, and the groups sharing B and C
 	Conv, Chunk       int // convolution width (4) and SSD chunk length (256); Chunk 0 means Tokens
 	DType, StateDType DType
+	Delta             bool // the gated delta rule (Gated DeltaNet) in place of the SSD scan
 }
 
 func (s Scan) dims() (b, t, hp, n, g, w, q float64) {
@@ -39,6 +46,9 @@ func (s Scan) Decode() bool { return s.Tokens == 1 }
 // N·H·P (the paper's SSD cost). The recurrent update of one token: the
 // state decayed and added to B⊗x (3·N·H·P FLOPs) and read out by C (2·N·H·P).
 func (s Scan) FLOPs() FLOPs {
+	if s.Delta {
+		return s.deltaFLOPs()
+	}
 	b, t, hp, n, g, w, q := s.dims()
 	conv := 2 * b * t * (hp + 2*g*n) * w
 	if s.Decode() {
@@ -51,6 +61,9 @@ func (s Scan) FLOPs() FLOPs {
 // final state written (StateDType; read and written when decoding, with
 // the convolution's state).
 func (s Scan) Bytes() Bytes {
+	if s.Delta {
+		return s.deltaBytes()
+	}
 	b, t, hp, n, g, w, _ := s.dims()
 	h := float64(max(s.Heads, 0))
 	act := b * t * (2*hp + 2*g*n + h) * s.DType.Size()
@@ -73,6 +86,9 @@ func (s Scan) StateBytes(st DType) Bytes {
 // streaming bandwidth, combined as a roofline with the streaming launch
 // cost; a decode step is a streaming pass over the state.
 func (p *Processor) ScanCost(s Scan) Cost {
+	if s.Delta {
+		return p.deltaCost(s)
+	}
 	if s.Decode() {
 		return p.StreamCost(s.FLOPs(), s.Bytes(), FP32)
 	}

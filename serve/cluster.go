@@ -292,6 +292,7 @@ type cluster struct {
 	done     int       // requests finished end to end
 	linkFree []float64 // when each prefill instance's link is next free
 	xferArea float64   // time requests spent between the pools
+	xferBusy float64   // time the links spent moving KV caches
 	bytesPer model.Bytes
 }
 
@@ -397,6 +398,7 @@ func (c *cluster) transfer(e event, q Request) {
 	ready := start + float64(c.kvTime(src, nd.inst, q.Input))
 	c.linkFree[src] = ready
 	c.xferArea += ready - e.t
+	c.xferBusy += ready - start
 	q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
 	c.m1[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: c.m0[e.id].FirstToken}
 	nd.routed++
@@ -463,6 +465,19 @@ func (c *cluster) result() (*Result, error) {
 				res.Series = l.res.Series
 			}
 		}
+		ms := c.m0
+		if k == 1 {
+			ms = c.m1
+		}
+		for i := range ms {
+			end := ms[i].Finish
+			if k == 0 && c.d.Disaggregated() {
+				end = ms[i].FirstToken // m0 holds the prefill alone
+			}
+			if end > ms[i].Start {
+				pr.InService += end - ms[i].Start
+			}
+		}
 		res.Pools = append(res.Pools, pr)
 		res.Warnings = append(res.Warnings, p.nodes[0].l.p.Warnings()...)
 		// The engine and KV cache reported are the last pool's (the
@@ -487,6 +502,7 @@ func (c *cluster) result() (*Result, error) {
 			}
 		}
 		res.Transfer = statsOf(x)
+		res.TransferBusy = model.Seconds(c.xferBusy)
 		area += c.xferArea
 	}
 	res.Users = c.o.Users
@@ -513,6 +529,10 @@ type PoolResult struct {
 	Preemptions int
 	BusyTime    model.Seconds
 	Utilization float64
+	// InService is the requests' time in the pool's service, summed:
+	// first scheduled to last token there (the prefill's end in a
+	// prefill pool). Over BusyTime it is the mean running batch.
+	InService model.Seconds
 }
 
 // cachedTokens returns the prompt tokens of q the prefix cache holds

@@ -100,7 +100,11 @@ type Result struct {
 	// open loop).
 	Pools    []PoolResult
 	Transfer Stats
-	Users    int
+	// TransferBusy is the time the links between the pools spent moving
+	// KV caches, summed over the transfers (their waits for a busy link
+	// left out).
+	TransferBusy model.Seconds
+	Users        int
 
 	Series   []Sample
 	Warnings []error

@@ -90,6 +90,9 @@ type diag struct {
 	// rowsWanted and classesWanted count the rows the run asked for:
 	// the next run of the runner makes that much room (see Run).
 	rowsWanted, classesWanted int
+	// noRows: phases are priced into their totals alone, without op
+	// and class rows (RunTotals).
+	noRows bool
 }
 
 // opRows returns an empty slice of capacity n for a phase's op rows.
@@ -362,7 +365,7 @@ func (c *coster) gemmCost(g model.GEMM) (model.Cost, float64) {
 // attentionCost is price for an attention kernel, without boxing it.
 func (c *coster) attentionCost(a model.Attention) (model.Cost, float64) {
 	c.check(a.DType)
-	co := c.p.Capped(c.p.AttentionCost(a))
+	co := c.p.CappedAttentionCost(a)
 	return co, c.relErr(a, co.DType)
 }
 
@@ -441,6 +444,13 @@ func kindOf(k model.Kernel) string {
 // pass builds the report of one pass over ops, each op's launch priced
 // once and multiplied by its Count.
 func (c *coster) pass(name string, ops []model.Op) PhaseReport {
+	if c.noRows {
+		var a phaseAcc
+		c.accumulate(&a, ops, 1)
+		ph := PhaseReport{Name: name, Steps: 1}
+		a.into(&ph)
+		return ph
+	}
 	ph := PhaseReport{Name: name, Steps: 1, Ops: c.opRows(len(ops))}
 	for _, o := range ops {
 		if o.Count <= 0 || o.Kernel == nil {

@@ -80,7 +80,11 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 // last decompositions ops0 and ops1 are alike into rep (see the comment
 // at the top of the file).
 func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int) {
-	*rep = PhaseReport{Name: "decode", Steps: steps, Ops: c.opRows(len(ops0))}
+	*rep = PhaseReport{Name: "decode", Steps: steps}
+	if !c.noRows {
+		rep.Ops = c.opRows(len(ops0))
+	}
+	var a phaseAcc
 	n := float64(steps)
 	for i, o := range ops0 {
 		if o.Count <= 0 || o.Kernel == nil {
@@ -105,7 +109,15 @@ func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int) 
 			row.Bound, row.DType = s.bound(), s.dtype
 			row.Energy = model.Joules(cnt * s.energy)
 		}
+		if c.noRows {
+			a.addRow(&row)
+			continue
+		}
 		rep.Ops = append(rep.Ops, row)
+	}
+	if c.noRows {
+		a.into(rep)
+		return
 	}
 	c.totalIn(rep)
 }
@@ -239,7 +251,10 @@ func (c *coster) priceBetween(k0, k1 model.Kernel, i, n int) (model.Cost, float6
 		b := k1.(model.Attention)
 		a.Batch, a.Heads, a.KVHeads = lerp(a.Batch, b.Batch, i, n), lerp(a.Heads, b.Heads, i, n), lerp(a.KVHeads, b.KVHeads, i, n)
 		a.QLen, a.KVLen, a.HeadDim = lerp(a.QLen, b.QLen, i, n), lerp(a.KVLen, b.KVLen, i, n), lerp(a.HeadDim, b.HeadDim, i, n)
-		return c.priceAttention(a)
+		// Priced without the price cache: a step's attention at its own
+		// context seldom recurs outside its generation, whose sum the
+		// cache keeps (sumOver), and would only evict kernels that do.
+		return c.attentionCost(a)
 	case model.GEMM:
 		b := k1.(model.GEMM)
 		a.M, a.K, a.N, a.Batch = lerp(a.M, b.M, i, n), lerp(a.K, b.K, i, n), lerp(a.N, b.N, i, n), lerp(a.Batch, b.Batch, i, n)
@@ -290,6 +305,10 @@ func lerpKernel(k0, k1 model.Kernel, i, n int) model.Kernel {
 
 // decodeEachStep decomposes and prices every decode step.
 func (r *runner) decodeEachStep(ph Phase, first, steps int, extra []model.Op) (*PhaseReport, error) {
+	// The steps are summed row by row: priced with their rows, whatever
+	// the run asked for.
+	defer func(noRows bool) { r.diag.noRows = noRows }(r.diag.noRows)
+	r.diag.noRows = false
 	var rep *PhaseReport
 	for i := 0; i < steps; i++ {
 		ph.Context = first + i

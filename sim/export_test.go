@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
 )
 
 type hwSystem = hardware.System
@@ -31,4 +33,28 @@ func WithoutCaches(f func()) {
 	runners = &sync.Pool{New: func() any { return new(runner) }}
 	defer func() { runners = saved }()
 	f()
+}
+
+// PrefillChecks prices the prefill of sc without rows on a runner with
+// caches, twice (the second time from the running totals the first
+// left), and returns the data types each checked.
+func PrefillChecks(s *hwSystem, w Workload, sc Scenario) (first, again [32]bool, err error) {
+	sc = sc.normalized()
+	r := &runner{prices: new([2]priceCache), chunks: new(chunkCache), prefix: new(prefixCache)}
+	for i := range 2 {
+		r.init(s, w, sc, w.Shape(), s.Device.Processor())
+		r.diag.noRows = true
+		var ph PhaseReport
+		var ws model.Bytes
+		ok, err := r.prefillTotals(&ph, &ws, nil)
+		if err != nil || !ok {
+			return first, again, fmt.Errorf("prefillTotals: %v, %v", ok, err)
+		}
+		if i == 0 {
+			first = r.diag.checked
+		} else {
+			again = r.diag.checked
+		}
+	}
+	return first, again, nil
 }

@@ -21,6 +21,7 @@ type passEntry struct {
 	key    passKey
 	checks uint32 // the data types checked while pricing it, by bit
 	ph     PhaseReport
+	noRows bool // ph has its totals alone (RunTotals)
 }
 
 // A netKey is what a system contributes to prices: the links of its
@@ -59,7 +60,7 @@ func (c *coster) passHit(k passKey) (PhaseReport, bool) {
 	pc := c.pc
 	for i := range pc.passes {
 		e := &pc.passes[i]
-		if e.gen != pc.gen || e.key != k {
+		if e.gen != pc.gen || e.key != k || (e.noRows && !c.noRows) {
 			continue
 		}
 		for d := model.DType(0); d < 32; d++ {
@@ -68,6 +69,10 @@ func (c *coster) passHit(k passKey) (PhaseReport, bool) {
 			}
 		}
 		ph := e.ph
+		if c.noRows {
+			ph.Ops, ph.Classes = nil, nil
+			return ph, true
+		}
 		ph.Ops = append(c.opRows(len(e.ph.Ops)), e.ph.Ops...)
 		ph.Classes = append(c.classRows(len(e.ph.Classes)), e.ph.Classes...)
 		return ph, true
@@ -82,7 +87,7 @@ func (c *coster) passStore(k passKey, ph *PhaseReport) {
 	e := &pc.passes[pc.next]
 	pc.next = (pc.next + 1) % passSlots
 	ops, classes := append(e.ph.Ops[:0], ph.Ops...), append(e.ph.Classes[:0], ph.Classes...)
-	*e = passEntry{gen: pc.gen, key: k, checks: c.calls, ph: *ph}
+	*e = passEntry{gen: pc.gen, key: k, checks: c.calls, ph: *ph, noRows: c.noRows}
 	e.ph.Ops, e.ph.Classes = ops, classes
 }
 

@@ -31,6 +31,12 @@ type runner struct {
 	prices  *[2]priceCache
 	decomps *opsCache
 	chunks  *chunkCache // a chunked prefill's chunks (opscache.go); nil for none
+	// prefix is the running totals of the last chunked prefill priced
+	// without rows (totals.go); nil for none.
+	prefix *prefixCache
+	// chunkPrices are the prices of chunks of a chunked prefill
+	// (totals.go); nil for none.
+	chunkPrices *chunkPrices
 	// ctxWarning is room for the run's warning that the lengths exceed
 	// the model's trained context (allocated with the report); nil for
 	// none.
@@ -50,6 +56,11 @@ type runner struct {
 // does not fit in memory is not an error: Report.Memory says so, and by
 // how much.
 func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
+	return run(sys, w, sc, false)
+}
+
+// run is Run, or RunTotals when totals.
+func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, error) {
 	if sys == nil || sys.Device == nil {
 		return nil, errors.New("sim: no system")
 	}
@@ -75,6 +86,9 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	r := runners.Get().(*runner)
 	defer r.release()
 	r.init(sys, w, sc, shape, p)
+	// Rows are left out of an inference pass that does not need them:
+	// the host pipeline of eager execution is timed from its rows.
+	r.diag.noRows = totals && sc.Mode == Inference && sc.Exec != ExecEager
 	// The report and its results, allocated together, and room for its
 	// rows as many as the runner's last run wanted (a sweep's or a
 	// serving loop's runs want alike): small objects, not one large
@@ -92,8 +106,10 @@ func Run(sys *hardware.System, w Workload, sc Scenario) (*Report, error) {
 	}}
 	r.rep = &out.rep
 	r.rep.Warnings, r.ctxWarning = out.warns[:0], &out.ctx
-	r.diag.freeRows, r.diag.freeClasses = make([]OpRow, r.rowsHint), make([]ClassRow, r.classesHint)
-	defer func() { r.rowsHint, r.classesHint = r.diag.rowsWanted, r.diag.classesWanted }()
+	if !r.diag.noRows {
+		r.diag.freeRows, r.diag.freeClasses = make([]OpRow, r.rowsHint), make([]ClassRow, r.classesHint)
+		defer func() { r.rowsHint, r.classesHint = r.diag.rowsWanted, r.diag.classesWanted }()
+	}
 	var err error
 	if sc.Mode == Training {
 		err = r.training()
@@ -144,7 +160,7 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 // collect at every point. Nothing of a runner outlives its Run: reports
 // copy what they keep.
 var runners = &sync.Pool{New: func() any {
-	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache)}
+	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache), chunkPrices: new(chunkPrices)}
 }}
 
 // release returns r to runners, dropping what it references.
@@ -248,12 +264,18 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	sc, rep := r.sc, r.rep
 	rep.Inference = res
 
-	ops, working, err := r.prefillOps(r.ppTransfer(sc.Batch*sc.Input), true)
-	if err != nil {
+	var working model.Bytes
+	if ok, err := r.prefillTotals(&res.Prefill, &working, r.ppTransfer(sc.Batch*sc.Input)); err != nil {
 		return err
+	} else if !ok {
+		var ops []model.Op
+		ops, working, err = r.prefillOps(r.ppTransfer(sc.Batch*sc.Input), true)
+		if err != nil {
+			return err
+		}
+		res.Prefill = r.c.passOnce("prefill", r.decomps.idOf(ops), ops)
+		r.eager(&res.Prefill)
 	}
-	res.Prefill = r.c.passOnce("prefill", r.decomps.idOf(ops), ops)
-	r.eager(&res.Prefill)
 	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
 	res.E2E, res.E2ELow, res.E2EHigh = res.TTFT, res.TTFTLow, res.TTFTHigh
 

@@ -10,17 +10,18 @@ import (
 // The mixers and MLPs a layer of a transformer may have (layer_types and
 // mlp_types).
 const (
-	MixerFull    = "full"    // attention over the whole context
-	MixerSliding = "sliding" // attention over the last window tokens
-	MixerMamba   = "mamba"   // a Mamba-2 state-space mixer
-	MixerNone    = "none"    // no mixer (an MLP-only layer of Nemotron-H)
+	MixerFull    = "full"     // attention over the whole context
+	MixerSliding = "sliding"  // attention over the last window tokens
+	MixerMamba   = "mamba"    // a Mamba-2 state-space mixer
+	MixerDelta   = "deltanet" // a Gated DeltaNet linear-attention mixer
+	MixerNone    = "none"     // no mixer (an MLP-only layer of Nemotron-H)
 	MLPDense     = "dense"
 	MLPMoE       = "moe"
 	MLPNone      = "none"
 )
 
 var (
-	mixerKinds = []string{MixerFull, MixerSliding, MixerMamba, MixerNone}
+	mixerKinds = []string{MixerFull, MixerSliding, MixerMamba, MixerDelta, MixerNone}
 	mlpKinds   = []string{MLPDense, MLPMoE, MLPNone}
 )
 
@@ -28,16 +29,17 @@ var (
 // list has one op per kind of kernel with Count the layers that run it,
 // so it is as short for a hybrid of any pattern as for a plain model.
 type layerCounts struct {
-	full, sliding, mamba int // mixers
-	dense, moe           int // MLPs
+	full, sliding, mamba, delta int // mixers
+	dense, moe                  int // MLPs
 }
 
 func (n layerCounts) attn() int   { return n.full + n.sliding }
-func (n layerCounts) mixers() int { return n.full + n.sliding + n.mamba }
+func (n layerCounts) mixers() int { return n.full + n.sliding + n.mamba + n.delta }
 func (n layerCounts) mlps() int   { return n.dense + n.moe }
 
 // mixerOf returns layer i's mixer: layer_types, else sliding when a
 // window is set, mamba for a model with a state space and no attention
+// heads, deltanet for one with linear_value_heads and no attention
 // heads, full otherwise.
 func (c *Config) mixerOf(i int) string {
 	switch {
@@ -47,6 +49,8 @@ func (c *Config) mixerOf(i int) string {
 		return MixerSliding
 	case c.SSMState > 0 && c.Heads == 0:
 		return MixerMamba
+	case c.LinearValueHeads > 0 && c.Heads == 0:
+		return MixerDelta
 	}
 	return MixerFull
 }
@@ -62,7 +66,7 @@ func (c *Config) mlpOf(i int) string {
 		return MLPDense
 	case c.Experts > 0:
 		return MLPMoE
-	case c.FFN > 0 || c.SSMState == 0:
+	case c.FFN > 0 || c.SSMState == 0 && c.LinearValueHeads == 0:
 		return MLPDense
 	}
 	return MLPNone
@@ -80,6 +84,8 @@ func (c *Config) counts() layerCounts {
 			n.sliding++
 		case MixerMamba:
 			n.mamba++
+		case MixerDelta:
+			n.delta++
 		}
 		switch c.mlpOf(i) {
 		case MLPDense:
@@ -116,6 +122,7 @@ func archDefaults(c *Config) {
 			c.SSMChunk = 256
 		}
 	}
+	deltaDefaults(c)
 }
 
 // validateArch checks the keys of this file, with the layer counts n.
@@ -203,6 +210,7 @@ func validateArch(c *Config, n layerCounts, bad func(key, format string, args ..
 	if n.mamba == 0 && c.SSMState > 0 {
 		bad("ssm_state", "set, but no layer is \"mamba\" in layer_types")
 	}
+	validateDelta(c, n, bad, size)
 }
 
 // attnParams counts one attention mixer's parameters (no norm before it).
@@ -233,6 +241,9 @@ func attnParams(c *Config, qkvBias, outBias bool) float64 {
 	}
 	if c.QKNorm {
 		p += 2 * hd
+	}
+	if c.AttnOutputGate {
+		p += d * h * hd // q_proj's second half: the gate
 	}
 	if c.AttentionSinks {
 		p += h
@@ -265,6 +276,9 @@ func moeParams(c *Config, act string, bias bool) (layer, expert float64) {
 	if c.SharedExperts > 0 {
 		layer += ffnParams(d, float64(c.SharedExperts)*float64(c.ExpertFFN), act, bias)
 	}
+	if c.SharedExpertGate {
+		layer += d
+	}
 	return layer, expert
 }
 
@@ -273,7 +287,7 @@ func moeParams(c *Config, act string, bias bool) (layer, expert float64) {
 // parameters.
 func layerParams(c *Config, n layerCounts, b *breakdown, normP, qkvAttn float64, bias bool) {
 	L := float64(c.Layers)
-	b.layers = float64(n.attn())*qkvAttn + float64(n.mamba)*mambaParams(c)
+	b.layers = float64(n.attn())*qkvAttn + float64(n.mamba)*mambaParams(c) + float64(n.delta)*deltaParams(c)
 	if n.dense > 0 {
 		b.layers += float64(n.dense) * ffnParams(float64(c.DModel), float64(c.FFN), c.Activation, bias)
 	}
@@ -308,7 +322,7 @@ func (c *Config) expertDType(w model.DType) model.DType {
 
 // String lists the counts, for messages.
 func (n layerCounts) String() string {
-	return fmt.Sprintf("%d full, %d sliding, %d mamba; %d dense, %d moe", n.full, n.sliding, n.mamba, n.dense, n.moe)
+	return fmt.Sprintf("%d full, %d sliding, %d mamba, %d deltanet; %d dense, %d moe", n.full, n.sliding, n.mamba, n.delta, n.dense, n.moe)
 }
 
 // splitErrors checks that tensor parallelism tp and expert parallelism ep
@@ -337,6 +351,10 @@ func (m *Model) splitErrors(tp, ep int) []string {
 		if c.SSMGroups%tp != 0 && tp%c.SSMGroups != 0 {
 			errs = append(errs, fmt.Sprintf("tp %d neither divides the %d ssm_groups nor is a multiple of them", tp, c.SSMGroups))
 		}
+	}
+	if n.delta > 0 {
+		div("linear_value_heads (tp)", c.LinearValueHeads, tp)
+		div("linear_key_heads (tp)", c.LinearKeyHeads, tp)
 	}
 	if ep > 1 && c.Experts == 0 {
 		errs = append(errs, fmt.Sprintf("ep %d: the model has no experts", ep))
@@ -367,7 +385,7 @@ func (c *Config) kvLocal(tp int) int { return max(1, c.KVHeads/max(tp, 1)) }
 // attention layer holds every token, a sliding one at most window; a
 // latent (MLA) cache is whole on every rank, as every rank's heads read
 // the one latent; replicated KV heads are held by every rank that uses
-// them; a Mamba layer holds its constant state.
+// them; a Mamba or Gated DeltaNet layer holds its constant state.
 func (m *Model) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
 	c, n := &m.cfg, m.n
 	if c.Kind != Decoder || tokens < 0 {
@@ -379,6 +397,9 @@ func (m *Model) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
 	e := float64(n.full)*t*per + float64(n.sliding)*min(t, float64(c.Window))*per
 	if n.mamba > 0 {
 		e += float64(n.mamba) * m.ssmStateElems(tp)
+	}
+	if n.delta > 0 {
+		e += float64(n.delta) * m.deltaStateElems(tp)
 	}
 	return kv.Bytes(e)
 }

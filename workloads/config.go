@@ -77,6 +77,18 @@ type Config struct {
 	SSMConv    int `toml:"ssm_conv"`     // convolution width, default 4
 	SSMChunk   int `toml:"ssm_chunk"`    // SSD chunk length, default 256
 
+	// Gated DeltaNet linear-attention layers ("deltanet" in layer_types;
+	// Qwen3-Next's linear_attention layers).
+	LinearKeyHeads   int `toml:"linear_key_heads"`      // query and key heads, default linear_value_heads
+	LinearValueHeads int `toml:"linear_value_heads"`    // value heads, each with a key_dim × value_dim state
+	LinearKeyDim     int `toml:"linear_key_head_dim"`   // d_k
+	LinearValueDim   int `toml:"linear_value_head_dim"` // d_v, default d_k
+	LinearConv       int `toml:"linear_conv"`           // short convolution width, default 4
+	LinearChunk      int `toml:"linear_chunk"`          // chunk length of the chunked form, default 64
+
+	AttnOutputGate   bool `toml:"attn_output_gate"`   // gated attention: q_proj also yields a sigmoid gate on the attention output (Qwen3-Next)
+	SharedExpertGate bool `toml:"shared_expert_gate"` // a sigmoid gate (d_model → 1) scales the shared experts' output (Qwen2-MoE, Qwen3-Next)
+
 	// Vision transformers and CNNs.
 	ImageSize  int   `toml:"image_size"`
 	PatchSize  int   `toml:"patch_size"`

@@ -28,7 +28,8 @@
 // (model.GroupedGEMM: t·top_k routed rows over the expected number of
 // distinct experts under uniform routing, E·(1 − (1 − k/E)^t)), then the
 // shared experts. Layers may differ (layer_types, mlp_types): full or
-// sliding-window attention, multi-head latent attention, Mamba-2 mixers,
+// sliding-window attention, multi-head latent attention, Mamba-2 and
+// Gated DeltaNet mixers,
 // dense or MoE MLPs; each kind of kernel appears once with Count the
 // layers that run it. With TP > 1, heads, FFN columns and the vocabulary
 // are split over the ranks (KV heads replicated when TP exceeds them) and
@@ -105,7 +106,7 @@
 //
 //	window          sliding window (tokens) of "sliding" layers; at most
 //	                max_context; alone, every layer is sliding
-//	layer_types     one mixer per layer: full | sliding | mamba | none
+//	layer_types     one mixer per layer: full | sliding | mamba | deltanet | none
 //	mlp_types       one MLP per layer: dense | moe | none
 //	qk_norm         RMSNorm of every query and key head
 //	sandwich_norm   norms after the attention and the MLP too
@@ -116,6 +117,12 @@
 //	ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk
 //	                Mamba-2 mixers (defaults: head dim 64, 1 group, conv
 //	                4, chunk 256)
+//	linear_value_heads, linear_key_heads, linear_key_head_dim,
+//	linear_value_head_dim, linear_conv, linear_chunk
+//	                Gated DeltaNet mixers ("deltanet" layers; defaults: key
+//	                heads = value heads, d_v = d_k, conv 4, chunk 64)
+//	attn_output_gate  gated attention: q_proj also yields a sigmoid gate
+//	shared_expert_gate  a sigmoid gate (d_model → 1) on the shared experts
 //
 // Vision transformers:
 //

@@ -21,6 +21,7 @@ var HFArchitectures = []string{
 	"Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Phi3ForCausalLM",
 	"Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "FalconForCausalLM", "DeepseekV2ForCausalLM",
 	"DeepseekV3ForCausalLM", "GptOssForCausalLM", "Mamba2ForCausalLM", "NemotronHForCausalLM",
+	"Qwen3NextForCausalLM",
 }
 
 // ErrUnsupportedArchitecture is wrapped by LoadHF for an architecture it
@@ -318,7 +319,7 @@ func (h *hfReader) config() Config {
 	case "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Phi3ForCausalLM",
 		"Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "FalconForCausalLM", "DeepseekV2ForCausalLM",
 		"DeepseekV3ForCausalLM", "GptOssForCausalLM", "Mamba2ForCausalLM", "NemotronHForCausalLM",
-		"JambaForCausalLM", "MambaForCausalLM":
+		"Qwen3NextForCausalLM", "JambaForCausalLM", "MambaForCausalLM":
 		h.today(&c, arch)
 	default:
 		known := append([]string(nil), HFArchitectures...)
@@ -337,7 +338,10 @@ var hfKeys = map[string][]string{
 	"max_context": {"max_position_embeddings", "n_positions"}, "experts": {"num_local_experts"},
 	"top_k": {"num_experts_per_tok"}, "expert_ffn": {"intermediate_size"},
 	"image_size": {"image_size"}, "patch_size": {"patch_size"}, "channels": {"num_channels"},
-	"type_vocab": {"type_vocab_size"},
+	"type_vocab":       {"type_vocab_size"},
+	"linear_key_heads": {"linear_num_key_heads"}, "linear_value_heads": {"linear_num_value_heads"},
+	"linear_key_head_dim": {"linear_key_head_dim"}, "linear_value_head_dim": {"linear_value_head_dim"},
+	"linear_conv": {"linear_conv_kernel_dim"},
 }
 
 // locate renames the Config keys in err's *ConfigErrors to config.json

@@ -10,7 +10,7 @@ import (
 
 // today reads the config.json of today's families into c: Gemma 2 and 3,
 // Phi-3/Phi-4, Qwen3 and Qwen3-MoE, Falcon, DeepSeek-V2/V3, gpt-oss,
-// Mamba-2 and Nemotron-H. Jamba and Mamba (1) are refused: their Mamba-1
+// Mamba-2, Nemotron-H and Qwen3-Next. Jamba and Mamba (1) are refused: their Mamba-1
 // mixers are not modelled. The keys each reads are those of the
 // transformers configuration classes of the same names.
 func (h *hfReader) today(c *Config, arch string) {
@@ -43,7 +43,7 @@ func (h *hfReader) today(c *Config, arch string) {
 		c.HeadDim = h.int("head_dim", 0)
 	}
 	for _, k := range []string{"attention_bias", "mlp_bias"} {
-		if arch != "GptOssForCausalLM" && arch != "Qwen3ForCausalLM" && arch != "Qwen3MoeForCausalLM" && h.bool(k, false) {
+		if arch != "GptOssForCausalLM" && arch != "Qwen3ForCausalLM" && arch != "Qwen3MoeForCausalLM" && arch != "Qwen3NextForCausalLM" && h.bool(k, false) {
 			h.bad(k, errors.New("biases here are not modelled (want false)"))
 		}
 	}
@@ -101,14 +101,17 @@ func (h *hfReader) today(c *Config, arch string) {
 			h.warn(errors.New("partial_rotary_factor: the rotary pass is priced over whole heads"))
 		}
 		h.window(c, false)
-	case "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
+	case "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM":
 		attention()
 		c.QKNorm = true
 		c.TiedEmbeddings = h.bool("tie_word_embeddings", false)
 		c.Activation = h.act("hidden_act", "silu", true)
 		c.Bias = bptr(h.bool("attention_bias", false))
 		c.FFN = h.int("intermediate_size", 0)
-		if arch == "Qwen3MoeForCausalLM" {
+		if arch == "Qwen3NextForCausalLM" {
+			h.qwen3Next(c)
+		}
+		if arch != "Qwen3ForCausalLM" {
 			c.Experts = h.int("num_experts", 0)
 			c.TopK = h.int("num_experts_per_tok", 0)
 			c.ExpertFFN = h.int("moe_intermediate_size", 0)
@@ -131,7 +134,11 @@ func (h *hfReader) today(c *Config, arch string) {
 				c.FFN = 0 // intermediate_size is unused when every layer is MoE
 			}
 		}
-		h.window(c, true)
+		if arch == "Qwen3NextForCausalLM" {
+			h.qwen3NextLayers(c)
+		} else {
+			h.window(c, true)
+		}
 	case "FalconForCausalLM":
 		c.Heads = h.int("num_attention_heads", 0)
 		c.Norm, c.Activation = "layernorm", "gelu"
@@ -260,6 +267,76 @@ func (h *hfReader) today(c *Config, arch string) {
 			}
 		}
 	}
+}
+
+// qwen3Next reads Qwen3-Next's keys beyond Qwen3-MoE's
+// (transformers' Qwen3NextConfig): the Gated DeltaNet mixers, the gated
+// attention (its q_proj always carries the output gate) and the shared
+// expert with its sigmoid gate (Qwen2MoeSparseMoeBlock).
+func (h *hfReader) qwen3Next(c *Config) {
+	c.LinearKeyHeads = h.int("linear_num_key_heads", 16)
+	c.LinearValueHeads = h.int("linear_num_value_heads", 32)
+	c.LinearKeyDim = h.int("linear_key_head_dim", 128)
+	c.LinearValueDim = h.int("linear_value_head_dim", 128)
+	c.LinearConv = h.int("linear_conv_kernel_dim", 4)
+	c.AttnOutputGate = true
+	if c.HeadDim == 0 {
+		c.HeadDim = 256 // Qwen3NextConfig's head_dim
+	}
+	if shared := h.int("shared_expert_intermediate_size", 0); shared > 0 {
+		ffn := h.int("moe_intermediate_size", 0)
+		if ffn <= 0 || shared%ffn != 0 {
+			h.bad("shared_expert_intermediate_size", fmt.Errorf("%d is not a multiple of moe_intermediate_size %d (shared experts are counted in experts' widths)", shared, ffn))
+		} else {
+			c.SharedExperts, c.SharedExpertGate = shared/ffn, true
+		}
+	}
+	if f := h.float("partial_rotary_factor", 0.25); f != 1 {
+		h.warn(fmt.Errorf("partial_rotary_factor %v: the rotary pass is priced over whole heads", f))
+	}
+}
+
+// qwen3NextLayers sets Qwen3-Next's mixers: layer_types
+// ("linear_attention" or "full_attention") when given, else every
+// full_attention_interval-th layer full (default 4), as Qwen3NextConfig
+// derives them.
+func (h *hfReader) qwen3NextLayers(c *Config) {
+	h.bool("use_sliding_window", false)
+	h.int("sliding_window", 0)
+	h.asked["layer_types"] = true
+	if v, ok := h.raw["layer_types"]; ok && v != nil {
+		list, ok := v.([]any)
+		if !ok {
+			h.bad("layer_types", fmt.Errorf("want a list of strings, got %v", v))
+			return
+		}
+		c.LayerTypes = make([]string, 0, min(len(list), maxDim))
+		for i, x := range list {
+			switch x {
+			case "linear_attention":
+				c.LayerTypes = append(c.LayerTypes, MixerDelta)
+			case "full_attention":
+				c.LayerTypes = append(c.LayerTypes, MixerFull)
+			default:
+				h.bad("layer_types", fmt.Errorf("entry %d: unknown layer type %v (want linear_attention or full_attention)", i, x))
+				c.LayerTypes = nil
+				return
+			}
+		}
+		h.int("full_attention_interval", 4)
+		return
+	}
+	every := h.int("full_attention_interval", 4)
+	if every <= 0 {
+		h.bad("full_attention_interval", fmt.Errorf("%d: want a positive layer count", every))
+		return
+	}
+	c.LayerTypes = periodic(c.Layers, func(i int) string {
+		if (i+1)%every == 0 {
+			return MixerFull
+		}
+		return MixerDelta
+	})
 }
 
 // periodic returns n layer kinds from f, or nil for an unusable n.

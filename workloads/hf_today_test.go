@@ -36,6 +36,7 @@ func TestHF_today(t *testing.T) {
 		{file: "llama-3.1-8b.json", catalog: "llama3.1-8b"},
 		{file: "mistral-7b-v0.1.json", catalog: "mistral-7b-v0.1"},
 		{file: "nemotron-h-8b.json", catalog: "nemotron-h-8b"},
+		{file: "qwen3-next-80b-a3b.json", catalog: "qwen3-next-80b-a3b"},
 	}
 	for _, tt := range tests {
 		path := filepath.Join("testdata", "hf", "today", tt.file)
@@ -96,6 +97,47 @@ func TestHF_unknownKeys(t *testing.T) {
 	for _, want := range []string{"moe_layer_freq", "num_experts_per_tok"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want one naming %s", err, want)
+		}
+	}
+}
+
+// TestHF_qwen3Next: Qwen3-Next's layer types come from layer_types when
+// given, else from full_attention_interval, and its bad values are
+// errors naming the key.
+func TestHF_qwen3Next(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "hf", "today", "qwen3-next-80b-a3b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := LoadHF(strings.NewReader(string(src)), "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An explicit list equal to the interval's gives the same model.
+	var types []string
+	for i := 0; i < 48; i++ {
+		if (i+1)%4 == 0 {
+			types = append(types, `"full_attention"`)
+		} else {
+			types = append(types, `"linear_attention"`)
+		}
+	}
+	listed := strings.Replace(string(src), `"full_attention_interval": 4,`, `"layer_types": [`+strings.Join(types, ", ")+`],`, 1)
+	m, err := LoadHF(strings.NewReader(listed), "config.json")
+	if err != nil || m.Params() != base.Params() || m.KVBytes(1000, 1, 2) != base.KVBytes(1000, 1, 2) {
+		t.Errorf("layer_types listed: err %v, params %v against %v", err, m.Params(), base.Params())
+	}
+	tests := []struct{ from, to, key, want string }{
+		{`"full_attention_interval": 4,`, `"layer_types": ["linear_attention", "sliding_attention"],`, "layer_types", "unknown layer type"},
+		{`"full_attention_interval": 4,`, `"full_attention_interval": 0,`, "full_attention_interval", "positive"},
+		{`"shared_expert_intermediate_size": 512,`, `"shared_expert_intermediate_size": 300,`, "shared_expert_intermediate_size", "not a multiple"},
+		{`"linear_num_key_heads": 16,`, `"linear_num_key_heads": 12,`, "linear_num_key_heads", "does not divide"},
+	}
+	for _, tt := range tests {
+		bad := strings.Replace(string(src), tt.from, tt.to, 1)
+		_, err := LoadHF(strings.NewReader(bad), "config.json")
+		if err == nil || !strings.Contains(err.Error(), "config.json:") || !strings.Contains(err.Error(), tt.key+": ") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s → %s: err = %v, want config.json:LINE: %s: ...%s", tt.from, tt.to, err, tt.key, tt.want)
 		}
 	}
 }

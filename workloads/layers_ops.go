@@ -28,12 +28,16 @@ func (m *Model) attnOps(ops []model.Op, ph Phase) []model.Op {
 	t := b * s
 	hd, hq, hkv := c.HeadDim, c.Heads/tp, c.kvLocal(tp)
 	A := n.attn()
+	qw := hd // a query head's width in q_proj: twice with the output gate
+	if c.AttnOutputGate {
+		qw = 2 * hd
+	}
 	if ph.PerHead {
-		ops = addOp(ops, StageAttention, "attn.q", model.ClassQKV, A, withBatch(phaseGEMM(ph, t, c.DModel, hd), hq))
+		ops = addOp(ops, StageAttention, "attn.q", model.ClassQKV, A, withBatch(phaseGEMM(ph, t, c.DModel, qw), hq))
 		ops = addOp(ops, StageAttention, "attn.k", model.ClassQKV, A, withBatch(phaseGEMM(ph, t, c.DModel, hd), hkv))
 		ops = addOp(ops, StageAttention, "attn.v", model.ClassQKV, A, withBatch(phaseGEMM(ph, t, c.DModel, hd), hkv))
 	} else {
-		ops = addOp(ops, StageAttention, "attn.qkv", model.ClassQKV, A, phaseGEMM(ph, t, c.DModel, (hq+2*hkv)*hd))
+		ops = addOp(ops, StageAttention, "attn.qkv", model.ClassQKV, A, phaseGEMM(ph, t, c.DModel, hq*qw+2*hkv*hd))
 	}
 	if c.QKNorm {
 		ops = addOp(ops, StageAttention, "attn.qk_norm", model.ClassNorm, A, ew("rmsnorm", float64(t)*float64((hq+hkv)*hd), flopsRMSNorm, 1, 1, ph.Act))
@@ -49,6 +53,10 @@ func (m *Model) attnOps(ops []model.Op, ph Phase) []model.Op {
 	if n.sliding > 0 { // boxed only when used
 		core.Window = c.Window
 		ops = addOp(ops, StageAttention, "attn.core.sliding", model.ClassAttention, n.sliding, core)
+	}
+	if c.AttnOutputGate {
+		// o·sigmoid(gate) before o_proj (transformers' Qwen3NextAttention).
+		ops = addOp(ops, StageAttention, "attn.output_gate", model.ClassElementwise, A, ew("sigmoid-mul", float64(t)*float64(hq*hd), flopsSiLUMul, 2, 1, ph.Act))
 	}
 	ops = addOp(ops, StageAttention, "attn.out", model.ClassOutProj, A, phaseGEMM(ph, t, hq*hd, c.DModel))
 	return ops
@@ -178,6 +186,13 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 	}
 	if c.SharedExperts > 0 {
 		ops = m.ffnOps(ops, &sharedNames, model.ClassExperts, n.moe, 1, t, c.SharedExperts*c.ExpertFFN/tp, ph)
+	}
+	if c.SharedExpertGate {
+		// sigmoid(x·w_gate)·shared(x): a d_model → 1 projection, replicated
+		// on every rank, and the scaling (vLLM's Qwen3-Next
+		// shared_expert_gate, a ReplicatedLinear).
+		ops = addOp(ops, StageFFN, "shared.expert_gate", model.ClassExperts, n.moe, phaseGEMM(ph, t, c.DModel, 1))
+		ops = addOp(ops, StageFFN, "shared.expert_scale", model.ClassElementwise, n.moe, ew("sigmoid-mul", float64(t)*float64(c.DModel), flopsSiLUMul, 2, 1, ph.Act))
 	}
 	return ops
 }

@@ -157,6 +157,27 @@ func TestSDXLModels(t *testing.T) {
 	}
 }
 
+// TestSD2UNet: Stable Diffusion v2's UNet, diffusers' count for
+// stabilityai/stable-diffusion-2-base unet (865,910,724), with
+// self-attention over the 64² latent positions in 5 heads of 64 and
+// cross-attention to the 77 text tokens of 1,024 channels.
+func TestSD2UNet(t *testing.T) {
+	u := mustResolve(t, "sd2-unet")
+	if u.Params() != 865910724 {
+		t.Errorf("sd2-unet: %.0f parameters, want 865,910,724", u.Params())
+	}
+	var cross, self bool
+	for _, op := range mustOps(t, u, Phase{Kind: Prefill, Batch: 2}) {
+		if a, ok := op.Kernel.(model.Attention); ok && a.QLen == 4096 && a.HeadDim == 64 && a.Heads == 5 && a.Batch == 2 {
+			cross = cross || a.KVLen == 77
+			self = self || a.KVLen == 4096
+		}
+	}
+	if !cross || !self {
+		t.Errorf("sd2-unet at 64²: cross-attention to 77 tokens %v, self-attention %v; want both", cross, self)
+	}
+}
+
 // TestLayers_badInput: the layer kinds beyond a 2-D CNN's report every
 // problem at once, each with its line and key.
 func TestLayers_badInput(t *testing.T) {

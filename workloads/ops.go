@@ -145,6 +145,9 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 	if n.mamba > 0 {
 		ops = m.mambaOps(ops, ph)
 	}
+	if n.delta > 0 {
+		ops = m.deltaOps(ops, ph)
+	}
 	if c.SandwichNorm && n.mixers() > 0 {
 		add("attn.post_norm", StageAttention, model.ClassNorm, n.mixers(), norm)
 	}

@@ -25,6 +25,7 @@ type mlperfTrainingJSON struct {
 	TimeToTrain *float64 `json:"time_to_train_s"`
 	RCPSource   string   `json:"rcp_source,omitempty"`
 	EvalSource  string   `json:"eval_source,omitempty"`
+	Layout      string   `json:"layout_source,omitempty"`
 	Note        string   `json:"note,omitempty"`
 }
 
@@ -55,7 +56,7 @@ func runMLPerfTraining(stdout io.Writer, f format, sys *hardware.System, bench s
 		}
 		r := mlperf.TimeToTrain(sys, b, g, resolve)
 		results = append(results, r)
-		j := mlperfTrainingJSON{Benchmark: b.Name, Round: b.Round, Model: b.Model, Note: r.Note, RCPSource: b.RCPSource, EvalSource: b.EvalSource}
+		j := mlperfTrainingJSON{Benchmark: b.Name, Round: b.Round, Model: b.Model, Note: r.Note, RCPSource: b.RCPSource, EvalSource: b.EvalSource, Layout: b.LayoutSource}
 		if r.Total > 0 {
 			t := float64(r.Total)
 			j.GlobalBatch, j.Samples, j.Steps, j.Evals = r.GlobalBatch, r.Samples, r.Steps, r.Evals
@@ -108,7 +109,11 @@ func runMLPerfTraining(stdout io.Writer, f format, sys *hardware.System, bench s
 	fmt.Fprintln(stdout, "Convergence varies from run to run (MLPerf scores the mean of several runs): this is an expectation.")
 	for _, b := range suite {
 		if b.RCPSource != "" {
-			fmt.Fprintf(stdout, "%s: %s; %s.\n", b.Name, b.RCPSource, b.EvalSource)
+			layout := ""
+			if b.LayoutSource != "" {
+				layout = "; layout: " + b.LayoutSource
+			}
+			fmt.Fprintf(stdout, "%s: %s; %s%s.\n", b.Name, b.RCPSource, b.EvalSource, layout)
 		}
 	}
 	return nil

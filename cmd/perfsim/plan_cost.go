@@ -38,14 +38,19 @@ func (o *planOptions) costing(fs *pflag.FlagSet, q *plan.ServeQuery, dev *hardwa
 		return nil
 	}
 	q.Cost = func(c plan.Candidate, res *serve.Result) (float64, error) {
-		if c.Disagg.Prefill > 0 {
-			// The energy model is of one pool's replicas (docs/serving.md):
-			// a price per GPU-hour (energy included) prices the pools, a
-			// TCO's energy cannot.
-			if p.TCO() {
-				return 0, errors.New("a TCO needs the energy of disaggregated pools, which perfsim does not price yet (give --price)")
+		if d := c.Disagg; d.Prefill > 0 {
+			// Each pool priced at its own load, as serve prices a
+			// disaggregated run (serve_energy_disagg.go).
+			pp, pe, err := q.Deploy(plan.Layout{TP: d.PrefillTP, PP: d.PrefillPP, DType: c.DType, MaxSeqs: c.MaxSeqs})
+			if err != nil {
+				return 0, err
 			}
-			return p.Cost(c.GPUs, res.Duration, 0).Amount / float64(res.Duration/model.Seconds(3600)), nil
+			dp, de, err := q.Deploy(plan.Layout{TP: d.DecodeTP, PP: d.DecodePP, DType: c.DType, MaxSeqs: c.MaxSeqs})
+			if err != nil {
+				return 0, err
+			}
+			dep := serve.Deployment{Serve: serve.Pool{Pricer: pp, Engine: pe, Instances: d.Prefill}, Decode: serve.Pool{Pricer: dp, Engine: de, Instances: d.Decode}}
+			return costPerHour(res, &serveSetup{dep: dep, pricer: pp, w: w, dev: dev, hw: dev.Name, gpus: c.GPUs}, p)
 		}
 		pricer, _, err := q.Deploy(c.Layout)
 		if err != nil {
@@ -64,7 +69,11 @@ func costPerHour(res *serve.Result, s *serveSetup, p *price.Pricing) (float64, e
 		return 0, errors.New("a run of no duration has no cost per hour")
 	}
 	var c float64
-	j, err := serveEnergy(res, s, p)
+	energy := serveEnergy
+	if s.dep.Disaggregated() {
+		energy = serveEnergyDisagg
+	}
+	j, err := energy(res, s, p)
 	switch {
 	case err != nil:
 		return 0, err

@@ -16,24 +16,28 @@ import (
 // serveEnergyJSON is the energy and cost of a serving run at its load
 // (docs/energy.md, "Serving").
 type serveEnergyJSON struct {
-	Boundary     string   `json:"boundary"`
-	Method       string   `json:"method"`
-	BusyW        float64  `json:"busy_w_per_gpu"`
-	IdleW        float64  `json:"idle_w_per_gpu"`
-	AverageW     float64  `json:"average_w_per_gpu"`
-	GPUJ         float64  `json:"gpu_j"`
-	NodeJ        float64  `json:"node_j"`
-	FacilityJ    float64  `json:"facility_j"`
-	PUE          float64  `json:"pue"`
-	JPerOutTok   float64  `json:"j_per_output_token"`
-	OutTokPerJ   float64  `json:"output_tokens_per_j"`
-	Cost         *float64 `json:"cost,omitempty"`
-	Currency     string   `json:"currency,omitempty"`
-	CostInputs   string   `json:"cost_inputs,omitempty"`
-	PerMInput    *float64 `json:"cost_per_million_input_tokens,omitempty"`
-	PerMOutput   *float64 `json:"cost_per_million_output_tokens,omitempty"`
-	PerRequest   *float64 `json:"cost_per_request,omitempty"`
+	Boundary   string   `json:"boundary"`
+	Method     string   `json:"method"`
+	BusyW      float64  `json:"busy_w_per_gpu"`
+	IdleW      float64  `json:"idle_w_per_gpu"`
+	AverageW   float64  `json:"average_w_per_gpu"`
+	GPUJ       float64  `json:"gpu_j"`
+	NodeJ      float64  `json:"node_j"`
+	FacilityJ  float64  `json:"facility_j"`
+	PUE        float64  `json:"pue"`
+	JPerOutTok float64  `json:"j_per_output_token"`
+	OutTokPerJ float64  `json:"output_tokens_per_j"`
+	Cost       *float64 `json:"cost,omitempty"`
+	Currency   string   `json:"currency,omitempty"`
+	CostInputs string   `json:"cost_inputs,omitempty"`
+	PerMInput  *float64 `json:"cost_per_million_input_tokens,omitempty"`
+	PerMOutput *float64 `json:"cost_per_million_output_tokens,omitempty"`
+	PerRequest *float64 `json:"cost_per_request,omitempty"`
+	// Parts splits a disaggregated deployment's GPU energy
+	// (serve_energy_disagg.go); nil for one pool of replicas.
+	Parts        *serveEnergyParts `json:"parts,omitempty"`
 	prefillShare float64
+	shareOf      string // what prefillShare is the share of, for the table
 }
 
 // serveEnergy prices a serving run's energy at its load: while the
@@ -117,6 +121,10 @@ func writeServeEnergy(w io.Writer, j *serveEnergyJSON) error {
 	fmt.Fprintf(tw, "  power\t%v per GPU\tbusy %v, idle %v\n", model.Watts(j.AverageW), model.Watts(j.BusyW), model.Watts(j.IdleW))
 	fmt.Fprintf(tw, "  per output token\t%v\t%s output tokens per J\n", model.Joules(j.JPerOutTok), fnum(j.OutTokPerJ))
 	fmt.Fprintf(tw, "  GPU\t%v\tnode %v, facility %v (PUE %g)\n", model.Joules(j.GPUJ), model.Joules(j.NodeJ), model.Joules(j.FacilityJ), j.PUE)
+	if x := j.Parts; x != nil {
+		fmt.Fprintf(tw, "  GPU by part\tprefill %v, decode %v\tKV transfers %v (%v at the wait power), idle %v\n",
+			model.Joules(x.PrefillJ), model.Joules(x.DecodeJ), model.Joules(x.TransferJ), model.Watts(x.WaitW), model.Joules(x.IdleJ))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -129,7 +137,11 @@ func writeServeEnergy(w io.Writer, j *serveEnergyJSON) error {
 	fmt.Fprintf(tw, "  run\t%s\n", money(*j.Cost))
 	fmt.Fprintf(tw, "  per request\t%s\n", money(*j.PerRequest))
 	if j.PerMInput != nil {
-		fmt.Fprintf(tw, "  per million input tokens\t%s\tthe prefill's share of the time, %.1f%%\n", money(*j.PerMInput), 100*j.prefillShare)
+		of := j.shareOf
+		if of == "" {
+			of = "the prefill's share of the time"
+		}
+		fmt.Fprintf(tw, "  per million input tokens\t%s\t%s, %.1f%%\n", money(*j.PerMInput), of, 100*j.prefillShare)
 	}
 	if j.PerMOutput != nil {
 		fmt.Fprintf(tw, "  per million output tokens\t%s\n", money(*j.PerMOutput))
@@ -142,13 +154,13 @@ func (o *serveOptions) serveEnergy(fs *pflag.FlagSet, res *serve.Result, s *serv
 	if o.energy.powerCap != 0 {
 		return nil, usagef("--power-cap: serve does not apply a power limit yet (simulate and sweep do)")
 	}
-	if s.dep.Disaggregated() {
-		return nil, nil // the energy model is of one pool's replicas (docs/serving.md)
-	}
 	dev := s.dev
 	p, err := o.energy.pricing(fs, dev)
 	if err != nil {
 		return nil, err
+	}
+	if s.dep.Disaggregated() {
+		return serveEnergyDisagg(res, s, p)
 	}
 	return serveEnergy(res, s, p)
 }

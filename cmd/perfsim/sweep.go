@@ -194,7 +194,9 @@ func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, worker
 	for _, d := range s.HW {
 		sw.labels = append(sw.labels, d.CalibrationLabel())
 	}
-	err := streamSweep(ctx, s, sweepOptions{Workers: workers, Progress: progress, Keep: sw.render}, sw.emit)
+	// The CSV prints no per-op or per-class rows.
+	o := sweepOptions{Workers: workers, Progress: progress, Keep: sw.render, Totals: f == formatCSV}
+	err := streamSweep(ctx, s, o, sw.emit)
 	if err == nil {
 		err = sw.close()
 	}

@@ -102,15 +102,37 @@ type sweepOptions struct {
 	// order; it may shrink the result (drop per-op rows) or render it
 	// into Row before it is handed on. Nil keeps everything.
 	Keep func(*sweepResult)
+	// Totals: the reports have no per-op or per-class rows
+	// (sim.RunTotals), for output that prints none.
+	Totals bool
 }
 
-// chunk is the points a worker takes at a time: large enough that the
-// shared counter is not contended, small enough to balance the load.
-const chunk = 64
+// minChunk is the fewest points a worker takes at a time: enough that
+// the shared counter is not contended, few enough to balance the load.
+// maxChunk bounds a chunk of whole runs of the innermost lists
+// (chunkSize).
+const (
+	minChunk = 64
+	maxChunk = 1024
+)
 
-// windowPerWorker is how many chunks each worker may run ahead of the
-// first chunk not yet emitted: the streaming sweep holds at most
-// workers·windowPerWorker·chunk results, whatever the number of points.
+// chunkSize returns the points a worker takes at a time: whole runs of
+// the innermost lists (input and output lengths) when they are not too
+// long, so that a worker runs every length of a batch and its runner
+// keeps what the lengths share from batch to batch (a long prompt's
+// chunked prefill: see sim.RunTotals); else minChunk.
+func (s *sweepSpec) chunkSize() int {
+	inner := len(s.Input) * len(s.Output)
+	if inner <= 0 || inner > maxChunk {
+		return minChunk
+	}
+	return inner * ((minChunk + inner - 1) / inner)
+}
+
+// windowPerWorker is how many chunks of minChunk points each worker may
+// run ahead of the first chunk not yet emitted (two of longer chunks):
+// the streaming sweep holds at most workers·2·maxChunk results, whatever
+// the number of points.
 const windowPerWorker = 4
 
 // maxSweepIndex is the most points a sweep can number: point indices are
@@ -140,7 +162,7 @@ func runSweep(ctx context.Context, s *sweepSpec, o sweepOptions) ([]sweepResult,
 // that the stream recycles.
 type sweepChunk struct {
 	lo  int
-	res [chunk]sweepResult
+	res []sweepResult // chunkSize long
 	n   int
 }
 
@@ -161,13 +183,16 @@ func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*s
 	if total == 0 {
 		return nil
 	}
+	chunk := s.chunkSize()
 	nchunks := (total + chunk - 1) / chunk
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(1, min(workers, nchunks))
-	window := min(workers*windowPerWorker, nchunks)
+	// The window holds windowPerWorker chunks of minChunk points a
+	// worker, or two chunks a worker when they are longer.
+	window := min(max(workers*windowPerWorker*minChunk/chunk, 2*workers), nchunks)
 
 	// Systems and workloads are built once, before the workers start,
 	// and shared read-only: one system per hardware and device count.
@@ -197,6 +222,11 @@ func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*s
 		wls[i] = simWorkload{M: m}
 	}
 
+	run := sim.Run
+	if o.Totals {
+		run = sim.RunTotals
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// tokens bounds the chunks claimed and not yet emitted to window; a
@@ -213,7 +243,7 @@ func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*s
 	}
 	free := make(chan *sweepChunk, window)
 	for range window {
-		free <- new(sweepChunk)
+		free <- &sweepChunk{res: make([]sweepResult, chunk)}
 	}
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
@@ -241,7 +271,7 @@ func streamSweep(ctx context.Context, s *sweepSpec, o sweepOptions, emit func(*s
 					sv := systems[sysKey{r.Point.HW, r.Point.TP * r.Point.PP}]
 					err := sv.err
 					if err == nil {
-						r.Report, err = sim.Run(sv.sys, wls[r.Point.Model], sc)
+						r.Report, err = run(sv.sys, wls[r.Point.Model], sc)
 					}
 					r.Err = err
 					if o.Keep != nil {

@@ -1,0 +1,128 @@
+package mlperf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// Adapter state per parameter under mixed-precision Adam: the bf16
+// weight (2 bytes), its gradient kept in fp32 as Megatron-Core keeps
+// bf16 models' gradients (4), and the fp32 master weight and two
+// moments (12) (Rajbhandari et al. 2020, "ZeRO", §3.1: 16 bytes a
+// parameter with 16-bit gradients; +2 for fp32 gradients).
+const adapterStateBytes = 18
+
+// timeToTrainLayout prices a benchmark that runs with tensor parallelism
+// (TP ranks a replica, sequence parallelism and TP communication overlap
+// on, as NVIDIA's NeMo submissions run them) and, for a LoRA benchmark,
+// frozen base weights: the step from package sim on the adapted
+// workload, its data-parallel gradient reduction and optimizer replaced
+// by the adapters' (exposed: a few MB), and the memory recounted
+// without the base's gradients and optimizer state. Evaluations are
+// forward passes of the eval set over the replicas, each a prefill of
+// Seq tokens on TP devices.
+func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Resolver, res *TrainingResult) {
+	devs, tp, mb := sys.Devices(), max(b.TP, 1), max(b.MicroBatch, 1)
+	if devs%tp != 0 {
+		res.Note = fmt.Sprintf("tensor parallelism %d does not divide the %d devices", tp, devs)
+		return
+	}
+	dp := devs / tp
+	if gbs <= 0 || gbs%(dp*mb) != 0 {
+		res.Note = fmt.Sprintf("the global batch %d does not split over %d data-parallel replicas of micro-batch %d", gbs, dp, mb)
+		return
+	}
+	base, err := resolve(b.Model)
+	if err != nil {
+		res.Note = err.Error()
+		return
+	}
+	w := base
+	var lw lora
+	if b.LoRA != nil {
+		lw = lora{base, *b.LoRA}
+		w = lw
+	}
+	prec := b.Precision
+	if !prec.Valid() {
+		prec = model.BF16
+	}
+	sc := sim.Default()
+	sc.Mode, sc.Batch, sc.Seq, sc.TP, sc.DP, sc.GlobalBatch = sim.Training, mb, b.Seq, tp, dp, gbs
+	sc.SP, sc.TPOverlap = tp > 1, tp > 1
+	sc.Weights, sc.Act, sc.KV = prec, prec, prec
+	rep, err := sim.Run(sys, w, sc)
+	if err != nil {
+		res.Note = err.Error()
+		return
+	}
+	tr := rep.Training
+	step, mem := tr.StepTime, rep.Memory
+	fits := mem.Fits
+	if b.LoRA != nil {
+		ph := sim.Phase{Kind: sim.TrainForward, Batch: mb, Seq: b.Seq, Weights: prec, Act: prec, KV: prec, TP: tp}
+		fwd, err := lw.Ops(ph)
+		if err != nil {
+			res.Note = err.Error()
+			return
+		}
+		ap := lw.adapterParams(fwd)
+		grads := model.Bytes(4 * ap)
+		g := model.Group{Ranks: dp, PerNode: sys.GroupPerNode(dp, tp)}
+		reduce, _ := model.TieredTime(model.AllReduce, grads, g, sys.Intra.Link(), sys.Inter.Link(), model.Auto)
+		// Adam over the adapters: read the fp32 gradient, master weight
+		// and moments, write the master, the moments and the bf16 weight.
+		adam, err := sim.Kernel(sys.Device, model.Elementwise{Kind: "adam", Elements: ap, Work: model.FLOPs(10 * ap),
+			Read: model.Bytes(16 * ap), Written: model.Bytes(14 * ap)}, false)
+		if err != nil {
+			res.Note = err.Error()
+			return
+		}
+		if bd := tr.Breakdown; bd != nil {
+			step += reduce + adam.Time - bd.DPComm - bd.Optimizer
+		}
+		total := mem.Weights + mem.Activations + mem.Reserve + model.Bytes(adapterStateBytes*ap)
+		fits = total <= mem.Usable
+		res.Memory = total
+	} else {
+		res.Memory = mem.Total
+	}
+	res.Usable = mem.Usable
+	if !fits {
+		res.Note = fmt.Sprintf("a micro-batch of %d at tensor parallelism %d does not fit in one device's memory (%.1f GiB of %.1f GiB)",
+			mb, tp, float64(res.Memory)/(1<<30), float64(mem.Usable)/(1<<30))
+		return
+	}
+	res.StepTime = step
+	res.Throughput = float64(gbs) / float64(step)
+	res.Samples, res.InRange = b.Converge(gbs)
+	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
+	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
+	if b.EvalSkip != nil {
+		res.Evals = max(0, res.Evals-b.EvalSkip(gbs))
+	}
+	// One evaluation: each replica runs its share of the eval set, one
+	// sequence at a time, as a prefill on its TP devices.
+	one, err := hardware.NewSystem(sys.Device, tp, 1)
+	if err != nil {
+		res.Note = err.Error()
+		return
+	}
+	isc := sim.Default()
+	isc.Batch, isc.Input, isc.Output, isc.TP = 1, b.Seq, 1, tp
+	isc.MaxNumTokens = b.Seq
+	isc.Weights, isc.Act, isc.KV = prec, prec, prec
+	irep, err := sim.Run(one, base, isc)
+	if err != nil {
+		res.Note = err.Error()
+		return
+	}
+	perEval := model.Seconds(float64(irep.Inference.TTFT) * math.Ceil(float64(b.EvalSamples)/float64(dp)))
+	res.EvalTime = perEval * model.Seconds(res.Evals)
+	res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
+	res.Note = b.Note
+}

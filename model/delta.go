@@ -1,0 +1,129 @@
+package model
+
+// The gated delta rule of a Gated DeltaNet layer (Yang, Kautz and
+// Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule",
+// ICLR 2025, arXiv:2412.06464; Qwen3-Next's linear-attention layers). Per
+// value head, with a state S of key width d_k × value width d_v, one
+// token updates
+//
+//	S_t = α_t·S_{t−1}·(I − β_t·k_t·k_tᵀ) + β_t·v_t·k_tᵀ,  o_t = S_t·q_t,
+//
+// where α_t = exp(g_t) is the decay gate and β_t the write strength, both
+// per head and token (transformers' Qwen3NextGatedDeltaNet computes g =
+// −exp(A_log)·softplus(a + dt_bias) and β = sigmoid(b)). Queries and keys
+// have their own, fewer heads (linear_num_key_heads), each shared by a
+// group of value heads. A Scan with Delta set describes it: Heads and
+// HeadDim are the value heads and d_v, State is d_k, Groups the key
+// heads; Conv the short causal convolution over q, k and v; Chunk the
+// chunk length of the chunked form (64 in flash-linear-attention's
+// chunk_gated_delta_rule, which vLLM and SGLang run).
+
+// Arithmetic per element of the small passes around the rule.
+const (
+	deltaGateFLOPs = 8 // g = −exp(A_log)·softplus(a + dt_bias) and β = sigmoid(b), per head and token
+	deltaL2FLOPs   = 3 // the L2 norm of q and k: square-add, then scale
+)
+
+// Kernels a Gated DeltaNet mixer launches (besides its projections and
+// gated norm). Prefill, as vLLM's Qwen3-Next runs it: causal_conv1d_fn,
+// fused_gdn_gating, then flash-linear-attention's chunk_gated_delta_rule
+// (the L2 norms of q and of k, chunk_local_cumsum,
+// chunk_scaled_dot_kkt_fwd, solve_tril, recompute_w_u_fwd,
+// chunk_gated_delta_rule_fwd_h, chunk_fwd_o). Decode:
+// causal_conv1d_update, fused_gdn_gating and
+// fused_recurrent_gated_delta_rule.
+const (
+	deltaPrefillKernels = 10
+	deltaDecodeKernels  = 3
+)
+
+// deltaFLOPs counts the work of the rule (multiply-adds as 2).
+//
+// The convolution and the gates as for the SSD scan, and the L2 norm of
+// q and k. The chunked form (Yang et al., "Parallelizing Linear
+// Transformers with the Delta Rule over Sequence Length", NeurIPS 2024,
+// §3, with the decay of the gated rule), per value head and chunk of C
+// tokens: the key products K·Kᵀ (C²·d_k), the inverse of the unit lower
+// triangular C × C matrix of the WY form (C³/3, as LAPACK's trtri
+// counts), W = T·K and U = T·V (C²·d_k + C²·d_v), the new values U − W·S
+// (C·d_k·d_v), the intra-chunk scores Q·Kᵀ (C²·d_k) applied to them
+// (C²·d_v), the carried state read by the queries (C·d_k·d_v) and the
+// state carried on (C·d_k·d_v). Per token: 6·C·d_k + 4·C·d_v + C²/3 +
+// 6·d_k·d_v. The recurrent step of one token (decoding): the state
+// decayed (d_k·d_v), read by the key (2·d_k·d_v), the rank-one update
+// (2·d_k·d_v) and the output (2·d_k·d_v): 7·d_k·d_v.
+func (s Scan) deltaFLOPs() FLOPs {
+	b, t, hp, n, g, w, q := s.dims()
+	h, p := float64(max(s.Heads, 0)), float64(max(s.HeadDim, 0))
+	conv := 2 * b * t * (hp + 2*g*n) * w
+	side := b * t * (h*deltaGateFLOPs + 2*g*n*deltaL2FLOPs)
+	if s.Decode() {
+		return FLOPs(conv + side + b*7*n*hp)
+	}
+	return FLOPs(conv + side + b*t*(h*(6*q*n+4*q*p+q*q/3)+6*n*hp))
+}
+
+// deltaBytes counts the traffic of the kernels deltaPrefillKernels and
+// deltaDecodeKernels name, each reading its inputs and writing its
+// outputs once (q and k at the key heads, the rest per value head; the
+// gates in fp32, the WY matrix A in fp32 then in DType, the chunks'
+// states in DType, as flash-linear-attention stores them), per token:
+//
+//	convolution      q, k, v read and written
+//	gates            a and b read, g and β written (fp32)
+//	L2 norms         q and k read and written
+//	K·Kᵀ             k, g and β read, A written (fp32)
+//	solve_tril       A read (fp32), A written
+//	W, U             k, v, A, g and β read, W and U written
+//	states           k, W, U and g read; each chunk's state and the new values written
+//	output           q, k, g, the new values and the chunks' states read, o written
+//
+// and, once per sequence, the final state and the convolution's last
+// inputs written (StateDType). A decode step reads and writes the state
+// and the convolution's, reads q, k, v, a and b once and writes o.
+func (s Scan) deltaBytes() Bytes {
+	b, t, hp, n, g, w, q := s.dims()
+	h, p := float64(max(s.Heads, 0)), float64(max(s.HeadDim, 0))
+	e, st := s.DType.Size(), s.StateDType.Size()
+	const f32 = 4
+	state := b * (h*n*p + (hp+2*g*n)*max(w-1, 0)) * st
+	if s.Decode() {
+		act := b * (4*hp + 6*g*n + 2*h) * e
+		gates := b * 4 * h * f32
+		return Bytes(act + gates + 2*state)
+	}
+	var chunkStates float64
+	if q > 0 {
+		chunkStates = h * n * p / q
+	}
+	act := b * t * (8*hp + 13*g*n + 2*h + 2*h*q + 2*h*n + 2*chunkStates) * e
+	fp := b * t * (2*h*q + 8*h) * f32
+	return Bytes(act + fp + state)
+}
+
+// deltaCost prices the rule: the chunked form's products on the matrix
+// units at the attention kernels' compute efficiency and its passes at
+// the streaming bandwidth, as a roofline, with a launch for each of its
+// kernels; a decode step is a streaming pass over the state.
+func (p *Processor) deltaCost(s Scan) Cost {
+	launch := p.Eff.Memory.Launch
+	if !(launch > 0) {
+		launch = p.Launch
+	}
+	f, by := s.FLOPs(), s.Bytes()
+	bw := ByteRate(float64(p.Bandwidth) * p.memEff(by))
+	if s.Decode() {
+		peak, _ := p.Peak(FP32)
+		if v, ok := p.Vector[FP32]; ok {
+			peak = v
+		}
+		ev := p.Eff.Vector
+		if ev <= 0 {
+			ev = 1
+		}
+		return roofline(f, by, FLOPRate(float64(peak)*ev), bw, launch*deltaDecodeKernels, FP32)
+	}
+	d, _ := p.Supported(s.DType)
+	peak, _ := p.Peak(d)
+	return roofline(f, by, FLOPRate(float64(peak)*clampEff(p.Eff.Attention.Compute)), bw, launch*deltaPrefillKernels, d)
+}
