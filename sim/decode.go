@@ -49,9 +49,13 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 		*rep = c.passOnce("decode", id0, ops0)
 		return rep, nil
 	}
-	// Copy: the workload may reuse its slice between calls.
+	// Copy, unless the runner holds them where the next decomposition
+	// does not go (opsCache.keeps): the workload may reuse its slice
+	// between calls, and the pipeline's ops are appended in scratch.
 	var buf [48]model.Op
-	ops0 = append(buf[:0], ops0...)
+	if !r.decomps.keeps(id0) {
+		ops0 = append(buf[:0], ops0...)
+	}
 	ph.Context = first + steps - 1
 	ops1, err := r.ops(ph, extra)
 	if err != nil {
