@@ -484,7 +484,7 @@ func (p *Processor) attentionCost(a Attention, d DType, peak FLOPRate) Cost {
 	case decode && a.Latent:
 		tc, tm, t, t0 = p.latentDecode(a, e, pk, bw)
 	case decode:
-		tc, tm, t, t0 = p.decodeAttention(a, e, pk, bw)
+		tc, tm, t, t0 = p.decodeAttention(a, c.FLOPs, c.Bytes, e, pk, bw)
 	default:
 		// The MLA context kernel with an 8-bit cache quantises what it
 		// writes: its own fraction (compute_fp8), as an 8-bit peak has.
@@ -579,8 +579,9 @@ func (p *Processor) prefillAttention(a Attention, e *AttentionParams, eight bool
 }
 
 // decodeAttention returns the compute, memory and total time of a decode
-// attention (see AttentionCost) and its launch cost.
-func (p *Processor) decodeAttention(a Attention, e *AttentionParams, pk, bw float64) (tc, tm, t, t0 float64) {
+// attention (see AttentionCost) and its launch cost; flops and bytes are
+// a's (a.FLOPs(), a.Bytes()), computed once by the caller.
+func (p *Processor) decodeAttention(a Attention, flops FLOPs, bytes Bytes, e *AttentionParams, pk, bw float64) (tc, tm, t, t0 float64) {
 	pick := func(dec, pre float64) float64 {
 		if dec > 0 {
 			return dec
@@ -595,10 +596,10 @@ func (p *Processor) decodeAttention(a Attention, e *AttentionParams, pk, bw floa
 	}
 	t0 = nonNeg(t0)
 	if pk > 0 {
-		tc = float64(a.FLOPs()) / (pk * clampEff(ec))
+		tc = float64(flops) / (pk * clampEff(ec))
 	}
 	if bw > 0 {
-		tm = float64(a.Bytes()) / (bw * clampEff(em))
+		tm = float64(bytes) / (bw * clampEff(em))
 	}
 	b, h, hkv := float64(max(a.Batch, 0)), float64(max(a.Heads, 0)), float64(max(a.KVHeads, 1))
 	cus := float64(p.ComputeUnits)
