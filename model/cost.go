@@ -455,6 +455,17 @@ func (p *Processor) CappedAttentionCost(a Attention) Cost {
 	return p.capped(p.attentionCost(a, d, peak), peak, ok)
 }
 
+// CappedAttentionCosts sets costs[i] to CappedAttentionCost(a) with a's
+// KV length kv[i] (costs is as long as kv): a decode step's attention at
+// the contexts of a generation, the peak looked up once.
+func (p *Processor) CappedAttentionCosts(a Attention, kv []int, costs []Cost) {
+	d, peak, ok := p.supportedPeak(a.DType)
+	for i, l := range kv {
+		a.KVLen = l
+		costs[i] = p.capped(p.attentionCost(a, d, peak), peak, ok)
+	}
+}
+
 // supportedPeak returns Supported(d) and Peak of it, looking the peak up
 // once when d has its own.
 func (p *Processor) supportedPeak(d DType) (DType, FLOPRate, bool) {

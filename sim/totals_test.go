@@ -149,7 +149,8 @@ func TestRunTotals_prefixChecks(t *testing.T) {
 }
 
 // TestCappedAttentionCost checks that pricing an attention kernel with
-// its peak looked up once gives, bit for bit, Capped(AttentionCost(a)) on
+// its peak looked up once (CappedAttentionCost, and CappedAttentionCosts
+// at several KV lengths) gives, bit for bit, Capped(AttentionCost(a)) on
 // every catalog device, its power limited and not, over decode and
 // prefill kernels, MLA, sliding windows and types the device falls back
 // from (or has no peak for).
@@ -177,6 +178,17 @@ func TestCappedAttentionCost(t *testing.T) {
 				want, got := q.Capped(q.AttentionCost(a)), q.CappedAttentionCost(a)
 				if got != want {
 					t.Errorf("%s, %+v: CappedAttentionCost %+v, Capped(AttentionCost) %+v", dev.Name, a, got, want)
+				}
+				// The same kernel at several KV lengths in one call.
+				kv := []int{a.KVLen, a.KVLen + 1, 2*a.KVLen + 7}
+				series := make([]model.Cost, len(kv))
+				q.CappedAttentionCosts(a, kv, series)
+				for i, l := range kv {
+					b := a
+					b.KVLen = l
+					if w := q.Capped(q.AttentionCost(b)); series[i] != w {
+						t.Errorf("%s, %+v: CappedAttentionCosts at KV length %d %+v, Capped(AttentionCost) %+v", dev.Name, a, l, series[i], w)
+					}
 				}
 				n++
 			}
