@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -196,5 +197,54 @@ func TestCappedAttentionCost(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no device in the catalog")
+	}
+}
+
+// TestRunTotals_parallel runs the prompt lengths of a sweep at several
+// batches from several goroutines at once, each in its own order, so that
+// runners share the chunks' prices (and, under -race, that they share
+// them safely): every report is Run's without its rows.
+func TestRunTotals_parallel(t *testing.T) {
+	sys, w := load(t, "h100", "llama3-70b", 4)
+	var scs []sim.Scenario
+	for _, b := range []int{1, 2, 5} {
+		for _, in := range []int{9000, 17000, 17128, 40000, 100000} {
+			sc := sim.Default()
+			sc.TP, sc.Batch, sc.Input = 4, b, in
+			scs = append(scs, sc)
+		}
+	}
+	want := make([]*sim.Report, len(scs))
+	sim.WithoutCaches(func() {
+		for i, sc := range scs {
+			r, err := sim.Run(sys, w, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[i] = withoutRows(r)
+		}
+	})
+	const goroutines = 4
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		go func() {
+			for k := range scs {
+				i := (k*(g+1) + g) % len(scs)
+				got, err := sim.RunTotals(sys, w, scs[i])
+				if err == nil && !reflect.DeepEqual(got, want[i]) {
+					err = fmt.Errorf("goroutine %d, batch %d, input %d: RunTotals differs from Run", g, scs[i].Batch, scs[i].Input)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
