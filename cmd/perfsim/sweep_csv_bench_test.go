@@ -10,9 +10,8 @@ import (
 // BenchmarkSweepCSV runs a slice of the million-point sweep of issue 14
 // (docs/speed.md) through the CSV writer, as the command does but on one
 // worker: every prompt length of 128..128000+128 at batches 1..20, on
-// H100s at TP 4 (20,000 points). Its ns/point, times the 800,000 points
-// of the big sweep that run (TP 16 does not divide llama3-70b's KV heads)
-// over two cores, is about that sweep's wall time.
+// H100s at TP 4 (20,000 points). Its ns/point, times the million points
+// of the big sweep over two cores, is about that sweep's wall time.
 func BenchmarkSweepCSV(b *testing.B) {
 	o := sweepFlags{hw: "h100", model: "llama3-70b", batch: "1..20", input: "128..128000+128", output: "128", tp: "4", pp: "1", dtype: "bf16"}
 	s, err := o.spec()
