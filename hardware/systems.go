@@ -24,7 +24,20 @@ type Fabric struct {
 	// non-blocking fat tree; 2 halves what each device can send to
 	// another leaf at once.
 	Oversubscription float64
+	// Efficiency is the share of NICBandwidth a collective's bus
+	// bandwidth reaches over this fabric; 0 takes the device file's
+	// scale-out efficiency.
+	Efficiency float64
 }
+
+// ndrNCCL is the share of an NDR 400 Gb/s NIC's 50 GB/s that NCCL's
+// collectives reach: "For NDR @ 400Gbps you should see 46-48GB/s per NIC"
+// (NVIDIA's NCCL maintainer, github NVIDIA/nccl-tests issue #290,
+// 2025-03-03), the middle of that range, 47 of 50 GB/s.
+const ndrNCCL = 0.94
+
+// ndrNCCLSource is the source of ndrNCCL as the systems cite it.
+const ndrNCCLSource = "NVIDIA/nccl-tests issue #290 (NCCL maintainer, 2025-03-03): 46-48 GB/s per NDR 400 Gb/s NIC; 47 of 50 GB/s"
 
 // PerDevice returns the scale-out bandwidth one device can count on when
 // every device of its node sends at once: the node's NICs shared by its
@@ -72,7 +85,7 @@ var systemCatalog = []systemSpec{
 	},
 	{
 		name: "dgx-h100", device: "h100-sxm", perNode: 8,
-		fabric: Fabric{Name: "InfiniBand NDR", NICsPerNode: 8, NICBandwidth: 50e9, RailOptimized: true, Oversubscription: 1},
+		fabric: Fabric{Name: "InfiniBand NDR", NICsPerNode: 8, NICBandwidth: 50e9, RailOptimized: true, Oversubscription: 1, Efficiency: ndrNCCL},
 		about:  "NVIDIA DGX H100: 8 H100 SXM on NVSwitch (NVLink 4), 8 NDR 400 Gb/s compute NICs",
 		sources: map[string]string{
 			"devices_per_node":        "NVIDIA DGX H100 datasheet: 8x H100 80GB, 4 NVSwitches, 900 GB/s GPU-to-GPU bidirectional",
@@ -80,11 +93,12 @@ var systemCatalog = []systemSpec{
 			"fabric.nic_bandwidth":    "NVIDIA DGX H100 datasheet: 400 Gb/s NDR = 50 GB/s per direction",
 			"fabric.rail_optimized":   "NVIDIA DGX SuperPOD (H100) reference architecture: rail-optimised compute fabric",
 			"fabric.oversubscription": "NVIDIA DGX SuperPOD (H100) reference architecture: non-blocking fat tree (1:1)",
+			"fabric.efficiency":       ndrNCCLSource,
 		},
 	},
 	{
 		name: "hgx-h200", device: "h200-sxm", perNode: 8,
-		fabric: Fabric{Name: "InfiniBand NDR", NICsPerNode: 8, NICBandwidth: 50e9, RailOptimized: true, Oversubscription: 1},
+		fabric: Fabric{Name: "InfiniBand NDR", NICsPerNode: 8, NICBandwidth: 50e9, RailOptimized: true, Oversubscription: 1, Efficiency: ndrNCCL},
 		about:  "NVIDIA HGX H200 8-GPU: 8 H200 SXM on NVSwitch (NVLink 4), one 400 Gb/s NIC per GPU",
 		sources: map[string]string{
 			"devices_per_node":        "NVIDIA HGX H200 datasheet: 8x H200 141GB, NVLink 900 GB/s bidirectional per GPU through NVSwitch",
@@ -92,11 +106,12 @@ var systemCatalog = []systemSpec{
 			"fabric.nic_bandwidth":    "NVIDIA DGX H200 datasheet: 8x ConnectX-7 400 Gb/s = 50 GB/s per direction",
 			"fabric.rail_optimized":   "assumed: rail-optimised as the DGX SuperPOD reference architecture",
 			"fabric.oversubscription": "assumed: non-blocking fat tree as the DGX SuperPOD reference architecture",
+			"fabric.efficiency":       ndrNCCLSource,
 		},
 	},
 	{
 		name: "gb200-nvl72", device: "gb200", perNode: 72,
-		fabric: Fabric{Name: "InfiniBand NDR", NICsPerNode: 72, NICBandwidth: 50e9, RailOptimized: true, Oversubscription: 1},
+		fabric: Fabric{Name: "InfiniBand NDR", NICsPerNode: 72, NICBandwidth: 50e9, RailOptimized: true, Oversubscription: 1, Efficiency: ndrNCCL},
 		about:  "NVIDIA GB200 NVL72: 72 Blackwell GPUs in one NVLink 5 domain, one 400 Gb/s NIC per GPU",
 		sources: map[string]string{
 			"devices_per_node":        "NVIDIA GB200 NVL72 datasheet: 72 Blackwell GPUs, NVLink 5 1.8 TB/s per GPU, 130 TB/s NVLink domain",
@@ -104,6 +119,7 @@ var systemCatalog = []systemSpec{
 			"fabric.nic_bandwidth":    "NVIDIA DGX SuperPOD with DGX GB200 reference architecture: ConnectX-7 400 Gb/s = 50 GB/s per direction",
 			"fabric.rail_optimized":   "NVIDIA DGX SuperPOD with DGX GB200 reference architecture: rail-optimised compute fabric",
 			"fabric.oversubscription": "NVIDIA DGX SuperPOD with DGX GB200 reference architecture: non-blocking fat tree (1:1)",
+			"fabric.efficiency":       ndrNCCLSource,
 		},
 	},
 	{
@@ -148,8 +164,9 @@ func SystemAbout(name string) string {
 // hgx-h200, gb200-nvl72, mi300x-platform) with enough nodes for devices
 // devices (at least one node). Its intra-node tier is the device's own
 // (calibrated where the catalog holds a fit); its scale-out tier takes
-// the device's latency and efficiency and the fabric's bandwidth per
-// device (Fabric.PerDevice).
+// the device's latency, the fabric's bandwidth per device
+// (Fabric.PerDevice) and the fabric's efficiency where it has one, else
+// the device's.
 func LookupSystem(name string, devices int) (*System, error) {
 	var spec *systemSpec
 	for i := range systemCatalog {
@@ -174,6 +191,9 @@ func LookupSystem(name string, devices int) (*System, error) {
 	d.Intra.DevicesPerNode = spec.perNode
 	d.Inter.Bandwidth = spec.fabric.PerDevice(spec.perNode)
 	d.Inter.Name = spec.fabric.Name
+	if e := spec.fabric.Efficiency; e > 0 {
+		d.Inter.Efficiency = e
+	}
 	if !spec.fabric.RailOptimized {
 		d.Inter.Latency += extraHop
 	}

@@ -137,6 +137,9 @@ func TestDisagg_infiniteLink(t *testing.T) {
 	reqs := mustRequests(t, serve.Workload{N: 600, Arrival: serve.Poisson, Rate: 20, Seed: 5,
 		Input: serve.LogNormal{Mu: 1500, Sigma: 1000, Min: 16, Max: 6000}, Output: serve.Uniform{Min: 1, Max: 400}})
 	got := mustDeploy(t, d, reqs, serve.Options{})
+	if got.TransferBusy != 0 {
+		t.Errorf("an infinitely fast link was busy %v", got.TransferBusy)
+	}
 	little(t, got)
 
 	pre := slices.Clone(reqs)
@@ -204,11 +207,25 @@ func TestDisagg_transferTime(t *testing.T) {
 			reqs := mustRequests(t, serve.Workload{N: 50, Arrival: serve.Constant, Rate: 0.5, Input: serve.Uniform{Min: 100, Max: 4000}, Output: serve.Fixed(8)})
 			res := mustDeploy(t, d, reqs, serve.Options{})
 			little(t, res)
+			var sum float64
 			for i, m := range res.Requests {
 				bytes := float64(p.KVBytes(reqs[i].Input))
 				want := bytes/float64(tt.link.Bandwidth) + float64(tt.link.Latency)
 				if relErr(float64(m.Transfer), want) > 1e-9 { // the transfer is a difference of two times since the start
 					t.Fatalf("request %d: %d tokens (%g B): transfer %v, want %v", i, reqs[i].Input, bytes, m.Transfer, model.Seconds(want))
+				}
+				sum += want
+			}
+			// Nothing waits for a link here: the links' busy time is the
+			// transfers' sum.
+			if relErr(float64(res.TransferBusy), sum) > 1e-9 {
+				t.Errorf("links busy %v, want the transfers' sum %v", res.TransferBusy, model.Seconds(sum))
+			}
+			// One request at a time in each pool: the time in service is
+			// the busy time.
+			for _, pr := range res.Pools {
+				if relErr(float64(pr.InService), float64(pr.BusyTime)) > 1e-9 {
+					t.Errorf("%s pool: %v in service, %v busy; want equal with one request at a time", pr.Name, pr.InService, pr.BusyTime)
 				}
 			}
 		})

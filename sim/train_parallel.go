@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 
 	"github.com/perfsim/perfsim/model"
 )
@@ -124,6 +125,15 @@ func (r *runner) layoutOps(ops []model.Op, tokens int) (out []model.Op, tpCount 
 				o.Count *= sc.CP
 			}
 		case model.GEMM:
+			if g := r.gradType(); strings.HasSuffix(o.Name, ".wgrad") && k.C != g {
+				// The weight gradient accumulates into the main
+				// gradient in its own type (Megatron-LM's
+				// gradient_accumulation_fusion, Transformer Engine's
+				// fuse_wgrad_accumulation: the GEMM's output is the fp32
+				// main_grad).
+				k.C = g
+				o.Kernel = k
+			}
 			if sc.EP > 1 && o.Class == model.ClassExperts && k.Batch > 1 {
 				b := (k.Batch + sc.EP - 1) / sc.EP
 				k.M = int(math.Ceil(float64(k.M) * float64(k.Batch) / float64(b) * sc.ExpertImbalance))

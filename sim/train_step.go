@@ -80,9 +80,26 @@ func (r *runner) trainingScaled() error {
 		// Algorithm 4; hardware work, not model FLOPs).
 		lc.bwd += lc.attnF / 2
 		lc.attnB += lc.attnF / 2
+		// The backward runs at a lower rate than the forward
+		// (FlashBackwardRatio, train_kernels.go).
+		hd := r.shape.HeadDim
+		if hd == 0 && r.shape.Heads > 0 {
+			hd = r.shape.DModel / r.shape.Heads
+		}
+		slow := lc.attnB * model.Seconds(1/FlashBackwardRatio(seq, hd)-1)
+		lc.bwd += slow
+		lc.attnB += slow
 	}
+	lc.first += r.embeddingGradTime(fwd, bwd)
 	lc.last += r.lossTime(tokens)
 	blocks, nb := tpBlocks(&tr.Forward, &tr.Backward, L)
+	for i, a := range r.ubChunks(fwd, bwd) {
+		blocks[i].colF += a.colF
+		blocks[i].rowF += a.rowF
+		blocks[i].rowD += a.rowD
+		lc.fwd += a.colF + a.rowF
+		lc.bwd += a.rowD
+	}
 	tc := r.tpTime(blocks, nb, tpCount, tpSize)
 	lc.tpF, lc.tpB = tc.fwd, tc.bwd
 	over := tc.overF + tc.overB
@@ -156,7 +173,7 @@ func (r *runner) trainingScaled() error {
 	dpExp, dpOver := r.dpComm(dense, experts, m, ell*lc.fwd, ell*(lc.bwd+lc.rc))
 	b.DPComm = dpExp
 	b.Overlap += dpOver
-	opt := r.c.pass("optimizer", r.optimizerOpsFor(dense+experts))
+	opt := r.c.pass("optimizer", append(r.optimizerOpsFor(dense+experts), r.gradBufferOps(dense+experts)...))
 	tr.Optimizer = opt
 	b.Optimizer = opt.Time
 	step := pipe + dpExp + dpOver + opt.Time
@@ -304,9 +321,27 @@ func (r *runner) dpComm(dense, experts float64, m int, fwd, bwd model.Seconds) (
 	switch {
 	case sc.ZeRO == 0:
 		grads = coll(model.AllReduce, gb)
-	case sc.ZeRO < 3:
+	case sc.ZeRO == 1:
 		grads = coll(model.ReduceScatter, gb)
 		params = coll(model.AllGather, wb)
+	case sc.ZeRO == 2:
+		// Partitioned gradients are reduced after every backward, not
+		// once per step: each rank keeps only its partition's
+		// accumulated gradients ("gradient reduction is required after
+		// every backward because of gradient partitioning", DeepSpeed
+		// maintainer, github deepspeedai/DeepSpeed issue #2252). Each
+		// micro-batch's reduce-scatter runs beside its backward; the
+		// weights are gathered once, beside the first forward.
+		rs, ag := coll(model.ReduceScatter, gb), coll(model.AllGather, wb)
+		if sc.NoOverlap {
+			return model.Seconds(m)*rs + ag, 0
+		}
+		frac := model.Seconds(math.Min(1, ddpBucket(n)/math.Max(dense+experts, 1)))
+		k := model.Seconds(r.overlapSlowdown())
+		mm := model.Seconds(m)
+		exposed = mm*max(frac*rs, rs-bwd) + max(frac*ag, ag-fwd)
+		over = k * (mm*min(rs, bwd) + min(ag, fwd))
+		return exposed, over
 	default:
 		// Every micro-batch gathers the weights for its forward and its
 		// backward and reduce-scatters its gradients.

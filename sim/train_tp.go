@@ -209,3 +209,65 @@ func (r *runner) tpComm(blocks [2]tpBlock, nb int, count float64, ag, rs, ar mod
 // exposed in the forward and backward passes, and what the compute it
 // overlaps loses in each.
 type tpCost struct{ fwd, bwd, overF, overB model.Seconds }
+
+// ubChunks returns what splitting a layer's GEMMs for Transformer
+// Engine's userbuffers overlap adds to them, per micro-batch, by block and
+// GEMM (the tpBlock fields it lengthens): a ring-exchange GEMM runs as tp
+// GEMMs of a tp-th of the tokens each (the column-parallel forward,
+// qkv_fprop and fc1_fprop, and the row-parallel data gradient,
+// proj_dgrad and fc2_dgrad), a pipelined one as ubPipelineSplits GEMMs of
+// a quarter of them (the row-parallel forward, proj_fprop and fc2_fprop);
+// bulk overlaps keep their GEMM whole (initialize_ub's defaults, above).
+// Each chunk is priced by the same GEMM model as the whole: the smaller
+// GEMM fills fewer waves and pays its launch again. Zero unless
+// TPOverlap runs.
+func (r *runner) ubChunks(fwd, bwd []model.Op) (add [2]tpBlock) {
+	sc := r.sc
+	if !sc.TPOverlap || !sc.SP || sc.NoOverlap || sc.TP <= 1 {
+		return add
+	}
+	L := max(r.shape.Layers, 1)
+	extra := func(o *model.Op, k int) model.Seconds {
+		g, ok := o.Kernel.(model.GEMM)
+		if !ok || o.Count < L || g.M < k {
+			return 0
+		}
+		whole, _ := r.c.cost(g)
+		c := g
+		c.M = (g.M + k - 1) / k
+		part, _ := r.c.cost(c)
+		d := model.Seconds(k)*part.Time - whole.Time
+		return max(0, d) * model.Seconds(float64(o.Count)/float64(L))
+	}
+	block := func(o *model.Op) (int, bool, bool) {
+		switch o.Class {
+		case model.ClassQKV:
+			return 0, false, true
+		case model.ClassOutProj:
+			return 0, true, true
+		case model.ClassFFN:
+			return 1, strings.HasSuffix(strings.TrimSuffix(o.Name, ".dgrad"), ".down"), true
+		}
+		return 0, false, false
+	}
+	for i := range fwd {
+		o := &fwd[i]
+		if k, row, ok := block(o); ok {
+			if row {
+				add[k].rowF += extra(o, ubPipelineSplits)
+			} else {
+				add[k].colF += extra(o, sc.TP)
+			}
+		}
+	}
+	for i := range bwd {
+		o := &bwd[i]
+		if !strings.HasSuffix(o.Name, ".dgrad") {
+			continue
+		}
+		if k, row, ok := block(o); ok && row {
+			add[k].rowD += extra(o, sc.TP)
+		}
+	}
+	return add
+}

@@ -110,6 +110,8 @@ var descriptions = map[string]string{
 	"mla.kv_a": "MLA key/value down-projection to the latent", "mla.kv_b": "MLA latent up-projection to keys and values",
 	"mla.absorb_q": "MLA query absorbed into the latent (per head)", "mla.absorb_o": "MLA latent output to values (per head)",
 	"ssm.in_proj": "Mamba input projection", "ssm.out_proj": "Mamba output projection",
+	"gdn.in_proj_qkvz": "Gated DeltaNet q, k, v and output gate", "gdn.in_proj_ba": "Gated DeltaNet write strength and decay",
+	"gdn.out_proj": "Gated DeltaNet output projection", "shared.expert_gate": "shared-expert sigmoid gate",
 	"shared.gate": "shared-expert gate", "shared.up": "shared-expert up", "shared.down": "shared-expert down",
 	"lm_head": "hidden x vocabulary (logits)", "pooler": "pooler (CLS token)", "classifier": "classifier",
 	"mlm.transform": "masked-LM transform", "mlm.logits": "masked-LM hidden x vocabulary",
@@ -286,6 +288,12 @@ func other(op model.Op) otherRow {
 	case model.Attention:
 		r.Kind = "attention"
 		r.Detail = fmt.Sprintf("%d heads, %d x %d", k.Heads, k.QLen, k.KVLen)
+	case model.Scan:
+		r.Kind = "ssd-scan"
+		if k.Delta {
+			r.Kind = "delta-rule"
+		}
+		r.Detail = fmt.Sprintf("%d heads of %d x %d state, %d x %d tokens", k.Heads, k.State, k.HeadDim, k.Batch, k.Tokens)
 	default:
 		r.Kind = "other"
 	}

@@ -22,6 +22,7 @@ func TestGemmsGolden(t *testing.T) {
 		{"gemms-llama3-70b-decode.csv", []string{"gemms", "--model", "llama3-70b", "--phase", "decode", "--batch", "8", "--context", "4096", "--format", "csv", "--embedding", "gather", "--fused-qkv"}},
 		{"gemms-mixtral-train-bwd-all.table", []string{"gemms", "--model", "mixtral-8x7b", "--phase", "train-bwd", "--batch", "2", "--seq", "1024", "--tp", "2", "--all"}},
 		{"gemms-resnet50-all.csv", []string{"gemms", "--model", "resnet50", "--all", "--format", "csv"}},
+		{"gemms-qwen3-next-decode-all.table", []string{"gemms", "--model", "qwen3-next-80b-a3b", "--phase", "decode", "--batch", "8", "--context", "4096", "--tp", "2", "--all"}},
 		{"gemms-hf-qwen2.table", []string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "hf", "qwen2-7b.json"), "--seq", "512", "--logits", "last"}},
 	}
 	for _, tt := range tests {
