@@ -66,15 +66,17 @@ func moeTime(p *model.Processor, draws [][]model.Kernel) float64 {
 }
 
 // setMoE installs η_c, η_c at an 8-bit peak, η_m, t0, a_e, the overlap
-// exponent and, with 4-bit rows, η_c at a 4-bit peak (model.MoEParams);
-// the row tile is the discrete choice.
+// exponent, the finalisation's time per routed element c_r and, with
+// 4-bit rows, η_c, t0 and a_e of the 4-bit kernel (model.MoEParams); the
+// row tile is the discrete choice.
 func setMoE(e *model.MoEParams, x []float64, tile int) {
 	e.Compute, e.Compute8, e.Memory = sigmoid(x[0]), sigmoid(x[1]), sigmoid(x[2])
 	e.Launch, e.ExpertOverhead, e.Overlap = secs(x[3]), secs(x[4]), 1+math.Exp(x[5])
+	e.ReduceElement = secs(x[6])
 	e.RowTile = tile
-	e.Compute4 = 0
-	if len(x) > 6 {
-		e.Compute4 = sigmoid(x[6])
+	e.Compute4, e.Launch4, e.ExpertOverhead4 = 0, 0, 0
+	if len(x) > 7 {
+		e.Compute4, e.Launch4, e.ExpertOverhead4 = sigmoid(x[7]), secs(x[8]), secs(x[9])
 	}
 }
 
@@ -120,9 +122,9 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 			return meanLoss(ms, search, func(i int) float64 { return predict(x, tile, i) })
 		}, start, evals)
 	}
-	x0 := []float64{logit(0.6), logit(0.6), logit(0.8), math.Log(10e-6), math.Log(0.1e-6), 1}
+	x0 := []float64{logit(0.6), logit(0.6), logit(0.8), math.Log(10e-6), math.Log(0.1e-6), 1, math.Log(1e-12)}
 	if four { // a 4-bit peak has its own fraction (B200's nvfp4)
-		x0 = append(x0, logit(0.6))
+		x0 = append(x0, logit(0.6), math.Log(10e-6), math.Log(0.1e-6))
 	}
 	all := make([]int, len(ms))
 	for i := range all {
@@ -148,6 +150,9 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 	e.Compute, e.Compute8, e.Compute4, e.Memory, e.Overlap = roundSig(e.Compute), roundSig(e.Compute8), roundSig(e.Compute4), roundSig(e.Memory), roundSig(e.Overlap)
 	roundSecs(&e.Launch)
 	roundSecs(&e.ExpertOverhead)
+	roundSecs(&e.ReduceElement)
+	roundSecs(&e.Launch4)
+	roundSecs(&e.ExpertOverhead4)
 	e.Residual = nil
 	e.Source = class + " " + provenance(opt, ms, cf)
 	e.Points = len(ms)

@@ -75,9 +75,10 @@
 //	[efficiency.memory]         efficiency (fraction), half_size (size), source
 //	[efficiency.attention]      compute, memory (fractions), launch (time), source, ...
 //	[efficiency.mla]            the [efficiency.attention] keys, for the MLA kernels
-//	[efficiency.moe]            compute, compute_fp8, memory (fractions), launch,
-//	                            expert_overhead (times), row_tile, overlap_exponent,
-//	                            residual, source, ...
+//	[efficiency.moe]            compute, compute_fp8, compute_fp4, memory (fractions),
+//	                            launch, expert_overhead, launch_fp4,
+//	                            expert_overhead_fp4, reduce_element (times), row_tile,
+//	                            overlap_exponent, residual, source, ...
 //
 // Fractions (compute, memory, efficiency, vector) are in (0, 1]; every
 // number is finite and not negative.

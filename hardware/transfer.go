@@ -295,7 +295,13 @@ func Transfer(d, base *Device) {
 	// them with its transferred attention table.
 	if m := base.Eff.MoE; m.Points > 0 {
 		n := m
-		n.ExpertOverhead = scale(m.ExpertOverhead)
+		n.ExpertOverhead, n.ExpertOverhead4 = scale(m.ExpertOverhead), scale(m.ExpertOverhead4)
+		// The finalisation's reduction runs on every compute unit: its
+		// time per element scales with the clock and with the units.
+		n.ReduceElement = scale(m.ReduceElement)
+		if d.ComputeUnits > 0 && base.ComputeUnits > 0 {
+			n.ReduceElement = model.Seconds(float64(n.ReduceElement) * float64(base.ComputeUnits) / float64(d.ComputeUnits))
+		}
 		n.Residual = nil
 		n.Points = 0
 		b := bands["moe"]

@@ -283,6 +283,11 @@ func (p *Processor) Cost(k Kernel) Cost {
 		return p.ScanCost(k)
 	case Collective:
 		return Cost{Bytes: k.Bytes(), Bound: NetworkBound}
+	case Elementwise:
+		if k.Kind == KindMoEFinalize {
+			return p.FinalizeCost(k)
+		}
+		return p.StreamCost(k.FLOPs(), k.Bytes(), FP32)
 	default:
 		return p.StreamCost(k.FLOPs(), k.Bytes(), FP32)
 	}

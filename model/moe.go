@@ -90,30 +90,50 @@ func (p *Processor) GroupedGEMMCost(g GroupedGEMM) Cost {
 // of the peak (η_c8 at an 8-bit peak, η_c4 at a 4-bit one); the traffic is the routed rows,
 // the used experts' weights and the output (GroupedGEMM.Bytes) at η_m of
 // the bandwidth; a launch and a fixed cost per expert (its problem
-// descriptor and first tile's prologue):
+// descriptor and first tile's prologue), each with its own value for a
+// 4-bit block-scaled kernel (NVFP4: its activations and weights carry an
+// fp8 scale per 16 elements, which the kernel loads and applies beside
+// each operand tile, and for which the grouped kernel keeps per-expert
+// scale-factor layouts; aiconfigurator's B200 table times such a module
+// at 1 token 4 µs slower than the fp8 one, and a further 0.7–1 µs for each
+// expert, though it reads half the weight bytes):
 //
 //	t_c = max(1, N_t/S) · 2·T·128·K / (η_c·peak/S)
 //	t_m = bytes / (η_m·bandwidth)
 //	t   = (t0 + E·a_e + (t_c^p + t_m^p)^(1/p)) · exp(residual(m, E, K·N))
 //
-// never below the plain roofline. The fit (calibrate) takes the whole
-// MoE module as measured: the router GEMM, its top-k, the two grouped
-// GEMMs and the activation, as workloads builds the layer, so what the
-// module adds (permutation, finalisation) lands in t0 and a_e.
+// never below the plain roofline. The finalisation (MoEFinalize) that
+// sums each token's k routed rows back into token order is priced by the
+// same table: the engines fuse it into the down GEMM's epilogue, which
+// scatters each of the Rows·N output elements to its token's row and adds
+// it there (TensorRT-LLM's TMA warp-specialized grouped GEMM, its
+// FusedFinalizeEpilogue with use_reduction; vLLM and the A100's path run
+// a separate finalize kernel over the same elements), a global reduction
+// whose throughput, not the bandwidth, bounds it: c_r a routed element
+// (ReduceElement), t = launch + max(c_r·Rows·N, the pass's traffic at
+// the bandwidth).
+//
+// The fit (calibrate) takes the whole MoE module as measured: the top-k,
+// the permutation, the two grouped GEMMs, the activation and the
+// finalisation, as workloads builds the layer, so what else the module
+// does lands in t0 and a_e.
 type MoEParams struct {
-	Compute        float64   `toml:"compute"`                    // η_c at a 16-bit (or wider) peak
-	Compute8       float64   `toml:"compute_fp8,omitempty"`      // η_c at an 8-bit peak; 0 means compute
-	Compute4       float64   `toml:"compute_fp4,omitempty"`      // η_c at a 4-bit peak; 0 means compute_fp8
-	Memory         float64   `toml:"memory"`                     // η_m
-	Launch         Seconds   `toml:"launch"`                     // t0 per grouped GEMM
-	ExpertOverhead Seconds   `toml:"expert_overhead"`            // a_e per distinct expert per grouped GEMM
-	Overlap        float64   `toml:"overlap_exponent,omitempty"` // soft-maximum exponent p; 0 means max
-	RowTile        int       `toml:"row_tile,omitempty"`         // T_m; 0 means 128
-	Residual       *Residual `toml:"residual,omitempty"`         // over (rows per expert, experts, K·N); nil for none
-	Source         string    `toml:"source"`
-	Points         int       `toml:"points,omitempty"`
-	ErrMedian      float64   `toml:"err_median,omitempty"`
-	ErrP90         float64   `toml:"err_p90,omitempty"`
+	Compute         float64   `toml:"compute"`                       // η_c at a 16-bit (or wider) peak
+	Compute8        float64   `toml:"compute_fp8,omitempty"`         // η_c at an 8-bit peak; 0 means compute
+	Compute4        float64   `toml:"compute_fp4,omitempty"`         // η_c at a 4-bit peak; 0 means compute_fp8
+	Memory          float64   `toml:"memory"`                        // η_m
+	Launch          Seconds   `toml:"launch"`                        // t0 per grouped GEMM
+	ExpertOverhead  Seconds   `toml:"expert_overhead"`               // a_e per distinct expert per grouped GEMM
+	Overlap         float64   `toml:"overlap_exponent,omitempty"`    // soft-maximum exponent p; 0 means max
+	RowTile         int       `toml:"row_tile,omitempty"`            // T_m; 0 means 128
+	Launch4         Seconds   `toml:"launch_fp4,omitempty"`          // t0 of a 4-bit block-scaled grouped GEMM; 0 means launch
+	ExpertOverhead4 Seconds   `toml:"expert_overhead_fp4,omitempty"` // a_e of a 4-bit block-scaled grouped GEMM; 0 means expert_overhead
+	ReduceElement   Seconds   `toml:"reduce_element,omitempty"`      // c_r: the finalisation's time per routed output element; 0 means the bandwidth alone
+	Residual        *Residual `toml:"residual,omitempty"`            // over (rows per expert, experts, K·N); nil for none
+	Source          string    `toml:"source"`
+	Points          int       `toml:"points,omitempty"`
+	ErrMedian       float64   `toml:"err_median,omitempty"`
+	ErrP90          float64   `toml:"err_p90,omitempty"`
 }
 
 // MoEAxes returns the coordinates of g in the MoE residual table: the
@@ -131,7 +151,15 @@ func (p *Processor) moeCost(g GroupedGEMM) Cost {
 	peak, _ := p.Peak(d)
 	c := Cost{FLOPs: g.FLOPs(), Bytes: g.Bytes(), DType: d}
 	pk, bw, cus := nonNeg(float64(peak)), nonNeg(float64(p.Bandwidth)), float64(p.ComputeUnits)
-	t0 := nonNeg(float64(e.Launch))
+	t0, ae := nonNeg(float64(e.Launch)), nonNeg(float64(e.ExpertOverhead))
+	if d.Size() < 1 { // a block-scaled 4-bit kernel: its own fixed costs
+		if e.Launch4 > 0 {
+			t0 = float64(e.Launch4)
+		}
+		if e.ExpertOverhead4 > 0 {
+			ae = float64(e.ExpertOverhead4)
+		}
+	}
 	ex := g.experts()
 	if !(ex > 0) || g.Rows <= 0 || g.K <= 0 || g.N <= 0 {
 		c.Time, c.Bound = Seconds(t0), LatencyBound
@@ -162,7 +190,7 @@ func (p *Processor) moeCost(g GroupedGEMM) Cost {
 	if bw > 0 {
 		tb = float64(c.Bytes) / (clampEff(e.Memory) * bw)
 	}
-	t := t0 + ex*nonNeg(float64(e.ExpertOverhead)) + SoftMax(tc, tb, nonNeg(e.Overlap))
+	t := t0 + ex*ae + SoftMax(tc, tb, nonNeg(e.Overlap))
 	t *= math.Exp(e.Residual.At(MoEAxes(g)))
 	c.settle(t, t0, tc, tb, pk, bw)
 	return c
@@ -197,7 +225,29 @@ func MoEPermute(t, rows, h int, act, in DType) Elementwise {
 // the router, back into token order after the down GEMM (TensorRT-LLM's
 // finalizeMoeRoutingKernel): it reads the rank's rows and writes the t
 // tokens' outputs, in act.
+//
+// A device with a fitted MoE table prices it with its per-element
+// reduction time (MoEParams.ReduceElement, see FinalizeCost).
 func MoEFinalize(t, rows, h int, act DType) Elementwise {
 	n := float64(rows) * float64(h)
-	return Elementwise{Kind: "moe-finalize", Elements: n, Work: FLOPs(2 * n), Read: act.Bytes(n), Written: act.Bytes(float64(t) * float64(h))}
+	return Elementwise{Kind: KindMoEFinalize, Elements: n, Work: FLOPs(2 * n), Read: act.Bytes(n), Written: act.Bytes(float64(t) * float64(h))}
+}
+
+// KindMoEFinalize is the Elementwise kind of MoEFinalize.
+const KindMoEFinalize = "moe-finalize"
+
+// FinalizeCost prices an MoE finalisation pass (MoEFinalize): the
+// streaming pass, or, where the device's MoE table has a reduction time
+// c_r, launch + c_r·Elements when that is slower (see MoEParams).
+func (p *Processor) FinalizeCost(k Elementwise) Cost {
+	c := p.StreamCost(k.FLOPs(), k.Bytes(), FP32)
+	cr := nonNeg(float64(p.Eff.MoE.ReduceElement))
+	if p.Eff.MoE.Source == "" || !(cr > 0) || !(k.Elements > 0) {
+		return c
+	}
+	launch := c.Time - Seconds(math.Max(float64(c.Compute), float64(c.Memory)))
+	if t := launch + Seconds(cr*k.Elements); t > c.Time {
+		c.Time, c.Bound = t, ComputeBound
+	}
+	return c
 }

@@ -118,6 +118,53 @@ func TestGroupedGEMM(t *testing.T) {
 	}
 }
 
+// TestMoETable checks the fitted MoE table's finalisation and 4-bit
+// fixed costs: a finalisation is the streaming pass unless the table's
+// reduction time per element makes it slower; a 4-bit grouped GEMM takes
+// the 4-bit launch and per-expert time, other types the table's own.
+func TestMoETable(t *testing.T) {
+	base := Processor{Name: "x", ComputeUnits: 148, Matrix: map[DType]FLOPRate{BF16: 2.25e15, FP8: 4.5e15, FP4: 9e15}, Bandwidth: 8e12, Launch: 4e-6}
+	fin := MoEFinalize(4096, 4096*8, 7168, BF16)
+	stream := base.StreamCost(fin.FLOPs(), fin.Bytes(), FP32).Time
+	moe := MoEParams{Compute: 0.9, Memory: 0.9, Launch: 6e-6, ExpertOverhead: 100e-9, Launch4: 10e-6, ExpertOverhead4: 300e-9, Source: "test"}
+	for _, tt := range []struct {
+		name   string
+		reduce Seconds
+		source string
+		want   Seconds
+	}{
+		{"no table", 3e-12, "", stream},
+		{"no reduction time", 0, "test", stream},
+		{"reduction bound", 3e-12, "test", 4e-6 + Seconds(3e-12*fin.Elements)},
+		{"bandwidth bound", 1e-15, "test", stream},
+	} {
+		p := base
+		p.Eff.MoE = moe
+		p.Eff.MoE.ReduceElement, p.Eff.MoE.Source = tt.reduce, tt.source
+		got := p.Cost(fin).Time
+		if math.Abs(float64(got-tt.want)) > 1e-12*float64(tt.want) {
+			t.Errorf("%s: finalize %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	p := base
+	p.Eff.MoE = moe
+	for _, tt := range []struct {
+		d    DType
+		want Seconds // the fixed part: launch + experts · a_e
+	}{
+		{BF16, 6e-6 + 8*100e-9},
+		{FP8, 6e-6 + 8*100e-9},
+		{FP4, 10e-6 + 8*300e-9},
+	} {
+		// One row per expert of a tiny GEMM: the fixed part dominates.
+		g := GroupedGEMM{Rows: 8, Experts: 8, K: 16, N: 16, A: tt.d, B: tt.d, C: BF16}
+		got := p.GroupedGEMMCost(g).Time
+		if d := math.Abs(float64(got - tt.want)); d > 1e-7 {
+			t.Errorf("%v: grouped GEMM %v, want ≈ %v", tt.d, got, tt.want)
+		}
+	}
+}
+
 func TestScan(t *testing.T) {
 	// Mamba-2 2.7B (state-spaces/mamba2-2.7b config.json: d_model 2560,
 	// expand 2, headdim 64, d_state 128, ngroups 1, d_conv 4): 80 heads.
