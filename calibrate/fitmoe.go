@@ -90,13 +90,14 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 		return cf, []error{fmt.Errorf("%s: %d points (want at least %d): the parameters keep their defaults", class, len(ms), minAttentionPoints)}
 	}
 	kern := make([][][]model.Kernel, len(ms))
-	eight, four := false, false
+	eight, four, module := false, false, false
 	for i, m := range ms {
 		four = four || m.DType.Size() < 1
 		if m.Kernel == KernelGroupedGEMM {
 			kern[i] = [][]model.Kernel{{GroupedGEMMOf(m)}}
 		} else {
 			kern[i] = moeKernelsOf(m)
+			module = true
 		}
 		eight = eight || m.DType.Size() < 2
 	}
@@ -146,6 +147,9 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 	setMoE(e, x, bt)
 	if !eight {
 		e.Compute8 = 0
+	}
+	if !module { // bare grouped GEMMs: no finalisation to fit
+		e.ReduceElement = 0
 	}
 	e.Compute, e.Compute8, e.Compute4, e.Memory, e.Overlap = roundSig(e.Compute), roundSig(e.Compute8), roundSig(e.Compute4), roundSig(e.Memory), roundSig(e.Overlap)
 	roundSecs(&e.Launch)
