@@ -52,9 +52,9 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	// Copy, unless the runner holds them where the next decomposition
 	// does not go (opsCache.keeps): the workload may reuse its slice
 	// between calls, and the pipeline's ops are appended in scratch.
-	var buf [48]model.Op
 	if !r.decomps.keeps(id0) {
-		ops0 = append(buf[:0], ops0...)
+		r.decodeBuf = append(r.decodeBuf[:0], ops0...)
+		ops0 = r.decodeBuf
 	}
 	ph.Context = first + steps - 1
 	ops1, err := r.ops(ph, extra)

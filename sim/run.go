@@ -20,8 +20,9 @@ type runner struct {
 	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs; see decoder
 	rep   *Report
 	buf   []model.Op // scratch for a decomposition plus extra ops
-	// chunkBuf is scratch for the ops of a chunked prefill.
-	chunkBuf []model.Op
+	// chunkBuf is scratch for the ops of a chunked prefill, decodeBuf
+	// for a decode's first decomposition (decode).
+	chunkBuf, decodeBuf []model.Op
 
 	diag    diag      // the costers' shared diagnostics
 	costers [2]coster // c and, with CUDA graphs, dc
