@@ -34,7 +34,8 @@ func roundSecs(s *model.Seconds) { *s = model.Seconds(roundSig(float64(*s))) }
 
 // prefillModel: η_c, η_c at 8 bits, the softmax rate, η_m, t0, the
 // overlap exponent and the per-wave overhead; whole or fractional waves.
-func prefillModel(fp8 bool) attnModel {
+// A softmax rate rs > 0 is fixed, not fitted (x[2] is then unused).
+func prefillModel(fp8 bool, rs model.FLOPRate) attnModel {
 	return attnModel{
 		x0:       []float64{logit(0.6), logit(0.6), math.Log(4e12), logit(0.8), math.Log(5e-6), 0, math.Log(1e-6)},
 		variants: []attnVariant{{waves: model.WavesWhole}, {waves: model.WavesFractional}},
@@ -48,6 +49,9 @@ func prefillModel(fp8 bool) attnModel {
 			// thousands of times any device's, it stays a number the
 			// hardware loader accepts and still never binds.
 			a.SoftmaxRate = model.FLOPRate(math.Exp(math.Min(x[2], math.Log(1e21))))
+			if rs > 0 {
+				a.SoftmaxRate = rs
+			}
 			a.Memory, a.Launch, a.Overlap, a.WaveOverhead = sigmoid(x[3]), secs(x[4]), 1+math.Exp(x[5]), secs(x[6])
 			a.Waves = v.waves
 		},
@@ -58,6 +62,32 @@ func prefillModel(fp8 bool) attnModel {
 			roundSecs(&a.WaveOverhead)
 		},
 	}
+}
+
+// fixedSoftmaxRate returns the softmax rate a prefill attention fit
+// fixes rather than fits, or 0 to fit it: where every row has one head
+// size, the matrix products (4·D·P/(peak·η_c)) and the exponentials
+// (P/R_s) both grow with the scores alone, so the data cannot tell η_c
+// from R_s (the A100's TensorRT-LLM table times head size 128 only: fitted
+// free, its rate ran off to the 1e21 bound at η_c 0.488 in the catalog's
+// fit and to 0.68 T/s at η_c 0.87 in a fit of its prefill rows alone,
+// both 2.2–2.3% held out). The split then comes from the datasheet: the
+// exponentials at the rate of the special-function units
+// (hardware.SoftmaxRate; A100 2.44 T/s, η_c 0.555, held out 2.3% as
+// before), which hardware.Transfer carries to another device by units ×
+// clock. The MLA context table keeps its fitted rate: it is not carried
+// to another device.
+func fixedSoftmaxRate(dev *hardware.Device, class string, kern []model.Attention) model.FLOPRate {
+	if class != KernelAttentionPrefill || len(kern) == 0 {
+		return 0
+	}
+	for _, a := range kern[1:] {
+		if a.HeadDim != kern[0].HeadDim || a.ValueDim() != kern[0].ValueDim() {
+			return 0
+		}
+	}
+	rs, _ := hardware.SoftmaxRate(dev)
+	return rs
 }
 
 // decodeModel: η_c, η_m, t0, the overlap exponent, the per-CTA bandwidth
@@ -179,7 +209,7 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 		kv8 = kv8 || kern[i].KVDType.Size() < 2
 		fp8 = fp8 || m.DType.Size() < 2 || (mla && kern[i].KVDType.Size() < 2)
 	}
-	am := prefillModel(fp8)
+	am := prefillModel(fp8, fixedSoftmaxRate(dev, class, kern))
 	switch {
 	case decode && mla:
 		am = mlaDecodeModel(kv8)

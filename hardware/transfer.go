@@ -23,8 +23,8 @@ import (
 //     target's own peaks, compute units (P/S per unit), bandwidth and L2,
 //     so the ratios of those datasheet numbers scale the times;
 //   - per-unit times (a CTA's fixed cost, the K-step floor, the operand
-//     load, the split-K reduction, a wave's overhead, decode CTA
-//     overheads): scaled by the clock ratio, f_base/f_target, taken from
+//     load, the split-K reduction, decode CTA overheads): scaled by the
+//     clock ratio, f_base/f_target, taken from
 //     the datasheets' clocks or, where one lacks a clock and both are of
 //     one generation, from the per-unit peak (P/S ∝ clock within a
 //     generation); 1 across generations without clocks;
@@ -32,7 +32,13 @@ import (
 //     rate): scaled by the clock ratio the other way, the softmax rate
 //     also by the number of units;
 //   - properties of the architecture generation (tile shapes are the
-//     model's; the wave rule, launch costs): carried from the base.
+//     model's; the wave rule, launch costs) and latencies (a prefill
+//     attention wave's fixed cost): carried from the base as they are.
+//
+// The softmax rate of a base whose data has one head size is its
+// special-function units' datasheet rate (SoftmaxRate; see
+// calibrate.fixedSoftmaxRate), which the units × clock rule carries to
+// the target's own.
 //
 // The residual tables over shape space follow one device's library
 // heuristics and are not carried. The transferred tables' err_median and
@@ -45,6 +51,32 @@ import (
 // 9.0, Blackwell 10.0), keyed by the first word of Device.Architecture.
 var generations = map[string]float64{
 	"volta": 7.0, "turing": 7.5, "ampere": 8.0, "ada": 8.9, "hopper": 9.0, "blackwell": 10.0,
+}
+
+// sfuPerClock is the special-function units' throughput of one SM per
+// clock, in results of a 32-bit base-2 exponential (exp2f; likewise the
+// reciprocal, log2, sine and cosine), by generation (source: NVIDIA CUDA
+// C++ Programming Guide, "Arithmetic Instructions", throughput table: 16
+// per clock per multiprocessor for compute capabilities 7.x, 8.x and 9.0).
+// The tensor cores' rate per SM doubled from Ampere to Hopper and this did
+// not: FlashAttention-3 (Shah et al., 2024) puts the H100 SXM5 at 989
+// TFLOP/s of FP16 matrix multiply but 3.9 TFLOP/s of special functions.
+// Blackwell is left out: its throughput is not in our sources.
+var sfuPerClock = map[float64]float64{7.0: 16, 7.5: 16, 8.0: 16, 8.9: 16, 9.0: 16}
+
+// SoftmaxRate returns the rate at which d's special-function units
+// compute the softmax's exponentials, one per score: compute units ×
+// clock × the generation's results per clock (sfuPerClock), from the
+// datasheet; false where d has no clock or compute-unit count or is not
+// of a generation with a sourced throughput. The A100 SXM: 108 × 1.41 GHz
+// × 16 = 2.44 T/s; the H100 SXM: 132 × 1.98 GHz × 16 = 4.18 T/s.
+func SoftmaxRate(d *Device) (model.FLOPRate, bool) {
+	g, ok := generation(d)
+	per := sfuPerClock[g]
+	if !ok || per == 0 || !(d.Clock > 0) || d.ComputeUnits <= 0 {
+		return 0, false
+	}
+	return model.FLOPRate(float64(d.ComputeUnits) * float64(d.Clock) * per), true
 }
 
 // generation returns d's generation number and true, or false when its
@@ -69,12 +101,14 @@ type Band struct{ Median, P90 float64 }
 var (
 	// crossGenerationBands: the larger of A100 → H100 and H100/H200 →
 	// B200, per class (A100 → H100: bf16 GEMM 12.3% / 30.8%, prefill
-	// 22.5% / 44.4%, decode 19.1% / 76.4%; H100 → B200: bf16 GEMM 9.4% /
-	// 32.1%, fp8 GEMM 11.7% / 19.8%, prefill 8.4% / 19.5%, decode 19.8% /
-	// 51.7%), rounded up.
+	// 18.6% / 33.3% (2026-11-26; 22.5% / 44.4% before the softmax at the
+	// special-function rate and the wave overhead carried as a latency),
+	// decode 19.1% / 76.4%; H100 → B200: bf16 GEMM 9.4% / 32.1%, fp8 GEMM
+	// 11.7% / 19.8%, prefill 8.4% / 19.5%, decode 19.8% / 51.7%), rounded
+	// up.
 	crossGenerationBands = map[string]Band{
 		"gemm":              {0.13, 0.33},
-		"attention_prefill": {0.23, 0.45},
+		"attention_prefill": {0.19, 0.34},
 		"attention_decode":  {0.20, 0.77},
 		// MoE modules (TestTransfer_crossGeneration, 1-in-16 sample of
 		// the MoE tables, 2026-11-26): A100 → H100 20.3% / 62.1%,
@@ -230,7 +264,14 @@ func Transfer(d, base *Device) {
 	d.Eff.GEMM = gemm
 	if a := base.Eff.Attention; a.Points > 0 {
 		n := a
-		n.WaveOverhead, n.DecodeCTAOverhead, n.DecodeGroupOverhead, n.DecodeHeadOverhead = scale(a.WaveOverhead), scale(a.DecodeCTAOverhead), scale(a.DecodeGroupOverhead), scale(a.DecodeHeadOverhead)
+		// A prefill wave's fixed cost is a latency, not a count of clock
+		// cycles: aiconfigurator's TensorRT-LLM context rows of 16 tokens
+		// (head size 128, 32 query and 8 KV heads, batch 256: 8,192 CTAs)
+		// take 280 µs on the A100 (76 waves of 108 SMs at 1.41 GHz) and 228
+		// µs on the H100 (62 waves of 132 at 1.98 GHz): 3.5 µs a wave on
+		// both after the launch, where the clock ratio would make 2.5 µs of
+		// the A100's on the H100. It carries as it is.
+		n.DecodeCTAOverhead, n.DecodeGroupOverhead, n.DecodeHeadOverhead = scale(a.DecodeCTAOverhead), scale(a.DecodeGroupOverhead), scale(a.DecodeHeadOverhead)
 		n.DecodeCTAOverhead8, n.DecodeGroupOverhead8, n.DecodeDimOverhead, n.DecodeSplitCost = scale(a.DecodeCTAOverhead8), scale(a.DecodeGroupOverhead8), scale(a.DecodeDimOverhead), scale(a.DecodeSplitCost)
 		rate := func(x model.ByteRate) model.ByteRate { return model.ByteRate(float64(x) / r) }
 		n.DecodeCTABandwidth, n.DecodeHeadBandwidth = rate(a.DecodeCTABandwidth), rate(a.DecodeHeadBandwidth)

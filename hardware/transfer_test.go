@@ -86,3 +86,60 @@ func TestTransfer_scaling(t *testing.T) {
 		t.Errorf("gb200 from b200: cta ratio %.4f, want %.4f", got, want)
 	}
 }
+
+func TestSoftmaxRate(t *testing.T) {
+	// Compute units × clock × 16 exponentials per SM per clock (CUDA C++
+	// Programming Guide) where the datasheet gives both and the
+	// generation's throughput is sourced; none otherwise.
+	tests := []struct {
+		name string
+		want float64 // scores/s; 0 for none
+	}{
+		{"a100", 108 * 1.41e9 * 16},
+		{"h100", 132 * 1.98e9 * 16},
+		{"v100", 80 * 1.53e9 * 16},
+		{"b200", 0},    // no published clock
+		{"mi300x", 0},  // not NVIDIA
+		{"tpu-v5p", 0}, // not a GPU
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Lookup(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := SoftmaxRate(d)
+			if ok != (tt.want > 0) || math.Abs(float64(got)-tt.want) > 1e-6*tt.want {
+				t.Errorf("SoftmaxRate = %v, %v; want %.4g", got, ok, tt.want)
+			}
+		})
+	}
+}
+
+func TestTransfer_attention(t *testing.T) {
+	// A100 → H100 SXM: the prefill wave overhead (a latency) carried as
+	// it is, the decode CTA overheads by the clock ratio, the softmax rate
+	// by units × clock (the A100's, fixed at its special-function rate,
+	// lands on the H100's).
+	base, err := Lookup("a100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := LoadFile("devices/h100-sxm.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Transfer(d, base)
+	b, a := base.Eff.Attention, d.Eff.Attention
+	if a.WaveOverhead != b.WaveOverhead || a.Compute != b.Compute || a.Memory != b.Memory {
+		t.Errorf("wave overhead %v compute %.4g memory %.4g, want the A100's %v %.4g %.4g", a.WaveOverhead, a.Compute, a.Memory, b.WaveOverhead, b.Compute, b.Memory)
+	}
+	r := 1.41 / 1.98
+	if got := float64(a.DecodeCTAOverhead) / float64(b.DecodeCTAOverhead); math.Abs(got/r-1) > 1e-9 {
+		t.Errorf("decode CTA overhead × %.4f, want × %.4f", got, r)
+	}
+	sfu, _ := SoftmaxRate(d)
+	if math.Abs(float64(a.SoftmaxRate)/float64(sfu)-1) > 1e-3 {
+		t.Errorf("softmax rate %v, want the H100's special-function rate %v", a.SoftmaxRate, sfu)
+	}
+}

@@ -13,7 +13,7 @@ import (
 // MLPerf Training: the time to train is the samples the reference needs
 // to reach the quality target at the chosen global batch (its Reference
 // Convergence Point, RCP), divided by the simulated throughput, plus the
-// evaluations on the way. The RCPs are means over 10 to 28 runs of the
+// evaluations on the way. The RCPs are olympic means (rcp_checker.py drops the fastest and the slowest run) over 10 to 88 runs of the
 // reference and they grow with the global batch; a real run converges in
 // a number of epochs that varies from run to run (MLPerf scores the mean
 // of 5 to 10 runs, dropping the fastest and slowest), so a time to train
@@ -94,18 +94,23 @@ func TrainingSuite() []TrainingBenchmark {
 	return []TrainingBenchmark{
 		{Name: "resnet", Round: "v4.0", Task: "image classification", Dataset: "ImageNet 2012 (75.9% top-1)",
 			Model: "resnet50", TrainSamples: imagenetTrain, EvalSamples: imagenetVal, DefaultBatch: 3264,
-			// Means of "Epochs to converge" per batch (10 to 28 runs each).
-			RCPs: []RCP{epochs(1632, 35), epochs(3264, 35.2), epochs(4096, 40), epochs(8192, 42), epochs(13056, 45.4),
-				epochs(32768, 56), epochs(49152, 68), epochs(58880, 79.9), epochs(65536, 84.5), epochs(67840, 85.86)},
-			RCPSource:  "mlcommons/logging mlperf_logging/rcp_checker/training_4.0.0/rcps_resnet.json @7bbf7926 (mean epochs to converge per BS)",
+			// Olympic means of "Epochs to converge" per batch (10 to 28
+			// runs each, less the fastest and slowest), e.g. BS 3264:
+			// 457 epochs over 13 runs.
+			RCPs: []RCP{epochs(1632, 35), epochs(3264, 457.0/13), epochs(4096, 319.0/8), epochs(8192, 335.0/8), epochs(13056, 45.5),
+				epochs(32768, 56), epochs(49152, 68), epochs(58880, 80), epochs(65536, 84.5), epochs(67840, 2232.0/26)},
+			RCPSource:  "mlcommons/logging mlperf_logging/rcp_checker/training_4.0.0/rcps_resnet.json @0a0a659d (epochs to converge per BS, the olympic mean as rcp_checker.py takes it)",
 			EvalEvery:  func(int) float64 { return 4 * imagenetTrain },
 			EvalSource: "MLCommons training_rules.adoc, deprecated benchmarks: Resnet-50 v1.5 evaluates every 4 epochs",
 		},
 		{Name: "bert", Round: "v5.0", Task: "language modelling (masked LM 72.0%)", Dataset: "Wikipedia 2020-01-01, seq 512",
 			Model: "bert-large", Seq: 512, TrainSamples: 0, EvalSamples: 10000, DefaultBatch: 448,
-			RCPs: []RCP{{256, 2552704}, {448, 2410629.6}, {1536, 2777588}, {3072, 2768215.2}, {4096, 2843443.2}, {4608, 2794752},
-				{6144, 3321446.4}, {6912, 3596122.4}, {8192, 4191436.8}, {8704, 4278144}, {12288, 4470336}, {13056, 4632576}, {16384, 5504307.2}},
-			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_bert.json @7bbf7926 (mean samples to converge per BS)",
+			// Olympic means (20 to 23 runs each, less the fastest and
+			// slowest), in samples.
+			RCPs: []RCP{{256, 45885952.0 / 18}, {448, 50702848.0 / 21}, {1536, 49973008.0 / 18}, {3072, 49760976.0 / 18}, {4096, 51191808.0 / 18},
+				{4608, 50365440.0 / 18}, {6144, 59744256.0 / 18}, {6912, 64834560.0 / 18}, {8192, 75350016.0 / 18}, {8704, 76926720.0 / 18},
+				{12288, 80371200.0 / 18}, {13056, 83616000.0 / 18}, {16384, 99097600.0 / 18}},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_bert.json @17b4ee5a (samples to converge per BS, the olympic mean as rcp_checker.py takes it)",
 			EvalEvery: func(gbs int) float64 {
 				return math.Floor(0.05*(230.23*float64(gbs)+3e6)/25000) * 25000
 			},
@@ -130,10 +135,12 @@ func TrainingSuite() []TrainingBenchmark {
 		},
 		{Name: "retinanet", Round: "v5.0", Task: "object detection (34.0% mAP)", Dataset: "OpenImages MLPerf subset, 800x800",
 			Model: "retinanet", TrainSamples: openImagesTrain, EvalSamples: openImagesVal, DefaultBatch: 256,
-			// Means of "Epochs to converge" per batch (13 to 20 runs each).
-			RCPs: []RCP{oiEpochs(256, 4), oiEpochs(320, 4.15), oiEpochs(512, 5), oiEpochs(768, 5), oiEpochs(1024, 6),
-				oiEpochs(1280, 6.65), oiEpochs(2048, 7.9), oiEpochs(2560, 112.0/13), oiEpochs(4096, 227.0/15)},
-			RCPSource:  "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_retinanet.json @e6ba2a93 (mean epochs to converge per BS)",
+			// Olympic means of "Epochs to converge" per batch (10 to 20
+			// runs each, less the fastest and slowest), e.g. BS 320:
+			// sixteen runs of 4 and two of 5 (74/18).
+			RCPs: []RCP{oiEpochs(256, 4), oiEpochs(320, 74.0/18), oiEpochs(512, 5), oiEpochs(768, 5), oiEpochs(1024, 6),
+				oiEpochs(1280, 120.0/18), oiEpochs(2048, 142.0/18), oiEpochs(2560, 95.0/11), oiEpochs(4096, 197.0/13)},
+			RCPSource:  "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_retinanet.json @e6ba2a93 (epochs to converge per BS, the olympic mean as rcp_checker.py takes it)",
 			EvalEvery:  func(int) float64 { return openImagesTrain },
 			EvalSource: "mlcommons/training single_stage_detector/README.md: evaluation every epoch over all 24,781 validation images (the MLPerf subset: 1,170,301 training images)",
 			Note:       "the reference freezes the stem and first stage and its batch norms; perfsim trains every convolution",
@@ -163,7 +170,7 @@ func TrainingSuite() []TrainingBenchmark {
 			EvalSource: "MLCommons training_rules.adoc: DLRMv2 evaluates every FLOOR(4195197692/(GBS*20)) steps' samples; 89,137,319 eval samples (eval_samples in NVIDIA's MLPerf Training v4.0 logs)",
 			Note:       "tables sharded evenly over the devices (fp32, Adagrad), MLPs data parallel in fp16; embedding work and all-to-alls not overlapped",
 		},
-		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH-Full", Lacks: "a graph neural network"},
+		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH-Full", Lacks: "a graph neural network (neighbour sampling over IGBH-Full: the sampled subgraph per seed node is not published)"},
 	}
 }
 

@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 // The gated delta rule of a Gated DeltaNet layer (Yang, Kautz and
 // Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule",
 // ICLR 2025, arXiv:2412.06464; Qwen3-Next's linear-attention layers). Per
@@ -104,7 +106,8 @@ func (s Scan) deltaBytes() Bytes {
 // deltaCost prices the rule: the chunked form's products on the matrix
 // units at the attention kernels' compute efficiency and its passes at
 // the streaming bandwidth, as a roofline, with a launch for each of its
-// kernels; a decode step is a streaming pass over the state.
+// kernels; the state recurrence (deltaChain) no faster than its chain of
+// chunk steps; a decode step is a streaming pass over the state.
 func (p *Processor) deltaCost(s Scan) Cost {
 	launch := p.Eff.Memory.Launch
 	if !(launch > 0) {
@@ -125,5 +128,77 @@ func (p *Processor) deltaCost(s Scan) Cost {
 	}
 	d, _ := p.Supported(s.DType)
 	peak, _ := p.Peak(d)
-	return roofline(f, by, FLOPRate(float64(peak)*clampEff(p.Eff.Attention.Compute)), bw, launch*deltaPrefillKernels, d)
+	rate := FLOPRate(float64(peak) * clampEff(p.Eff.Attention.Compute))
+	c := roofline(f, by, rate, bw, launch*deltaPrefillKernels, d)
+	// The state recurrence apart: its roofline or its chain, whichever
+	// is longer, after the other kernels' roofline.
+	fh, bh := s.deltaStateFLOPs(), s.deltaStateBytes()
+	chain := p.deltaChain(s)
+	rest := roofline(f-fh, by-bh, rate, bw, 0, d)
+	own := roofline(fh, bh, rate, bw, 0, d)
+	if chain > own.Time {
+		c.Time = rest.Time + chain + launch*deltaPrefillKernels
+		if chain > rest.Time {
+			c.Bound = LatencyBound
+		}
+	}
+	return c
+}
+
+// deltaStateFLOPs and deltaStateBytes are the share of the prefill's
+// work and traffic that the state recurrence
+// (chunk_gated_delta_rule_fwd_h) does: per token and value head the new
+// values U − W·S and the state carried on, K·V_newᵀ (4·d_k·d_v); k, W, U
+// and g read, each chunk's state and the new values written.
+func (s Scan) deltaStateFLOPs() FLOPs {
+	b, t, hp, n, _, _, _ := s.dims()
+	return FLOPs(b * t * 4 * n * hp)
+}
+
+func (s Scan) deltaStateBytes() Bytes {
+	b, t, hp, n, g, _, q := s.dims()
+	h, p := float64(max(s.Heads, 0)), float64(max(s.HeadDim, 0))
+	var chunkStates float64
+	if q > 0 {
+		chunkStates = h * n * p / q
+	}
+	return Bytes(b*t*(g*n+h*n+hp+chunkStates+hp)*s.DType.Size() + b*t*h*4)
+}
+
+// deltaValueBlock is the value columns one CTA of the state recurrence
+// carries: 64 (vLLM PR #25393: the kernel's grid is 32 for Qwen3-Next's
+// 16 value heads of 128 on a rank of TP 2, two blocks a head).
+const deltaValueBlock = 64
+
+// deltaChain returns the least time of the state recurrence: each CTA
+// carries one value head's d_k × 64 block of the state of one sequence
+// through the chunks in order, so that with fewer CTAs than compute units
+// its time is the chain of chunk steps, not the bandwidth. A chunk step
+// is two dependent tiles, W·S (C × d_k · d_k × 64) then Kᵀ·V_new (d_k × C
+// · C × 64), each priced as one CTA of the device's GEMM model: its
+// per-CTA overhead (the tile's loads and stores) and a K step at the
+// compute unit's share of the peak, no faster than the step floor. Waves
+// of CTAs beyond the compute units run one after another.
+func (p *Processor) deltaChain(s Scan) Seconds {
+	if s.Decode() {
+		return 0
+	}
+	st, _ := p.gemmSetupFor(GEMM{M: 64, K: 128, N: deltaValueBlock, A: s.DType, B: s.DType, C: s.DType})
+	if st.cpu || !(st.cus > 0) || !(st.peak > 0) {
+		return 0
+	}
+	perCU := st.peak * st.etaC / st.cus
+	tile := func(tm, tn, k float64) float64 {
+		step := math.Max(math.Max(2*tm*tn/perCU, (tm+tn)*st.edge), st.tau)
+		return st.a + k*step
+	}
+	b, t, _, n, _, _, q := s.dims()
+	if !(q > 0) || !(t > 0) {
+		return 0
+	}
+	bv := math.Min(deltaValueBlock, float64(max(s.HeadDim, 1)))
+	ctas := b * float64(max(s.Heads, 0)) * math.Ceil(float64(max(s.HeadDim, 0))/deltaValueBlock)
+	waves := math.Ceil(ctas / st.cus)
+	steps := math.Ceil(t / q)
+	return Seconds(waves * steps * (tile(q, bv, n) + tile(n, bv, q)))
 }

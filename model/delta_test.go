@@ -88,3 +88,31 @@ func TestDeltaRuleCost(t *testing.T) {
 		t.Errorf("prefill of 8k tokens: %v-bound, want memory (intensity %.1f)", c.Bound, float64(pre.FLOPs())/float64(pre.Bytes()))
 	}
 }
+
+// TestDeltaChain: the state recurrence's chain is one chunk step per
+// chunk and wave, a step two dependent tiles of the GEMM model's per-CTA
+// time; it binds a long prompt at few heads, not a short one at many.
+func TestDeltaChain(t *testing.T) {
+	p := Processor{Name: "x", ComputeUnits: 132, Matrix: map[DType]FLOPRate{BF16: 989e12}, Bandwidth: 3.35e12, Launch: 4e-6,
+		Eff: Efficiency{GEMM: map[DType]GEMMParams{BF16: {Compute: 0.8, Memory: 0.9, CTAOverhead: 500e-9, StepFloor: 1e-9}}}}
+	perCU := 989e12 * 0.8 / 132
+	step := func(tm, tn, k float64) float64 { return 500e-9 + k*math.Max(2*tm*tn/perCU, 1e-9) }
+	one := step(64, 64, 128) + step(128, 64, 64)
+	for _, tt := range []struct {
+		batch, heads, tokens int
+		waves                float64
+	}{{1, 8, 65536, 1}, {4, 32, 4096, 2}, {1, 66, 64, 1}, {1, 67, 64, 2}} {
+		s := Scan{Batch: tt.batch, Tokens: tt.tokens, Heads: tt.heads, HeadDim: 128, State: 128, Groups: 2, Conv: 4, Chunk: 64, DType: BF16, StateDType: BF16, Delta: true}
+		want := tt.waves * math.Ceil(float64(tt.tokens)/64) * one
+		if got := float64(p.deltaChain(s)); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("%+v: chain %v, want %v", tt, got, want)
+		}
+	}
+	long := Scan{Batch: 1, Tokens: 65536, Heads: 8, HeadDim: 128, State: 128, Groups: 2, Conv: 4, Chunk: 64, DType: BF16, StateDType: BF16, Delta: true}
+	if c := p.ScanCost(long); c.Bound != LatencyBound || float64(c.Time) < float64(p.deltaChain(long)) {
+		t.Errorf("64k tokens at 8 heads: %v-bound in %v, want the chain (%v) to bind", c.Bound, c.Time, p.deltaChain(long))
+	}
+	if p.deltaChain(Scan{Batch: 8, Tokens: 1, Heads: 8, HeadDim: 128, State: 128, Groups: 2, Conv: 4, Chunk: 64, DType: BF16, StateDType: BF16, Delta: true}) != 0 {
+		t.Error("a decode step has no chain")
+	}
+}
