@@ -49,9 +49,13 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 		*rep = c.passOnce("decode", id0, ops0)
 		return rep, nil
 	}
-	// Copy: the workload may reuse its slice between calls.
+	// Copy, unless the runner holds them where the next decomposition
+	// does not go (opsCache.keeps): the workload may reuse its slice
+	// between calls, and the pipeline's ops are appended in scratch.
 	var buf [48]model.Op
-	ops0 = append(buf[:0], ops0...)
+	if !r.decomps.keeps(id0) {
+		ops0 = append(buf[:0], ops0...)
+	}
 	ph.Context = first + steps - 1
 	ops1, err := r.ops(ph, extra)
 	if err != nil {
@@ -191,41 +195,75 @@ func (c *coster) sumOver(k0, k1 model.Kernel, steps int) sum {
 func (c *coster) sumSteps(k0, k1 model.Kernel, steps int) sum {
 	var s sum
 	last := steps - 1
-	at := func(i int, w float64) {
-		co, rel := c.priceBetween(k0, k1, i, last)
-		s.add(w, co, rel)
-	}
+	var nbuf [exactSteps]int
+	var wbuf [exactSteps]float64
+	nodes, weights := nbuf[:0], wbuf[:0]
 	if steps <= exactSteps {
 		for i := 0; i < steps; i++ {
-			at(i, 1)
+			nodes, weights = append(nodes, i), append(weights, 1)
 		}
-		return s
+	} else {
+		// Composite trapezoid over integer points: a segment [a, b]
+		// holds b−a+1 steps, weighted (b−a+1)/2 at each end; shared
+		// interior nodes are counted once by subtracting 1 from their
+		// weight.
+		nodes = append(nodes, 0)
+		for j := 1; j <= quadSegments; j++ {
+			next := int(math.Round(float64(j) * float64(last) / quadSegments))
+			if next > nodes[len(nodes)-1] {
+				nodes = append(nodes, next)
+			}
+		}
+		for j, x := range nodes {
+			var w float64
+			if j > 0 {
+				w += float64(x-nodes[j-1]+1) / 2
+			}
+			if j < len(nodes)-1 {
+				w += float64(nodes[j+1]-x+1) / 2
+			}
+			if j > 0 && j < len(nodes)-1 {
+				w-- // the node ends one segment and starts the next
+			}
+			weights = append(weights, w)
+		}
 	}
-	// Composite trapezoid over integer points: a segment [a, b] holds
-	// b−a+1 steps, weighted (b−a+1)/2 at each end; shared interior nodes
-	// are counted once by subtracting 1 from their weight.
-	var buf [quadSegments + 1]int
-	nodes := append(buf[:0], 0)
-	for j := 1; j <= quadSegments; j++ {
-		next := int(math.Round(float64(j) * float64(last) / quadSegments))
-		if next > nodes[len(nodes)-1] {
-			nodes = append(nodes, next)
+	if a0, ok := k0.(model.Attention); ok {
+		if a1 := k1.(model.Attention); onlyKVLen(a0, a1) {
+			c.sumAttention(&s, a0, a1, nodes, weights, last)
+			return s
 		}
 	}
 	for j, x := range nodes {
-		var w float64
-		if j > 0 {
-			w += float64(x-nodes[j-1]+1) / 2
-		}
-		if j < len(nodes)-1 {
-			w += float64(nodes[j+1]-x+1) / 2
-		}
-		if j > 0 && j < len(nodes)-1 {
-			w-- // the node ends one segment and starts the next
-		}
-		at(x, w)
+		co, rel := c.priceBetween(k0, k1, x, last)
+		s.add(weights[j], co, rel)
 	}
 	return s
+}
+
+// onlyKVLen reports whether two attention kernels differ in their KV
+// length alone (a decode step's at two contexts).
+func onlyKVLen(a0, a1 model.Attention) bool {
+	a1.KVLen = a0.KVLen
+	return a0 == a1
+}
+
+// sumAttention adds to s the attention kernel a0 at the KV lengths of
+// the steps nodes (interpolated to a1's at step last), weighted weights:
+// what pricing each through priceBetween adds, priced in one call
+// (model.Processor.CappedAttentionCosts) and checked once.
+func (c *coster) sumAttention(s *sum, a0, a1 model.Attention, nodes []int, weights []float64, last int) {
+	var kv [exactSteps]int
+	var cost [exactSteps]model.Cost
+	for j, x := range nodes {
+		kv[j] = lerp(a0.KVLen, a1.KVLen, x, last)
+	}
+	c.check(a0.DType)
+	costs := cost[:len(nodes)]
+	c.p.CappedAttentionCosts(a0, kv[:len(nodes)], costs)
+	for j := range costs {
+		s.add(weights[j], costs[j], c.relErr(a0, costs[j].DType))
+	}
 }
 
 // lerp returns a + (b−a)·i/n rounded to the nearest integer.

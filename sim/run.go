@@ -34,9 +34,6 @@ type runner struct {
 	// prefix is the running totals of the last chunked prefill priced
 	// without rows (totals.go); nil for none.
 	prefix *prefixCache
-	// chunkPrices are the prices of chunks of a chunked prefill
-	// (totals.go); nil for none.
-	chunkPrices *chunkPrices
 	// ctxWarning is room for the run's warning that the lengths exceed
 	// the model's trained context (allocated with the report); nil for
 	// none.
@@ -160,7 +157,7 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 // collect at every point. Nothing of a runner outlives its Run: reports
 // copy what they keep.
 var runners = &sync.Pool{New: func() any {
-	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache), chunkPrices: new(chunkPrices)}
+	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache)}
 }}
 
 // release returns r to runners, dropping what it references.

@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+)
+
+// pureFake is fake promising pure decompositions, so that an opsCache
+// keeps them.
+type pureFake struct{ *fake }
+
+func (pureFake) PureOps() {}
+
+// TestOpsCache_keeps checks that keeps says which decompositions survive
+// the next call of decompose: a hit in the slot the next miss takes does
+// not (decode copies it), and every other one does, its ops unchanged.
+func TestOpsCache_keeps(t *testing.T) {
+	w := pureFake{tinyLlama()}
+	oc := new(opsCache)
+	ph := func(ctx int) Phase { return Phase{Kind: Decode, Batch: 1, Seq: 1, Context: ctx, TP: 1} }
+	for ctx := range opsSlots {
+		if _, err := oc.decompose(w, ph(100+ctx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Slots 0..5 hold contexts 100..105 and slot 0 is the next to go:
+	// hit 103 (kept; the miss after it takes slot 0), then 101 (in slot
+	// 1, the next to go: not kept), then 104 (kept).
+	for i, ctx := range []int{3, 1, 4} {
+		ops, err := oc.decompose(w, ph(100+ctx)) // a hit
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := oc.idOf(ops)
+		want := append([]any(nil), opsAsAny(ops)...)
+		keeps := oc.keeps(id)
+		if keeps != (id.slot != oc.next) || id == (opsID{}) {
+			t.Fatalf("context %d in slot %d (next %d): keeps %v", 100+ctx, id.slot, oc.next, keeps)
+		}
+		if keeps != (i != 1) {
+			t.Errorf("context %d: keeps %v", 100+ctx, keeps)
+		}
+		if _, err := oc.decompose(w, ph(1000+ctx)); err != nil { // a miss
+			t.Fatal(err)
+		}
+		if keeps && !reflect.DeepEqual(opsAsAny(ops), want) {
+			t.Errorf("context %d: kept ops changed by the next decomposition", 100+ctx)
+		}
+		if !keeps && oc.idOf(ops) == id {
+			t.Errorf("context %d: not kept, yet its slot still holds it", 100+ctx)
+		}
+	}
+}
+
+func opsAsAny[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i := range s {
+		out[i] = s[i]
+	}
+	return out
+}
