@@ -455,6 +455,17 @@ func (p *Processor) CappedAttentionCost(a Attention) Cost {
 	return p.capped(p.attentionCost(a, d, peak), peak, ok)
 }
 
+// CappedAttentionCosts sets costs[i] to CappedAttentionCost(a) with a's
+// KV length kv[i] (costs is as long as kv): a decode step's attention at
+// the contexts of a generation, the peak looked up once.
+func (p *Processor) CappedAttentionCosts(a Attention, kv []int, costs []Cost) {
+	d, peak, ok := p.supportedPeak(a.DType)
+	for i, l := range kv {
+		a.KVLen = l
+		costs[i] = p.capped(p.attentionCost(a, d, peak), peak, ok)
+	}
+}
+
 // supportedPeak returns Supported(d) and Peak of it, looking the peak up
 // once when d has its own.
 func (p *Processor) supportedPeak(d DType) (DType, FLOPRate, bool) {
@@ -484,7 +495,7 @@ func (p *Processor) attentionCost(a Attention, d DType, peak FLOPRate) Cost {
 	case decode && a.Latent:
 		tc, tm, t, t0 = p.latentDecode(a, e, pk, bw)
 	case decode:
-		tc, tm, t, t0 = p.decodeAttention(a, e, pk, bw)
+		tc, tm, t, t0 = p.decodeAttention(a, c.FLOPs, c.Bytes, e, pk, bw)
 	default:
 		// The MLA context kernel with an 8-bit cache quantises what it
 		// writes: its own fraction (compute_fp8), as an 8-bit peak has.
@@ -579,8 +590,9 @@ func (p *Processor) prefillAttention(a Attention, e *AttentionParams, eight bool
 }
 
 // decodeAttention returns the compute, memory and total time of a decode
-// attention (see AttentionCost) and its launch cost.
-func (p *Processor) decodeAttention(a Attention, e *AttentionParams, pk, bw float64) (tc, tm, t, t0 float64) {
+// attention (see AttentionCost) and its launch cost; flops and bytes are
+// a's (a.FLOPs(), a.Bytes()), computed once by the caller.
+func (p *Processor) decodeAttention(a Attention, flops FLOPs, bytes Bytes, e *AttentionParams, pk, bw float64) (tc, tm, t, t0 float64) {
 	pick := func(dec, pre float64) float64 {
 		if dec > 0 {
 			return dec
@@ -595,10 +607,10 @@ func (p *Processor) decodeAttention(a Attention, e *AttentionParams, pk, bw floa
 	}
 	t0 = nonNeg(t0)
 	if pk > 0 {
-		tc = float64(a.FLOPs()) / (pk * clampEff(ec))
+		tc = float64(flops) / (pk * clampEff(ec))
 	}
 	if bw > 0 {
-		tm = float64(a.Bytes()) / (bw * clampEff(em))
+		tm = float64(bytes) / (bw * clampEff(em))
 	}
 	b, h, hkv := float64(max(a.Batch, 0)), float64(max(a.Heads, 0)), float64(max(a.KVHeads, 1))
 	cus := float64(p.ComputeUnits)

@@ -22,7 +22,10 @@
 // # Kernels and their cost
 //
 // A workload is a list of Ops, each wrapping a Kernel: GEMM, Attention,
-// Elementwise, Gather or Collective. Each kernel knows its FLOPs and the
+// Elementwise, Gather or Collective, and for today's architectures
+// GroupedGEMM (a mixture of experts' routed experts, moe.go) and Scan (a
+// Mamba-2 mixer's chunked scan, ssm.go, or with Delta a Gated DeltaNet's
+// gated delta rule, delta.go). Each kernel knows its FLOPs and the
 // minimum bytes it moves. Processor.Cost prices one launch on one device
 // with a roofline whose efficiencies come from the hardware file:
 //

@@ -17,6 +17,14 @@ type PureWorkload interface {
 	PureOps()
 }
 
+// An OpsAppender is a Workload that can append a phase's ops to a slice
+// it is given (Ops(ph) appended to dst): a runner keeps decompositions in
+// buffers of its own, and so gets them without a slice made and copied
+// for each.
+type OpsAppender interface {
+	AppendOps(dst []model.Op, ph Phase) ([]model.Op, error)
+}
+
 // opsSlots is how many decompositions a runner keeps: more than one run
 // asks for (prefill and two decode contexts; forward and backward), so
 // that a slice returned by decompose stays valid while the run uses it.
@@ -58,6 +66,13 @@ func (oc *opsCache) idOf(ops []model.Op) opsID {
 	return opsID{}
 }
 
+// keeps reports whether the decomposition id stays valid over the next
+// call of decompose: oc holds it, in a slot other than the one a new
+// decomposition takes.
+func (oc *opsCache) keeps(id opsID) bool {
+	return oc != nil && id != (opsID{}) && id.slot != oc.next && oc.entries[id.slot].ver == id.ver
+}
+
 // decompose returns w's ops for ph, from oc when it has them and w is a
 // PureWorkload of a comparable type (oc may be nil). The result must not
 // be modified; it stays valid for opsSlots−1 further calls.
@@ -73,15 +88,29 @@ func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 			return e.ops, nil
 		}
 	}
-	ops, err := w.Ops(ph)
+	e := &oc.entries[oc.next]
+	ops, err := decomposeInto(e.ops[:0], w, ph)
+	e.w, e.ph, e.ops, e.ver = nil, Phase{}, ops[:0], 0 // empty until it holds ops
 	if err != nil {
 		return nil, err
 	}
-	e := &oc.entries[oc.next]
 	oc.next = (oc.next + 1) % opsSlots
 	oc.ver++
-	e.w, e.ph, e.ops, e.ver = w, ph, append(e.ops[:0], ops...), oc.ver
+	e.w, e.ph, e.ops, e.ver = w, ph, ops, oc.ver
 	return e.ops, nil
+}
+
+// decomposeInto returns w's ops for ph in buf (its contents overwritten,
+// its room reused).
+func decomposeInto(buf []model.Op, w Workload, ph Phase) ([]model.Op, error) {
+	if a, ok := w.(OpsAppender); ok {
+		return a.AppendOps(buf, ph)
+	}
+	ops, err := w.Ops(ph)
+	if err != nil {
+		return buf, err
+	}
+	return append(buf, ops...), nil
 }
 
 // chunkSlots is how many chunk decompositions a runner remembers (a
@@ -121,14 +150,19 @@ func (cc *chunkCache) get(w Workload, ph Phase) ([]model.Op, model.Bytes, error)
 			return e.ops, e.ws, nil
 		}
 	}
-	ops, err := w.Ops(ph)
+	if e == nil {
+		ops, err := w.Ops(ph)
+		if err != nil {
+			return nil, 0, err
+		}
+		return ops, workingSet(ops), nil
+	}
+	ops, err := decomposeInto(e.ops[:0], w, ph)
+	e.w, e.ph, e.ops = nil, Phase{}, ops[:0] // empty until it holds ops
 	if err != nil {
 		return nil, 0, err
 	}
 	ws := workingSet(ops)
-	if e != nil {
-		e.w, e.ph, e.ws = w, ph, ws
-		e.ops = append(e.ops[:0], ops...)
-	}
+	e.w, e.ph, e.ws, e.ops = w, ph, ws, ops
 	return ops, ws, nil
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"maps"
 	"math"
+	"sync"
 
 	"github.com/perfsim/perfsim/model"
 )
@@ -40,6 +41,7 @@ const (
 // prices only the kernels that change.
 type priceCache struct {
 	gen   uint64          // slots of another generation are empty
+	proc  uint64          // the processor's identity shared by every runner (procIDs)
 	from  uint64          // derived: the generation of the cache it was derived from
 	key   procKey         // the processor the prices are for (or, derive, were derived from)
 	owner model.Processor // the processor the prices are for, its maps copied
@@ -131,6 +133,7 @@ func (pc *priceCache) derived(src *priceCache, dst *model.Processor, derive func
 func (pc *priceCache) renew(key, p *model.Processor) {
 	pc.gen++ // 64 bits: never wraps
 	pc.key = keyOf(key)
+	pc.proc = procIDs.of(key)
 	pc.owner = *p
 	pc.owner.Matrix, pc.owner.Vector = maps.Clone(p.Matrix), maps.Clone(p.Vector)
 	pc.owner.Eff.GEMM = maps.Clone(p.Eff.GEMM)
@@ -242,6 +245,41 @@ func cacheOr[K comparable](c *coster, slots []slot[K], h uint64, key K, k model.
 	co, rel := c.price(k)
 	*s = slot[K]{gen: c.pc.gen, k: key, c: co, rel: rel}
 	return co, rel
+}
+
+// procIDs names the processors runners have priced on, the same number
+// for processors that price alike (procKey.same) whatever the runner, so
+// that what one runner priced can serve another (a chunked prefill's
+// chunks: totals.go). It keeps the last procIDSlots; a processor dropped
+// and seen again gets a new number (numbers are never reused), so a
+// number always names one processor.
+var procIDs procNames
+
+// procIDSlots is how many processors procIDs keeps.
+const procIDSlots = 16
+
+type procNames struct {
+	sync.Mutex
+	keys [procIDSlots]procKey
+	ids  [procIDSlots]uint64 // 0: empty
+	last uint64              // the last number given
+}
+
+// of returns the number of processor p, giving it the next one when it is
+// new (the residual tables a kept key holds by address stay alive, so
+// their addresses cannot name another table).
+func (n *procNames) of(p *model.Processor) uint64 {
+	n.Lock()
+	defer n.Unlock()
+	for i := range n.keys {
+		if n.ids[i] != 0 && n.keys[i].same(p) {
+			return n.ids[i]
+		}
+	}
+	n.last++
+	i := n.last % procIDSlots
+	n.keys[i], n.ids[i] = keyOf(p), n.last
+	return n.last
 }
 
 // sameProcessor reports whether a and b price every kernel alike: equal

@@ -20,8 +20,9 @@ type runner struct {
 	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs; see decoder
 	rep   *Report
 	buf   []model.Op // scratch for a decomposition plus extra ops
-	// chunkBuf is scratch for the ops of a chunked prefill.
-	chunkBuf []model.Op
+	// chunkBuf is scratch for the ops of a chunked prefill, decodeBuf
+	// for a decode's first decomposition (decode).
+	chunkBuf, decodeBuf []model.Op
 
 	diag    diag      // the costers' shared diagnostics
 	costers [2]coster // c and, with CUDA graphs, dc
@@ -31,12 +32,12 @@ type runner struct {
 	prices  *[2]priceCache
 	decomps *opsCache
 	chunks  *chunkCache // a chunked prefill's chunks (opscache.go); nil for none
+	// stepOps are the prices of a decode step's unchanging ops
+	// (decode.go); nil for none.
+	stepOps *stepMemo
 	// prefix is the running totals of the last chunked prefill priced
 	// without rows (totals.go); nil for none.
 	prefix *prefixCache
-	// chunkPrices are the prices of chunks of a chunked prefill
-	// (totals.go); nil for none.
-	chunkPrices *chunkPrices
 	// ctxWarning is room for the run's warning that the lengths exceed
 	// the model's trained context (allocated with the report); nil for
 	// none.
@@ -160,7 +161,7 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 // collect at every point. Nothing of a runner outlives its Run: reports
 // copy what they keep.
 var runners = &sync.Pool{New: func() any {
-	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache), chunkPrices: new(chunkPrices)}
+	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache), stepOps: new(stepMemo)}
 }}
 
 // release returns r to runners, dropping what it references.

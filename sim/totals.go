@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -88,31 +89,43 @@ func (a *phaseAcc) add(n float64, o *opPrice) {
 	a.addRow(&row)
 }
 
-// chunkPriceSlots is how many priced chunks a runner keeps (a power of
-// two): more than the distinct last chunks of a sweep over a thousand
-// prompt lengths.
+// chunkPriceSlots is how many priced chunks are kept (a power of two):
+// more than the distinct last chunks of a sweep over a thousand prompt
+// lengths.
 const chunkPriceSlots = 4096
 
-// chunkPrices keeps the prices of a chunked prefill's chunks, op by op:
-// a chunk recurs at every batch of a sweep over lengths (a long prompt's
-// chunks are one sequence each, run Repeat times), and its ops, priced
-// once, are only multiplied again. Entries are made on first use.
-type chunkPrices struct {
-	slots [chunkPriceSlots]*pricedChunk
-}
+// sharedChunks keeps the prices of chunked prefills' chunks, op by op,
+// for every runner: a chunk recurs at every batch of a sweep over lengths
+// (a long prompt's chunks are one sequence each, run Repeat times), and
+// its ops, priced once by whichever runner met it first, are only
+// multiplied again. An entry, once published, is never changed (a new
+// chunk replaces it whole), so runners read them without a lock.
+var sharedChunks [chunkPriceSlots]atomic.Pointer[pricedChunk]
 
-// A pricedChunk is one chunk's ops priced on one processor (the price
-// cache's generation) and system (its links): for each op with a kernel,
-// its launches per pass, price and relative error; and the chunk's
-// working set and the data types its pricing checked (by bit).
+// A pricedChunk is one chunk's ops priced on one processor (procIDs'
+// number for it) and system (its links): for each op with a kernel, its
+// launches per pass, price and relative error; and the chunk's working
+// set and the data types its pricing checked (by bit).
 type pricedChunk struct {
-	gen    uint64
+	proc   uint64
 	net    netKey
 	w      Workload
 	ph     Phase
 	ws     model.Bytes
 	checks uint32
 	ops    []opPrice
+}
+
+// chunkSlot returns the slot of chunk ph priced on processor proc.
+func chunkSlot(proc uint64, ph *Phase) *atomic.Pointer[pricedChunk] {
+	h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context), uint64(ph.TP)|uint64(ph.EP)<<32, proc)
+	return &sharedChunks[h&(chunkPriceSlots-1)]
+}
+
+// holds reports whether e holds the prices of chunk ph of w on processor
+// proc over links net.
+func (e *pricedChunk) holds(proc uint64, net *netKey, w Workload, ph *Phase) bool {
+	return e != nil && e.proc == proc && e.net == *net && e.w == w && e.ph == *ph
 }
 
 // An opPrice is one launch of an op's kernel: what addPriced reads of
@@ -127,18 +140,6 @@ type opPrice struct {
 	bound  model.Bound
 }
 
-// slot returns the entry for chunk ph of w (its slot, made when new)
-// and whether it holds ph's prices for generation gen and links net.
-func (cp *chunkPrices) slot(gen uint64, net netKey, w Workload, ph Phase) (*pricedChunk, bool) {
-	h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context), uint64(ph.TP)|uint64(ph.EP)<<32, gen)
-	e := cp.slots[h&(chunkPriceSlots-1)]
-	if e == nil {
-		e = new(pricedChunk)
-		cp.slots[h&(chunkPriceSlots-1)] = e
-	}
-	return e, e.gen == gen && e.net == net && e.w == w && e.ph == ph
-}
-
 // prefixChunks is how many chunks of a chunked prefill a prefixCache
 // keeps the running totals of (a longer prefill sums its further chunks
 // afresh at every run).
@@ -149,14 +150,15 @@ const prefixChunks = 64
 // one, when its first chunks are the same (a sweep's next prompt length,
 // or the same prompt at the next point), starts from the totals after
 // them. The totals are those of one processor's prices (the price
-// cache's generation), one system's links, one workload.
+// cache's generation), one system's links, one workload and one prefill
+// phase but for its chunks' shapes (tmpl).
 type prefixCache struct {
 	gen    uint64
 	net    netKey
 	w      Workload
+	tmpl   Phase
 	n      int // chunks held
-	chunks [prefixChunks]Phase
-	repeat [prefixChunks]int
+	chunks [prefixChunks]PrefillChunk
 	after  [prefixChunks]prefixState
 }
 
@@ -198,10 +200,11 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 	}
 	k := 0
 	if pc != nil {
-		if net := c.netKey(); pc.gen != c.pc.gen || pc.w != r.w || pc.net != net {
-			*pc = prefixCache{gen: c.pc.gen, net: net, w: r.w}
+		tmpl := r.phase(Prefill)
+		if net := c.netKey(); pc.gen != c.pc.gen || pc.w != r.w || pc.net != net || pc.tmpl != tmpl {
+			pc.gen, pc.net, pc.w, pc.tmpl, pc.n = c.pc.gen, net, r.w, tmpl, 0
 		}
-		for k < pc.n && k < len(chunks) && pc.repeat[k] == chunks[k].Repeat && pc.chunks[k] == r.chunkPhase(chunks[k]) {
+		for k < pc.n && k < len(chunks) && pc.chunks[k] == chunks[k] {
 			k++
 		}
 		pc.n = k
@@ -221,7 +224,7 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 			return false, err
 		}
 		if pc != nil && i < prefixChunks {
-			pc.chunks[i], pc.repeat[i], pc.after[i] = cp, chunks[i].Repeat, st
+			pc.chunks[i], pc.after[i] = chunks[i], st
 			pc.n = i + 1
 		}
 	}
@@ -234,15 +237,15 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 }
 
 // addChunk adds repeat runs of chunk ph to st: from the chunk's prices
-// when the runner keeps them, else priced (and kept).
+// when they are kept (sharedChunks), else priced (and kept).
 func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
 	c := r.c
-	var e *pricedChunk
+	var slot *atomic.Pointer[pricedChunk]
 	var net netKey
-	if r.chunkPrices != nil && c.pc != nil && pureWorkload(r.w) {
+	if c.pc != nil && pureWorkload(r.w) {
 		net = c.netKey()
-		var hit bool
-		if e, hit = r.chunkPrices.slot(c.pc.gen, net, r.w, ph); hit {
+		slot = chunkSlot(c.pc.proc, &ph)
+		if e := slot.Load(); e.holds(c.pc.proc, &net, r.w, &ph) {
 			for d := model.DType(0); d < 32; d++ {
 				if e.checks&(1<<d) != 0 {
 					c.check(d)
@@ -258,14 +261,16 @@ func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
 			st.checks |= e.checks
 			return nil
 		}
-		// Empty until its prices are all in.
-		*e = pricedChunk{ops: e.ops[:0]}
 	}
 	ops, ws, err := r.chunks.get(r.w, ph)
 	if err != nil {
 		return fmt.Errorf("sim: %s %s: %w", r.w.Name(), ph.Kind, err)
 	}
 	st.ws = max(st.ws, ws)
+	var e *pricedChunk
+	if slot != nil {
+		e = &pricedChunk{proc: c.pc.proc, net: net, w: r.w, ph: ph, ws: ws, ops: make([]opPrice, 0, len(ops))}
+	}
 	c.calls = 0
 	for i := range ops {
 		o := &ops[i]
@@ -277,7 +282,7 @@ func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
 		op := opPrice{time: co.Time, flops: co.FLOPs, bytes: co.Bytes, energy: co.Energy(), rel: rel, bound: co.Bound, count: int32(o.Count)}
 		st.acc.add(float64(cnt), &op)
 		if e != nil && int(op.count) != o.Count {
-			e = nil // a count past 32 bits: not kept (the entry stays empty)
+			e = nil // a count past 32 bits: not kept
 		}
 		if e != nil {
 			e.ops = append(e.ops, op)
@@ -285,12 +290,14 @@ func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
 	}
 	st.checks |= c.calls
 	if e != nil {
-		e.gen, e.net, e.w, e.ph, e.ws, e.checks = c.pc.gen, net, r.w, ph, ws, c.calls
+		e.checks = c.calls
+		slot.Store(e)
 	}
 	return nil
 }
 
-// chunkPhase returns the prefill phase of one chunk.
+// chunkPhase returns the prefill phase of one chunk: r.phase(Prefill)
+// at the chunk's shape.
 func (r *runner) chunkPhase(ch PrefillChunk) Phase {
 	ph := r.phase(Prefill)
 	ph.Batch, ph.Seq, ph.Context = ch.Batch, ch.Tokens, ch.Context

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -60,9 +61,17 @@ func TestRunTotals(t *testing.T) {
 		}},
 		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) { s.TP, s.Batch, s.Input = 4, 1, 20000 }},
 		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) { s.TP, s.Batch, s.Input = 4, 2, 20000 }},
+		// The same chunks on the same system at another TP, then in fp8.
+		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) { s.TP, s.Batch, s.Input = 2, 2, 20000 }},
+		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) {
+			s.TP, s.Batch, s.Input, s.Weights, s.Act, s.KV = 2, 2, 20000, model.FP8, model.FP8, model.FP8
+		}},
 		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.Batch, s.Input, s.MaxNumTokens = 4, 3000, 1024 }},
 		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.Batch, s.Input, s.Exec = 4, 9000, sim.ExecEager }},
 		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.NoGraphs, s.Batch, s.Input = true, 2, 12000 }},
+		// The decode steps' prices with and without CUDA graphs in turn.
+		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.Batch, s.Input = 2, 12128 }},
+		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.NoGraphs, s.Batch, s.Input = true, 2, 12256 }},
 		tc{"h200", "llama3-8b", 1, func(s *sim.Scenario) {
 			s.Weights, s.Act, s.KV, s.Batch, s.Input = model.FP8, model.FP8, model.FP8, 3, 20000
 		}},
@@ -149,7 +158,8 @@ func TestRunTotals_prefixChecks(t *testing.T) {
 }
 
 // TestCappedAttentionCost checks that pricing an attention kernel with
-// its peak looked up once gives, bit for bit, Capped(AttentionCost(a)) on
+// its peak looked up once (CappedAttentionCost, and CappedAttentionCosts
+// at several KV lengths) gives, bit for bit, Capped(AttentionCost(a)) on
 // every catalog device, its power limited and not, over decode and
 // prefill kernels, MLA, sliding windows and types the device falls back
 // from (or has no peak for).
@@ -178,11 +188,71 @@ func TestCappedAttentionCost(t *testing.T) {
 				if got != want {
 					t.Errorf("%s, %+v: CappedAttentionCost %+v, Capped(AttentionCost) %+v", dev.Name, a, got, want)
 				}
+				// The same kernel at several KV lengths in one call.
+				kv := []int{a.KVLen, a.KVLen + 1, 2*a.KVLen + 7}
+				series := make([]model.Cost, len(kv))
+				q.CappedAttentionCosts(a, kv, series)
+				for i, l := range kv {
+					b := a
+					b.KVLen = l
+					if w := q.Capped(q.AttentionCost(b)); series[i] != w {
+						t.Errorf("%s, %+v: CappedAttentionCosts at KV length %d %+v, Capped(AttentionCost) %+v", dev.Name, a, l, series[i], w)
+					}
+				}
 				n++
 			}
 		}
 	}
 	if n == 0 {
 		t.Fatal("no device in the catalog")
+	}
+}
+
+// TestRunTotals_parallel runs the prompt lengths of a sweep at several
+// batches from several goroutines at once, each in its own order, so that
+// runners share the chunks' prices (and, under -race, that they share
+// them safely): every report is Run's without its rows.
+func TestRunTotals_parallel(t *testing.T) {
+	sys, w := load(t, "h100", "llama3-70b", 4)
+	var scs []sim.Scenario
+	for _, b := range []int{1, 2, 5} {
+		for _, in := range []int{9000, 17000, 17128, 40000, 100000} {
+			sc := sim.Default()
+			sc.TP, sc.Batch, sc.Input = 4, b, in
+			scs = append(scs, sc)
+		}
+	}
+	want := make([]*sim.Report, len(scs))
+	sim.WithoutCaches(func() {
+		for i, sc := range scs {
+			r, err := sim.Run(sys, w, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[i] = withoutRows(r)
+		}
+	})
+	const goroutines = 4
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		go func() {
+			for k := range scs {
+				i := (k*(g+1) + g) % len(scs)
+				got, err := sim.RunTotals(sys, w, scs[i])
+				if err == nil && !reflect.DeepEqual(got, want[i]) {
+					err = fmt.Errorf("goroutine %d, batch %d, input %d: RunTotals differs from Run", g, scs[i].Batch, scs[i].Input)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

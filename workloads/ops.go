@@ -42,6 +42,25 @@ func (m *Model) Ops(ph Phase) ([]model.Op, error) {
 	return append(make([]model.Op, 0, len(ops)), ops...), nil
 }
 
+// AppendOps appends the ops of Ops(ph) to dst and returns the extended
+// slice: a caller that keeps decompositions in buffers of its own (the
+// simulator's runners) gets them without a slice made and copied for
+// each.
+func (m *Model) AppendOps(dst []model.Op, ph Phase) ([]model.Op, error) {
+	if m.cfg.Kind == CNN || ph.Kind == TrainBackward {
+		ops, err := m.Ops(ph)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, ops...), nil
+	}
+	ph, err := ph.norm(m)
+	if err != nil {
+		return dst, err
+	}
+	return m.transformerOps(ph, dst), nil
+}
+
 // maxTransformerOps is the most ops transformerOps appends (a ViT or BERT
 // with every option, or a MoE with shared experts, has about 25); more
 // would still work, only with a heap-allocated buffer.

@@ -1,6 +1,11 @@
 package workloads
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+
+	"github.com/perfsim/perfsim/model"
+)
 
 // TestOps_stackBuffer checks that every catalog transformer decomposes
 // within the stack buffer of Ops (maxTransformerOps), with every view
@@ -54,6 +59,35 @@ func TestOps_allocs(t *testing.T) {
 		})
 		if got > tt.want {
 			t.Errorf("%s: %v allocations per Ops, want at most %v", tt.ph.Kind, got, tt.want)
+		}
+	}
+}
+
+// TestAppendOps checks that AppendOps appends what Ops returns, for every
+// catalog model and phase kind, after what dst holds, and that a phase
+// Ops refuses is refused with dst unchanged.
+func TestAppendOps(t *testing.T) {
+	ms, err := Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		for _, k := range []PhaseKind{Prefill, Decode, TrainForward, TrainBackward} {
+			for _, tp := range []int{1, 2, 3} {
+				ph := Phase{Kind: k, Batch: 2, Seq: 16, Context: 8, TP: tp}
+				want, werr := m.Ops(ph)
+				prefix := []model.Op{{Name: "before", Count: 1}}
+				got, gerr := m.AppendOps(prefix, ph)
+				if (werr != nil) != (gerr != nil) {
+					t.Fatalf("%s %s tp %d: Ops error %v, AppendOps error %v", m.Name(), k, tp, werr, gerr)
+				}
+				if len(got) == 0 || got[0].Name != "before" {
+					t.Fatalf("%s %s tp %d: AppendOps lost what dst held", m.Name(), k, tp)
+				}
+				if werr == nil && !reflect.DeepEqual(got[1:], want) {
+					t.Errorf("%s %s tp %d: AppendOps differs from Ops", m.Name(), k, tp)
+				}
+			}
 		}
 	}
 }

@@ -33,11 +33,20 @@ var phaseKinds = [...]workloads.PhaseKind{
 }
 
 func (w Workload) Ops(ph sim.Phase) ([]model.Op, error) {
-	return w.M.Ops(workloads.Phase{
+	return w.M.Ops(phaseOf(ph))
+}
+
+// AppendOps is sim.OpsAppender's: Ops appended to dst.
+func (w Workload) AppendOps(dst []model.Op, ph sim.Phase) ([]model.Op, error) {
+	return w.M.AppendOps(dst, phaseOf(ph))
+}
+
+func phaseOf(ph sim.Phase) workloads.Phase {
+	return workloads.Phase{
 		Kind: phaseKinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
 		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, Comm: ph.Comm, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance,
 		FuseCNN: ph.FuseCNN, Autocast: ph.Autocast,
-	})
+	}
 }
 
 var archs = map[workloads.Kind]sim.Arch{
