@@ -119,10 +119,7 @@ func timeToTrainSharded(sys *hardware.System, b TrainingBenchmark, gbs int, reso
 		return
 	}
 	d := dense{base, b.TableParams}
-	prec := b.Precision
-	if !prec.Valid() {
-		prec = model.BF16
-	}
+	prec, fallback := trainingType(sys, b.Precision)
 	local := gbs / devs
 	sc := sim.Default()
 	sc.Mode, sc.Batch, sc.DP, sc.GlobalBatch = sim.Training, local, devs, gbs
@@ -190,7 +187,7 @@ func timeToTrainSharded(sys *hardware.System, b TrainingBenchmark, gbs int, reso
 	perEval := model.Seconds(batches) * (rep.Training.Forward.Time + gather.Time + a2a)
 	res.EvalTime = perEval * model.Seconds(res.Evals)
 	res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
-	res.Note = b.Note
+	res.Note = b.Note + fallback
 }
 
 // bagTables returns how many embedding tables a workload has.

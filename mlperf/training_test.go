@@ -301,3 +301,24 @@ func TestDLRM_sharded(t *testing.T) {
 		t.Errorf("throughput at GBS 32768 %g ≥ at 55296 %g", small.Throughput, r.Throughput)
 	}
 }
+
+// TestTraining_fallbackType: a device without the benchmark's precision
+// trains in bf16 and says so.
+func TestTraining_fallbackType(t *testing.T) {
+	dev, err := hardware.Resolve("a100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := hardware.NewSystem(dev, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := FindTraining("llama2_70b_lora")
+	r := TimeToTrain(sys, b, 8, resolveCatalog)
+	if !strings.Contains(r.Note, "has no fp8: bf16") {
+		t.Errorf("A100 note %q, want it to say fp8 fell back to bf16", r.Note)
+	}
+	if got, note := trainingType(dgxH100(t), model.FP8); got != model.FP8 || note != "" {
+		t.Errorf("H100 fp8: %v %q", got, note)
+	}
+}
