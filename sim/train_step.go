@@ -30,8 +30,10 @@ import (
 //     the distributed optimizer beside the next step's first forward
 //     (Megatron-LM's overlap_grad_reduce and overlap_param_gather); the
 //     last bucket of each is exposed, and so is whatever the pass cannot
-//     cover. ZeRO-3 gathers the weights and reduces the gradients at
-//     every micro-batch, beside its forward and backward.
+//     cover. ZeRO-2 reduces its partitioned gradients after every
+//     micro-batch, beside that micro-batch's backward; ZeRO-3 gathers the
+//     weights and reduces the gradients at every micro-batch, beside its
+//     forward and backward.
 //   - Compute that shares the device with an overlapped collective slows
 //     by overlapSlowdown for as long as they overlap.
 //
