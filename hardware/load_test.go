@@ -56,6 +56,7 @@ func TestLoad_bad(t *testing.T) {
 		}, "\n")},
 		{"not_toml.toml", `hardware: testdata/bad/not_toml.toml:1: not valid TOML: expected '.' or '=', but got 'i' instead`},
 		{"sparse_below_dense.toml", `hardware: testdata/bad/sparse_below_dense.toml:15: peak.sparse.bf16: 200 TFLOP/s is below the dense peak.matrix.bf16, 400 TFLOP/s (sparse peaks are the 2:4 structured-sparsity rates, usually twice the dense)`},
+		{"sustained_above_one.toml", `hardware: testdata/bad/sustained_above_one.toml:17: power.sustained: must be a share of the compute rate between 0 and 1, not 1.2`},
 		{"unknown_dtype.toml", strings.Join([]string{
 			`hardware: testdata/bad/unknown_dtype.toml:7: peak: no dense peak: give [peak.matrix] or [peak.vector] rates`,
 			`hardware: testdata/bad/unknown_dtype.toml:8: unknown data type "peak.matrix.bf61" (did you mean "peak.matrix.bf16"?)`,

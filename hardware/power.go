@@ -7,7 +7,7 @@ import (
 )
 
 // powerKeys are the keys of a device file's [power] table (doc.go).
-var powerKeys = []string{"source", "idle", "cap", "static", "compute", "memory", "wait", "node"}
+var powerKeys = []string{"source", "idle", "cap", "static", "compute", "memory", "wait", "sustained", "node"}
 
 // The power model a device file without a [power] table gets, said in its
 // Sources as defaults.
@@ -53,6 +53,7 @@ func (d *decoder) power(t *table, dev *Device) {
 		p.Compute, _ = pt.float("compute", false)
 		p.Memory, _ = pt.float("memory", false)
 		p.Wait, waitGiven = pt.float("wait", false)
+		p.Sustained, _ = pt.float("sustained", false)
 		pt.quantity("node", &dev.NodePower, false)
 		pt.close()
 	}
@@ -86,6 +87,9 @@ func (v *validator) power(d *Device) {
 	v.nonNegative("power.idle", float64(p.Idle), p.Idle.String())
 	v.nonNegative("power.cap", float64(p.Cap), p.Cap.String())
 	v.nonNegative("power.node", float64(d.NodePower), d.NodePower.String())
+	if s := p.Sustained; math.IsNaN(s) || s < 0 || s > 1 {
+		v.bad("power.sustained", "must be a share of the compute rate between 0 and 1, not %v", s)
+	}
 	if p.Cap > 0 && p.Idle >= p.Cap {
 		v.bad("power.cap", "%s must be above power.idle, %s", p.Cap, p.Idle)
 	}

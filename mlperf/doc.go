@@ -15,6 +15,14 @@
 // (llm.go). A benchmark whose model perfsim cannot express yet (R-GAT, a
 // graph network) has a row that says which capability it lacks.
 //
+// MLPerf Training (training.go) prices a benchmark's time to train: the
+// reference's convergence point (RCP) at a global batch over the
+// simulated throughput, plus the evaluations on the clock. Most train
+// data parallel through package sim; Llama 2 70B LoRA runs tensor
+// parallel with adapters on a frozen base (lora.go, training_layout.go);
+// DLRM-DCNv2 shards its embedding tables over the devices beside its
+// data-parallel MLPs (training_sharded.go).
+//
 // mlperf imports sim and serve, never workloads: the caller hands it a
 // function that resolves a model name to a sim.Workload.
 package mlperf

@@ -43,3 +43,28 @@ func ExampleFind() {
 	// dlrm-v2-99 60 ms
 	// unknown benchmark "ssd" (want one of 3d-unet-99, bert-99, dlrm-v2-99, gptj-99, llama2-70b-99, llama3.1-405b, mixtral-8x7b, resnet50, retinanet, rgat, stable-diffusion-xl)
 }
+
+// The training suite: how each benchmark runs, or what perfsim lacks.
+func ExampleTrainingSuite() {
+	for _, b := range mlperf.TrainingSuite() {
+		switch {
+		case b.Lacks != "":
+			fmt.Printf("%s: lacks %s\n", b.Name, b.Lacks)
+		case b.LoRA != nil:
+			fmt.Printf("%s: %s, LoRA rank %d, tp %d\n", b.Name, b.Model, b.LoRA.Rank, b.TP)
+		case b.TableParams > 0:
+			fmt.Printf("%s: %s, tables sharded\n", b.Name, b.Model)
+		default:
+			fmt.Printf("%s: %s, data parallel\n", b.Name, b.Model)
+		}
+	}
+	// Output:
+	// resnet: resnet50, data parallel
+	// bert: bert-large, data parallel
+	// llama31_405b: lacks the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)
+	// llama2_70b_lora: llama2-70b, LoRA rank 16, tp 4
+	// retinanet: retinanet, data parallel
+	// stable_diffusion: sd2-unet, data parallel
+	// dlrm_dcnv2: dlrm-dcnv2, tables sharded
+	// rgat: lacks a graph neural network (neighbour sampling over IGBH-Full: the sampled subgraph per seed node is not published)
+}

@@ -47,10 +47,7 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 		lw = lora{base, *b.LoRA}
 		w = lw
 	}
-	prec := b.Precision
-	if !prec.Valid() {
-		prec = model.BF16
-	}
+	prec, fallback := trainingType(sys, b.Precision)
 	sc := sim.Default()
 	sc.Mode, sc.Batch, sc.Seq, sc.TP, sc.DP, sc.GlobalBatch = sim.Training, mb, b.Seq, tp, dp, gbs
 	sc.SP, sc.TPOverlap = tp > 1, tp > 1
@@ -124,5 +121,23 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	perEval := model.Seconds(float64(irep.Inference.TTFT) * math.Ceil(float64(b.EvalSamples)/float64(dp)))
 	res.EvalTime = perEval * model.Seconds(res.Evals)
 	res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
-	res.Note = b.Note
+	res.Note = b.Note + fallback
+}
+
+// trainingType returns the type a benchmark trains in on sys: its
+// precision where the device has a peak for it, else bf16 (fp16 on a
+// device without bf16), with a note saying so.
+func trainingType(sys *hardware.System, want model.DType) (model.DType, string) {
+	p := sys.Device.Processor()
+	if want.Valid() && hasPeak(&p, want) {
+		return want, ""
+	}
+	got := model.BF16
+	if !hasPeak(&p, got) {
+		got = model.FP16
+	}
+	if !want.Valid() {
+		return got, ""
+	}
+	return got, fmt.Sprintf("; %s has no %s: %s", sys.Device.Name, want, got)
 }

@@ -149,9 +149,14 @@ func TestLoRA_step(t *testing.T) {
 // NVIDIA/results/eos_ngc24.04_*/BENCHMARK/result_*.txt; the fastest and
 // slowest run dropped, as MLPerf scores them). The goal is 15%: perfsim's
 // convergence is the RCP mean, the submission's its own runs'.
+//
+// The HGX H200 rows (NVIDIA/results/h200_ngc24.04_*) are a second system,
+// held out: nothing in perfsim was set from either. NVIDIA's H200 LoRA
+// run used TP 2 and micro-batch 2 (config_DGXH200_1x8x2xtp2pp1cp1.sh);
+// perfsim keeps the H100 layout.
 func TestTraining_againstMLPerf(t *testing.T) {
-	sys := dgxH100(t)
 	for _, tt := range []struct {
+		system   string
 		bench    string
 		gbs      int
 		measured float64 // minutes
@@ -159,21 +164,28 @@ func TestTraining_againstMLPerf(t *testing.T) {
 	}{
 		// Llama 2 70B LoRA, GBS 8: 27.15, 27.39, 30.82, 27.11, 27.08,
 		// 27.17, 27.14, 30.75, 23.54, 30.76 min → 28.07.
-		{"llama2_70b_lora", 8, 28.07, 0.15},
+		{"dgx-h100", "llama2_70b_lora", 8, 28.07, 0.15},
 		// Stable Diffusion v2, GBS 512: 41.96, 42.43, 42.33, 42.19,
 		// 42.36, 42.27, 42.42, 42.15, 33.61, 42.20 min → 42.23. perfsim
 		// is 21% fast (1,282 images/s against the logs' 1,022 between
 		// checkpoints): the 15% goal is not met, and the bound guards
 		// against regression only.
-		{"stable_diffusion", 512, 42.23, 0.25},
+		{"dgx-h100", "stable_diffusion", 512, 42.23, 0.25},
 		// DLRM-DCNv2, GBS 55296: 4.05, 3.81, 3.56, 4.07, 3.56, 3.82,
-		// 4.06, 3.82, 3.79, 3.82 min → 3.844. perfsim is 30% slow (a
-		// 4.59 ms step against the logs' 3.53 ms): it updates every row
-		// looked up (hot rows repeat within a batch), replicates no
-		// table and overlaps nothing; the goal is not met, the bound a
-		// regression guard.
-		{"dlrm_dcnv2", 55296, 3.844, 0.35},
+		// 4.06, 3.82, 3.79, 3.82 min → 3.844.
+		{"dgx-h100", "dlrm_dcnv2", 55296, 3.844, 0.15},
+		// HGX H200, olympic means of 10 runs: LoRA 24.69 min
+		// (23.43 to 26.69), SD 41.35 (33.00 to 49.70), DLRM 3.469
+		// (3.229 to 3.489). perfsim: +7.7%, −26.7% and −17.3%; the last
+		// two miss the goal and their bounds are regression guards.
+		{"hgx-h200", "llama2_70b_lora", 8, 24.69, 0.15},
+		{"hgx-h200", "stable_diffusion", 512, 41.35, 0.30},
+		{"hgx-h200", "dlrm_dcnv2", 55296, 3.469, 0.20},
 	} {
+		sys, err := hardware.LookupSystem(tt.system, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
 		b, err := FindTraining(tt.bench)
 		if err != nil {
 			t.Fatal(err)
@@ -181,9 +193,9 @@ func TestTraining_againstMLPerf(t *testing.T) {
 		r := TimeToTrain(sys, b, tt.gbs, resolveCatalog)
 		got := float64(r.Total) / 60
 		e := got/tt.measured - 1
-		t.Logf("%s at GBS %d: %.2f min predicted, %.2f measured: %+.1f%%", tt.bench, tt.gbs, got, tt.measured, 100*e)
+		t.Logf("%s %s at GBS %d: %.2f min predicted, %.2f measured: %+.1f%%", tt.system, tt.bench, tt.gbs, got, tt.measured, 100*e)
 		if math.Abs(e) > tt.bound {
-			t.Errorf("%s: %.2f min, measured %.2f (%+.1f%%), over %.0f%%", tt.bench, got, tt.measured, 100*e, 100*tt.bound)
+			t.Errorf("%s %s: %.2f min, measured %.2f (%+.1f%%), over %.0f%%", tt.system, tt.bench, got, tt.measured, 100*e, 100*tt.bound)
 		}
 	}
 }
@@ -236,7 +248,8 @@ func TestStableDiffusion(t *testing.T) {
 // parameters are the MLPs' and cross layers' 16,044,545) and in each
 // device's memory as an eighth of their fp32 weights and Adagrad state;
 // the step adds the gathers, the sparse update and two all-to-alls to
-// the dense step, and a larger batch per device raises the throughput.
+// the dense step (overlapped by resource), and a larger batch per device
+// raises the throughput.
 func TestDLRM_sharded(t *testing.T) {
 	base, err := resolveCatalog("dlrm-dcnv2")
 	if err != nil {
@@ -270,8 +283,42 @@ func TestDLRM_sharded(t *testing.T) {
 	if r.Steps != 57771 || r.Evals != 16 {
 		t.Errorf("steps %d evals %d, want 57771, 16", r.Steps, r.Evals)
 	}
+	// The embedding's memory-bound work shares the memory with the dense
+	// pass's memory-bound kernels, so the step is at least their sum and
+	// at most the sum of everything.
+	sc := sim.Default()
+	sc.Mode, sc.Batch, sc.DP, sc.GlobalBatch = sim.Training, 6912, 8, 55296
+	sc.Weights, sc.Act, sc.KV = model.FP16, model.FP16, model.FP16
+	rep, err := sim.Run(sys, d, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StepTime <= rep.Training.StepTime {
+		t.Errorf("step %v not above the dense step %v", r.StepTime, rep.Training.StepTime)
+	}
 	small := TimeToTrain(sys, b, 32768, resolveCatalog)
 	if small.Throughput >= r.Throughput {
 		t.Errorf("throughput at GBS 32768 %g ≥ at 55296 %g", small.Throughput, r.Throughput)
+	}
+}
+
+// TestTraining_fallbackType: a device without the benchmark's precision
+// trains in bf16 and says so.
+func TestTraining_fallbackType(t *testing.T) {
+	dev, err := hardware.Resolve("a100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := hardware.NewSystem(dev, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := FindTraining("llama2_70b_lora")
+	r := TimeToTrain(sys, b, 8, resolveCatalog)
+	if !strings.Contains(r.Note, "has no fp8: bf16") {
+		t.Errorf("A100 note %q, want it to say fp8 fell back to bf16", r.Note)
+	}
+	if got, note := trainingType(dgxH100(t), model.FP8); got != model.FP8 || note != "" {
+		t.Errorf("H100 fp8: %v %q", got, note)
 	}
 }

@@ -449,7 +449,7 @@ func OneShotTime(c Collective, l Link) Seconds {
 // is never less than the plain roofline F/peak, bytes/bandwidth.
 func (p *Processor) AttentionCost(a Attention) Cost {
 	d, peak, _ := p.supportedPeak(a.DType)
-	return p.attentionCost(a, d, peak)
+	return p.attentionCost(a, d, peak, nil)
 }
 
 // CappedAttentionCost is Capped(AttentionCost(a)), the peak looked up
@@ -457,7 +457,7 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 // every context) as a caller of both would have it.
 func (p *Processor) CappedAttentionCost(a Attention) Cost {
 	d, peak, ok := p.supportedPeak(a.DType)
-	return p.capped(p.attentionCost(a, d, peak), peak, ok)
+	return p.capped(p.attentionCost(a, d, peak, nil), peak, ok)
 }
 
 // CappedAttentionCosts sets costs[i] to CappedAttentionCost(a) with a's
@@ -465,9 +465,10 @@ func (p *Processor) CappedAttentionCost(a Attention) Cost {
 // the contexts of a generation, the peak looked up once.
 func (p *Processor) CappedAttentionCosts(a Attention, kv []int, costs []Cost) {
 	d, peak, ok := p.supportedPeak(a.DType)
+	var memo residualMemo
 	for i, l := range kv {
 		a.KVLen = l
-		costs[i] = p.capped(p.attentionCost(a, d, peak), peak, ok)
+		costs[i] = p.capped(p.attentionCost(a, d, peak, &memo), peak, ok)
 	}
 }
 
@@ -483,8 +484,9 @@ func (p *Processor) supportedPeak(d DType) (DType, FLOPRate, bool) {
 }
 
 // attentionCost is AttentionCost on d, the supported type of a.DType,
-// whose peak is peak.
-func (p *Processor) attentionCost(a Attention, d DType, peak FLOPRate) Cost {
+// whose peak is peak; its residual table looked up through memo (nil
+// for none).
+func (p *Processor) attentionCost(a Attention, d DType, peak FLOPRate, memo *residualMemo) Cost {
 	e := &p.Eff.Attention
 	mla := IsMLA(a) && p.Eff.MLA.Source != ""
 	if mla {
@@ -514,9 +516,9 @@ func (p *Processor) attentionCost(a Attention, d DType, peak FLOPRate) Cost {
 		x, y, z = MLAAxes(a)
 	}
 	if decode {
-		t *= math.Exp(e.DecodeResidual.At(x, y, z))
+		t *= math.Exp(e.DecodeResidual.at(x, y, z, memo))
 	} else {
-		t *= math.Exp(e.Residual.At(x, y, z))
+		t *= math.Exp(e.Residual.at(x, y, z, memo))
 	}
 	c.settle(t, t0, tc, tm, pk, bw)
 	return c

@@ -220,6 +220,11 @@ func (r *Residual) Weights(m, n, k float64) (idx [8]int, w [8]float64) {
 	i, wi := locate(r.Log2M, math.Log2(m))
 	j, wj := locate(r.Log2N, math.Log2(n))
 	l, wl := locate(r.Log2K, math.Log2(k))
+	return r.cellWeights(i, wi, j, wj, l, wl)
+}
+
+// cellWeights is Weights from the cells and weights of the three axes.
+func (r *Residual) cellWeights(i int, wi float64, j int, wj float64, l int, wl float64) (idx [8]int, w [8]float64) {
 	nn, nk := len(r.Log2N), len(r.Log2K)
 	for c := 0; c < 8; c++ {
 		ii, jj, ll := i, j, l
@@ -247,11 +252,36 @@ func (r *Residual) Weights(m, n, k float64) (idx [8]int, w [8]float64) {
 // At returns the interpolated log correction at (m, n, k); 0 for a table
 // without nodes or values, and 0 where a table that is not Valid would
 // give a non-finite correction.
-func (r *Residual) At(m, n, k float64) float64 {
+func (r *Residual) At(m, n, k float64) float64 { return r.at(m, n, k, nil) }
+
+// A residualMemo remembers where a table's first and third axes put m
+// and k: a series of lookups that vary only n (a decode attention at
+// several KV lengths) locates them once.
+type residualMemo struct {
+	r      *Residual
+	m, k   float64
+	i, l   int
+	wi, wl float64
+}
+
+// at is At, m and k located through memo (nil for none).
+func (r *Residual) at(m, n, k float64, memo *residualMemo) float64 {
 	if !r.usable() {
 		return 0
 	}
-	idx, w := r.Weights(m, n, k)
+	var i, l int
+	var wi, wl float64
+	if memo != nil && memo.r == r && memo.m == m && memo.k == k {
+		i, wi, l, wl = memo.i, memo.wi, memo.l, memo.wl
+	} else {
+		i, wi = locate(r.Log2M, math.Log2(m))
+		l, wl = locate(r.Log2K, math.Log2(k))
+		if memo != nil {
+			*memo = residualMemo{r: r, m: m, k: k, i: i, l: l, wi: wi, wl: wl}
+		}
+	}
+	j, wj := locate(r.Log2N, math.Log2(n))
+	idx, w := r.cellWeights(i, wi, j, wj, l, wl)
 	v := 0.0
 	for c := range idx {
 		v += w[c] * r.Values[idx[c]]

@@ -63,6 +63,11 @@ type PowerParams struct {
 	Compute float64 `toml:"compute"` // share at full compute utilisation
 	Memory  float64 `toml:"memory"`  // share at full memory-bandwidth utilisation
 	Wait    float64 `toml:"wait"`    // share drawn between kernels while in use
+	// Sustained is the share of its compute rate a device keeps when its
+	// matrix units run for seconds on end, as in a training step, against
+	// the short bursts its kernel tables were timed in: the power limiter
+	// lowers the clocks of long runs. 0 means not measured (taken as 1).
+	Sustained float64 `toml:"sustained"`
 	// Limit is a configured power limit below Cap (nvidia-smi -pl); 0 for
 	// Cap. Above it the device lowers its clocks (Processor.Capped).
 	Limit Watts `toml:"-"`
@@ -73,6 +78,14 @@ type PowerParams struct {
 // f^κ with κ ≈ 3 (the textbook CMOS relation; an assumption until power
 // caps are measured against throughput).
 const ClockExponent = 3.0
+
+// SustainedShare returns Sustained, or 1 when it is not given.
+func (p *PowerParams) SustainedShare() float64 {
+	if p.Sustained > 0 && p.Sustained <= 1 {
+		return p.Sustained
+	}
+	return 1
+}
 
 // Valid reports whether p can price power: a positive idle and a cap above it.
 func (p *PowerParams) Valid() bool { return p.Idle > 0 && p.Cap > p.Idle }
@@ -100,13 +113,16 @@ func (p *PowerParams) Check() error {
 	for _, f := range []struct {
 		key string
 		v   float64
-	}{{"idle", float64(p.Idle)}, {"cap", float64(p.Cap)}, {"static", p.Static}, {"compute", p.Compute}, {"memory", p.Memory}, {"wait", p.Wait}} {
+	}{{"idle", float64(p.Idle)}, {"cap", float64(p.Cap)}, {"static", p.Static}, {"compute", p.Compute}, {"memory", p.Memory}, {"wait", p.Wait}, {"sustained", p.Sustained}} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("power.%s: must be a non-negative finite number, got %v", f.key, f.v)
 		}
 	}
 	if p.Cap > 0 && p.Cap <= p.Idle {
 		return fmt.Errorf("power.cap: %s must be above power.idle %s", p.Cap, p.Idle)
+	}
+	if p.Sustained > 1 {
+		return fmt.Errorf("power.sustained: a share of the compute rate, at most 1, got %v", p.Sustained)
 	}
 	if p.Limit != 0 && p.Limit <= p.Idle {
 		return fmt.Errorf("power cap %s must be above the device's idle power %s", p.Limit, p.Idle)

@@ -81,7 +81,7 @@ func megatronRequest(r megatronRow) TrainRequest {
 // TP/PP/DP layout ranks among the search's top 5 or within 5% of its
 // best. The full table is in the log. By default a sample of rows runs
 // (1.7B, 70B, 462B: ranks 1, 3 and 1); -full runs all nine and fails on
-// 32B, which ranks 9th, 7.2% from the best (docs/training.md).
+// 32B, which ranks 8th, 7.0% from the best (docs/training.md).
 func TestTrain_megatronLayouts(t *testing.T) {
 	rows := readMegatron(t)
 	for i, r := range rows {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	mbits "math/bits"
 	"reflect"
 	"sync"
 
@@ -252,6 +253,16 @@ func (c *coster) check(d model.DType) {
 		}
 	default:
 		c.warnings = append(c.warnings, fmt.Errorf("%s has no %s peak: %s is emulated, computed at the %s rate", c.p.Name, d, d, s))
+	}
+}
+
+// checkAgain makes the checks of the data types set in bits (a price
+// reused, checked when it was made).
+func (c *coster) checkAgain(bits uint32) {
+	for bits != 0 {
+		d := mbits.TrailingZeros32(bits)
+		bits &^= 1 << d
+		c.check(model.DType(d))
 	}
 }
 

@@ -52,9 +52,9 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	// Copy, unless the runner holds them where the next decomposition
 	// does not go (opsCache.keeps): the workload may reuse its slice
 	// between calls, and the pipeline's ops are appended in scratch.
-	var buf [48]model.Op
 	if !r.decomps.keeps(id0) {
-		ops0 = append(buf[:0], ops0...)
+		r.decodeBuf = append(r.decodeBuf[:0], ops0...)
+		ops0 = r.decodeBuf
 	}
 	ph.Context = first + steps - 1
 	ops1, err := r.ops(ph, extra)
@@ -73,7 +73,7 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 	if !alike(ops0, ops1) {
 		return r.decodeEachStep(ph, first, steps, extra)
 	}
-	c.decodeRows(rep, ops0, ops1, steps)
+	c.decodeRows(rep, ops0, ops1, steps, r.stepOps)
 	if keep {
 		c.passStore(key, rep)
 	}
@@ -83,11 +83,12 @@ func (r *runner) decode(ph Phase, first, steps int, extra []model.Op, rep *Phase
 // decodeRows prices a generation of steps decode steps whose first and
 // last decompositions ops0 and ops1 are alike into rep (see the comment
 // at the top of the file).
-func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int) {
+func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int, memo *stepMemo) {
 	*rep = PhaseReport{Name: "decode", Steps: steps}
 	if !c.noRows {
 		rep.Ops = c.opRows(len(ops0))
 	}
+	memo = memo.use(c)
 	var a phaseAcc
 	n := float64(steps)
 	for i, o := range ops0 {
@@ -98,7 +99,7 @@ func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int) 
 		row := OpRow{Name: o.Name, Stage: o.Stage, Class: o.Class, Kind: kindOf(k0), Count: o.Count}
 		cnt := float64(o.Count)
 		if k0 == k1 {
-			co, rel := c.cost(k0)
+			co, rel := memo.cost(c, i, k0)
 			t := cnt * n * float64(co.Time)
 			row.FLOPs = model.FLOPs(cnt * n * float64(co.FLOPs))
 			row.Bytes = model.Bytes(cnt * n * float64(co.Bytes))
@@ -124,6 +125,57 @@ func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int) 
 		return
 	}
 	c.totalIn(rep)
+}
+
+// A stepMemo keeps the prices of the ops of the last decode step a runner
+// priced that do not change over the steps, by their place in the
+// decomposition: the next generation at the same batch (a sweep's next
+// prompt length) has the same kernels there, and a comparison finds them
+// sooner than the price cache. Its prices are one processor's (the price
+// cache's generation) over one system's links.
+type stepMemo struct {
+	pc  *priceCache // the prices' cache (eager or CUDA-graph) and its generation
+	gen uint64
+	net netKey
+	k   [stepMemoOps]model.Kernel
+	co  [stepMemoOps]model.Cost
+	rel [stepMemoOps]float64
+	// checks are the data types cost checked pricing each (by bit),
+	// checked again when the price is reused.
+	checks [stepMemoOps]uint32
+}
+
+// stepMemoOps is how many ops of a decode step a stepMemo keeps.
+const stepMemoOps = 48
+
+// use returns m readied for c's prices (emptied when they are another
+// processor's or system's), or nil when m is nil or c keeps no prices.
+func (m *stepMemo) use(c *coster) *stepMemo {
+	if m == nil || c.pc == nil {
+		return nil
+	}
+	if net := c.netKey(); m.pc != c.pc || m.gen != c.pc.gen || m.net != net {
+		*m = stepMemo{pc: c.pc, gen: c.pc.gen, net: net}
+	}
+	return m
+}
+
+// cost is c.cost(k) for the op at place i of a decode step, from m when
+// it holds k there (m may be nil).
+func (m *stepMemo) cost(c *coster, i int, k model.Kernel) (model.Cost, float64) {
+	if m == nil || i >= stepMemoOps {
+		return c.cost(k)
+	}
+	if m.k[i] != nil && m.k[i] == k {
+		c.checkAgain(m.checks[i])
+		return m.co[i], m.rel[i]
+	}
+	before := c.calls
+	c.calls = 0
+	co, rel := c.cost(k)
+	m.k[i], m.co[i], m.rel[i], m.checks[i] = k, co, rel, c.calls
+	c.calls |= before
+	return co, rel
 }
 
 // alike reports whether two decompositions line up op by op, with only

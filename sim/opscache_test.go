@@ -3,6 +3,9 @@ package sim
 import (
 	"reflect"
 	"testing"
+
+	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
 )
 
 // pureFake is fake promising pure decompositions, so that an opsCache
@@ -58,4 +61,41 @@ func opsAsAny[T any](s []T) []any {
 		out[i] = s[i]
 	}
 	return out
+}
+
+// TestStepMemo_checks checks that a decode step's price reused from the
+// runner's stepMemo makes the data-type check its pricing made: on a T4,
+// which has no bf16 peak, the fallback warning of every run.
+func TestStepMemo_checks(t *testing.T) {
+	d, err := hardware.Resolve("t4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := hardware.NewSystem(d, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcs := new([2]priceCache)
+	m := new(stepMemo)
+	g := model.GEMM{M: 4, K: 4096, N: 4096, A: model.BF16, B: model.BF16, C: model.BF16}
+	var first model.Cost
+	for run := range 2 {
+		var dg diag
+		var c coster
+		p := sys.Device.Processor()
+		c.init(p, sys, false, &dg)
+		c.pc = pcs[0].use(&p)
+		co, _ := m.use(&c).cost(&c, 0, g)
+		if run == 0 {
+			first = co
+		} else if co != first {
+			t.Errorf("run %d: price %+v, first %+v", run, co, first)
+		}
+		if len(c.warnings) != 1 {
+			t.Errorf("run %d: warnings %v, want the bf16 fallback", run, c.warnings)
+		}
+	}
+	if m.k[0] != model.Kernel(g) {
+		t.Errorf("the memo does not hold the GEMM")
+	}
 }

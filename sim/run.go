@@ -20,8 +20,9 @@ type runner struct {
 	dc    *coster // decode: CUDA graphs unless Scenario.NoGraphs; see decoder
 	rep   *Report
 	buf   []model.Op // scratch for a decomposition plus extra ops
-	// chunkBuf is scratch for the ops of a chunked prefill.
-	chunkBuf []model.Op
+	// chunkBuf is scratch for the ops of a chunked prefill, decodeBuf
+	// for a decode's first decomposition (decode).
+	chunkBuf, decodeBuf []model.Op
 
 	diag    diag      // the costers' shared diagnostics
 	costers [2]coster // c and, with CUDA graphs, dc
@@ -31,6 +32,9 @@ type runner struct {
 	prices  *[2]priceCache
 	decomps *opsCache
 	chunks  *chunkCache // a chunked prefill's chunks (opscache.go); nil for none
+	// stepOps are the prices of a decode step's unchanging ops
+	// (decode.go); nil for none.
+	stepOps *stepMemo
 	// prefix is the running totals of the last chunked prefill priced
 	// without rows (totals.go); nil for none.
 	prefix *prefixCache
@@ -157,7 +161,7 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 // collect at every point. Nothing of a runner outlives its Run: reports
 // copy what they keep.
 var runners = &sync.Pool{New: func() any {
-	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache)}
+	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache), stepOps: new(stepMemo)}
 }}
 
 // release returns r to runners, dropping what it references.

@@ -150,14 +150,15 @@ const prefixChunks = 64
 // one, when its first chunks are the same (a sweep's next prompt length,
 // or the same prompt at the next point), starts from the totals after
 // them. The totals are those of one processor's prices (the price
-// cache's generation), one system's links, one workload.
+// cache's generation), one system's links, one workload and one prefill
+// phase but for its chunks' shapes (tmpl).
 type prefixCache struct {
 	gen    uint64
 	net    netKey
 	w      Workload
+	tmpl   Phase
 	n      int // chunks held
-	chunks [prefixChunks]Phase
-	repeat [prefixChunks]int
+	chunks [prefixChunks]PrefillChunk
 	after  [prefixChunks]prefixState
 }
 
@@ -199,10 +200,11 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 	}
 	k := 0
 	if pc != nil {
-		if net := c.netKey(); pc.gen != c.pc.gen || pc.w != r.w || pc.net != net {
-			*pc = prefixCache{gen: c.pc.gen, net: net, w: r.w}
+		tmpl := r.phase(Prefill)
+		if net := c.netKey(); pc.gen != c.pc.gen || pc.w != r.w || pc.net != net || pc.tmpl != tmpl {
+			pc.gen, pc.net, pc.w, pc.tmpl, pc.n = c.pc.gen, net, r.w, tmpl, 0
 		}
-		for k < pc.n && k < len(chunks) && pc.repeat[k] == chunks[k].Repeat && pc.chunks[k] == r.chunkPhase(chunks[k]) {
+		for k < pc.n && k < len(chunks) && pc.chunks[k] == chunks[k] {
 			k++
 		}
 		pc.n = k
@@ -222,7 +224,7 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 			return false, err
 		}
 		if pc != nil && i < prefixChunks {
-			pc.chunks[i], pc.repeat[i], pc.after[i] = cp, chunks[i].Repeat, st
+			pc.chunks[i], pc.after[i] = chunks[i], st
 			pc.n = i + 1
 		}
 	}
@@ -294,7 +296,8 @@ func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
 	return nil
 }
 
-// chunkPhase returns the prefill phase of one chunk.
+// chunkPhase returns the prefill phase of one chunk: r.phase(Prefill)
+// at the chunk's shape.
 func (r *runner) chunkPhase(ch PrefillChunk) Phase {
 	ph := r.phase(Prefill)
 	ph.Batch, ph.Seq, ph.Context = ch.Batch, ch.Tokens, ch.Context

@@ -61,9 +61,17 @@ func TestRunTotals(t *testing.T) {
 		}},
 		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) { s.TP, s.Batch, s.Input = 4, 1, 20000 }},
 		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) { s.TP, s.Batch, s.Input = 4, 2, 20000 }},
+		// The same chunks on the same system at another TP, then in fp8.
+		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) { s.TP, s.Batch, s.Input = 2, 2, 20000 }},
+		tc{"h100", "llama3-70b", 4, func(s *sim.Scenario) {
+			s.TP, s.Batch, s.Input, s.Weights, s.Act, s.KV = 2, 2, 20000, model.FP8, model.FP8, model.FP8
+		}},
 		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.Batch, s.Input, s.MaxNumTokens = 4, 3000, 1024 }},
 		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.Batch, s.Input, s.Exec = 4, 9000, sim.ExecEager }},
 		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.NoGraphs, s.Batch, s.Input = true, 2, 12000 }},
+		// The decode steps' prices with and without CUDA graphs in turn.
+		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.Batch, s.Input = 2, 12128 }},
+		tc{"h100", "llama3-8b", 1, func(s *sim.Scenario) { s.NoGraphs, s.Batch, s.Input = true, 2, 12256 }},
 		tc{"h200", "llama3-8b", 1, func(s *sim.Scenario) {
 			s.Weights, s.Act, s.KV, s.Batch, s.Input = model.FP8, model.FP8, model.FP8, 3, 20000
 		}},

@@ -135,3 +135,61 @@ func (r *runner) gradBufferOps(params float64) []model.Op {
 	}
 	return ops
 }
+
+// sustainedStretch is what a training step adds to its matrix kernels'
+// time per unit of it: 1/s − 1 for the device's sustained share s
+// (model.PowerParams.Sustained). A step keeps the tensor cores busy for
+// seconds, the regime in which the power limiter has lowered the clocks;
+// the kernel tables the costs come from timed most shapes in bursts of a
+// few milliseconds, before it acts.
+func (r *runner) sustainedStretch() model.Seconds {
+	s := r.c.p.PowerModel.SustainedShare()
+	return model.Seconds(1/s - 1)
+}
+
+// matrixPerLayer sums a pass's matrix kernels (GEMMs, grouped GEMMs,
+// attention): per layer those run by every layer, and in all those run
+// fewer times (the output layer).
+func matrixPerLayer(p *PhaseReport, L int) (layer, rest model.Seconds) {
+	for i := range p.Ops {
+		o := &p.Ops[i]
+		switch o.Kind {
+		case "gemm", "grouped_gemm", "attention":
+		default:
+			continue
+		}
+		if o.Count >= L {
+			layer += o.Time
+		} else if o.Class != model.ClassEmbedding {
+			rest += o.Time
+		}
+	}
+	return layer / model.Seconds(max(L, 1)), rest
+}
+
+// sustain stretches the matrix kernels of a layer's forward and backward
+// (with ubF and ubB, what TP overlap's split GEMMs add to them), the
+// output layer's, and the tensor-parallel blocks' GEMMs the collectives
+// hide behind, by sustainedStretch. lc's backward already holds the fused
+// attention's recomputation and slower rate, matrix work beyond the
+// pass's attention.
+func (r *runner) sustain(lc *layerCost, blocks []tpBlock, ubF, ubB model.Seconds, fwd, bwd *PhaseReport, L int) {
+	k := r.sustainedStretch()
+	if k <= 0 {
+		return
+	}
+	mF, lF := matrixPerLayer(fwd, L)
+	mB, lB := matrixPerLayer(bwd, L)
+	_, passAttnB, _, _ := perLayer(bwd, L)
+	for i := range blocks {
+		b := &blocks[i]
+		b.colF, b.rowF = b.colF*(1+k), b.rowF*(1+k)
+		b.colD, b.colW = b.colD*(1+k), b.colW*(1+k)
+		b.rowD, b.rowW = b.rowD*(1+k), b.rowW*(1+k)
+	}
+	lc.fwd += k * (mF + ubF)
+	lc.bwd += k * (mB + ubB + lc.attnB - passAttnB)
+	lc.attnF *= 1 + k
+	lc.attnB *= 1 + k
+	lc.last += k * (lF + lB)
+}

@@ -73,3 +73,28 @@ func TestTraining_backwardCosts(t *testing.T) {
 		}
 	}
 }
+
+// TestTraining_sustainedShare: a device that keeps a share s < 1 of its
+// compute rate over a long run takes longer for a training step, but
+// never more than 1/s longer (only its matrix kernels stretch); no share
+// (0) and a share of 1 price the same step.
+func TestTraining_sustainedShare(t *testing.T) {
+	w := tinyLlama()
+	for _, tt := range layouts {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := layoutScenario(tt.mod)
+			step := func(s float64) model.Seconds {
+				sys := testSystem(64)
+				sys.Device.Power.Sustained = s
+				return mustRun(t, sys, w, sc).Training.StepTime
+			}
+			none, one, slow := step(0), step(1), step(0.9)
+			if none != one {
+				t.Errorf("no share %v, share 1 %v: want the same", none, one)
+			}
+			if !(slow > one) || float64(slow) > float64(one)/0.9*(1+1e-12) {
+				t.Errorf("share 0.9: %v, want above %v and at most %v", slow, one, one/0.9)
+			}
+		})
+	}
+}

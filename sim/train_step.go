@@ -30,8 +30,10 @@ import (
 //     the distributed optimizer beside the next step's first forward
 //     (Megatron-LM's overlap_grad_reduce and overlap_param_gather); the
 //     last bucket of each is exposed, and so is whatever the pass cannot
-//     cover. ZeRO-3 gathers the weights and reduces the gradients at
-//     every micro-batch, beside its forward and backward.
+//     cover. ZeRO-2 reduces its partitioned gradients after every
+//     micro-batch, beside that micro-batch's backward; ZeRO-3 gathers the
+//     weights and reduces the gradients at every micro-batch, beside its
+//     forward and backward.
 //   - Compute that shares the device with an overlapped collective slows
 //     by overlapSlowdown for as long as they overlap.
 //
@@ -93,13 +95,17 @@ func (r *runner) trainingScaled() error {
 	lc.first += r.embeddingGradTime(fwd, bwd)
 	lc.last += r.lossTime(tokens)
 	blocks, nb := tpBlocks(&tr.Forward, &tr.Backward, L)
+	var ubF, ubB model.Seconds
 	for i, a := range r.ubChunks(fwd, bwd) {
 		blocks[i].colF += a.colF
 		blocks[i].rowF += a.rowF
 		blocks[i].rowD += a.rowD
-		lc.fwd += a.colF + a.rowF
-		lc.bwd += a.rowD
+		ubF += a.colF + a.rowF
+		ubB += a.rowD
 	}
+	lc.fwd += ubF
+	lc.bwd += ubB
+	r.sustain(&lc, blocks[:], ubF, ubB, &tr.Forward, &tr.Backward, L)
 	tc := r.tpTime(blocks, nb, tpCount, tpSize)
 	lc.tpF, lc.tpB = tc.fwd, tc.bwd
 	over := tc.overF + tc.overB
@@ -107,6 +113,10 @@ func (r *runner) trainingScaled() error {
 		p := r.c.pass("recompute", rc)
 		tr.Recompute = &p
 		lc.rc, _, _, _ = perLayer(&p, L)
+		if k := r.sustainedStretch(); k > 0 {
+			m, _ := matrixPerLayer(&p, L)
+			lc.rc += k * m
+		}
 		if sc.Recompute == RecomputeFull {
 			// The recomputed forward communicates as the forward did.
 			lc.tpRc = lc.tpF

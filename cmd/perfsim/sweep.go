@@ -192,7 +192,8 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, workers int, phases bool, progress func(done, total int)) (map[string]int, error) {
 	sw := &sweepWriter{s: s, f: f, phases: phases, out: bufio.NewWriterSize(w, 64<<10), skipped: map[string]int{}}
 	for _, d := range s.HW {
-		sw.labels = append(sw.labels, d.CalibrationLabel())
+		l := d.CalibrationLabel()
+		sw.labels, sw.labelsCSV = append(sw.labels, l), append(sw.labelsCSV, appendCSVField(nil, l))
 	}
 	// The CSV prints no per-op or per-class rows.
 	o := sweepOptions{Workers: workers, Progress: progress, Keep: sw.render, Totals: f == formatCSV}
@@ -214,6 +215,8 @@ type sweepWriter struct {
 	rows    int
 	skipped map[string]int
 	labels  []string // per device of the sweep, its calibration label
+	// labelsCSV are the labels as CSV fields.
+	labelsCSV [][]byte
 }
 
 // render turns r's report into its output row (r.Row) and drops the
@@ -224,7 +227,7 @@ func (sw *sweepWriter) render(r *sweepResult) {
 	}
 	if sw.f == formatCSV {
 		e, c := sweepEnergy(sw.s, r)
-		r.Row = appendSweepCSV(r.Row, r.Report, sw.labels[r.Point.HW], e, c)
+		r.Row = appendSweepRow(r.Row, r.Report, sw.labelsCSV[r.Point.HW], e, c)
 		r.Report = nil
 		return
 	}

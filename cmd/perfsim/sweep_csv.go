@@ -18,12 +18,18 @@ import (
 // point's energy and cost, nil for none; cal its device's calibration
 // label.
 func appendSweepCSV(dst []byte, r *sim.Report, cal string, e *energyJSON, c *costJSON) []byte {
+	return appendSweepRow(dst, r, appendCSVField(nil, cal), e, c)
+}
+
+// appendSweepRow is appendSweepCSV with the calibration label's field
+// already encoded (calCSV): a sweep encodes each device's once.
+func appendSweepRow(dst []byte, r *sim.Report, calCSV []byte, e *energyJSON, c *costJSON) []byte {
 	sc := r.Scenario
 	dst = appendCSVField(dst, r.Model)
 	dst = append(dst, ',')
 	dst = appendCSVField(dst, r.Hardware)
 	dst = append(dst, ',')
-	dst = appendCSVField(dst, cal)
+	dst = append(dst, calCSV...)
 	dst = append(dst, ',')
 	dst = appendCSVField(dst, sc.Mode.String())
 	dst = append(dst, ',')
