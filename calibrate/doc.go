@@ -9,8 +9,9 @@
 //     CUDA suite (kernels/) and the CPU suite (cpu.go, MeasureCPU).
 //   - import.go: ReadFile and the third-party importers (aiconfigurator,
 //     Vidur, LLMCompass, XLA; ../shared/validation/SOURCES.md), format
-//     detection by header, the device check (SameDevice).
-//   - fit.go: Fit, per kernel class: GEMMs per compute type (fitgemm.go,
+//     detection by header, the device check (SameDevice); import_row.go
+//     turns one row into a Measurement.
+//   - fit.go: Fit, per kernel class: GEMMs per compute type (fitgemm.go, its residual tables in residual.go,
 //     with the fast evaluator of gemmfit.go), attention prefill and decode
 //     and streaming kernels (fitother.go). Parameters are searched with
 //     gonum/optimize's Nelder–Mead in unconstrained coordinates (logistic
