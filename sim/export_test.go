@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -29,9 +28,8 @@ func DecodeCheck(s *hwSystem, w Workload, sc Scenario, first, steps int) (summed
 // WithoutCaches runs f with runners that keep no prices nor
 // decompositions between runs (pricecache.go, opscache.go).
 func WithoutCaches(f func()) {
-	saved := runners
-	runners = &sync.Pool{New: func() any { return new(runner) }}
-	defer func() { runners = saved }()
+	noRunnerCaches = true
+	defer func() { noRunnerCaches = false }()
 	f()
 }
 

@@ -20,7 +20,7 @@ func Footprint(sys *hardware.System, w Workload, sc Scenario) (Memory, error) {
 		return Memory{}, err
 	}
 	sc = sc.normalized()
-	r := runners.Get().(*runner)
+	r := getRunner()
 	defer r.release()
 	r.sys, r.w, r.sc, r.shape, r.rep, r.c, r.dc = sys, w, sc, shape, nil, nil, nil // no pricing here
 	if sc.Mode == Training {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
+	"runtime"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -84,7 +84,7 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 	if err := powerLimit(&p, sc); err != nil {
 		return nil, err
 	}
-	r := runners.Get().(*runner)
+	r := getRunner()
 	defer r.release()
 	r.init(sys, w, sc, shape, p)
 	// Rows are left out of an inference pass that does not need them:
@@ -156,19 +156,46 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 	r.buf = r.buf[:0]
 }
 
-// runners recycles Run's runners: a runner holds two costers and their
-// memos (some kilobytes), which a sweep would otherwise allocate and
-// collect at every point. Nothing of a runner outlives its Run: reports
-// copy what they keep.
-var runners = &sync.Pool{New: func() any {
-	return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache), stepOps: new(stepMemo)}
-}}
+// runners keeps Run's idle runners: a runner holds two costers, their
+// memos and its price caches, which a sweep or a serving loop would
+// otherwise rebuild at every point. Nothing of a runner outlives its Run:
+// reports copy what they keep. Unlike a sync.Pool, which the collector
+// empties at every cycle, the list keeps the caches across collections
+// (with a pool, the runners lost their caches every few hundred runs, the
+// more often the more a report allocates, and re-priced every kernel).
+// It keeps at most cap(runners) idle runners, so memory follows the
+// concurrency, never the number of runs.
+var runners = make(chan *runner, max(4, runtime.GOMAXPROCS(0)))
 
-// release returns r to runners, dropping what it references.
+// noRunnerCaches makes getRunner return runners that keep no prices nor
+// decompositions between runs, and release drop them (tests only).
+var noRunnerCaches bool
+
+// getRunner returns an idle runner, or a new one.
+func getRunner() *runner {
+	if noRunnerCaches {
+		return new(runner)
+	}
+	select {
+	case r := <-runners:
+		return r
+	default:
+		return &runner{prices: new([2]priceCache), decomps: new(opsCache), chunks: new(chunkCache), prefix: new(prefixCache), stepOps: new(stepMemo)}
+	}
+}
+
+// release returns r to runners, dropping what it references; a runner
+// beyond the list's capacity is left to the collector.
 func (r *runner) release() {
 	r.sys, r.w, r.rep, r.ctxWarning = nil, nil, nil, nil
 	r.diag = diag{}
-	runners.Put(r)
+	if noRunnerCaches {
+		return
+	}
+	select {
+	case runners <- r:
+	default:
+	}
 }
 
 // decoder returns the coster of decode steps, made on first use: with
