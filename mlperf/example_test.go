@@ -67,6 +67,7 @@ func ExampleTrainingSuite() {
 	// llama31_405b: lacks the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)
 	// llama2_70b_lora: llama2-70b, LoRA rank 16, tp 4
 	// retinanet: retinanet, data parallel
+	// unet3d: unet3d, data parallel
 	// stable_diffusion: sd2-unet, data parallel
 	// dlrm_dcnv2: dlrm-dcnv2, tables sharded
 	// rgat: lacks a graph neural network (neighbour sampling over IGBH-Full: the sampled subgraph per seed node is not published)

@@ -50,6 +50,9 @@ type TrainingBenchmark struct {
 	// EvalSkip, where set, returns the evaluations a run may skip at its
 	// start.
 	EvalSkip func(gbs int) int
+	// EvalLacks, where set, says what perfsim lacks to price the
+	// evaluations: they are counted but take no time.
+	EvalLacks string
 	// TP, MicroBatch and Precision, where TP is set, are the layout of a
 	// benchmark run with tensor parallelism (with sequence parallelism
 	// and TP communication overlap), as LayoutSource's submission runs
@@ -89,6 +92,35 @@ func oiEpochs(bs int, e float64) RCP { return RCP{BS: bs, Mean: e * openImagesTr
 const criteoTrain, criteoEval = 4195197692, 89137319
 
 func criteoEpochs(bs int, e float64) RCP { return RCP{BS: bs, Mean: e * criteoTrain} }
+
+// kits19Train and kits19Val are the KiTS19 cases of MLPerf's 3D U-Net:
+// 168 training and 42 validation cases (train_samples and eval_samples
+// in NVIDIA's MLPerf Training v4.0 logs; mlcommons/training
+// image_segmentation/pytorch README.md). A training sample is one 128³
+// random crop of a case, so an epoch is 168 crops.
+const kits19Train, kits19Val = 168, 42
+
+// unet3dEpoch is the samples of one U-Net3D epoch at global batch gbs, the
+// last batch padded: CEILING(168/GBS)·GBS (training_rules.adoc).
+func unet3dEpoch(gbs int) float64 {
+	return math.Ceil(kits19Train/float64(gbs)) * float64(gbs)
+}
+
+// unet3dEvalEvery is CEILING(20·168/samples_per_epoch) epochs in samples.
+func unet3dEvalEvery(gbs int) float64 {
+	spe := unet3dEpoch(gbs)
+	return math.Ceil(20*kits19Train/spe) * spe
+}
+
+// unet3dEvalSkip is the evaluation slots before the first evaluation, at
+// CEILING(1000·168/samples_per_epoch) epochs: 49 at GBS 56 (the first at
+// epoch 1000, the 50th slot of 20 epochs).
+func unet3dEvalSkip(gbs int) int {
+	spe := unet3dEpoch(gbs)
+	start := math.Ceil(1000 * kits19Train / spe)
+	every := math.Ceil(20 * kits19Train / spe)
+	return int(math.Ceil(start/every)) - 1
+}
 
 // imagenetTrain and imagenetVal are ImageNet 2012's training and
 // validation images (ILSVRC 2012: 1,281,167 and 50,000).
@@ -171,6 +203,21 @@ func TrainingSuite() []TrainingBenchmark {
 			EvalEvery:  func(int) float64 { return openImagesTrain },
 			EvalSource: "mlcommons/training single_stage_detector/README.md: evaluation every epoch over all 24,781 validation images (the MLPerf subset: 1,170,301 training images)",
 			Note:       "the reference freezes the stem and first stage and its batch norms; perfsim trains every convolution",
+		},
+		{Name: "unet3d", Round: "v4.0", Task: "medical image segmentation (mean Dice 0.908)", Dataset: "KiTS19, 168 cases as 128³ random crops",
+			Model: "unet3d", TrainSamples: kits19Train, EvalSamples: kits19Val, DefaultBatch: 56,
+			// Olympic means of "Epochs to converge", which for unet3d
+			// are samples (an epoch is 168), with the 4 fastest and 4
+			// slowest runs dropped as rcp_checker.py does for unet3d:
+			// e.g. BS 56: 197 runs, the middle 189 sum to 67,549,440.
+			RCPs:      []RCP{{28, 31755360.0 / 92}, {56, 67549440.0 / 189}, {64, 32583296.0 / 83}, {84, 37080960.0 / 89}},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_4.0.0/rcps_unet3d.json @cd81565 (samples to converge per BS, the olympic mean as rcp_checker.py takes it for unet3d: 4 runs dropped at each end; no later round has unet3d RCPs)",
+			EvalEvery: unet3dEvalEvery,
+			EvalSkip:  unet3dEvalSkip,
+			EvalSource: "MLCommons training_rules.adoc (v4.0, training_policies @54d70443): U-Net3D evaluates starting at CEILING(1000*168/samples_per_epoch) epochs, then every CEILING(20*168/samples_per_epoch), " +
+				"samples_per_epoch = CEILING(168/GBS)*GBS; the evaluation slides 128³ windows at overlap 0.5 over the 42 validation cases (eval_samples 42, validation_overlap 0.5 in NVIDIA's v4.0 logs)",
+			EvalLacks: "the sliding-window evaluation (42 KiTS19 cases at overlap 0.5: the cases' preprocessed shapes, so their window counts, are not published)",
+			Note:      "evaluations counted, not priced: the cases' window counts are not published",
 		},
 		{Name: "stable_diffusion", Round: "v5.0", Task: "text to image (FID ≤ 90, CLIP ≥ 0.15)", Dataset: "LAION-400M subset, 512x512 as 64x64 latents",
 			Model: "sd2-unet", DefaultBatch: 512, MicroBatch: 32, EvalOffClock: true,
@@ -316,8 +363,13 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 	res.Samples, res.InRange = b.Converge(gbs)
 	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
 	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
-	if b.EvalOffClock {
-		res.Evals = 0
+	if b.EvalSkip != nil {
+		res.Evals = max(0, res.Evals-b.EvalSkip(gbs))
+	}
+	if b.EvalOffClock || b.EvalLacks != "" {
+		if b.EvalOffClock {
+			res.Evals = 0
+		}
 		res.Total = res.StepTime * model.Seconds(res.Steps)
 		res.Note = rangeNote(&b, res.InRange, gbs, b.Note)
 		return res
