@@ -52,6 +52,8 @@ func ExampleTrainingSuite() {
 			fmt.Printf("%s: lacks %s\n", b.Name, b.Lacks)
 		case b.LoRA != nil:
 			fmt.Printf("%s: %s, LoRA rank %d, tp %d\n", b.Name, b.Model, b.LoRA.Rank, b.TP)
+		case b.PP > 0:
+			fmt.Printf("%s: %s, tp %d × pp %d, from %d GPUs\n", b.Name, b.Model, b.TP, b.PP, b.SubmissionGPUs)
 		case b.TableParams > 0:
 			fmt.Printf("%s: %s, tables sharded\n", b.Name, b.Model)
 		default:
@@ -61,6 +63,7 @@ func ExampleTrainingSuite() {
 	// Output:
 	// resnet: resnet50, data parallel
 	// bert: bert-large, data parallel
+	// gpt3: gpt3-175b, tp 4 × pp 8, from 512 GPUs
 	// llama31_405b: lacks the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)
 	// llama2_70b_lora: llama2-70b, LoRA rank 16, tp 4
 	// retinanet: retinanet, data parallel

@@ -175,7 +175,7 @@ func TestConverge(t *testing.T) {
 	if got := bert.EvalEvery(448); got != 150000 {
 		t.Errorf("BERT eval interval at 448: %g, want 150000", got)
 	}
-	if _, err := FindTraining("gpt3"); err == nil || !strings.Contains(err.Error(), "resnet, bert") {
-		t.Errorf("FindTraining(gpt3): %v", err)
+	if _, err := FindTraining("ssd"); err == nil || !strings.Contains(err.Error(), "resnet, bert, gpt3") {
+		t.Errorf("FindTraining(ssd): %v", err)
 	}
 }

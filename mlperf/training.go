@@ -60,7 +60,15 @@ type TrainingBenchmark struct {
 	TP, MicroBatch int
 	Precision      model.DType
 	LayoutSource   string
-	LoRA           *LoRA
+	// PP and VirtualStages, where PP is set, pipeline the layers over PP
+	// stages (interleaved in VirtualStages model chunks a device), ZeRO
+	// is what the data-parallel replicas shard (1: the optimizer state,
+	// as a distributed optimizer does), and SubmissionGPUs the system
+	// size the layout was submitted at: a model that does not fit one
+	// node runs on --gpus devices, a multiple of TP·PP.
+	PP, VirtualStages, ZeRO int
+	SubmissionGPUs          int
+	LoRA                    *LoRA
 	// TableParams, where set, are the parameters of a recommender's
 	// embedding tables, sharded over the devices (model parallel) while
 	// the rest trains data parallel.
@@ -147,6 +155,25 @@ func TrainingSuite() []TrainingBenchmark {
 				return math.Floor(0.05*(230.23*float64(gbs)+3e6)/25000) * 25000
 			},
 			EvalSource: "MLCommons training_rules.adoc: BERT eval_interval_samples = FLOOR(0.05*(230.23*GBS+3000000), 25000); 10,000 eval samples (mlcommons/training retired_benchmarks/bert/README.md)",
+		},
+		{Name: "gpt3", Round: "v4.0", Task: "LLM pretraining (log perplexity 2.69)", Dataset: "C4 (en), seq 2048, from the 4000-step checkpoint",
+			Model: "gpt3-175b", Seq: 2048, EvalSamples: 5660, DefaultBatch: 2304,
+			// Olympic means of six reference runs a batch, in tokens ÷
+			// 2048 (the RCPs count tokens), e.g. BS 2048: three runs of
+			// 1,157,627,904 tokens and three of 1,207,959,552, less one
+			// of each: 1,182,793,728 tokens = 577,536 sequences. BS 6144
+			// logs three runs as 1 (placeholders): its three real runs
+			// (1,409,286,144 each) are taken.
+			RCPs:      []RCP{{1536, 583680}, {2048, 577536}, {3072, 589824}, {4096, 614400}, {6144, 688128}, {8192, 792576}},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_4.1.0/rcps_gpt3.json @652244d9 (the same points as training_3.0.0; tokens to converge per BS, the olympic mean as rcp_checker.py takes it, ÷ 2048 tokens a sequence)",
+			EvalEvery: func(gbs int) float64 { return math.Ceil(24576/float64(gbs)) * float64(gbs) },
+			EvalSource: "MLCommons training_rules.adoc, deprecated benchmarks: GPT3 evaluates every 24576 sequences, CEIL(24576/GBS) steps if GBS does not divide it; " +
+				"5,660 evaluation sequences (eval_samples 11,590,004 tokens ÷ 2048 in NVIDIA's MLPerf Training v4.0 logs, results/eos_n64_ngc24.04_nemo/gpt3)",
+			TP: 4, PP: 8, VirtualStages: 4, MicroBatch: 2, Precision: model.FP8, ZeRO: 1, SubmissionGPUs: 512,
+			LayoutSource: "NVIDIA MLPerf Training v4.0, benchmarks/gpt3/implementations/nemo/config_DGXH100_64x8x128x4x8_mbs2.sh: TP 4, PP 8, " +
+				"INTERLEAVED_PIPELINE 4, MICRO_BATCH_SIZE 2, TP comm overlap, fp8 (config_fp8.sh), distributed fused Adam (conf/optim/distributed_fused_adam.yaml); " +
+				"64 DGX H100 at global batch 2304 (its logs: global_batch_size 2304, gradient_accumulation_steps 72)",
+			Note: "tp 4 + sp, pp 8 × 4 virtual stages, micro-batch 2, fp8, optimizer state sharded over dp, as NVIDIA's v4.0 DGX H100 submission",
 		},
 		{Name: "llama31_405b", Round: "v5.0", Task: "LLM pretraining", Dataset: "C4", Lacks: "the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)"},
 		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning (eval loss 0.925)", Dataset: "SCROLLS GovReport, seq 8192",

@@ -26,12 +26,19 @@ const adapterStateBytes = 18
 // forward passes of the eval set over the replicas, each a prefill of
 // Seq tokens on TP devices.
 func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Resolver, res *TrainingResult) {
-	devs, tp, mb := sys.Devices(), max(b.TP, 1), max(b.MicroBatch, 1)
+	devs, tp, pp, mb := sys.Devices(), max(b.TP, 1), max(b.PP, 1), max(b.MicroBatch, 1)
+	if pp > 1 && devs%(tp*pp) != 0 {
+		res.Note = fmt.Sprintf("tp %d × pp %d needs a multiple of %d devices, not %d", tp, pp, tp*pp, devs)
+		if b.SubmissionGPUs > 0 {
+			res.Note += fmt.Sprintf(" (the layout's submission ran %d: --gpus %d)", b.SubmissionGPUs, b.SubmissionGPUs)
+		}
+		return
+	}
 	if devs%tp != 0 {
 		res.Note = fmt.Sprintf("tensor parallelism %d does not divide the %d devices", tp, devs)
 		return
 	}
-	dp := devs / tp
+	dp := devs / (tp * pp)
 	if gbs <= 0 || gbs%(dp*mb) != 0 {
 		res.Note = fmt.Sprintf("the global batch %d does not split over %d data-parallel replicas of micro-batch %d", gbs, dp, mb)
 		return
@@ -51,6 +58,10 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	sc := sim.Default()
 	sc.Mode, sc.Batch, sc.Seq, sc.TP, sc.DP, sc.GlobalBatch = sim.Training, mb, b.Seq, tp, dp, gbs
 	sc.SP, sc.TPOverlap = tp > 1, tp > 1
+	sc.PP, sc.VirtualStages, sc.ZeRO = pp, max(b.VirtualStages, 1), b.ZeRO
+	if sc.VirtualStages > 1 {
+		sc.Schedule = sim.Interleaved
+	}
 	sc.Weights, sc.Act, sc.KV = prec, prec, prec
 	rep, err := sim.Run(sys, w, sc)
 	if err != nil {
@@ -92,6 +103,10 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	if !fits {
 		res.Note = fmt.Sprintf("a micro-batch of %d at tensor parallelism %d does not fit in one device's memory (%.1f GiB of %.1f GiB)",
 			mb, tp, float64(res.Memory)/(1<<30), float64(mem.Usable)/(1<<30))
+		if pp > 1 {
+			res.Note = fmt.Sprintf("a micro-batch of %d at tp %d × pp %d over %d devices does not fit in one device's memory (%.1f GiB of %.1f GiB)",
+				mb, tp, pp, devs, float64(res.Memory)/(1<<30), float64(mem.Usable)/(1<<30))
+		}
 		return
 	}
 	res.StepTime = step
@@ -101,6 +116,20 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
 	if b.EvalSkip != nil {
 		res.Evals = max(0, res.Evals-b.EvalSkip(gbs))
+	}
+	if pp > 1 {
+		// One evaluation on the training layout: each replica runs its
+		// share of the eval set forward in micro-batches through its
+		// pipeline. A stage's forward of a micro-batch is 1/pp of the
+		// model's (package sim's Forward is one TP rank's share of every
+		// layer), and the pipeline fills in (pp-1)/vp of them.
+		micro := math.Ceil(float64(b.EvalSamples) / float64(dp*mb))
+		fill := float64(pp-1) / float64(max(b.VirtualStages, 1))
+		stage := tr.Forward.Time / model.Seconds(pp)
+		res.EvalTime = stage * model.Seconds((micro+fill)*float64(res.Evals))
+		res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
+		res.Note = b.Note + fallback
+		return
 	}
 	// One evaluation: each replica runs its share of the eval set, one
 	// sequence at a time, as a prefill on its TP devices.

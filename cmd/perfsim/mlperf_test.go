@@ -67,7 +67,7 @@ func TestMLPerf_badInput(t *testing.T) {
 		{[]string{"mlperf", "--system", "dgx-h10"}, []string{"--system: hardware: unknown system \"dgx-h10\" (did you mean \"dgx-h100\"?)"}},
 		{[]string{"mlperf", "--system", "dgx-h100", "--hw", "h100"}, []string{"--system and --hw: give one"}},
 		{[]string{"mlperf", "--suite", "train", "--hw", "h100"}, []string{"--suite: unknown suite \"train\" (want inference or training)"}},
-		{[]string{"mlperf", "--suite", "training", "--hw", "h100", "--benchmark", "gpt3"}, []string{"--benchmark: unknown training benchmark \"gpt3\"", "resnet, bert"}},
+		{[]string{"mlperf", "--suite", "training", "--hw", "h100", "--benchmark", "ssd"}, []string{"--benchmark: unknown training benchmark \"ssd\"", "resnet, bert, gpt3"}},
 		{[]string{"mlperf", "--hw", "h100", "--input", "resnet50=10", "--input", "llama9=5", "--output", "mixtral-8x7b=0"}, []string{"--input: resnet50 is not an LLM benchmark", "--input: unknown benchmark \"llama9\"", "--output: mixtral-8x7b=0: want 1 to"}},
 	} {
 		_, stderr, code := perfsim(t, tt.args...)
