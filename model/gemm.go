@@ -381,19 +381,29 @@ func (s *gemmSetup) costRows(g GEMM, d DType, m, b float64, f FLOPs, by Bytes) (
 		return c, ch
 	}
 	bw := s.bw * s.etaM
+	// A's and C's elements in memory: m·k and m·n, or what the GEMM
+	// states (an implicit-GEMM convolution's input tensor, not the
+	// unfolded matrix; see GEMM).
+	aEl, cEl := m*k, m*n
+	if g.AElems > 0 {
+		aEl = g.AElems
+	}
+	if g.CElems > 0 {
+		cEl = g.CElems
+	}
 	// Memory: weights and output from HBM, the activation from HBM or L2,
 	// and an fp8 activation's quantisation pass.
 	var tm float64
 	if bw > 0 {
-		act := b * m * k * g.A.Size()
-		tm = b * (k*n*g.B.Size()*(1+g.B.ScaleOverhead()) + m*n*g.C.Size()) / bw
+		act := b * aEl * g.A.Size()
+		tm = b * (k*n*g.B.Size()*(1+g.B.ScaleOverhead()) + cEl*g.C.Size()) / bw
 		if s.l2f > 0 && act <= s.l2 {
 			tm += act / (bw * s.l2f)
 		} else {
 			tm += act / bw
 		}
 		if s.q > 0 && g.A.Peak() == FP8 {
-			tm += s.q * b * m * k / bw
+			tm += s.q * b * aEl / bw
 		}
 	}
 	// Compute: the best tile for each split factor.
@@ -450,7 +460,7 @@ func (s *gemmSetup) costRows(g GEMM, d DType, m, b float64, f FLOPs, by Bytes) (
 		if sp := float64(gemmSplits[si]); sp > 1 {
 			t += s.tsplit
 			if bw > 0 {
-				t += 2 * partialBytes * sp * b * m * n / bw
+				t += 2 * partialBytes * sp * b * cEl / bw
 			}
 		}
 		// The soft maximum is at least the max: skip the power

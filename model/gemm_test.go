@@ -434,3 +434,32 @@ func TestGEMMDetail_cpu(t *testing.T) {
 		t.Errorf("GPU rule: m = 1 costs %v, m = 16 %v; want the same (16-row granule)", g1, g16)
 	}
 }
+
+// TestGEMMCost_implicitConv: a 3×3×3 convolution of 32 channels to 32
+// over 64³ positions (M = 262,144, K = 864, N = 32) priced as a GEMM
+// reading the unfolded matrix is memory-bound; stating A as the input
+// tensor (32 × 64³ elements, 1/27 of M·K) leaves the FLOPs and cuts the
+// bytes and the time, and AElems = M·K prices as the plain GEMM.
+func TestGEMMCost_implicitConv(t *testing.T) {
+	for _, eff := range []Efficiency{flat(), fitted("")} {
+		p := a100(eff)
+		g := GEMM{M: 262144, K: 864, N: 32, A: FP16, B: FP16, C: FP16}
+		conv := g
+		conv.AElems = 32 * 262144
+		same := g
+		same.AElems = float64(g.M) * float64(g.K)
+		cg, cc, cs := p.GEMMCost(g), p.GEMMCost(conv), p.GEMMCost(same)
+		if cg.Bound != MemoryBound {
+			t.Errorf("unfolded: bound %v, want memory", cg.Bound)
+		}
+		if cc.FLOPs != cg.FLOPs || cc.Bytes != conv.Bytes() || !(cc.Bytes < cg.Bytes/10) {
+			t.Errorf("implicit: FLOPs %v (unfolded %v), bytes %v (unfolded %v)", cc.FLOPs, cg.FLOPs, cc.Bytes, cg.Bytes)
+		}
+		if !(cc.Time < cg.Time/2) {
+			t.Errorf("implicit: %v, unfolded %v: want under half", cc.Time, cg.Time)
+		}
+		if cs != cg {
+			t.Errorf("AElems = M·K: %+v, want the plain GEMM's %+v", cs, cg)
+		}
+	}
+}

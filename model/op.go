@@ -93,10 +93,43 @@ func (o Op) MACs() float64 {
 // weight (or the second activation in attention), C the output. A weight
 // in a narrower type than A (int4 weight-only quantisation, say) is
 // dequantised to A's type on the fly and computed at A's peak.
+//
+// AElems and CElems state the elements of A read from, and of C written
+// to, device memory by one GEMM of the Batch when they differ from M·K and
+// M·N; 0 means M·K and M·N. A convolution runs as an implicit GEMM
+// (cuDNN's IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM algorithms; CUTLASS,
+// "Implicit GEMM Convolution", media/docs/implicit_gemm_convolution.md):
+// the unfolded (im2col) matrix of M = output positions by K = C_in ×
+// kernel volume is never formed in memory; each tile gathers its
+// operand from the input tensor, C_in × D × H × W a sample, whose
+// elements are read from DRAM about once (the overlap of neighbouring
+// windows is served by L2 and shared memory). A conv's forward and
+// weight-gradient GEMMs state A as the input tensor, its data-gradient
+// GEMM states C as the input gradient. FLOPs stay 2·M·N·K.
 type GEMM struct {
 	M, K, N int
 	Batch   int // independent GEMMs in the launch; 0 means 1
 	A, B, C DType
+	AElems  float64 // elements of A in memory, one GEMM; 0 means M·K
+	CElems  float64 // elements of C in memory, one GEMM; 0 means M·N
+}
+
+// AElements returns the elements of A one GEMM of the Batch reads from
+// memory: AElems, or M·K.
+func (g GEMM) AElements() float64 {
+	if g.AElems > 0 {
+		return g.AElems
+	}
+	return float64(g.M) * float64(g.K)
+}
+
+// CElements returns the elements of C one GEMM of the Batch writes to
+// memory: CElems, or M·N.
+func (g GEMM) CElements() float64 {
+	if g.CElems > 0 {
+		return g.CElems
+	}
+	return float64(g.M) * float64(g.N)
 }
 
 func (g GEMM) batch() float64 {
@@ -112,10 +145,11 @@ func (g GEMM) MACs() float64 { return float64(g.M) * float64(g.N) * float64(g.K)
 // FLOPs returns 2·M·N·K·Batch.
 func (g GEMM) FLOPs() FLOPs { return FLOPs(2 * g.MACs()) }
 
-// Bytes returns the minimum traffic: A and B read once, C written once.
+// Bytes returns the minimum traffic: A and B read once, C written once
+// (A's and C's elements as AElements and CElements count them).
 func (g GEMM) Bytes() Bytes {
-	m, k, n := float64(g.M), float64(g.K), float64(g.N)
-	return Bytes(g.batch() * (m*k*g.A.Size() + k*n*g.B.Size()*(1+g.B.ScaleOverhead()) + m*n*g.C.Size()))
+	k, n := float64(g.K), float64(g.N)
+	return Bytes(g.batch() * (g.AElements()*g.A.Size() + k*n*g.B.Size()*(1+g.B.ScaleOverhead()) + g.CElements()*g.C.Size()))
 }
 
 // Compute returns the type the GEMM's multiply runs in: the wider of A and

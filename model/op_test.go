@@ -22,6 +22,19 @@ func TestOpCounts(t *testing.T) {
 	if g1 := (GEMM{M: 2, K: 3, N: 4, A: FP32, B: FP32, C: FP32}); g1.MACs() != 24 || g1.Bytes() != 4*(6+12+8) {
 		t.Errorf("GEMM 2x3x4: MACs %g bytes %v", g1.MACs(), g1.Bytes())
 	}
+	// An implicit-GEMM convolution states its operands in memory: a 3×3
+	// conv over 2 × 8×8 inputs of 4 channels to 5 (M = 2·8·8 = 128, K =
+	// 36, N = 5) reads the 2·4·8·8 = 512 input elements, not the 4,608 of
+	// the unfolded matrix; its data gradient writes them (CElems). The
+	// arithmetic is unchanged.
+	cv := GEMM{M: 128, K: 36, N: 5, A: FP16, B: FP16, C: FP16, AElems: 512}
+	if got, want := cv.Bytes(), Bytes(2*(512+36*5+128*5)); got != want || cv.MACs() != 128*36*5 {
+		t.Errorf("conv GEMM: bytes %v (want %v), MACs %g", got, want, cv.MACs())
+	}
+	dg := GEMM{M: 128, K: 5, N: 36, Batch: 2, A: FP16, B: FP16, C: FP16, CElems: 512}
+	if got, want := dg.Bytes(), Bytes(2*2*(128*5+5*36+512)); got != want || dg.AElements() != 640 || dg.CElements() != 512 {
+		t.Errorf("dgrad GEMM: bytes %v (want %v), A %g C %g elements", got, want, dg.AElements(), dg.CElements())
+	}
 	// Weight-only int4: the weights are half a byte plus one fp16 scale
 	// per 128, and the multiply runs at the activations' type.
 	w4 := GEMM{M: 1, K: 128, N: 1, A: BF16, B: INT4, C: BF16}

@@ -141,7 +141,8 @@ func (pc *priceCache) renew(key, p *model.Processor) {
 
 // gemmSlot returns the slot of g in pc and whether it holds g's price.
 func (pc *priceCache) gemmSlot(g model.GEMM) (*slot[model.GEMM], bool) {
-	h := mix(uint64(g.M), uint64(g.K), uint64(g.N), uint64(g.Batch), uint64(g.A)|uint64(g.B)<<8|uint64(g.C)<<16)
+	h := mix(uint64(g.M), uint64(g.K), uint64(g.N), uint64(g.Batch)^math.Float64bits(g.AElems)^math.Float64bits(g.CElems)<<1,
+		uint64(g.A)|uint64(g.B)<<8|uint64(g.C)<<16)
 	return lookup(pc.gemm[:], h, g, pc.gen)
 }
 

@@ -354,7 +354,7 @@ func workingSet(ops []model.Op) model.Bytes {
 		switch k := o.Kernel.(type) {
 		case model.GEMM:
 			n := float64(max(k.Batch, 1))
-			b = model.Bytes(n * (float64(k.M)*float64(k.K)*k.A.Size() + float64(k.M)*float64(k.N)*k.C.Size()))
+			b = model.Bytes(n * (k.AElements()*k.A.Size() + k.CElements()*k.C.Size()))
 		case model.Collective:
 			b = k.Size
 		case nil:

@@ -235,6 +235,8 @@ func (r *runner) ubChunks(fwd, bwd []model.Op) (add [2]tpBlock) {
 		whole, _ := r.c.cost(g)
 		c := g
 		c.M = (g.M + k - 1) / k
+		c.AElems *= float64(c.M) / float64(g.M)
+		c.CElems *= float64(c.M) / float64(g.M)
 		part, _ := r.c.cost(c)
 		d := model.Seconds(k)*part.Time - whole.Time
 		return max(0, d) * model.Seconds(float64(o.Count)/float64(L))

@@ -49,7 +49,7 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 				ops = append(ops, model.Op{Name: o.name + ".cast", Stage: o.stage, Class: model.ClassElementwise, Count: o.count,
 					Kernel: model.Elementwise{Kind: "cast", Elements: elems, Read: w.Bytes(elems), Written: act.Bytes(elems)}})
 			}
-			k = withBatch(model.GEMM{M: mm, K: o.k, N: o.n, A: act, B: wk, C: act}, o.groups)
+			k = withBatch(model.GEMM{M: mm, K: o.k, N: o.n, A: act, B: wk, C: act, AElems: o.aElems * float64(b)}, o.groups)
 		} else if o.table {
 			// An embedding-bag gather: each sample reads `reads` rows of
 			// the table (in the weight type: random rows, memory-bound)
@@ -92,10 +92,14 @@ type cnnOp struct {
 	gemm        bool
 	m, k, n     int
 	groups      int
-	kind        string
-	elems       float64
-	flopsPer    float64
-	reads       float64
+	// aElems is a convolution's A operand in memory, one group of one
+	// sample: the input tensor an implicit GEMM gathers from, not the
+	// unfolded m×k matrix (0: m×k; see model.GEMM).
+	aElems   float64
+	kind     string
+	elems    float64
+	flopsPer float64
+	reads    float64
 	// table is true for an embedding gather, whose reads are rows of the
 	// weights (in the weight type), not activations.
 	table bool
@@ -145,7 +149,7 @@ type planner struct {
 }
 
 func (pl *planner) emit(o cnnOp) {
-	key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.elems, o.reads)
+	key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.aElems, o.elems, o.reads)
 	if o.attn != nil {
 		key += fmt.Sprint(*o.attn)
 	}

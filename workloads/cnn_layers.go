@@ -50,7 +50,10 @@ func (pl *planner) window(in chw, kernel, stride, defStride, padding, dilation i
 }
 
 // conv is a convolution as an implicit GEMM: M = output positions, K =
-// C_in/groups · kernel volume, N = C_out/groups, one GEMM per group.
+// C_in/groups · kernel volume, N = C_out/groups, one GEMM per group. Its
+// A operand in memory is the input tensor, C_in/groups × D × H × W (or
+// M × K where that is less: a strided 1×1 conv reads only the positions
+// it samples), not the unfolded matrix (see model.GEMM's AElems).
 func (pl *planner) conv(l *Layer, in chw, stride int, stage string, bad func(k, format string, args ...any)) chw {
 	n := len(pl.errs)
 	if l.Out == 0 {
@@ -78,8 +81,9 @@ func (pl *planner) conv(l *Layer, in chw, stride int, stage string, bad func(k, 
 		return in
 	}
 	out := chw{l.Out, o.d, o.h, o.w}
+	m, k := o.d*o.h*o.w, in.c/g*kv
 	pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassConv, gemm: true,
-		m: o.d * o.h * o.w, k: in.c / g * kv, n: l.Out / g, groups: g})
+		m: m, k: k, n: l.Out / g, groups: g, aElems: min(float64(in.c/g)*in.positions(), float64(m)*float64(k))})
 	bias := boolOr(l.Bias, false)
 	w := float64(l.Out) * float64(in.c/g) * float64(kv)
 	if bias {

@@ -271,7 +271,11 @@ func withBatch(g model.GEMM, n int) model.GEMM {
 // backward turns forward ops into the ops of the backward pass, last
 // layer first: each GEMM Y[M×N] = X[M×K]·W[K×N] gives a data gradient
 // dX = dY·Wᵀ (M×N·N×K) and a weight gradient dW = Xᵀ·dY (K×M·M×N), each
-// of the forward MACs. Attention runs twice the forward work (a close
+// of the forward MACs. A convolution's gradients are implicit GEMMs too
+// (cuDNN's backward-data and backward-filter algorithms): dX is written
+// as the input gradient, not the unfolded matrix, and the weight
+// gradient reads the input tensor, so the forward's AElems becomes the
+// data gradient's CElems and the weight gradient's AElems. Attention runs twice the forward work (a close
 // match to FlashAttention's backward without the recomputation, which
 // counts as hardware FLOPs, not model FLOPs); elementwise passes read the
 // gradient and the saved input and write a gradient, about twice the
@@ -293,9 +297,11 @@ func backward(fwd []model.Op) []model.Op {
 			dg := k
 			dg.K, dg.N = k.N, k.K
 			dg.A, dg.B, dg.C = k.C, k.B, k.A
+			dg.AElems, dg.CElems = k.CElems, k.AElems
 			wg := k
 			wg.M, wg.K, wg.N = k.K, k.M, k.N
 			wg.A, wg.B, wg.C = k.A, k.C, k.B
+			wg.AElems, wg.CElems = k.AElems, 0
 			out = append(out,
 				model.Op{Name: op.Name + ".dgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: dg},
 				model.Op{Name: op.Name + ".wgrad", Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: wg})
