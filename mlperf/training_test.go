@@ -190,6 +190,14 @@ func TestTraining_againstMLPerf(t *testing.T) {
 		// evaluations of 1.81 s), and its evaluations are not priced.
 		// The 15% goal is not met; the bound guards against regression.
 		{"dgx-h100", "unet3d", 56, 12.01, 0.80},
+		// HGX H200 (NVIDIA/results/h200_ngc24.04_mxnet/unet3d, GBS 56),
+		// held out: 40 runs of 7.19 to 21.11 min, 4 + 4 dropped → 11.46
+		// min; the logs give 601 windows/s (5% over the H100's) and
+		// 1.69 s an evaluation. perfsim is 37.5% slow, its step 1.35×
+		// faster than on the H100: it prices the full-resolution
+		// convolutions memory-bound, so it follows the H200's 43% more
+		// bandwidth where NVIDIA's step did not. A regression guard.
+		{"hgx-h200", "unet3d", 56, 11.46, 0.45},
 	} {
 		sys, err := hardware.LookupSystem(tt.system, 8)
 		if err != nil {
