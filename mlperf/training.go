@@ -68,7 +68,10 @@ type TrainingBenchmark struct {
 	// node runs on --gpus devices, a multiple of TP·PP.
 	PP, VirtualStages, ZeRO int
 	SubmissionGPUs          int
-	LoRA                    *LoRA
+	// CP, where set, splits each sequence over CP devices (context
+	// parallelism: ring attention over sequence shards).
+	CP   int
+	LoRA *LoRA
 	// TableParams, where set, are the parameters of a recommender's
 	// embedding tables, sharded over the devices (model parallel) while
 	// the rest trains data parallel.
@@ -175,7 +178,26 @@ func TrainingSuite() []TrainingBenchmark {
 				"64 DGX H100 at global batch 2304 (its logs: global_batch_size 2304, gradient_accumulation_steps 72)",
 			Note: "tp 4 + sp, pp 8 × 4 virtual stages, micro-batch 2, fp8, optimizer state sharded over dp, as NVIDIA's v4.0 DGX H100 submission",
 		},
-		{Name: "llama31_405b", Round: "v5.0", Task: "LLM pretraining", Dataset: "C4", Lacks: "the RCPs of Llama 3.1 405B pretraining here, and a layout search over a cluster (perfsim plan train)"},
+		{Name: "llama31_405b", Round: "v5.0", Task: "LLM pretraining (log perplexity 5.6)", Dataset: "C4 (en), seq 8192",
+			Model: "llama3.1-405b", Seq: 8192, EvalSamples: 5760, DefaultBatch: 1152,
+			// Olympic means of six reference runs a batch, in sequences,
+			// e.g. BS 2304: four runs of 368,640 and two of 414,720, less
+			// one of each: 380,160.
+			RCPs:      []RCP{{1152, 322560}, {2304, 380160}, {4608, 495360}},
+			RCPSource: "mlcommons/logging mlperf_logging/rcp_checker/training_5.0.0/rcps_llama31_405b.json @730ea7af (sequences to converge per BS, the olympic mean as rcp_checker.py takes it)",
+			EvalEvery: func(gbs int) float64 { return math.Ceil(46080/float64(gbs)) * float64(gbs) },
+			EvalSource: "MLCommons training_rules.adoc as of v5.0 (@c92aa38): Llama31_405B evaluates every 46080 sequences, CEIL(46080/GBS) steps if GBS does not divide it; " +
+				"5,760 evaluation sequences (five validation steps of 1,152 in NVIDIA's MLPerf Training v5.0 logs, results/eos-dfw_n64_ngc25.01_nemo/llama31_405b)",
+			TP: 8, PP: 8, VirtualStages: 8, CP: 2, MicroBatch: 1, Precision: model.FP8, ZeRO: 1, SubmissionGPUs: 512,
+			LayoutSource: "NVIDIA MLPerf Training v5.0, benchmarks/llama31_405b/implementations/eos-dfw_n64_ngc25.01_nemo/config_DGXH100_64x8x288xtp8pp8cp2.sh: " +
+				"TP 8, PP 8, INTERLEAVED_PIPELINE 8, CONTEXT_PARALLEL 2, MICRO_BATCH_SIZE 1, TP comm overlap, 64 DGX H100 (MINIBS 288: global batch 1152); " +
+				"config_common.sh: FP8, USE_DIST_OPTIMIZER; ASYM_PP_EMBED and ASYM_PP_LOSS count the embedding and the loss as layer slots (126 + 2 = 128 = 8 × 8 × 2)",
+			// The RCPs, the evaluations and the layout are in place; the
+			// row waits on uneven pipeline stages in package sim.
+			Lacks: "uneven pipeline stages: NVIDIA's layout (tp 8, pp 8 × 8 virtual stages, cp 2, 512 GPUs) spreads 126 layers over 64 model chunks, " +
+				"the embedding and the loss taking a layer's slot each; perfsim's pipeline needs pp × virtual stages to divide the layers",
+			Note: "tp 8 + sp, pp 8 × 8 virtual stages, cp 2, micro-batch 1, fp8, optimizer state sharded over dp, as NVIDIA's v5.0 DGX H100 submission",
+		},
 		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning (eval loss 0.925)", Dataset: "SCROLLS GovReport, seq 8192",
 			Model: "llama2-70b", Seq: 8192, EvalSamples: 173, DefaultBatch: 8,
 			// RCP means: rcp_checker's olympic mean (the fastest and the

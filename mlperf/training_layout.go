@@ -26,7 +26,14 @@ const adapterStateBytes = 18
 // forward passes of the eval set over the replicas, each a prefill of
 // Seq tokens on TP devices.
 func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Resolver, res *TrainingResult) {
-	devs, tp, pp, mb := sys.Devices(), max(b.TP, 1), max(b.PP, 1), max(b.MicroBatch, 1)
+	devs, tp, pp, cp, mb := sys.Devices(), max(b.TP, 1), max(b.PP, 1), max(b.CP, 1), max(b.MicroBatch, 1)
+	if cp > 1 && pp > 1 && devs%(tp*pp*cp) != 0 {
+		res.Note = fmt.Sprintf("tp %d × pp %d × cp %d needs a multiple of %d devices, not %d", tp, pp, cp, tp*pp*cp, devs)
+		if b.SubmissionGPUs > 0 {
+			res.Note += fmt.Sprintf(" (the layout's submission ran %d: --gpus %d)", b.SubmissionGPUs, b.SubmissionGPUs)
+		}
+		return
+	}
 	if pp > 1 && devs%(tp*pp) != 0 {
 		res.Note = fmt.Sprintf("tp %d × pp %d needs a multiple of %d devices, not %d", tp, pp, tp*pp, devs)
 		if b.SubmissionGPUs > 0 {
@@ -38,7 +45,7 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 		res.Note = fmt.Sprintf("tensor parallelism %d does not divide the %d devices", tp, devs)
 		return
 	}
-	dp := devs / (tp * pp)
+	dp := devs / (tp * pp * cp)
 	if gbs <= 0 || gbs%(dp*mb) != 0 {
 		res.Note = fmt.Sprintf("the global batch %d does not split over %d data-parallel replicas of micro-batch %d", gbs, dp, mb)
 		return
@@ -58,7 +65,7 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	sc := sim.Default()
 	sc.Mode, sc.Batch, sc.Seq, sc.TP, sc.DP, sc.GlobalBatch = sim.Training, mb, b.Seq, tp, dp, gbs
 	sc.SP, sc.TPOverlap = tp > 1, tp > 1
-	sc.PP, sc.VirtualStages, sc.ZeRO = pp, max(b.VirtualStages, 1), b.ZeRO
+	sc.PP, sc.VirtualStages, sc.ZeRO, sc.CP = pp, max(b.VirtualStages, 1), b.ZeRO, cp
 	if sc.VirtualStages > 1 {
 		sc.Schedule = sim.Interleaved
 	}

@@ -101,3 +101,63 @@ func TestGPT3_layoutRows(t *testing.T) {
 		t.Errorf("1024 GPUs %v not faster than 512 %v", t1024, t512)
 	}
 }
+
+// TestLlama405B_RCPs: the olympic means of rcps_llama31_405b.json
+// (six runs a batch, the fastest and slowest dropped) and v5.0's
+// evaluation interval, ready for when the row can be priced.
+func TestLlama405B_RCPs(t *testing.T) {
+	b, err := FindTraining("llama31_405b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.Lacks, "uneven pipeline stages") {
+		t.Errorf("Lacks %q", b.Lacks)
+	}
+	for _, tt := range []struct {
+		gbs  int
+		want float64
+	}{
+		{1152, 322560},
+		{2304, (3*368640 + 414720) / 4.0},
+		{4608, (460800 + 3*506880) / 4.0},
+		{3456, (380160 + 495360) / 2.0},
+	} {
+		if got, in := b.Converge(tt.gbs); got != tt.want || !in {
+			t.Errorf("Converge(%d) = %g (%v), want %g", tt.gbs, got, in, tt.want)
+		}
+	}
+	// Every 46,080 sequences: 40 steps at 1152, CEIL(46080/1536) = 30 at 1536.
+	if got := b.EvalEvery(1152); got != 46080 {
+		t.Errorf("EvalEvery(1152) = %g", got)
+	}
+	if got := b.EvalEvery(1536); got != 46080 {
+		t.Errorf("EvalEvery(1536) = %g", got)
+	}
+}
+
+// TestLayout_contextParallel: a layout with context parallelism divides
+// the devices by tp × pp × cp, and says how many it needs when they do
+// not divide.
+func TestLayout_contextParallel(t *testing.T) {
+	b, _ := FindTraining("gpt3")
+	b.CP = 2
+	sys, err := hardware.LookupSystem("dgx-h100", 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := TimeToTrain(sys, b, 2304, resolveCatalog)
+	if want := "tp 4 × pp 8 × cp 2 needs a multiple of 64 devices, not 32"; !strings.Contains(r.Note, want) {
+		t.Errorf("note %q, want %q", r.Note, want)
+	}
+	if sys, err = hardware.LookupSystem("dgx-h100", 512); err != nil {
+		t.Fatal(err)
+	}
+	// 512 / (4·8·2) = 8 replicas: 2300 does not split into them.
+	r = TimeToTrain(sys, b, 2300, resolveCatalog)
+	if want := "over 8 data-parallel replicas"; !strings.Contains(r.Note, want) {
+		t.Errorf("note %q, want %q", r.Note, want)
+	}
+	if r = TimeToTrain(sys, b, 2304, resolveCatalog); r.Total <= 0 {
+		t.Errorf("cp 2 on 512 GPUs: %s", r.Note)
+	}
+}
