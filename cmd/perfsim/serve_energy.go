@@ -90,25 +90,34 @@ func serveEnergy(res *serve.Result, s *serveSetup, p *price.Pricing) (*serveEner
 	j.GPUJ = gpus * j.AverageW * float64(res.Duration)
 	j.NodeJ = j.GPUJ + gpus*float64(e.NodeShare)*float64(res.Duration)
 	j.FacilityJ = j.NodeJ * pue
+	if in := rep.Inference; in != nil && in.E2E > 0 {
+		j.prefillShare = float64(in.Prefill.Time) / float64(in.E2E)
+	}
+	j.perToken(p, s.gpus, res.Duration, n, in, out)
+	return j, nil
+}
+
+// perToken sets j's energy per output token and, with a price, its cost
+// for gpus over dur: in all, per request (n of them) and per million
+// input and output tokens (in and out in all, the input tokens bearing
+// j.prefillShare of the cost). j's GPU and node energies must be set.
+func (j *serveEnergyJSON) perToken(p *price.Pricing, gpus int, dur model.Seconds, n int, in, out float64) {
 	if out > 0 {
 		j.JPerOutTok = j.GPUJ / out
 		j.OutTokPerJ = out / j.GPUJ
 	}
-	if in := rep.Inference; in != nil && in.E2E > 0 {
-		j.prefillShare = float64(in.Prefill.Time) / float64(in.E2E)
+	if p == nil || (p.Hourly.Per == 0 && !p.TCO()) {
+		return
 	}
-	if p != nil && (p.Hourly.Per != 0 || p.TCO()) {
-		c := p.Cost(s.gpus, res.Duration, model.Joules(j.NodeJ)).Amount
-		j.Cost, j.Currency, j.CostInputs = fp(c), p.Currency(), p.Inputs()
-		j.PerRequest = fp(c / float64(n))
-		if in > 0 {
-			j.PerMInput = fp(c * j.prefillShare / in * 1e6)
-		}
-		if out > 0 {
-			j.PerMOutput = fp(c * (1 - j.prefillShare) / out * 1e6)
-		}
+	c := p.Cost(gpus, dur, model.Joules(j.NodeJ)).Amount
+	j.Cost, j.Currency, j.CostInputs = fp(c), p.Currency(), p.Inputs()
+	j.PerRequest = fp(c / float64(n))
+	if in > 0 {
+		j.PerMInput = fp(c * j.prefillShare / in * 1e6)
 	}
-	return j, nil
+	if out > 0 {
+		j.PerMOutput = fp(c * (1 - j.prefillShare) / out * 1e6)
+	}
 }
 
 // writeServeEnergy prints serve's energy and cost sections.

@@ -108,22 +108,8 @@ func serveEnergyDisagg(res *serve.Result, s *serveSetup, p *price.Pricing) (*ser
 	j.AverageW = j.GPUJ / (gpus * dur)
 	j.NodeJ = j.GPUJ + gpus*float64(ep.NodeShare)*dur
 	j.FacilityJ = j.NodeJ * j.PUE
-	if out > 0 {
-		j.JPerOutTok = j.GPUJ / out
-		j.OutTokPerJ = out / j.GPUJ
-	}
 	// The prefill pool's share of the GPUs carries the input tokens' cost.
 	j.prefillShare, j.shareOf = gp/(gp+gd), "the prefill pool's share of the GPUs"
-	if p != nil && (p.Hourly.Per != 0 || p.TCO()) {
-		c := p.Cost(s.gpus, res.Duration, model.Joules(j.NodeJ)).Amount
-		j.Cost, j.Currency, j.CostInputs = fp(c), p.Currency(), p.Inputs()
-		j.PerRequest = fp(c / float64(n))
-		if in > 0 {
-			j.PerMInput = fp(c * j.prefillShare / in * 1e6)
-		}
-		if out > 0 {
-			j.PerMOutput = fp(c * (1 - j.prefillShare) / out * 1e6)
-		}
-	}
+	j.perToken(p, s.gpus, res.Duration, n, in, out)
 	return j, nil
 }
