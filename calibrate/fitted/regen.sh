@@ -45,6 +45,20 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/perfsim" ./cmd/perfsim
 
+# measurements FILE... prints the files under $A as --measurements takes
+# them (comma-separated), and exits when one is missing.
+measurements() {
+	files=
+	for f in "$@"; do
+		if [ ! -f "$A/$f" ]; then
+			echo "regen.sh: $A/$f not found (../shared/validation is needed to fit)" >&2
+			exit 1
+		fi
+		files=${files:+$files,}$A/$f
+	done
+	echo "$files"
+}
+
 # kernels STEM FILE... fits the MoE and MLA kernel classes of STEM (the
 # second stage: on top of the fitted file the first stage wrote, whose
 # other tables it keeps) and reports them in <stem>.kernels.fit.txt.
@@ -56,14 +70,7 @@ kernels() {
 	*) return 0 ;;
 	esac
 	if [ "$mode" = fit ] || [ "$mode" = -kernels ]; then
-		files=
-		for f in "$@"; do
-			if [ ! -f "$A/$f" ]; then
-				echo "regen.sh: $A/$f not found (../shared/validation is needed to fit)" >&2
-				exit 1
-			fi
-			files=${files:+$files,}$A/$f
-		done
+		files=$(measurements "$@")
 		echo "regen.sh: fitting the MoE and MLA kernels of $stem" >&2
 		"$tmp/perfsim" calibrate fit --hw "calibrate/fitted/$stem.toml" --date "$DATE" \
 			--measurements "$files" -o "$tmp/$stem.toml" >"$tmp/$stem.kernels.fit.txt"
@@ -86,14 +93,7 @@ run() {
 		return 0
 	fi
 	if [ "$mode" = fit ]; then
-		files=
-		for f in "$@"; do
-			if [ ! -f "$A/$f" ]; then
-				echo "regen.sh: $A/$f not found (../shared/validation is needed to fit)" >&2
-				exit 1
-			fi
-			files=${files:+$files,}$A/$f
-		done
+		files=$(measurements "$@")
 		echo "regen.sh: fitting $stem" >&2
 		"$tmp/perfsim" calibrate fit --hw "hardware/devices/$stem.toml" --date "$DATE" \
 			--measurements "$files" -o "calibrate/fitted/$stem.toml" >"$tmp/$stem.fit.txt"
