@@ -25,16 +25,7 @@ func BenchmarkPlanServe(b *testing.B) {
 	q := plan.ServeQuery{Layouts: layouts, MaxGPUs: 64, Deploy: deployer(b, "llama3-70b"), Workers: 2,
 		Workload: serve.Workload{N: 600, Arrival: serve.Poisson, Rate: 20, Seed: 1, Input: serve.Fixed(1024), Output: serve.Fixed(256)},
 		SLO:      plan.SLO{TTFTP99: 1, TPOTP99: 0.05}}
-	b.ReportAllocs()
-	var p *plan.ServePlan
-	for b.Loop() {
-		var err error
-		if p, err = plan.Serve(q); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(p.Seen), "layouts")
-	b.ReportMetric(float64(p.Simulated), "simulations")
+	benchServe(b, q)
 }
 
 // BenchmarkPlanServeDisagg: BenchmarkPlanServe's 224 aggregated layouts
@@ -72,6 +63,12 @@ func BenchmarkPlanServeDisagg(b *testing.B) {
 		Link:     func(int) (*serve.KVLink, error) { return &serve.KVLink{Intra: nvlink, Inter: nic, PerNode: 8}, nil },
 		Workload: serve.Workload{N: 600, Arrival: serve.Poisson, Rate: 20, Seed: 1, Input: serve.Fixed(1024), Output: serve.Fixed(256)},
 		SLO:      plan.SLO{TTFTP99: 1, TPOTP99: 0.05}}
+	benchServe(b, q)
+}
+
+// benchServe runs plan.Serve(q) as the benchmark's loop and reports the
+// layouts it saw and the simulations it ran.
+func benchServe(b *testing.B, q plan.ServeQuery) {
 	b.ReportAllocs()
 	var p *plan.ServePlan
 	for b.Loop() {
