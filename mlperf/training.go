@@ -382,12 +382,7 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 	}
 	res.StepTime = rep.Training.StepTime
 	res.Throughput = rep.Training.SamplesPerSecond
-	res.Samples, res.InRange = b.Converge(gbs)
-	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
-	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
-	if b.EvalSkip != nil {
-		res.Evals = max(0, res.Evals-b.EvalSkip(gbs))
-	}
+	res.converge(&b, gbs)
 	if b.EvalOffClock || b.EvalLacks != "" {
 		if b.EvalOffClock {
 			res.Evals = 0
@@ -418,6 +413,18 @@ func TimeToTrain(sys *hardware.System, b TrainingBenchmark, gbs int, resolve Res
 	res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
 	res.Note = rangeNote(&b, res.InRange, gbs, b.Note)
 	return res
+}
+
+// converge sets res's samples to converge at global batch gbs (and
+// whether gbs lies within the benchmark's RCPs), the steps they take and
+// the evaluations the rules run on the way, less those they skip.
+func (res *TrainingResult) converge(b *TrainingBenchmark, gbs int) {
+	res.Samples, res.InRange = b.Converge(gbs)
+	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
+	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
+	if b.EvalSkip != nil {
+		res.Evals = max(0, res.Evals-b.EvalSkip(gbs))
+	}
 }
 
 // rangeNote adds to note that gbs lies outside the RCPs when it does.

@@ -118,12 +118,7 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	}
 	res.StepTime = step
 	res.Throughput = float64(gbs) / float64(step)
-	res.Samples, res.InRange = b.Converge(gbs)
-	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
-	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
-	if b.EvalSkip != nil {
-		res.Evals = max(0, res.Evals-b.EvalSkip(gbs))
-	}
+	res.converge(&b, gbs)
 	if pp > 1 {
 		// One evaluation on the training layout: each replica runs its
 		// share of the eval set forward in micro-batches through its

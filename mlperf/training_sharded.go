@@ -178,9 +178,7 @@ func timeToTrainSharded(sys *hardware.System, b TrainingBenchmark, gbs int, reso
 	}
 	res.StepTime = step
 	res.Throughput = float64(gbs) / float64(step)
-	res.Samples, res.InRange = b.Converge(gbs)
-	res.Steps = int(math.Ceil(res.Samples / float64(gbs)))
-	res.Evals = int(math.Ceil(res.Samples / b.EvalEvery(gbs)))
+	res.converge(&b, gbs)
 	// An evaluation: the eval set forward at the training batch, its
 	// gathers and one all-to-all a batch.
 	batches := math.Ceil(float64(b.EvalSamples) / float64(gbs))
