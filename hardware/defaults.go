@@ -129,21 +129,13 @@ func seedEff(d, base *Device) {
 // nearestOfKind returns the calibrated device of d's kind nearest to it
 // in ridge point (bf16 matrix peak over bandwidth), ties by name, or nil.
 func nearestOfKind(d *Device, among []*Device) *Device {
-	ridge := func(x *Device) float64 {
-		pr := x.Processor()
-		p, _ := pr.Peak(model.BF16)
-		if p <= 0 || x.Memory.Bandwidth <= 0 {
-			return 1
-		}
-		return float64(p) / float64(x.Memory.Bandwidth)
-	}
 	var best *Device
 	bestKey := math.Inf(1)
 	for _, c := range among {
 		if c.Kind != d.Kind || c.Name == d.Name || c.Calibration().Kind != "calibrated" {
 			continue
 		}
-		k := math.Abs(math.Log(ridge(c) / ridge(d)))
+		k := math.Abs(math.Log(ridgePoint(c) / ridgePoint(d)))
 		if best == nil || k < bestKey || (k == bestKey && c.Name < best.Name) {
 			best, bestKey = c, k
 		}

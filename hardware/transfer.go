@@ -374,14 +374,6 @@ func NearestCalibrated(d *Device, among []*Device) *Device {
 	if !ok || d.Calibration().Kind == "calibrated" {
 		return nil
 	}
-	ridge := func(x *Device) float64 {
-		pr := x.Processor()
-		p, _ := pr.Peak(model.BF16)
-		if p <= 0 || x.Memory.Bandwidth <= 0 {
-			return 1
-		}
-		return float64(p) / float64(x.Memory.Bandwidth)
-	}
 	var best *Device
 	var bestKey [3]float64
 	for _, c := range among {
@@ -391,10 +383,22 @@ func NearestCalibrated(d *Device, among []*Device) *Device {
 		}
 		// The major compute capability first (sm_8x parts share Ampere's
 		// tensor-core instructions, Ada's included), then the minor.
-		key := [3]float64{math.Abs(math.Floor(gc) - math.Floor(g)), math.Abs(gc - g), math.Abs(math.Log(ridge(c) / ridge(d)))}
+		key := [3]float64{math.Abs(math.Floor(gc) - math.Floor(g)), math.Abs(gc - g), math.Abs(math.Log(ridgePoint(c) / ridgePoint(d)))}
 		if best == nil || key[0] < bestKey[0] || (key[0] == bestKey[0] && (key[1] < bestKey[1] || (key[1] == bestKey[1] && key[2] < bestKey[2]))) {
 			best, bestKey = c, key
 		}
 	}
 	return best
+}
+
+// ridgePoint returns x's ridge point, its bf16 matrix peak over its
+// bandwidth (FLOPs per byte), or 1 when it lacks either: how calibrated
+// devices are ranked as a base for another.
+func ridgePoint(x *Device) float64 {
+	pr := x.Processor()
+	p, _ := pr.Peak(model.BF16)
+	if p <= 0 || x.Memory.Bandwidth <= 0 {
+		return 1
+	}
+	return float64(p) / float64(x.Memory.Bandwidth)
 }
