@@ -226,6 +226,20 @@ func subsample(length, n int, rng *rand.Rand) []int {
 	return idx
 }
 
+// searchPoints returns idx, or a seeded subsample of n of its entries (in
+// order) when it holds more: the points a parameter search sees.
+func searchPoints(idx []int, n int, rng *rand.Rand) []int {
+	if len(idx) <= n {
+		return idx
+	}
+	sub := subsample(len(idx), n, rng)
+	out := make([]int, len(sub))
+	for i, j := range sub {
+		out[i] = idx[j]
+	}
+	return out
+}
+
 // fitScored fits the parameters x of a class from x0 on every point of
 // ms with train, then scores them: the in-sample errors, and, when
 // opt.Folds > 1, the held-out errors of each fold refitted (from x) on the

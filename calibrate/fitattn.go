@@ -230,14 +230,7 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 		return s / float64(len(idx))
 	}
 	train := func(idx []int, start []float64, evals int, vs []attnVariant) ([]float64, attnVariant) {
-		search := idx
-		if len(search) > opt.MaxPoints {
-			sub := subsample(len(idx), opt.MaxPoints, rng)
-			search = make([]int, len(sub))
-			for i, j := range sub {
-				search[i] = idx[j]
-			}
-		}
+		search := searchPoints(idx, opt.MaxPoints, rng)
 		var bx []float64
 		var bv attnVariant
 		bl := math.Inf(1)

@@ -111,14 +111,7 @@ func fitMoE(dev *hardware.Device, class string, ms []Measurement, opt Options, r
 		return moeTime(&p, kern[i])
 	}
 	train := func(idx []int, start []float64, evals int, tile int) []float64 {
-		search := idx
-		if len(search) > opt.MaxPoints {
-			sub := subsample(len(idx), opt.MaxPoints, rng)
-			search = make([]int, len(sub))
-			for i, j := range sub {
-				search[i] = idx[j]
-			}
-		}
+		search := searchPoints(idx, opt.MaxPoints, rng)
 		return minimize(func(x []float64) float64 {
 			return meanLoss(ms, search, func(i int) float64 { return predict(x, tile, i) })
 		}, start, evals)

@@ -33,14 +33,7 @@ func fitStream(dev *hardware.Device, class string, ms []Measurement, opt Options
 		return meanLoss(ms, idx, func(i int) float64 { return predict(x, i) })
 	}
 	train := func(idx []int, start []float64) []float64 {
-		search := idx
-		if len(search) > opt.MaxPoints {
-			sub := subsample(len(idx), opt.MaxPoints, rng)
-			search = make([]int, len(sub))
-			for i, j := range sub {
-				search[i] = idx[j]
-			}
-		}
+		search := searchPoints(idx, opt.MaxPoints, rng)
 		return minimize(func(x []float64) float64 { return loss(search, x) }, start, 1500)
 	}
 	x, in, held := fitScored(ms, opt, rng, []float64{logit(0.85), math.Log(5e-6)}, train, predict)
