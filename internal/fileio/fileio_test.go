@@ -164,3 +164,30 @@ func TestWriteFile_readOnlyDir(t *testing.T) {
 		t.Errorf("the old file holds %q", b)
 	}
 }
+
+// TestRemoveTemps_stopsWrites checks that a write begun after RemoveTemps
+// (a signal handler's) creates no temporary file that nothing would remove:
+// it fails, and the target is untouched.
+func TestRemoveTemps_stopsWrites(t *testing.T) {
+	defer func() {
+		temps.Lock()
+		temps.stopped = false
+		temps.Unlock()
+	}()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	RemoveTemps()
+	err := WriteFile(path, []byte("new"))
+	if !errors.Is(err, errStopped) {
+		t.Fatalf("WriteFile after RemoveTemps: %v, want errStopped", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("the target became %q", b)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("files left: %v", es)
+	}
+}

@@ -15,12 +15,18 @@ import (
 // newFileMode is the permission of a file WriteFile creates.
 const newFileMode = 0o644
 
-// temps holds this process's temporary files, for RemoveTemps.
+// temps holds this process's temporary files, for RemoveTemps. A file is
+// created and recorded under its lock, so that RemoveTemps, which takes
+// the lock and then refuses new files (stopped), never misses one.
 var temps = struct {
 	sync.Mutex
-	names map[string]bool
-	n     atomic.Int64
+	names   map[string]bool
+	stopped bool
+	n       atomic.Int64
 }{names: map[string]bool{}}
+
+// errStopped is a write begun after RemoveTemps: the process is ending.
+var errStopped = errors.New("perfsim is ending on a signal")
 
 // WriteFile writes data to path: atomically over a regular file (or a new
 // one), through a symlink to its target, directly to a character device
@@ -107,13 +113,19 @@ func writeAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	removeStale(dir, base)
 	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%d.tmp", tempPrefix(base), os.Getpid(), temps.n.Add(1)))
+	temps.Lock()
+	if temps.stopped {
+		temps.Unlock()
+		return fmt.Errorf("%s: %w", path, errStopped)
+	}
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		temps.names[tmp] = true
+	}
+	temps.Unlock()
 	if err != nil {
 		return fmt.Errorf("%s: cannot write a file beside it: %w", path, err)
 	}
-	temps.Lock()
-	temps.names[tmp] = true
-	temps.Unlock()
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -170,9 +182,11 @@ func removeStale(dir, base string) {
 
 // RemoveTemps removes the temporary files this process is writing. perfsim
 // calls it when a signal ends the process mid-write.
+// Writes that have not yet created their file fail after it.
 func RemoveTemps() {
 	temps.Lock()
 	defer temps.Unlock()
+	temps.stopped = true
 	for name := range temps.names {
 		os.Remove(name)
 	}
