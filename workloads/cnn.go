@@ -127,7 +127,7 @@ func (s chw) String() string {
 }
 
 var cnnOps = []string{"conv", "conv_transpose", "fc", "maxpool", "avgpool", "global_avgpool", "batchnorm", "act", "add",
-	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm"}
+	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm", "mul"}
 var cnnActs = []string{"relu", "relu6", "leaky_relu", "silu", "gelu", "sigmoid", "hardswish"}
 var cnnNorms = []string{"batchnorm", "instancenorm", "groupnorm", "layernorm"}
 
@@ -237,6 +237,9 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		if l.Norm != "" && !oneOf(l.Norm, cnnNorms) {
 			bad("norm", "unknown norm %q (want one of %s)", l.Norm, strings.Join(cnnNorms, ", "))
 		}
+		if l.Affine != nil && !oneOf(l.Norm, []string{"instancenorm", "groupnorm", "layernorm"}) {
+			bad("affine", "only a layer, group or instance norm has an affine scale and shift to leave out")
+		}
 		if l.Shares != "" && !oneOf(l.Op, []string{"conv", "conv_transpose", "fc"}) {
 			bad("shares", "only a conv, conv_transpose or fc layer shares weights")
 		}
@@ -296,22 +299,25 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				bad("norm", "missing: a norm layer needs its norm")
 			}
 			// emitted below, as a norm or activation after the layer
-		case "add":
+		case "add", "mul":
 			s, ok := shapes[l.From]
 			switch {
-			case l.From == "":
+			case l.From == "" && l.Op == "add":
 				bad("from", "missing: an add needs the layer whose output it adds")
+			case l.From == "":
+				bad("from", "missing: a mul needs the layer whose output it multiplies by")
 			case !ok:
 				bad("from", "no earlier layer is named %q", l.From)
 			case s.c == in.c && s.positions() == 1 && in.positions() > 1:
-				// A per-channel vector added at every position (a diffusion
-				// UNet's time embedding): read once, broadcast.
-				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add.broadcast",
+				// A per-channel vector added or multiplied at every position
+				// (a diffusion UNet's time embedding, a DiT's adaLN shift,
+				// scale and gate): read once, broadcast.
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op + ".broadcast",
 					elems: out.elems(), flopsPer: flopsAdd, reads: 1})
 			case s != in:
 				bad("from", "%q is %s, the input is %s", l.From, s, in)
 			default:
-				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add",
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
 					elems: out.elems(), flopsPer: flopsAdd, reads: 2})
 			}
 		case "flatten":
@@ -361,8 +367,10 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			// norm (per position, over the channels) cost the same passes.
 			pl.emit(cnnOp{name: l.Name + "." + l.Norm, stage: stage, class: model.ClassNorm, kind: l.Norm,
 				elems: out.elems(), flopsPer: flopsLayerNorm, reads: 2})
-			p.params += 2 * float64(out.c)
-			p.normParams += 2 * float64(out.c)
+			if boolOr(l.Affine, true) {
+				p.params += 2 * float64(out.c)
+				p.normParams += 2 * float64(out.c)
+			}
 		}
 		if l.Activation != "" {
 			pl.emit(cnnOp{name: l.Name + "." + l.Activation, stage: stage, class: model.ClassElementwise, kind: l.Activation,

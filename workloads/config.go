@@ -107,9 +107,9 @@ type Config struct {
 // image; only what a layer adds is written.
 type Layer struct {
 	Name       string   `toml:"name"`
-	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | flatten | upsample | concat | embedding | cross
+	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | mul | flatten | upsample | concat | embedding | cross | input | attention | geglu | norm
 	Input      string   `toml:"input"`  // read the output of this named layer instead of the previous one
-	From       string   `toml:"from"`   // add: the layer whose output is added to the input; cross: x_0
+	From       string   `toml:"from"`   // add, mul: the layer whose output is added to (multiplies) the input; cross: x_0
 	Inputs     []string `toml:"inputs"` // concat: the layers joined along the channels
 	Out        int      `toml:"out"`    // conv: output channels; fc: output features
 	Kernel     int      `toml:"kernel"`
@@ -127,6 +127,7 @@ type Layer struct {
 	Rank       int      `toml:"rank"`    // cross: the low rank r of U·V
 	Heads      int      `toml:"heads"`   // attention: the heads (head size = channels/heads)
 	Length     int      `toml:"length"`  // input: the positions of a sequence input (out features each)
+	Affine     *bool    `toml:"affine"`  // layernorm, groupnorm, instancenorm: a learned scale and shift (default true)
 }
 
 func boolOr(p *bool, def bool) bool {

@@ -139,10 +139,14 @@
 //	name        the layer's name; the text before the first "." is its
 //	            stage in breakdowns (layer1.0.conv1 → layer1)
 //	op          "conv" | "conv_transpose" | "fc" | "maxpool" | "avgpool" |
-//	            "global_avgpool" | "batchnorm" | "act" | "add" | "flatten" |
-//	            "upsample" | "concat" | "embedding" | "cross"
+//	            "global_avgpool" | "batchnorm" | "act" | "add" | "mul" |
+//	            "flatten" | "upsample" | "concat" | "embedding" | "cross" |
+//	            "input" | "attention" | "geglu" | "norm"
 //	input       read this earlier layer's output instead of the previous one
-//	from        add: the earlier layer whose output is added (same shape);
+//	from        add, mul: the earlier layer whose output is added to (mul:
+//	            multiplies) the input, of the same shape or one vector of
+//	            the input's channels broadcast over its positions (a time
+//	            embedding, a DiT's adaLN shift, scale and gate);
 //	            cross: x_0, multiplied elementwise (same shape)
 //	inputs      concat: the earlier layers joined along the channels (same
 //	            spatial shape)
@@ -159,7 +163,15 @@
 //	dilation    default 1
 //	groups      conv: default 1; must divide the input and output channels
 //	bias        conv default false, fc default true
-//	norm        "batchnorm" or "instancenorm" after the layer
+//	norm        "batchnorm" | "instancenorm" | "groupnorm" | "layernorm"
+//	            after the layer; required for op "norm"
+//	affine      instancenorm, groupnorm, layernorm: a learned scale and
+//	            shift per channel (default true; false for a DiT's adaLN
+//	            norms, elementwise_affine=False)
+//	length      input: the positions of a sequence input (text tokens);
+//	            "input" is a further input of out features, costing nothing
+//	heads       attention: the heads (head size = channels/heads); inputs
+//	            names its queries, keys and values, each an earlier layer
 //	activation  "relu" | "relu6" | "leaky_relu" | "silu" | "gelu" | "sigmoid" | "hardswish",
 //	            after the layer (and its norm); required for op "act"
 //

@@ -196,6 +196,9 @@ func TestLayers_badInput(t *testing.T) {
 		`layer[9].out: missing: a conv_transpose needs its output channels`,
 		`layer[10].heads: 3 does not divide the query (8) and value (8) channels`,
 		`layer[11].out: missing: an input needs its features (out)`,
+		`layer[12].from: missing: a mul needs the layer whose output it multiplies by`,
+		`layer[13].from: "e" is 16x1x1, the input is 8x8x8`,
+		`layer[14].affine: only a layer, group or instance norm has an affine scale and shift to leave out`,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error\n%v\nlacks %q", err, w)
