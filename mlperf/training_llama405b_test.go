@@ -28,9 +28,9 @@ const (
 // TestLlama405B_vsNVIDIA prices Llama 3.1 405B at NVIDIA's layout (tp 8,
 // pp 8 × 8 virtual stages with the embedding and the loss as layer
 // slots, cp 2, fp8) on 512 H100s. Measured when written (nothing fitted
-// to it): step 54.49 s against 54.94 s (-0.8%), an evaluation 72.8 s
+// to it): step 54.49 s against 54.94 s (-0.8%), an evaluation 73.0 s
 // against about 105.6 s, the time to train 262.8 min against 230.7 min
-// (+13.9%; 225.2 min, -2.4%, at NVIDIA's 240 steps). The time to train takes
+// (+13.9%; 225.3 min, -2.3%, at NVIDIA's 240 steps). The time to train takes
 // the RCP mean, 322,560 sequences (280 steps), where NVIDIA's runs
 // converged in 276,480 (240 steps): the step is what perfsim predicts,
 // the convergence point what the rules take (it varies run to run).
