@@ -30,7 +30,7 @@ func ExampleSuite() {
 	// mixtral-8x7b: mixtral-8x7b
 	// stable-diffusion-xl: 4 models a sample
 	// dlrm-v2-99: dlrm-dcnv2
-	// rgat: lacks a graph neural network: neighbour sampling over IGBH, whose subgraph per seed node is not published, and relational attention
+	// rgat: rgat
 }
 
 // Find takes MLPerf's names, with or without the accuracy suffix.
