@@ -395,7 +395,7 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 	sc := r.sc
 	w := float64(r.w.WeightBytes(sc.Weights))
 	if sc.PP > 1 {
-		emb := float64(sc.Weights.Bytes(float64(r.shape.Vocab) * float64(r.shape.DModel)))
+		emb := float64(model.VocabType(sc.Weights).Bytes(float64(r.shape.Vocab) * float64(r.shape.DModel)))
 		emb = math.Min(emb, w)
 		w = (w-emb)*r.stageShare() + emb
 	}

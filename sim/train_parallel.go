@@ -93,7 +93,8 @@ func (r *runner) p2p(size model.Bytes, ranks, stride int) model.Seconds {
 
 // layoutOps rewrites a pass's ops for the layout: drops the
 // tensor-parallel collectives (priced per tier by the caller), runs the
-// full-width elementwise passes on 1/TP of the tokens under sequence
+// full-width elementwise passes (the norms and residual adds, whose
+// tensors are tokens × d_model) on 1/TP of the tokens under sequence
 // parallelism, repeats the attention over the CP sequence shards (ring
 // attention: CP blocks of (s/CP)² pairs, causal, s²/(2·CP) pairs per
 // rank), and gives each expert-parallel rank Experts/EP experts with EP
@@ -112,7 +113,7 @@ func (r *runner) layoutOps(ops []model.Op, tokens int) (out []model.Op, tpCount 
 			}
 			continue
 		case model.Elementwise:
-			if sc.SP && sc.TP > 1 && o.Count >= L && k.Elements == full {
+			if sc.SP && sc.TP > 1 && o.Count >= L && k.Elements == full && !mlpActivation(o.Name) {
 				t := float64(sc.TP)
 				k.Elements /= t
 				k.Work = model.FLOPs(float64(k.Work) / t)
@@ -150,6 +151,15 @@ func (r *runner) layoutOps(ops []model.Op, tokens int) (out []model.Op, tpCount 
 		out = append(out, o)
 	}
 	return out, tpCount, tpSize
+}
+
+// mlpActivation reports whether an op is an MLP's activation (ffn.act,
+// expert.act, shared.act, forward or backward). It runs on the
+// column-parallel GEMM's output, already split over the TP ranks, so
+// sequence parallelism does not divide it again, even where that output
+// has d_model columns (FFN/TP = d_model: a 4h MLP at TP 4).
+func mlpActivation(name string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(name, ".bwd"), ".act")
 }
 
 // perLayer sums a pass's rows into per-layer and per-stage costs: rows

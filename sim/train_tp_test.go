@@ -127,3 +127,31 @@ func TestGradType(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutOps_sequenceParallel: sequence parallelism divides the
+// full-width passes (a norm, the residual add) by TP, and leaves an MLP's
+// activation as the column-parallel GEMM left it, split once by TP, even
+// where its width equals d_model (a 4h MLP at TP 4: 4h/4 = h).
+func TestLayoutOps_sequenceParallel(t *testing.T) {
+	const L, tokens, d, tp = 2, 1024, 64, 4
+	sc := Default()
+	sc.Mode, sc.TP, sc.SP = Training, tp, true
+	r := &runner{sys: testSystem(8), sc: sc, shape: Shape{Arch: Decoder, Layers: L, DModel: d, FFN: 4 * d}}
+	full := float64(tokens * d)
+	ew := func(name string, n float64, count int) model.Op {
+		return model.Op{Name: name, Count: count, Kernel: model.Elementwise{Kind: "x", Elements: n, Read: model.Bytes(2 * n), Written: model.Bytes(2 * n)}}
+	}
+	ops := []model.Op{
+		ew("attn.norm", full, L), ew("residual", full, 2*L),
+		ew("ffn.act", tokens*4*d/tp, L), ew("ffn.act.bwd", tokens*4*d/tp, 2*L), ew("expert.act", full, L),
+		ew("final.norm", full, 1),
+	}
+	out, _, _ := r.layoutOps(ops, tokens)
+	want := map[string]float64{"attn.norm": full / tp, "residual": full / tp,
+		"ffn.act": full, "ffn.act.bwd": full, "expert.act": full, "final.norm": full}
+	for _, o := range out {
+		if got := o.Kernel.(model.Elementwise).Elements; got != want[o.Name] {
+			t.Errorf("%s: %g elements, want %g", o.Name, got, want[o.Name])
+		}
+	}
+}
