@@ -141,7 +141,7 @@
 //	op          "conv" | "conv_transpose" | "fc" | "maxpool" | "avgpool" |
 //	            "global_avgpool" | "batchnorm" | "act" | "add" | "mul" |
 //	            "flatten" | "upsample" | "concat" | "embedding" | "cross" |
-//	            "input" | "attention" | "geglu" | "norm"
+//	            "input" | "attention" | "geglu" | "norm" | "gather" | "gat"
 //	input       read this earlier layer's output instead of the previous one
 //	from        add, mul: the earlier layer whose output is added to (mul:
 //	            multiplies) the input, of the same shape or one vector of
@@ -156,6 +156,17 @@
 //	rows        embedding: the table's rows (out is the row size)
 //	lookups     embedding: rows read and summed per sample (default 1)
 //	rank        cross: the low rank r of DCNv2's U·V
+//	            gather: a graph network's node features, read from a feature
+//	            store of rows × out (the dataset's, not parameters): lookups
+//	            rows a sample, written as a node map of out × lookups
+//	dtype       gather: the type the store holds (default the weights')
+//	            gat: one relation's graph-attention convolution (DGL's
+//	            GATConv) from the input's source nodes to nodes destination
+//	            nodes over edges edges a sample, out = heads × head size;
+//	            edges and nodes 0 for a relation with no edges (its
+//	            weights only)
+//	edges       gat: the relation's edges a sample
+//	nodes       gat: its destination nodes a sample
 //	out         conv: output channels; fc: output features
 //	kernel      conv and pooling: the window side
 //	stride      default 1 (conv) or kernel (pooling); 0 is an error

@@ -250,3 +250,28 @@ func TestLayers_3D(t *testing.T) {
 }
 
 func ptr(v int) *int { return &v }
+
+// TestGraphLayers_badInput: a graph network's gathers and graph
+// attentions report every problem at once, each with its line and key.
+func TestGraphLayers_badInput(t *testing.T) {
+	_, err := Resolve(filepath.Join("testdata", "bad", "graph.toml"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{
+		`graph.toml:12: layer[0].lookups: 200 rows a sample from a store of 100 rows`,
+		`layer[0].dtype: `,
+		`layer[1].rows: missing: a gather needs its store's rows`,
+		`layer[1].input: a gather reads its store, not an earlier layer`,
+		`layer[3].heads: 64 output features do not split into 3 heads`,
+		`layer[4].nodes: missing: 20 edges need their destination nodes`,
+		`layer[5].out: missing: a gat needs its output features`,
+		`layer[5].edges: missing: 5 destination nodes need the edges into them`,
+		`layer[6].dtype: only a gather has a stored type`,
+		`layer[6].edges: only a gat has edges and nodes`,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error\n%v\nlacks %q", err, w)
+		}
+	}
+}

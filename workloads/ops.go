@@ -135,7 +135,11 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 		if ph.Embedding == EmbedOneHot {
 			add("embed.onehot", StageEmbedding, model.ClassEmbedding, 1, gemm(t, c.Vocab, d))
 		} else {
-			add("embed.tokens", StageEmbedding, model.ClassEmbedding, 1, model.Gather{Rows: t, Width: d, DType: act})
+			table := act
+			if c.Kind == Decoder && model.VocabType(w) != w {
+				table = model.VocabType(w) // stored in 16 bits
+			}
+			add("embed.tokens", StageEmbedding, model.ClassEmbedding, 1, model.Gather{Rows: t, Width: d, DType: table})
 		}
 		if c.Position == "learned" || c.Position == "sinusoidal" {
 			add("embed.position", StageEmbedding, model.ClassEmbedding, 1, addTD)
@@ -206,7 +210,13 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 		if ph.Kind == Decode || (ph.Kind == Prefill && !ph.AllLogits) {
 			rows = b
 		}
-		add("lm_head", StageDecoding, model.ClassLogits, 1, gemm(rows, d, (c.Vocab+tp-1)/tp))
+		// The LM head runs in its 16-bit storage type under narrower
+		// weights (model.VocabType), on the residual stream's output.
+		head := gemm(rows, d, (c.Vocab+tp-1)/tp)
+		if hw := model.VocabType(w); hw != w {
+			head.A, head.B, head.C = stream, hw, stream
+		}
+		add("lm_head", StageDecoding, model.ClassLogits, 1, head)
 	case Encoder, ViT:
 		if c.Pooler {
 			add("pooler", StageHead, model.ClassLogits, 1, gemm(b, d, d))
