@@ -213,6 +213,11 @@ type Scenario struct {
 	// HostOverhead is the host's time per kernel under ExecEager; 0
 	// means DefaultHostOverhead.
 	HostOverhead model.Seconds
+	// Attention is the fused attention kernel a prefill runs: the
+	// device's calibrated one (AttentionEngine, the zero value) or
+	// FlashAttention-2 as eager PyTorch calls it (AttentionFA2; see
+	// flash2.go).
+	Attention AttentionKernel
 	// LoaderRate, when > 0, is the samples per second the input pipeline
 	// (decoding and augmenting images on the host, DALI on the GPU)
 	// sustains for the whole system: a training step takes at least

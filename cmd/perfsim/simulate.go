@@ -50,6 +50,7 @@ type simulateOptions struct {
 	maxNumTokens              int
 	exec                      string
 	hostOverhead              model.Seconds
+	attention                 string
 	amp                       bool
 	train                     trainFlags
 	loaderRate                float64
@@ -93,6 +94,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	o.energy.AddFlags(fs)
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step (inference) as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
+	fs.StringVar(&o.attention, "attention", "engine", "the fused attention kernel of prefills: engine (the device's calibrated kernel) or fa2 (FlashAttention-2 from its measured throughput, as eager PyTorch calls it; B200 and H100 SXM; docs/simulate.md)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
 	o.train.AddFlags(fs)
 	fs.Float64Var(&o.loaderRate, "loader-rate", 0, "samples (images) per second the input pipeline sustains for the whole system: bounds a CNN's throughput and a training step (0: no bound)")
@@ -178,6 +180,11 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		errs = append(errs, usagef("--exec: %v", err))
 	} else {
 		sc.Exec = ex
+	}
+	if k, err := sim.ParseAttentionKernel(o.attention); err != nil {
+		errs = append(errs, usagef("--attention: %v", err))
+	} else {
+		sc.Attention = k
 	}
 	if o.hostOverhead < 0 || o.hostOverhead > 1 {
 		errs = append(errs, usagef("--host-overhead: want a time between 0 and 1 s per kernel, got %v", o.hostOverhead))

@@ -339,6 +339,9 @@ func execNote(sc sim.Scenario) string {
 	if sc.Autocast {
 		s += "; autocast"
 	}
+	if sc.Attention == sim.AttentionFA2 {
+		s += "; FlashAttention-2"
+	}
 	if sc.LoaderRate > 0 {
 		s += fmt.Sprintf("; input pipeline %s samples/s", fnum(sc.LoaderRate))
 	}
