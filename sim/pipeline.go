@@ -121,32 +121,53 @@ func ZeROStates(params float64, dp, stage int, k float64) (weights, grads, opt m
 // 1F1B; with equal chunks c it is (m·v + p − 1)·c, PipelineTime's
 // interleaved form, the bubble (p−1)/(v·m) of the ideal.
 func PipelineChunks(c [][]model.Seconds, m int, s Schedule) (total, bubble model.Seconds) {
-	if len(c) == 0 || m <= 0 {
+	if len(c) == 0 {
 		return 0, 0
 	}
-	stage := make([]model.Seconds, len(c))
-	var worst model.Seconds
-	for i, ch := range c {
-		for _, x := range ch {
-			stage[i] += x
-		}
-		worst = max(worst, stage[i])
-	}
 	v := len(c[0])
-	if s != Interleaved || v <= 1 {
+	flat := make([]model.Seconds, 0, len(c)*v)
+	for _, ch := range c {
+		flat = append(flat, ch...)
+	}
+	return pipelineChunks(flat, len(c), v, m, s)
+}
+
+// pipelineChunks is PipelineChunks over p stages of v chunks laid out
+// stage by stage in c.
+func pipelineChunks(c []model.Seconds, p, v, m int, s Schedule) (total, bubble model.Seconds) {
+	if p <= 0 || v <= 0 || len(c) < p*v || m <= 0 {
+		return 0, 0
+	}
+	var buf, sbuf [64]model.Seconds
+	stage, after := buf[:0], sbuf[:0]
+	if p > len(buf) {
+		stage, after = make([]model.Seconds, 0, p), make([]model.Seconds, 0, p)
+	}
+	var worst model.Seconds
+	for i := range p {
+		var t model.Seconds
+		for _, x := range c[i*v : (i+1)*v] {
+			t += x
+		}
+		stage = append(stage, t)
+		worst = max(worst, t)
+	}
+	if s != Interleaved || v == 1 {
 		// One chunk a stage (or a schedule that runs a stage's layers
 		// as one): PipelineTime's form, to the last bit.
 		return PipelineTime(stage, m, 1, s)
 	}
-	// before[w] = Σ_{i<w} c[i][0]; after[w] = Σ_{i>w} c[i][v−1].
-	var before model.Seconds
-	after := make([]model.Seconds, len(c))
-	for i := len(c) - 2; i >= 0; i-- {
-		after[i] = after[i+1] + c[i+1][v-1]
+	// The chain through w: before = Σ_{i<w} c[i][0], after[w] =
+	// Σ_{i>w} c[i][v−1].
+	after = after[:p]
+	after[p-1] = 0
+	for i := p - 2; i >= 0; i-- {
+		after[i] = after[i+1] + c[(i+1)*v+v-1]
 	}
-	for w := range c {
+	var before model.Seconds
+	for w := range p {
 		total = max(total, model.Seconds(m)*stage[w]+before+after[w])
-		before += c[w][0]
+		before += c[w*v]
 	}
 	return total, total - model.Seconds(m)*worst
 }
@@ -163,6 +184,31 @@ func PipelineChunks(c [][]model.Seconds, m int, s Schedule) (total, bubble model
 // get_num_layers_to_build; transformer_config.py checks the slots
 // divide). It says so when the slots do not divide evenly.
 func ChunkLayers(layers, pp, v int, embed, loss bool) ([][]int, error) {
+	sp, err := newSplit(layers, pp, v, embed, loss)
+	if err != nil {
+		return nil, err
+	}
+	flat := make([]int, sp.pp*sp.v)
+	out := make([][]int, sp.pp)
+	for i := range out {
+		out[i] = flat[i*sp.v : (i+1)*sp.v]
+		for j := range out[i] {
+			out[i][j] = sp.chunk(i, j)
+		}
+	}
+	return out, nil
+}
+
+// split is how layers spread over pp stages of v chunks (ChunkLayers),
+// without allocating: per layer slots a chunk, less the embedding's in
+// the first and the loss's in the last.
+type split struct {
+	per, pp, v  int
+	embed, loss bool
+}
+
+// newSplit checks and returns the split of ChunkLayers.
+func newSplit(layers, pp, v int, embed, loss bool) (split, error) {
 	pp, v = max(pp, 1), max(v, 1)
 	slots := layers
 	if embed {
@@ -172,26 +218,37 @@ func ChunkLayers(layers, pp, v int, embed, loss bool) ([][]int, error) {
 		slots++
 	}
 	if slots%(pp*v) != 0 {
-		return nil, slotError(layers, pp, v, embed, loss)
+		return split{}, slotError(layers, pp, v, embed, loss)
 	}
-	per := slots / (pp * v)
-	out := make([][]int, pp)
-	for i := range out {
-		out[i] = make([]int, v)
-		for j := range out[i] {
-			out[i][j] = per
-		}
+	sp := split{per: slots / (pp * v), pp: pp, v: v, embed: embed, loss: loss}
+	if sp.chunk(0, 0) < 0 || sp.chunk(pp-1, v-1) < 0 {
+		return split{}, fmt.Errorf("%d layers over %d chunks leave no room for the embedding and the loss", layers, pp*v)
 	}
-	if embed {
-		out[0][0]--
+	return sp, nil
+}
+
+// chunk returns the layers of stage i's chunk j.
+func (sp split) chunk(i, j int) int {
+	n := sp.per
+	if sp.embed && i == 0 && j == 0 {
+		n--
 	}
-	if loss {
-		out[pp-1][v-1]--
+	if sp.loss && i == sp.pp-1 && j == sp.v-1 {
+		n--
 	}
-	if out[0][0] < 0 || out[pp-1][v-1] < 0 {
-		return nil, fmt.Errorf("%d layers over %d chunks leave no room for the embedding and the loss", layers, pp*v)
+	return n
+}
+
+// stage returns the layers of stage i, all of its chunks.
+func (sp split) stage(i int) int {
+	n := sp.per * sp.v
+	if sp.embed && i == 0 {
+		n--
 	}
-	return out, nil
+	if sp.loss && i == sp.pp-1 {
+		n--
+	}
+	return n
 }
 
 // slotError says why layers do not spread over pp × v chunks.

@@ -7,6 +7,16 @@ import (
 	"github.com/perfsim/perfsim/model"
 )
 
+// pipelineRows cuts stage-by-stage chunk times into p rows.
+func pipelineRows(flat []model.Seconds, p int) [][]model.Seconds {
+	v := len(flat) / p
+	out := make([][]model.Seconds, p)
+	for i := range out {
+		out[i] = flat[i*v : (i+1)*v]
+	}
+	return out
+}
+
 // chunksOf splits each stage time into v equal chunks.
 func chunksOf(stages []model.Seconds, v int) [][]model.Seconds {
 	out := make([][]model.Seconds, len(stages))
@@ -104,7 +114,11 @@ func TestPipelineChunks_llama405B(t *testing.T) {
 		t.Errorf("layers %d, first chunk %d, last %d, a middle one %d; want 126, 1, 1, 2", total, chunks[0][0], chunks[7][7], chunks[3][4])
 	}
 	const e, l = 0.25, 0.75
-	times := chunkTimes(chunks, 1, 0, 0, e, l)
+	sp, err := newSplit(126, 8, 8, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := pipelineRows(chunkTimes(nil, sp, 1, 0, 0, e, l), 8)
 	for _, m := range []int{8, 288} {
 		tot, bub := PipelineChunks(times, m, Interleaved)
 		if want := model.Seconds(16*m) + 12 + e + l; !closeTo(float64(tot), float64(want)) {

@@ -32,7 +32,7 @@ func (sc Scenario) validateLayout(s Shape) []error {
 		bad("virtual-stages", "%d virtual stages need --schedule interleaved (got %s)", v, sc.Schedule)
 	}
 	if s.Layers > 0 {
-		if _, err := ChunkLayers(s.Layers, sc.PP, v, sc.EmbeddingSlot, sc.LossSlot); err != nil {
+		if _, err := newSplit(s.Layers, sc.PP, v, sc.EmbeddingSlot, sc.LossSlot); err != nil {
 			field := "pp"
 			if v > 1 {
 				field = "virtual-stages"

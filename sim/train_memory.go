@@ -35,14 +35,14 @@ func (r *runner) rankParams() (dense, experts float64) {
 	ld, le, emb := r.paramSplit()
 	tp := float64(sc.TP)
 	best := -1.0
-	layers := r.stageLayers()
-	for i, n := range layers {
-		ell := float64(n)
+	sp, pp := r.stages()
+	for i := range pp {
+		ell := float64(sp.stage(i))
 		var outer float64
 		if i == 0 {
 			outer += emb
 		}
-		if i == len(layers)-1 {
+		if i == pp-1 {
 			outer += emb
 		}
 		d, e := (ell*ld+outer)/tp, ell*le/(tp*float64(max(sc.EP, 1)))
@@ -53,23 +53,17 @@ func (r *runner) rankParams() (dense, experts float64) {
 	return dense, experts
 }
 
-// stageLayers returns the transformer layers of each pipeline stage, all
-// of its chunks together (ChunkLayers); L/PP each if they do not spread.
-func (r *runner) stageLayers() []int {
+// stages returns how the layers spread over the pipeline's stages
+// (ChunkLayers); L/PP each if they do not spread (a scenario Validate
+// refuses).
+func (r *runner) stages() (split, int) {
 	sc := r.sc
 	L, pp := max(r.shape.Layers, 1), max(sc.PP, 1)
-	out := make([]int, pp)
-	chunks, err := ChunkLayers(L, pp, sc.VirtualStages, sc.EmbeddingSlot, sc.LossSlot)
-	for i := range out {
-		if err != nil {
-			out[i] = L / pp
-			continue
-		}
-		for _, n := range chunks[i] {
-			out[i] += n
-		}
+	sp, err := newSplit(L, pp, sc.VirtualStages, sc.EmbeddingSlot, sc.LossSlot)
+	if err != nil {
+		return split{per: L / pp, pp: pp, v: 1}, pp
 	}
-	return out
+	return sp, pp
 }
 
 // scaledMemory sizes the most loaded rank of a layout: the model states
@@ -146,13 +140,13 @@ func (r *runner) stageActivations(fused bool, micro int) model.Bytes {
 	if h > 0 {
 		head = 4 * float64(seq) * float64(sc.Batch) * h * (1 + float64(s.Vocab)/h) / float64(sc.TP) * sc.Act.Size() / 2
 	}
-	layers := r.stageLayers()
-	if sc.PP == 1 {
-		return model.Bytes(float64(layers[0])*layer*InFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule) + head)
+	sp, pp := r.stages()
+	if pp == 1 {
+		return model.Bytes(float64(sp.stage(0))*layer*InFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule) + head)
 	}
 	var most float64
-	for i, n := range layers {
-		a := float64(n) * layer * stageInFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule, i)
+	for i := range pp {
+		a := float64(sp.stage(i)) * layer * stageInFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule, i)
 		if i == sc.PP-1 {
 			a += head
 		}

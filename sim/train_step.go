@@ -146,29 +146,30 @@ func (r *runner) trainingScaled() error {
 	// Chunk times per micro-batch, stage by stage: each chunk's layers
 	// (ChunkLayers), the embedding in the first chunk, the output layer
 	// and the loss in the last.
-	chunks, err := ChunkLayers(L, sc.PP, sc.VirtualStages, sc.EmbeddingSlot, sc.LossSlot)
+	sp, err := newSplit(L, sc.PP, sc.VirtualStages, sc.EmbeddingSlot, sc.LossSlot)
 	if err != nil {
 		return err
 	}
-	times := chunkTimes(chunks, lc.fwd+lc.bwd+lc.rc, tpExp+cpExp+epExp+over, ppExp, lc.first, lc.last)
+	var buf [256]model.Seconds
+	times := buf[:0]
+	if sc.PP*sp.v > len(buf) {
+		times = make([]model.Seconds, 0, sc.PP*sp.v)
+	}
+	times = chunkTimes(times, sp, lc.fwd+lc.bwd+lc.rc, tpExp+cpExp+epExp+over, ppExp, lc.first, lc.last)
 	w, worst := 0, model.Seconds(-1)
-	for i, ch := range times {
+	for i := range sc.PP {
 		var stage model.Seconds
-		for _, t := range ch {
+		for _, t := range times[i*sp.v : (i+1)*sp.v] {
 			stage += t
 		}
 		if stage > worst {
 			w, worst = i, stage
 		}
 	}
-	pipe, bubble := PipelineChunks(times, m, sc.Schedule)
+	pipe, bubble := pipelineChunks(times, sc.PP, sp.v, m, sc.Schedule)
 
 	// The breakdown is the slowest stage's.
-	nw := 0
-	for _, n := range chunks[w] {
-		nw += n
-	}
-	ell := model.Seconds(nw)
+	ell := model.Seconds(sp.stage(w))
 	var extra model.Seconds
 	if w == 0 {
 		extra += lc.first
@@ -224,34 +225,27 @@ func (r *runner) trainingScaled() error {
 	return nil
 }
 
-// chunkTimes returns each model chunk's time per micro-batch, stage by
-// stage: its layers (chunks, ChunkLayers) at unit of compute and comm of
-// exposed communication and slowdown each, its share of the stage's
-// pipeline sends pp, the embedding (first) in the first stage's first
-// chunk and the output layer and loss (last) in the last stage's last.
-func chunkTimes(chunks [][]int, unit, comm, pp, first, last model.Seconds) [][]model.Seconds {
-	p := len(chunks)
-	if p == 0 {
-		return nil
-	}
-	v := len(chunks[0])
-	ppChunk := pp / model.Seconds(v)
-	flat := make([]model.Seconds, p*v)
-	times := make([][]model.Seconds, p)
-	for i := range chunks {
-		times[i] = flat[i*v : (i+1)*v]
-		for j, n := range chunks[i] {
-			t := model.Seconds(n)*unit + model.Seconds(n)*comm + ppChunk
+// chunkTimes appends to dst each model chunk's time per micro-batch,
+// stage by stage: its layers (sp) at unit of compute and comm of exposed
+// communication and slowdown each, its share of the stage's pipeline
+// sends pp, the embedding (first) in the first stage's first chunk and
+// the output layer and loss (last) in the last stage's last.
+func chunkTimes(dst []model.Seconds, sp split, unit, comm, pp, first, last model.Seconds) []model.Seconds {
+	ppChunk := pp / model.Seconds(sp.v)
+	for i := range sp.pp {
+		for j := range sp.v {
+			n := model.Seconds(sp.chunk(i, j))
+			t := n*unit + n*comm + ppChunk
 			if i == 0 && j == 0 {
 				t += first
 			}
-			if i == p-1 && j == v-1 {
+			if i == sp.pp-1 && j == sp.v-1 {
 				t += last
 			}
-			times[i][j] = t
+			dst = append(dst, t)
 		}
 	}
-	return times
+	return dst
 }
 
 // lossBytes is the memory traffic of the cross-entropy loss per logit,
