@@ -199,7 +199,24 @@ func (r *runner) tpTime(blocks [2]tpBlock, nb int, count float64, size model.Byt
 	} else {
 		ar = r.comm(model.AllReduce, size, g)
 	}
-	return r.tpComm(blocks, nb, count, ag, rs, ar)
+	return r.tpComm(blocks, nb, count, ag, rs, ar, r.ringStep(size, ag))
+}
+
+// ringStep prices one step of Transformer Engine's ring-exchange
+// all-gather of size bytes over the TP group: a tp-th of it copied to the
+// next rank on the copy engines, at ceShare of the scale-up link
+// (train_tp.go). A TP group that leaves the node (userbuffers runs inside
+// one) takes a step of the all-gather ag instead.
+func (r *runner) ringStep(size model.Bytes, ag model.Seconds) model.Seconds {
+	t := r.sc.TP
+	in := r.sys.Intra
+	if t <= 1 {
+		return 0
+	}
+	if r.sys.GroupPerNode(t, 1) < t || in.Bandwidth <= 0 {
+		return ag / model.Seconds(t-1)
+	}
+	return in.Latency + model.Seconds(float64(size)/float64(t)/(float64(in.Bandwidth)*ceShare))
 }
 
 // matrixWork sums the FLOPs of the matrix rows (GEMMs, grouped GEMMs and
