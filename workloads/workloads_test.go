@@ -658,3 +658,34 @@ func TestVocabOps(t *testing.T) {
 		}
 	}
 }
+
+// TestLogitsGather: at TP > 1 an inference pass all-gathers the sampled
+// rows' logits across the TP ranks in the LM head's 16-bit output type;
+// at TP 1 and in training there is no gather.
+func TestLogitsGather(t *testing.T) {
+	m := mustResolve(t, "llama3-8b") // vocabulary 128256
+	for _, c := range []struct {
+		ph   Phase
+		want model.Bytes // 0: no gather
+	}{
+		{Phase{Kind: Decode, Batch: 16, Context: 100, TP: 4}, model.Bytes(16 * 128256 * 2)},
+		{Phase{Kind: Decode, Batch: 16, Context: 100, TP: 4, Weights: model.FP8, Act: model.FP8, KV: model.FP8}, model.Bytes(16 * 128256 * 2)},
+		{Phase{Kind: Prefill, Batch: 3, Seq: 64, TP: 2}, model.Bytes(3 * 128256 * 2)},
+		{Phase{Kind: Decode, Batch: 16, Context: 100, TP: 1}, 0},
+		{Phase{Kind: TrainForward, Batch: 2, Seq: 64, TP: 2}, 0},
+	} {
+		var got model.Bytes
+		for _, o := range mustOps(t, m, c.ph) {
+			if o.Name == "logits.gather" {
+				k := o.Kernel.(model.Collective)
+				if k.Kind != model.AllGather || k.Ranks != c.ph.TP || o.Class != model.ClassLogits {
+					t.Errorf("%s tp %d: logits.gather %+v, class %v", c.ph.Kind, c.ph.TP, k, o.Class)
+				}
+				got = k.Size
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s tp %d %v: logits gathered %v, want %v", c.ph.Kind, c.ph.TP, c.ph.Weights, got, c.want)
+		}
+	}
+}
