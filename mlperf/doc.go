@@ -12,8 +12,11 @@
 // when idle, takes every queued sample up to its batch limit and runs
 // them as one batch, priced by package sim. The LLM benchmarks are
 // served by package serve, as TensorRT-LLM's in-flight batching
-// (llm.go). A benchmark whose model perfsim cannot express yet (R-GAT, a
-// graph network) has a row that says which capability it lacks.
+// (llm.go). R-GAT, a graph network, is a fixed-size benchmark whose
+// model gathers node features from a store split over the node's
+// devices (graph.go: FeatureStore, priced with the peers' rows over the
+// scale-up link). A benchmark whose model perfsim cannot express has a
+// row that says which capability it lacks.
 //
 // MLPerf Training (training.go) prices a benchmark's time to train: the
 // reference's convergence point (RCP) at a global batch over the

@@ -30,7 +30,7 @@ func ExampleSuite() {
 	// mixtral-8x7b: mixtral-8x7b
 	// stable-diffusion-xl: 4 models a sample
 	// dlrm-v2-99: dlrm-dcnv2
-	// rgat: lacks a graph neural network: neighbour sampling over IGBH, whose subgraph per seed node is not published, and relational attention
+	// rgat: rgat
 }
 
 // Find takes MLPerf's names, with or without the accuracy suffix.
@@ -64,7 +64,7 @@ func ExampleTrainingSuite() {
 	// resnet: resnet50, data parallel
 	// bert: bert-large, data parallel
 	// gpt3: gpt3-175b, tp 4 × pp 8, from 512 GPUs
-	// llama31_405b: lacks uneven pipeline stages: NVIDIA's layout (tp 8, pp 8 × 8 virtual stages, cp 2, 512 GPUs) spreads 126 layers over 64 model chunks, the embedding and the loss taking a layer's slot each; perfsim's pipeline needs pp × virtual stages to divide the layers
+	// llama31_405b: llama3.1-405b, tp 8 × pp 8, from 512 GPUs
 	// llama2_70b_lora: llama2-70b, LoRA rank 16, tp 4
 	// retinanet: retinanet, data parallel
 	// unet3d: unet3d, data parallel

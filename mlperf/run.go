@@ -91,11 +91,16 @@ func Run(sys *hardware.System, b Benchmark, sc Scenario, resolve Resolver, o Opt
 		res.Note = err.Error()
 		return res
 	}
+	st := store{shards: 1}
+	if b.Sharded {
+		st = store{shards: sys.DevicesPerNode, link: sys.Link(model.IntraNode)}
+	}
 	f, err := newFixed(one, b, resolve)
 	if err != nil {
 		res.Note = err.Error()
 		return res
 	}
+	f.store = st
 	limit := o.MaxBatch
 	if limit <= 0 {
 		limit = b.MaxBatch
@@ -141,6 +146,8 @@ type fixed struct {
 	parts    []fixedPart
 	times    map[int]model.Seconds
 	warnings []string
+	// store is where a part's feature store lives (graph networks).
+	store store
 }
 
 // fixedPart is one model of a sample's pipeline, resolved.
@@ -194,12 +201,13 @@ func (f *fixed) run(batch int) (t, lo, hi model.Seconds, fits bool, err error) {
 			}
 		}
 		in := rep.Inference
+		share, extra := f.store.gather(p.w, rep, batch*max(p.PerSample, 1), f.b.Precision)
 		n := model.Seconds(max(p.Calls, 1))
-		t += n * in.TTFT
-		lo += n * in.TTFTLow
-		hi += n * in.TTFTHigh
-		fits = fits && rep.Memory.Fits
-		weights += rep.Memory.Weights
+		t += n * (in.TTFT + extra)
+		lo += n * (in.TTFTLow + extra)
+		hi += n * (in.TTFTHigh + extra)
+		fits = fits && rep.Memory.Fits && rep.Memory.Total+share <= rep.Memory.Usable
+		weights += rep.Memory.Weights + share
 		work = max(work, rep.Memory.Total-rep.Memory.Weights)
 		usable = rep.Memory.Usable
 	}
@@ -250,6 +258,9 @@ func (f *fixed) offline(limit int) (point, error) {
 		}
 	}
 	if best.rate == 0 {
+		if note := storeNote(f.parts[0].w, f.store, f.b.Precision); note != "" {
+			return point{}, fmt.Errorf("does not fit in one device's memory at batch 1, with %s", note)
+		}
 		return point{}, errors.New("does not fit in one device's memory at batch 1")
 	}
 	return best, nil

@@ -70,8 +70,14 @@ type TrainingBenchmark struct {
 	SubmissionGPUs          int
 	// CP, where set, splits each sequence over CP devices (context
 	// parallelism: ring attention over sequence shards).
-	CP   int
-	LoRA *LoRA
+	CP int
+	// LayerSlots counts the embedding and the loss as a layer's slot
+	// each when the layers spread over the pipeline's chunks (sim's
+	// EmbeddingSlot and LossSlot, Megatron-LM's
+	// --account-for-embedding-in-pipeline-split and
+	// --account-for-loss-in-pipeline-split).
+	LayerSlots bool
+	LoRA       *LoRA
 	// TableParams, where set, are the parameters of a recommender's
 	// embedding tables, sharded over the devices (model parallel) while
 	// the rest trains data parallel.
@@ -191,12 +197,10 @@ func TrainingSuite() []TrainingBenchmark {
 			TP: 8, PP: 8, VirtualStages: 8, CP: 2, MicroBatch: 1, Precision: model.FP8, ZeRO: 1, SubmissionGPUs: 512,
 			LayoutSource: "NVIDIA MLPerf Training v5.0, benchmarks/llama31_405b/implementations/eos-dfw_n64_ngc25.01_nemo/config_DGXH100_64x8x288xtp8pp8cp2.sh: " +
 				"TP 8, PP 8, INTERLEAVED_PIPELINE 8, CONTEXT_PARALLEL 2, MICRO_BATCH_SIZE 1, TP comm overlap, 64 DGX H100 (MINIBS 288: global batch 1152); " +
-				"config_common.sh: FP8, USE_DIST_OPTIMIZER; ASYM_PP_EMBED and ASYM_PP_LOSS count the embedding and the loss as layer slots (126 + 2 = 128 = 8 × 8 × 2)",
-			// The RCPs, the evaluations and the layout are in place; the
-			// row waits on uneven pipeline stages in package sim.
-			Lacks: "uneven pipeline stages: NVIDIA's layout (tp 8, pp 8 × 8 virtual stages, cp 2, 512 GPUs) spreads 126 layers over 64 model chunks, " +
-				"the embedding and the loss taking a layer's slot each; perfsim's pipeline needs pp × virtual stages to divide the layers",
-			Note: "tp 8 + sp, pp 8 × 8 virtual stages, cp 2, micro-batch 1, fp8, optimizer state sharded over dp, as NVIDIA's v5.0 DGX H100 submission",
+				"ASYM_PP_EMBED and ASYM_PP_LOSS True, which pretrain.py passes to MegatronStrategy as account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split " +
+				"(the embedding and the loss a layer slot each: 126 + 2 = 128 = 8 × 8 × 2); config_common.sh: FP8, USE_DIST_OPTIMIZER",
+			LayerSlots: true,
+			Note:       "tp 8 + sp, pp 8 × 8 virtual stages with the embedding and the loss as layer slots, cp 2, micro-batch 1, fp8, optimizer state sharded over dp, as NVIDIA's v5.0 DGX H100 submission",
 		},
 		{Name: "llama2_70b_lora", Round: "v5.0", Task: "LLM fine-tuning (eval loss 0.925)", Dataset: "SCROLLS GovReport, seq 8192",
 			Model: "llama2-70b", Seq: 8192, EvalSamples: 173, DefaultBatch: 8,

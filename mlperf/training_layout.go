@@ -66,6 +66,7 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	sc.Mode, sc.Batch, sc.Seq, sc.TP, sc.DP, sc.GlobalBatch = sim.Training, mb, b.Seq, tp, dp, gbs
 	sc.SP, sc.TPOverlap = tp > 1, tp > 1
 	sc.PP, sc.VirtualStages, sc.ZeRO, sc.CP = pp, max(b.VirtualStages, 1), b.ZeRO, cp
+	sc.EmbeddingSlot, sc.LossSlot = b.LayerSlots, b.LayerSlots
 	if sc.VirtualStages > 1 {
 		sc.Schedule = sim.Interleaved
 	}

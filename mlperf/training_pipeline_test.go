@@ -104,14 +104,14 @@ func TestGPT3_layoutRows(t *testing.T) {
 
 // TestLlama405B_RCPs: the olympic means of rcps_llama31_405b.json
 // (six runs a batch, the fastest and slowest dropped) and v5.0's
-// evaluation interval, ready for when the row can be priced.
+// evaluation interval.
 func TestLlama405B_RCPs(t *testing.T) {
 	b, err := FindTraining("llama31_405b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.Lacks, "uneven pipeline stages") {
-		t.Errorf("Lacks %q", b.Lacks)
+	if b.Lacks != "" || !b.LayerSlots {
+		t.Errorf("Lacks %q, layer slots %v", b.Lacks, b.LayerSlots)
 	}
 	for _, tt := range []struct {
 		gbs  int

@@ -104,6 +104,12 @@ func (p *Processor) attentionCost(a Attention, d DType, peak FLOPRate, memo *res
 		tc, tm, t, t0 = p.latentDecode(a, e, pk, bw)
 	case decode:
 		tc, tm, t, t0 = p.decodeAttention(a, c.FLOPs, c.Bytes, e, pk, bw)
+	case e.Rates != nil && !mla:
+		// A kernel priced from its measured throughput (FlashRates): no
+		// residual table, which belongs to the calibrated kernel.
+		tc, tm, t, t0, c.FLOPs = p.flashPrefill(a, e.Rates, e, bw)
+		c.settle(t, t0, tc, tm, pk, bw)
+		return c
 	default:
 		// The MLA context kernel with an 8-bit cache quantises what it
 		// writes: its own fraction (compute_fp8), as an 8-bit peak has.

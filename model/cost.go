@@ -140,6 +140,11 @@ type AttentionParams struct {
 	Residual       *Residual `toml:"residual,omitempty"`
 	DecodeResidual *Residual `toml:"decode_residual,omitempty"`
 
+	// Rates, when set, prices a prefill from a kernel's measured
+	// throughput instead (see FlashRates): another kernel than the one
+	// these parameters were fitted on. Not read from hardware files.
+	Rates *FlashRates `toml:"-"`
+
 	Source    string  `toml:"source"`
 	Points    int     `toml:"points,omitempty"`
 	ErrMedian float64 `toml:"err_median,omitempty"`

@@ -66,6 +66,23 @@ func CommType(act DType) DType {
 	return act
 }
 
+// VocabType is the type a decoder's token embedding and LM head are
+// stored and computed in when its other weights are w: w itself when it
+// is 16 bits or wider, bf16 below that. Quantisation tools and engines
+// leave both in the model's 16-bit type: NVIDIA Model Optimizer, which
+// builds TensorRT-LLM's fp8, int8, int4 and fp4 checkpoints, disables
+// the "*lm_head*" quantizer in every preset (modelopt/torch/quantization/
+// config.py, _default_disabled_quantizer_cfg, in FP8_DEFAULT_CFG,
+// INT4_AWQ_CFG, NVFP4_DEFAULT_CFG, ...) and quantises only linear layers,
+// so never the embedding table; vLLM's fp8 quantises "all Linear modules
+// (except for the final lm_head)" (docs quantization/fp8, v0.6.3).
+func VocabType(w DType) DType {
+	if w.Valid() && w.Size() < 2 {
+		return BF16
+	}
+	return w
+}
+
 // DTypes lists the valid data types in a fixed order, widest first.
 var DTypes = []DType{FP64, FP32, TF32, BF16, FP16, FP8, FP8E5M2, INT8, INT4, FP4}
 

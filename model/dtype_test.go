@@ -75,3 +75,16 @@ func ExampleCommType() {
 	// fp8 -> bf16
 	// fp4 -> bf16
 }
+
+// TestVocabType: the embedding and LM head stay in bf16 under weights
+// narrower than 16 bits, and take the weights' type otherwise.
+func TestVocabType(t *testing.T) {
+	for _, c := range []struct{ w, want DType }{
+		{FP8, BF16}, {FP8E5M2, BF16}, {INT8, BF16}, {INT4, BF16}, {FP4, BF16},
+		{BF16, BF16}, {FP16, FP16}, {FP32, FP32}, {TF32, TF32}, {Invalid, Invalid},
+	} {
+		if got := VocabType(c.w); got != c.want {
+			t.Errorf("VocabType(%v) = %v, want %v", c.w, got, c.want)
+		}
+	}
+}

@@ -266,9 +266,9 @@ func TestValidate_vllm(t *testing.T) {
 		// The 8B rows meet the goals (at 4 req/s TTFT −7.8%, TPOT −6.1%,
 		// E2E +0.1%; at 8 req/s −9.2%, −3.7%, −2.4%; offline throughput
 		// 0%, the row SeqOverhead is fitted to), and so does the held-out
-		// 70B offline throughput (+0.2%): every run asserts them. The 70B
+		// 70B offline throughput (−0.1%): every run asserts them. The 70B
 		// latencies hold guards a few points beyond today's misses
-		// (docs/serving.md): TTFT −28% and −33%, TPOT −20% and −23%, E2E
+		// (docs/serving.md): TTFT −28% and −32%, TPOT −20% and −23%, E2E
 		// −18% and −24% at 4 and 8 req/s.
 		met := strings.Contains(row["model"], "8B")
 		goal := func(g, guard float64) float64 {

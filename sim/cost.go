@@ -5,6 +5,7 @@ import (
 	"math"
 	mbits "math/bits"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -77,8 +78,12 @@ func find[K comparable](s []memo[K], k K) *memo[K] {
 
 // diag collects a run's data-type checks, fallback warnings and error.
 type diag struct {
-	checked  [32]bool // data types already checked for a peak
+	checked [32]bool // data types already checked for a peak
+	// warnings are the fallbacks, in the order of their data types
+	// (warned, the type of each), whichever op met a type first: a
+	// pass replayed from a cache (checkAgain) warns in the same order.
 	warnings []error
+	warned   []model.DType
 	err      error
 	// freeRows and freeClasses are room for the run's report rows,
 	// allocated with the report (see Run); empty, rows are allocated
@@ -252,7 +257,9 @@ func (c *coster) check(d model.DType) {
 			c.err = fmt.Errorf("sim: %s has no %s peak (it would fall back to %s; --strict forbids it)", c.p.Name, d, s)
 		}
 	default:
-		c.warnings = append(c.warnings, fmt.Errorf("%s has no %s peak: %s is emulated, computed at the %s rate", c.p.Name, d, d, s))
+		i, _ := slices.BinarySearch(c.warned, d)
+		c.warned = slices.Insert(c.warned, i, d)
+		c.warnings = slices.Insert(c.warnings, i, error(fmt.Errorf("%s has no %s peak: %s is emulated, computed at the %s rate", c.p.Name, d, d, s)))
 	}
 }
 

@@ -31,6 +31,11 @@
 //     the KV cache); exact up to 64 steps, a composite trapezoid beyond
 //     (tested to 0.1% against pricing every step). Decode steps run as
 //     CUDA graphs unless Scenario.NoGraphs (GraphLaunch).
+//   - exec.go, flash2.go: how the framework runs a pass (Exec: graph,
+//     eager with the host's dispatch, fused) and which fused attention
+//     kernel its prefills run (AttentionKernel: the device's calibrated
+//     one, or FlashAttention-2 from its measured throughput, as eager
+//     PyTorch calls it).
 //   - training.go: a training step — micro-batches of forward, backward
 //     and recomputation, data-parallel gradient synchronisation, the
 //     optimizer's memory-bound pass — MFU and HFU, and the training

@@ -84,6 +84,9 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 	if err := powerLimit(&p, sc); err != nil {
 		return nil, err
 	}
+	if err := attentionKernel(&p, sys.Device, sc.Attention); err != nil {
+		return nil, err
+	}
 	r := getRunner()
 	defer r.release()
 	r.init(sys, w, sc, shape, p)
@@ -392,7 +395,7 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 	sc := r.sc
 	w := float64(r.w.WeightBytes(sc.Weights))
 	if sc.PP > 1 {
-		emb := float64(sc.Weights.Bytes(float64(r.shape.Vocab) * float64(r.shape.DModel)))
+		emb := float64(model.VocabType(sc.Weights).Bytes(float64(r.shape.Vocab) * float64(r.shape.DModel)))
 		emb = math.Min(emb, w)
 		w = (w-emb)*r.stageShare() + emb
 	}

@@ -167,6 +167,15 @@ type Scenario struct {
 	TPOverlap       bool
 	ExpertImbalance float64
 
+	// EmbeddingSlot and LossSlot count the input embedding and the
+	// output layer with its loss as one transformer layer's slot each
+	// when the layers are spread over the pipeline's chunks (Megatron-
+	// LM's --account-for-embedding-in-pipeline-split and
+	// --account-for-loss-in-pipeline-split; ChunkLayers): the first
+	// chunk then holds one layer fewer, the last one fewer, and the
+	// layers plus the slots must divide over PP × VirtualStages.
+	EmbeddingSlot, LossSlot bool
+
 	// Weights, Act and KV are the storage types of the weights, the
 	// activations (and the compute) and the KV cache.
 	Weights, Act, KV model.DType
@@ -204,6 +213,11 @@ type Scenario struct {
 	// HostOverhead is the host's time per kernel under ExecEager; 0
 	// means DefaultHostOverhead.
 	HostOverhead model.Seconds
+	// Attention is the fused attention kernel a prefill runs: the
+	// device's calibrated one (AttentionEngine, the zero value) or
+	// FlashAttention-2 as eager PyTorch calls it (AttentionFA2; see
+	// flash2.go).
+	Attention AttentionKernel
 	// LoaderRate, when > 0, is the samples per second the input pipeline
 	// (decoding and augmenting images on the host, DALI on the GPU)
 	// sustains for the whole system: a training step takes at least

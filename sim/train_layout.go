@@ -31,11 +31,13 @@ func (sc Scenario) validateLayout(s Shape) []error {
 	if v > 1 && sc.Schedule != Interleaved {
 		bad("virtual-stages", "%d virtual stages need --schedule interleaved (got %s)", v, sc.Schedule)
 	}
-	if s.Layers > 0 && s.Layers%(sc.PP*v) != 0 {
-		if v > 1 {
-			bad("virtual-stages", "pipeline %d × virtual stages %d does not divide the %d layers", sc.PP, v, s.Layers)
-		} else {
-			bad("pp", "pipeline parallelism %d does not divide the %d layers", sc.PP, s.Layers)
+	if s.Layers > 0 {
+		if _, err := newSplit(s.Layers, sc.PP, v, sc.EmbeddingSlot, sc.LossSlot); err != nil {
+			field := "pp"
+			if v > 1 {
+				field = "virtual-stages"
+			}
+			errs = append(errs, &ScenarioError{field, err})
 		}
 	}
 	if sc.Schedule == Interleaved && v > 1 && sc.Batch > 0 && sc.DP > 0 {

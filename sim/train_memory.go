@@ -33,13 +33,37 @@ func (r *runner) paramSplit() (layerDense, layerExperts, embed float64) {
 func (r *runner) rankParams() (dense, experts float64) {
 	sc := r.sc
 	ld, le, emb := r.paramSplit()
-	ell := float64(max(r.shape.Layers, 1) / sc.PP)
-	outer := emb
-	if sc.PP == 1 {
-		outer = 2 * emb
-	}
 	tp := float64(sc.TP)
-	return (ell*ld + outer) / tp, ell * le / (tp * float64(sc.EP))
+	best := -1.0
+	sp, pp := r.stages()
+	for i := range pp {
+		ell := float64(sp.stage(i))
+		var outer float64
+		if i == 0 {
+			outer += emb
+		}
+		if i == pp-1 {
+			outer += emb
+		}
+		d, e := (ell*ld+outer)/tp, ell*le/(tp*float64(max(sc.EP, 1)))
+		if d+e > best {
+			best, dense, experts = d+e, d, e
+		}
+	}
+	return dense, experts
+}
+
+// stages returns how the layers spread over the pipeline's stages
+// (ChunkLayers); L/PP each if they do not spread (a scenario Validate
+// refuses).
+func (r *runner) stages() (split, int) {
+	sc := r.sc
+	L, pp := max(r.shape.Layers, 1), max(sc.PP, 1)
+	sp, err := newSplit(L, pp, sc.VirtualStages, sc.EmbeddingSlot, sc.LossSlot)
+	if err != nil {
+		return split{per: L / pp, pp: pp, v: 1}, pp
+	}
+	return sp, pp
 }
 
 // scaledMemory sizes the most loaded rank of a layout: the model states
@@ -103,27 +127,59 @@ func LayerActivations(s Shape, seq, b, tp int, sp bool, rc Recompute, fused bool
 }
 
 // stageActivations returns the activations of the most loaded stage: its
-// layers times the micro-batches the schedule keeps in flight, plus on
-// the last stage the output layer and the fp32 logits of the loss for
-// one micro-batch, 4·s·b·h·(1 + v/h)/t (as TrainingActivations).
+// layers times the micro-batches the schedule keeps in flight there
+// (stageInFlight), plus on the last stage the output layer and the fp32
+// logits of the loss for one micro-batch, 4·s·b·h·(1 + v/h)/t (as
+// TrainingActivations).
 func (r *runner) stageActivations(fused bool, micro int) model.Bytes {
 	sc, s := r.sc, r.shape
 	seq := sc.Seq / sc.CP
 	layer := float64(LayerActivations(s, seq, sc.Batch, sc.TP, sc.SP, sc.Recompute, fused, sc.Act))
-	ell := float64(max(s.Layers, 1) / sc.PP)
-	first := ell * layer * InFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule)
 	h := float64(s.DModel)
 	head := 0.0
 	if h > 0 {
 		head = 4 * float64(seq) * float64(sc.Batch) * h * (1 + float64(s.Vocab)/h) / float64(sc.TP) * sc.Act.Size() / 2
 	}
-	if sc.PP == 1 {
-		return model.Bytes(first + head)
+	sp, pp := r.stages()
+	if pp == 1 {
+		return model.Bytes(float64(sp.stage(0))*layer*InFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule) + head)
 	}
-	// The last stage holds one micro-batch of its layers in 1F1B (GPipe:
-	// all of them) beside the head.
-	last := ell*layer*lastInFlight(micro, sc.Schedule) + head
-	return model.Bytes(math.Max(first, last))
+	var most float64
+	for i := range pp {
+		a := float64(sp.stage(i)) * layer * stageInFlight(sc.PP, micro, sc.VirtualStages, sc.Schedule, i)
+		if i == sc.PP-1 {
+			a += head
+		}
+		most = math.Max(most, a)
+	}
+	return model.Bytes(most)
+}
+
+// stageInFlight is the micro-batches stage i of p holds at its peak, in
+// units of one micro-batch through all of its layers: InFlight for the
+// first stage and lastInFlight for the last; between them, p − i for
+// 1F1B (its warm-up forwards and one more), all m for GPipe, and for
+// interleaved 1F1B Megatron-LM's warm-up of 2·(p−i−1) + (v−1)·p chunks
+// and one more, (p·v + p − 2i − 1)/v (megatron/core/pipeline_parallel/
+// schedules.py, forward_backward_pipelining_with_interleaving), which is
+// InFlight's p·(1 + (p−1)/(p·v)) at i = 0.
+func stageInFlight(p, m, v int, s Schedule, i int) float64 {
+	switch {
+	case i == 0:
+		return InFlight(p, m, v, s)
+	case i == p-1:
+		return lastInFlight(m, s)
+	}
+	m = max(m, 1)
+	switch s {
+	case GPipe:
+		return float64(m)
+	case Interleaved:
+		if v > 1 && m >= p {
+			return float64(p*v+p-2*i-1) / float64(v)
+		}
+	}
+	return float64(min(p-i, m))
 }
 
 // lastInFlight is the micro-batches the last stage holds: one in 1F1B

@@ -93,7 +93,8 @@ func (r *runner) p2p(size model.Bytes, ranks, stride int) model.Seconds {
 
 // layoutOps rewrites a pass's ops for the layout: drops the
 // tensor-parallel collectives (priced per tier by the caller), runs the
-// full-width elementwise passes on 1/TP of the tokens under sequence
+// full-width elementwise passes (the norms and residual adds, whose
+// tensors are tokens × d_model) on 1/TP of the tokens under sequence
 // parallelism, repeats the attention over the CP sequence shards (ring
 // attention: CP blocks of (s/CP)² pairs, causal, s²/(2·CP) pairs per
 // rank), and gives each expert-parallel rank Experts/EP experts with EP
@@ -112,7 +113,7 @@ func (r *runner) layoutOps(ops []model.Op, tokens int) (out []model.Op, tpCount 
 			}
 			continue
 		case model.Elementwise:
-			if sc.SP && sc.TP > 1 && o.Count >= L && k.Elements == full {
+			if sc.SP && sc.TP > 1 && o.Count >= L && k.Elements == full && !mlpActivation(o.Name) {
 				t := float64(sc.TP)
 				k.Elements /= t
 				k.Work = model.FLOPs(float64(k.Work) / t)
@@ -152,6 +153,15 @@ func (r *runner) layoutOps(ops []model.Op, tokens int) (out []model.Op, tpCount 
 	return out, tpCount, tpSize
 }
 
+// mlpActivation reports whether an op is an MLP's activation (ffn.act,
+// expert.act, shared.act, forward or backward). It runs on the
+// column-parallel GEMM's output, already split over the TP ranks, so
+// sequence parallelism does not divide it again, even where that output
+// has d_model columns (FFN/TP = d_model: a 4h MLP at TP 4).
+func mlpActivation(name string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(name, ".bwd"), ".act")
+}
+
 // perLayer sums a pass's rows into per-layer and per-stage costs: rows
 // repeated once per layer or more (Count ≥ layers) are the layers'; an
 // embedding row is the first stage's, any other the last stage's.
@@ -189,7 +199,24 @@ func (r *runner) tpTime(blocks [2]tpBlock, nb int, count float64, size model.Byt
 	} else {
 		ar = r.comm(model.AllReduce, size, g)
 	}
-	return r.tpComm(blocks, nb, count, ag, rs, ar)
+	return r.tpComm(blocks, nb, count, ag, rs, ar, r.ringStep(size, ag))
+}
+
+// ringStep prices one step of Transformer Engine's ring-exchange
+// all-gather of size bytes over the TP group: a tp-th of it copied to the
+// next rank on the copy engines, at ceShare of the scale-up link
+// (train_tp.go). A TP group that leaves the node (userbuffers runs inside
+// one) takes a step of the all-gather ag instead.
+func (r *runner) ringStep(size model.Bytes, ag model.Seconds) model.Seconds {
+	t := r.sc.TP
+	in := r.sys.Intra
+	if t <= 1 {
+		return 0
+	}
+	if r.sys.GroupPerNode(t, 1) < t || in.Bandwidth <= 0 {
+		return ag / model.Seconds(t-1)
+	}
+	return in.Latency + model.Seconds(float64(size)/float64(t)/(float64(in.Bandwidth)*ceShare))
 }
 
 // matrixWork sums the FLOPs of the matrix rows (GEMMs, grouped GEMMs and

@@ -143,34 +143,42 @@ func (r *runner) trainingScaled() error {
 		ppExp = 2 * model.Seconds(sc.VirtualStages) * r.p2p(size, sc.PP, sc.TP*sc.CP*sc.DP)
 	}
 
-	// Stage times per micro-batch.
-	ell := model.Seconds(L / sc.PP)
-	body := ell * (lc.fwd + lc.bwd + lc.rc)
-	comm := ell * (tpExp + cpExp + epExp + over)
-	var stack [64]model.Seconds
-	stages := stack[:0]
-	if sc.PP > len(stack) {
-		stages = make([]model.Seconds, 0, sc.PP)
+	// Chunk times per micro-batch, stage by stage: each chunk's layers
+	// (ChunkLayers), the embedding in the first chunk, the output layer
+	// and the loss in the last.
+	sp, err := newSplit(L, sc.PP, sc.VirtualStages, sc.EmbeddingSlot, sc.LossSlot)
+	if err != nil {
+		return err
 	}
+	var buf [256]model.Seconds
+	times := buf[:0]
+	if sc.PP*sp.v > len(buf) {
+		times = make([]model.Seconds, 0, sc.PP*sp.v)
+	}
+	times = chunkTimes(times, sp, lc.fwd+lc.bwd+lc.rc, tpExp+cpExp+epExp+over, ppExp, lc.first, lc.last)
+	w, worst := 0, model.Seconds(-1)
 	for i := range sc.PP {
-		t := body + comm + ppExp
-		if i == 0 {
-			t += lc.first
+		var stage model.Seconds
+		for _, t := range times[i*sp.v : (i+1)*sp.v] {
+			stage += t
 		}
-		if i == sc.PP-1 {
-			t += lc.last
+		if stage > worst {
+			w, worst = i, stage
 		}
-		stages = append(stages, t)
 	}
-	pipe, bubble := PipelineTime(stages, m, sc.VirtualStages, sc.Schedule)
-	extra := lc.last
-	if sc.PP > 1 && lc.first > lc.last {
-		extra = lc.first
-	} else if sc.PP == 1 {
-		extra = lc.first + lc.last
+	pipe, bubble := pipelineChunks(times, sc.PP, sp.v, m, sc.Schedule)
+
+	// The breakdown is the slowest stage's.
+	ell := model.Seconds(sp.stage(w))
+	var extra model.Seconds
+	if w == 0 {
+		extra += lc.first
+	}
+	if w == sc.PP-1 {
+		extra += lc.last
 	}
 	mm := model.Seconds(m)
-	b.Compute = mm * (body + extra)
+	b.Compute = mm * (ell*(lc.fwd+lc.bwd+lc.rc) + extra)
 	b.TPComm = mm * ell * tpExp
 	b.CPComm = mm * ell * cpExp
 	b.EPComm = mm * ell * epExp
@@ -215,6 +223,29 @@ func (r *runner) trainingScaled() error {
 	r.finishTraining(tr, step, mf, hf)
 	rep.Memory = r.scaledMemory(lc.fused, m)
 	return nil
+}
+
+// chunkTimes appends to dst each model chunk's time per micro-batch,
+// stage by stage: its layers (sp) at unit of compute and comm of exposed
+// communication and slowdown each, its share of the stage's pipeline
+// sends pp, the embedding (first) in the first stage's first chunk and
+// the output layer and loss (last) in the last stage's last.
+func chunkTimes(dst []model.Seconds, sp split, unit, comm, pp, first, last model.Seconds) []model.Seconds {
+	ppChunk := pp / model.Seconds(sp.v)
+	for i := range sp.pp {
+		for j := range sp.v {
+			n := model.Seconds(sp.chunk(i, j))
+			t := n*unit + n*comm + ppChunk
+			if i == 0 && j == 0 {
+				t += first
+			}
+			if i == sp.pp-1 && j == sp.v-1 {
+				t += last
+			}
+			dst = append(dst, t)
+		}
+	}
+	return dst
 }
 
 // lossBytes is the memory traffic of the cross-entropy loss per logit,

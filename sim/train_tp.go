@@ -102,6 +102,17 @@ const (
 	ubCommSMs        = 16
 )
 
+// ceShare is the share of a GPU's scale-up bandwidth its copy engines move
+// in each direction while it sends to one peer and receives from another,
+// as every rank of a ring exchange does: 749 of 900 GB/s both ways between
+// H100 SXM GPUs on NVSwitch (NVIDIA/nccl issue #1264,
+// p2pBandwidthLatencyTest's bidirectional P2P matrix; that test copies
+// with the copy engines, NCCL's maintainer in NVIDIA/nccl-tests issue
+// #149). Measured on NVLink 4, assumed for the other scale-up links. The
+// NCCL all-gather's fitted rate does not apply to a ring exchange: NCCL
+// moves data with SMs, through its own ring of n−1 pipelined steps.
+const ceShare = 749.0 / 900
+
 // tpComm prices one layer's tensor-parallel communication per
 // micro-batch: what it exposes in the forward and in the backward pass
 // and what it costs the compute it overlaps (over). ag, rs and ar are one
@@ -123,7 +134,7 @@ const (
 // then the weight gradient); the rest is exposed. TPOverlap (which
 // needs SP) is Transformer Engine's userbuffers overlap with its default
 // methods (ubPipelineSplits and the rest).
-func (r *runner) tpComm(blocks [2]tpBlock, nb int, count float64, ag, rs, ar model.Seconds) (c tpCost) {
+func (r *runner) tpComm(blocks [2]tpBlock, nb int, count float64, ag, rs, ar, step model.Seconds) (c tpCost) {
 	sc := r.sc
 	if count == 0 || sc.TP <= 1 {
 		return c
@@ -149,10 +160,10 @@ func (r *runner) tpComm(blocks [2]tpBlock, nb int, count float64, ag, rs, ar mod
 	}
 	t := model.Seconds(sc.TP)
 	// ring prices a ring-exchange all-gather beside a GEMM split in tp
-	// chunks: tp−1 transfers of a chunk each beside one chunk's GEMM, on
+	// chunks: tp−1 transfers of a step each beside one chunk's GEMM, on
 	// the copy engines (no SMs taken).
-	ring := func(c, g model.Seconds) (model.Seconds, model.Seconds) {
-		return (t - 1) * max(0, c/(t-1)-g/t), 0
+	ring := func(g model.Seconds) (model.Seconds, model.Seconds) {
+		return (t - 1) * max(0, step-g/t), 0
 	}
 	// pipe prices a pipelined reduce-scatter: the GEMM in
 	// ubPipelineSplits chunks, each chunk's reduce-scatter beside the
@@ -191,11 +202,11 @@ func (r *runner) tpComm(blocks [2]tpBlock, nb int, count float64, ag, rs, ar mod
 			c.bwd += ag + e[0] + e[1]
 			c.overB += o[0] + o[1]
 		default:
-			e[0], o[0] = ring(ag, b.colF)
+			e[0], o[0] = ring(b.colF)
 			e[1], o[1] = pipe(rs, b.rowF)
 			c.fwd += e[0] + e[1]
 			c.overF += o[0] + o[1]
-			e[0], o[0] = ring(ag, b.rowD)
+			e[0], o[0] = ring(b.rowD)
 			e[1], o[1] = bulk(ag, b.colD)
 			e[2], o[2] = bulk(rs, b.colW)
 			c.bwd += e[0] + e[1] + e[2]

@@ -59,7 +59,7 @@ func TestTPComm_closedForms(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := tpRunner(8, tt.sp, tt.overlap, tt.noOverlap)
-			c := r.tpComm([2]tpBlock{tt.blk, tt.blk}, 2, 2, ag, rs, ar)
+			c := r.tpComm([2]tpBlock{tt.blk, tt.blk}, 2, 2, ag, rs, ar, ag/7)
 			if !near(c.fwd, tt.fwd) || !near(c.bwd, tt.bwd) || !near(c.overF, tt.overF) || !near(c.overB, tt.overB) {
 				t.Errorf("got fwd %v bwd %v over %v/%v, want %v %v %v/%v", c.fwd, c.bwd, c.overF, c.overB, tt.fwd, tt.bwd, tt.overF, tt.overB)
 			}
@@ -68,8 +68,8 @@ func TestTPComm_closedForms(t *testing.T) {
 }
 
 // TestTPComm_ringExchange: the ring-exchange all-gather beside a GEMM in
-// tp chunks exposes (tp−1)·max(0, c/(tp−1) − g/tp): nothing while a
-// chunk's transfer is shorter than a chunk's GEMM.
+// tp chunks exposes (tp−1)·max(0, step − g/tp): nothing while a chunk's
+// transfer is shorter than a chunk's GEMM.
 func TestTPComm_ringExchange(t *testing.T) {
 	const ms = model.Seconds(1e-3)
 	for _, tt := range []struct {
@@ -85,10 +85,28 @@ func TestTPComm_ringExchange(t *testing.T) {
 		// One block; a row GEMM long enough to hide its reduce-scatter
 		// but for its last chunk.
 		b := tpBlock{colF: tt.colF, rowF: 100 * ms, colD: 100 * ms, colW: 100 * ms, rowD: 100 * ms}
-		c := r.tpComm([2]tpBlock{b}, 1, 1, 7*ms, 0, 0)
+		c := r.tpComm([2]tpBlock{b}, 1, 1, 7*ms, 0, 0, ms)
 		if d := c.fwd - tt.want; d > 1e-15 || d < -1e-15 {
 			t.Errorf("colF %v: exposed %v, want %v", tt.colF, c.fwd, tt.want)
 		}
+	}
+}
+
+// TestRingStep: a ring-exchange step copies a tp-th of the activation to
+// the next rank at ceShare of the scale-up link (not at NCCL's all-gather
+// rate); a TP group wider than a node takes a step of the all-gather.
+func TestRingStep(t *testing.T) {
+	const size = model.Bytes(64 << 20)
+	ag := model.Seconds(1e-3)
+	r := tpRunner(8, true, true, false)
+	in := r.sys.Intra
+	want := in.Latency + model.Seconds(float64(size)/8/(float64(in.Bandwidth)*ceShare))
+	if got := r.ringStep(size, ag); got != want {
+		t.Errorf("tp 8 in a node of 8: step %v, want %v", got, want)
+	}
+	r = tpRunner(16, true, true, false)
+	if got := r.ringStep(size, ag); got != ag/15 {
+		t.Errorf("tp 16 over two nodes of 8: step %v, want a 15th of the all-gather's %v", got, ag)
 	}
 }
 
@@ -124,6 +142,34 @@ func TestGradType(t *testing.T) {
 		var se *ScenarioError
 		if !errors.As(err, &se) || se.Field != "grad-dtype" {
 			t.Errorf("%s: got %v, want an error on grad-dtype", d, err)
+		}
+	}
+}
+
+// TestLayoutOps_sequenceParallel: sequence parallelism divides the
+// full-width passes (a norm, the residual add) by TP, and leaves an MLP's
+// activation as the column-parallel GEMM left it, split once by TP, even
+// where its width equals d_model (a 4h MLP at TP 4: 4h/4 = h).
+func TestLayoutOps_sequenceParallel(t *testing.T) {
+	const L, tokens, d, tp = 2, 1024, 64, 4
+	sc := Default()
+	sc.Mode, sc.TP, sc.SP = Training, tp, true
+	r := &runner{sys: testSystem(8), sc: sc, shape: Shape{Arch: Decoder, Layers: L, DModel: d, FFN: 4 * d}}
+	full := float64(tokens * d)
+	ew := func(name string, n float64, count int) model.Op {
+		return model.Op{Name: name, Count: count, Kernel: model.Elementwise{Kind: "x", Elements: n, Read: model.Bytes(2 * n), Written: model.Bytes(2 * n)}}
+	}
+	ops := []model.Op{
+		ew("attn.norm", full, L), ew("residual", full, 2*L),
+		ew("ffn.act", tokens*4*d/tp, L), ew("ffn.act.bwd", tokens*4*d/tp, 2*L), ew("expert.act", full, L),
+		ew("final.norm", full, 1),
+	}
+	out, _, _ := r.layoutOps(ops, tokens)
+	want := map[string]float64{"attn.norm": full / tp, "residual": full / tp,
+		"ffn.act": full, "ffn.act.bwd": full, "expert.act": full, "final.norm": full}
+	for _, o := range out {
+		if got := o.Kernel.(model.Elementwise).Elements; got != want[o.Name] {
+			t.Errorf("%s: %g elements, want %g", o.Name, got, want[o.Name])
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 			// and writes their sum.
 			n := o.elems * float64(b)
 			k = model.Elementwise{Kind: o.kind, Elements: n, Work: model.FLOPs(n * o.reads),
-				Read: w.Bytes(n * o.reads), Written: act.Bytes(n)}
+				Read: storeType(o.store, w).Bytes(n * o.reads), Written: act.Bytes(n)}
 		} else if ph.FuseCNN && o.kind == "add" {
 			// The residual add runs in the epilogue of the convolution
 			// before it: the residual is read once more, and the sum is
@@ -81,6 +81,7 @@ type cnnPlan struct {
 	normParams  float64
 	activations float64 // elements of every layer's output, per sample
 	maxRows     float64 // the largest GEMM M of one sample (output positions)
+	stores      []featureStore
 }
 
 // A cnnOp is one kernel of one sample: a GEMM (m rows per sample) or a
@@ -100,9 +101,11 @@ type cnnOp struct {
 	elems    float64
 	flopsPer float64
 	reads    float64
-	// table is true for an embedding gather, whose reads are rows of the
-	// weights (in the weight type), not activations.
+	// table is true for an embedding or feature gather, whose reads are
+	// rows of the weights or of a feature store, not activations: in
+	// store's type, or the weights' when store is Invalid.
 	table bool
+	store model.DType
 	// attention: heads, query and key positions, head and value widths.
 	attn *cnnAttn
 }
@@ -127,7 +130,7 @@ func (s chw) String() string {
 }
 
 var cnnOps = []string{"conv", "conv_transpose", "fc", "maxpool", "avgpool", "global_avgpool", "batchnorm", "act", "add",
-	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm"}
+	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm", "mul", "gather", "gat"}
 var cnnActs = []string{"relu", "relu6", "leaky_relu", "silu", "gelu", "sigmoid", "hardswish"}
 var cnnNorms = []string{"batchnorm", "instancenorm", "groupnorm", "layernorm"}
 
@@ -152,6 +155,9 @@ func (pl *planner) emit(o cnnOp) {
 	key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.aElems, o.elems, o.reads)
 	if o.attn != nil {
 		key += fmt.Sprint(*o.attn)
+	}
+	if o.store != model.Invalid || o.kind == "gat" {
+		key += fmt.Sprint(o.flopsPer, o.store)
 	}
 	if i, ok := pl.index[key]; ok {
 		pl.p.ops[i].count++
@@ -224,7 +230,8 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			k string
 			v int
 		}{{"out", l.Out}, {"kernel", l.Kernel}, {"padding", l.Padding}, {"dilation", l.Dilation}, {"groups", l.Groups},
-			{"scale", l.Scale}, {"lookups", l.Lookups}, {"rank", l.Rank}, {"heads", l.Heads}, {"length", l.Length}} {
+			{"scale", l.Scale}, {"lookups", l.Lookups}, {"rank", l.Rank}, {"heads", l.Heads}, {"length", l.Length},
+			{"edges", l.Edges}, {"nodes", l.Nodes}} {
 			if f.v < 0 {
 				bad(f.k, "must not be negative, got %d", f.v)
 			} else if f.v > maxDim {
@@ -236,6 +243,15 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		}
 		if l.Norm != "" && !oneOf(l.Norm, cnnNorms) {
 			bad("norm", "unknown norm %q (want one of %s)", l.Norm, strings.Join(cnnNorms, ", "))
+		}
+		if l.DType != "" && l.Op != "gather" {
+			bad("dtype", "only a gather has a stored type")
+		}
+		if (l.Edges != 0 || l.Nodes != 0) && l.Op != "gat" {
+			bad("edges", "only a gat has edges and nodes")
+		}
+		if l.Affine != nil && !oneOf(l.Norm, []string{"instancenorm", "groupnorm", "layernorm"}) {
+			bad("affine", "only a layer, group or instance norm has an affine scale and shift to leave out")
 		}
 		if l.Shares != "" && !oneOf(l.Op, []string{"conv", "conv_transpose", "fc"}) {
 			bad("shares", "only a conv, conv_transpose or fc layer shares weights")
@@ -296,22 +312,25 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				bad("norm", "missing: a norm layer needs its norm")
 			}
 			// emitted below, as a norm or activation after the layer
-		case "add":
+		case "add", "mul":
 			s, ok := shapes[l.From]
 			switch {
-			case l.From == "":
+			case l.From == "" && l.Op == "add":
 				bad("from", "missing: an add needs the layer whose output it adds")
+			case l.From == "":
+				bad("from", "missing: a mul needs the layer whose output it multiplies by")
 			case !ok:
 				bad("from", "no earlier layer is named %q", l.From)
 			case s.c == in.c && s.positions() == 1 && in.positions() > 1:
-				// A per-channel vector added at every position (a diffusion
-				// UNet's time embedding): read once, broadcast.
-				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add.broadcast",
+				// A per-channel vector added or multiplied at every position
+				// (a diffusion UNet's time embedding, a DiT's adaLN shift,
+				// scale and gate): read once, broadcast.
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op + ".broadcast",
 					elems: out.elems(), flopsPer: flopsAdd, reads: 1})
 			case s != in:
 				bad("from", "%q is %s, the input is %s", l.From, s, in)
 			default:
-				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: "add",
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
 					elems: out.elems(), flopsPer: flopsAdd, reads: 2})
 			}
 		case "flatten":
@@ -322,6 +341,10 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			out = pl.concat(l, stage, bad)
 		case "embedding":
 			out = pl.embedding(l, stage, bad)
+		case "gather":
+			out = pl.gather(l, stage, bad)
+		case "gat":
+			out = pl.gat(l, in, stage, bad)
 		case "cross":
 			out = pl.cross(l, in, stage, bad)
 		case "input":
@@ -361,8 +384,10 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			// norm (per position, over the channels) cost the same passes.
 			pl.emit(cnnOp{name: l.Name + "." + l.Norm, stage: stage, class: model.ClassNorm, kind: l.Norm,
 				elems: out.elems(), flopsPer: flopsLayerNorm, reads: 2})
-			p.params += 2 * float64(out.c)
-			p.normParams += 2 * float64(out.c)
+			if boolOr(l.Affine, true) {
+				p.params += 2 * float64(out.c)
+				p.normParams += 2 * float64(out.c)
+			}
 		}
 		if l.Activation != "" {
 			pl.emit(cnnOp{name: l.Name + "." + l.Activation, stage: stage, class: model.ClassElementwise, kind: l.Activation,

@@ -107,9 +107,9 @@ type Config struct {
 // image; only what a layer adds is written.
 type Layer struct {
 	Name       string   `toml:"name"`
-	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | flatten | upsample | concat | embedding | cross
+	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | mul | flatten | upsample | concat | embedding | cross | input | attention | geglu | norm | gather | gat
 	Input      string   `toml:"input"`  // read the output of this named layer instead of the previous one
-	From       string   `toml:"from"`   // add: the layer whose output is added to the input; cross: x_0
+	From       string   `toml:"from"`   // add, mul: the layer whose output is added to (multiplies) the input; cross: x_0
 	Inputs     []string `toml:"inputs"` // concat: the layers joined along the channels
 	Out        int      `toml:"out"`    // conv: output channels; fc: output features
 	Kernel     int      `toml:"kernel"`
@@ -122,11 +122,15 @@ type Layer struct {
 	Activation string   `toml:"activation"`
 	Shares     string   `toml:"shares"`  // conv, conv_transpose, fc: use this earlier layer's weights (no new parameters)
 	Scale      int      `toml:"scale"`   // upsample: the factor per spatial axis
-	Rows       int      `toml:"rows"`    // embedding: the table's rows
-	Lookups    int      `toml:"lookups"` // embedding: rows read and summed per sample (multi-hot), default 1
+	Rows       int      `toml:"rows"`    // embedding: the table's rows; gather: the feature store's
+	Lookups    int      `toml:"lookups"` // embedding: rows read and summed per sample (multi-hot), default 1; gather: rows read per sample
+	DType      string   `toml:"dtype"`   // gather: the type the features are stored in (default the weights')
+	Edges      int      `toml:"edges"`   // gat: the edges of the relation per sample
+	Nodes      int      `toml:"nodes"`   // gat: the destination nodes per sample (the first of the input's)
 	Rank       int      `toml:"rank"`    // cross: the low rank r of U·V
-	Heads      int      `toml:"heads"`   // attention: the heads (head size = channels/heads)
+	Heads      int      `toml:"heads"`   // attention, gat: the heads (head size = channels/heads)
 	Length     int      `toml:"length"`  // input: the positions of a sequence input (out features each)
+	Affine     *bool    `toml:"affine"`  // layernorm, groupnorm, instancenorm: a learned scale and shift (default true)
 }
 
 func boolOr(p *bool, def bool) bool {

@@ -139,10 +139,14 @@
 //	name        the layer's name; the text before the first "." is its
 //	            stage in breakdowns (layer1.0.conv1 → layer1)
 //	op          "conv" | "conv_transpose" | "fc" | "maxpool" | "avgpool" |
-//	            "global_avgpool" | "batchnorm" | "act" | "add" | "flatten" |
-//	            "upsample" | "concat" | "embedding" | "cross"
+//	            "global_avgpool" | "batchnorm" | "act" | "add" | "mul" |
+//	            "flatten" | "upsample" | "concat" | "embedding" | "cross" |
+//	            "input" | "attention" | "geglu" | "norm" | "gather" | "gat"
 //	input       read this earlier layer's output instead of the previous one
-//	from        add: the earlier layer whose output is added (same shape);
+//	from        add, mul: the earlier layer whose output is added to (mul:
+//	            multiplies) the input, of the same shape or one vector of
+//	            the input's channels broadcast over its positions (a time
+//	            embedding, a DiT's adaLN shift, scale and gate);
 //	            cross: x_0, multiplied elementwise (same shape)
 //	inputs      concat: the earlier layers joined along the channels (same
 //	            spatial shape)
@@ -152,6 +156,17 @@
 //	rows        embedding: the table's rows (out is the row size)
 //	lookups     embedding: rows read and summed per sample (default 1)
 //	rank        cross: the low rank r of DCNv2's U·V
+//	            gather: a graph network's node features, read from a feature
+//	            store of rows × out (the dataset's, not parameters): lookups
+//	            rows a sample, written as a node map of out × lookups
+//	dtype       gather: the type the store holds (default the weights')
+//	            gat: one relation's graph-attention convolution (DGL's
+//	            GATConv) from the input's source nodes to nodes destination
+//	            nodes over edges edges a sample, out = heads × head size;
+//	            edges and nodes 0 for a relation with no edges (its
+//	            weights only)
+//	edges       gat: the relation's edges a sample
+//	nodes       gat: its destination nodes a sample
 //	out         conv: output channels; fc: output features
 //	kernel      conv and pooling: the window side
 //	stride      default 1 (conv) or kernel (pooling); 0 is an error
@@ -159,7 +174,15 @@
 //	dilation    default 1
 //	groups      conv: default 1; must divide the input and output channels
 //	bias        conv default false, fc default true
-//	norm        "batchnorm" or "instancenorm" after the layer
+//	norm        "batchnorm" | "instancenorm" | "groupnorm" | "layernorm"
+//	            after the layer; required for op "norm"
+//	affine      instancenorm, groupnorm, layernorm: a learned scale and
+//	            shift per channel (default true; false for a DiT's adaLN
+//	            norms, elementwise_affine=False)
+//	length      input: the positions of a sequence input (text tokens);
+//	            "input" is a further input of out features, costing nothing
+//	heads       attention: the heads (head size = channels/heads); inputs
+//	            names its queries, keys and values, each an earlier layer
 //	activation  "relu" | "relu6" | "leaky_relu" | "silu" | "gelu" | "sigmoid" | "hardswish",
 //	            after the layer (and its norm); required for op "act"
 //

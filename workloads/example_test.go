@@ -3,6 +3,7 @@ package workloads_test
 import (
 	"fmt"
 
+	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/workloads"
 )
 
@@ -26,4 +27,19 @@ func ExampleModel_Ops() {
 	fmt.Printf("%s: %.0f parameters, %d ops, %.4g GEMM MACs per step\n", m.Name(), m.Params(), len(ops), macs)
 	// Output:
 	// llama3-8b: 8030261248 parameters, 14 ops, 6.004e+10 GEMM MACs per step
+}
+
+// R-GAT's node features are a store outside its weights: IGBH-full's
+// 547 M nodes of 1024 features in fp8 (560.5 GB), of which a seed's
+// sampled subgraph, at its structural bound, gathers 24,826 rows.
+func ExampleModel_FeatureBytes() {
+	m, err := workloads.Resolve("rgat")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: %.0f parameters, a %.1f GB feature store, %.1f MB gathered a seed\n", m.Name(), m.Params(),
+		float64(m.FeatureBytes(model.FP16))/1e9, float64(m.GatheredBytes(1, model.FP16))/1e6)
+	// Output:
+	// rgat: 13115303 parameters, a 560.5 GB feature store, 25.4 MB gathered a seed
 }

@@ -196,6 +196,9 @@ func TestLayers_badInput(t *testing.T) {
 		`layer[9].out: missing: a conv_transpose needs its output channels`,
 		`layer[10].heads: 3 does not divide the query (8) and value (8) channels`,
 		`layer[11].out: missing: an input needs its features (out)`,
+		`layer[12].from: missing: a mul needs the layer whose output it multiplies by`,
+		`layer[13].from: "e" is 16x1x1, the input is 8x8x8`,
+		`layer[14].affine: only a layer, group or instance norm has an affine scale and shift to leave out`,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error\n%v\nlacks %q", err, w)
@@ -247,3 +250,28 @@ func TestLayers_3D(t *testing.T) {
 }
 
 func ptr(v int) *int { return &v }
+
+// TestGraphLayers_badInput: a graph network's gathers and graph
+// attentions report every problem at once, each with its line and key.
+func TestGraphLayers_badInput(t *testing.T) {
+	_, err := Resolve(filepath.Join("testdata", "bad", "graph.toml"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{
+		`graph.toml:12: layer[0].lookups: 200 rows a sample from a store of 100 rows`,
+		`layer[0].dtype: `,
+		`layer[1].rows: missing: a gather needs its store's rows`,
+		`layer[1].input: a gather reads its store, not an earlier layer`,
+		`layer[3].heads: 64 output features do not split into 3 heads`,
+		`layer[4].nodes: missing: 20 edges need their destination nodes`,
+		`layer[5].out: missing: a gat needs its output features`,
+		`layer[5].edges: missing: 5 destination nodes need the edges into them`,
+		`layer[6].dtype: only a gather has a stored type`,
+		`layer[6].edges: only a gat has edges and nodes`,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error\n%v\nlacks %q", err, w)
+		}
+	}
+}

@@ -226,6 +226,14 @@ func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 	bytes := func(d model.DType, p float64) float64 { return float64(d.Bytes(p)) * (1 + d.ScaleOverhead()) }
 	experts := float64(m.n.moe) * float64(c.Experts) * m.params.expert
 	rest := m.params.total - experts
+	// A decoder's token embedding and LM head stay in 16 bits under
+	// narrower weights (model.VocabType), split over TP like the rest
+	// (vocabulary-parallel).
+	vocab := 0.0
+	if c.Kind == Decoder && model.VocabType(w) != w {
+		vocab = m.VocabParams()
+		rest -= vocab
+	}
 	perRank := rest / float64(tp)
 	if tp > 1 && m.n.attn() > 0 {
 		d, A := float64(c.DModel), float64(m.n.attn())
@@ -238,7 +246,22 @@ func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 			perRank += A * kv * (float64(c.kvLocal(tp)) - float64(c.KVHeads)/float64(tp))
 		}
 	}
-	return model.Bytes(bytes(w, perRank) + bytes(c.expertDType(w), experts/float64(max(tp, ep))))
+	return model.Bytes(bytes(w, perRank) + bytes(model.VocabType(w), vocab/float64(tp)) + bytes(c.expertDType(w), experts/float64(max(tp, ep))))
+}
+
+// VocabParams returns the parameters of a decoder's token embedding and
+// LM head (vocabulary × d_model each; once when they are tied), 0 for
+// other models.
+func (m *Model) VocabParams() float64 {
+	c := &m.cfg
+	if c.Kind != Decoder {
+		return 0
+	}
+	p := float64(c.Vocab) * float64(c.DModel)
+	if !c.TiedEmbeddings {
+		p *= 2
+	}
+	return p
 }
 
 // ActivationBytes returns, for a CNN, the sum of every layer's output at

@@ -135,7 +135,11 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 		if ph.Embedding == EmbedOneHot {
 			add("embed.onehot", StageEmbedding, model.ClassEmbedding, 1, gemm(t, c.Vocab, d))
 		} else {
-			add("embed.tokens", StageEmbedding, model.ClassEmbedding, 1, model.Gather{Rows: t, Width: d, DType: act})
+			table := act
+			if c.Kind == Decoder && model.VocabType(w) != w {
+				table = model.VocabType(w) // stored in 16 bits
+			}
+			add("embed.tokens", StageEmbedding, model.ClassEmbedding, 1, model.Gather{Rows: t, Width: d, DType: table})
 		}
 		if c.Position == "learned" || c.Position == "sinusoidal" {
 			add("embed.position", StageEmbedding, model.ClassEmbedding, 1, addTD)
@@ -206,7 +210,29 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 		if ph.Kind == Decode || (ph.Kind == Prefill && !ph.AllLogits) {
 			rows = b
 		}
-		add("lm_head", StageDecoding, model.ClassLogits, 1, gemm(rows, d, (c.Vocab+tp-1)/tp))
+		// The LM head runs in its 16-bit storage type under narrower
+		// weights (model.VocabType), on the residual stream's output.
+		head := gemm(rows, d, (c.Vocab+tp-1)/tp)
+		if hw := model.VocabType(w); hw != w {
+			head.A, head.B, head.C = stream, hw, stream
+		}
+		add("lm_head", StageDecoding, model.ClassLogits, 1, head)
+		if tp > 1 && (ph.Kind == Prefill || ph.Kind == Decode) {
+			// Each rank computes vocab/TP logits; the sampler needs all
+			// of them, gathered across TP in the head's 16-bit output
+			// type before sampling: TensorRT-LLM's lm_head is a
+			// ColumnLinear with gather_output=True (an all-gather; the
+			// cast to logits_dtype float32 comes after it,
+			// tensorrt_llm/models/llama/model.py), vLLM's
+			// LogitsProcessor calls tensor_model_parallel_gather and
+			// SGLang's tensor_model_parallel_all_gather. Training
+			// computes the loss vocabulary-parallel (Megatron's
+			// vocab_parallel_cross_entropy), without it. Its class is
+			// logits: like the LM head it runs on the rows that sample.
+			padded := (c.Vocab + tp - 1) / tp * tp
+			add("logits.gather", StageDecoding, model.ClassLogits, 1,
+				model.Collective{Kind: model.AllGather, Size: head.C.Bytes(float64(rows) * float64(padded)), Ranks: tp, Tier: model.IntraNode})
+		}
 	case Encoder, ViT:
 		if c.Pooler {
 			add("pooler", StageHead, model.ClassLogits, 1, gemm(b, d, d))

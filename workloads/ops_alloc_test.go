@@ -50,7 +50,7 @@ func TestOps_allocs(t *testing.T) {
 	}{
 		// slice, gather, norm, add, qkv, rotary, attention, out, gate=up, act, down, lm_head
 		{Phase{Kind: Decode, Batch: 8, Context: 4096}, 12},
-		{Phase{Kind: Prefill, Batch: 1, Seq: 2048, TP: 4}, 13}, // and one all-reduce
+		{Phase{Kind: Prefill, Batch: 1, Seq: 2048, TP: 4}, 14}, // and one all-reduce, the logits gather
 	} {
 		got := testing.AllocsPerRun(50, func() {
 			if _, err := m.Ops(tt.ph); err != nil {

@@ -50,6 +50,7 @@ type simulateOptions struct {
 	maxNumTokens              int
 	exec                      string
 	hostOverhead              model.Seconds
+	attention                 string
 	amp                       bool
 	train                     trainFlags
 	loaderRate                float64
@@ -72,7 +73,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel degree: training replicas; in inference, replicas each serving --batch (data-parallel attention under --ep)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
-	fs.Var(&o.dtype, "dtype", "data type of the weights (the GEMMs' weight inputs), the activations (GEMM inputs, attention and the other compute) and the KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4; under an 8- or 4-bit type the residual stream and its tensor-parallel, pipeline and expert-parallel collectives stay in bf16, as engines run them (see --comm)")
+	fs.Var(&o.dtype, "dtype", "data type of the weights (the GEMMs' weight inputs), the activations (GEMM inputs, attention and the other compute) and the KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4; under an 8- or 4-bit type the residual stream and its tensor-parallel, pipeline and expert-parallel collectives stay in bf16, as engines run them (see --comm), and so do a decoder's token embedding and LM head, as quantisers leave them")
 	fs.Var(&o.comm, "comm", "data type the residual stream's collectives move: the tensor-parallel all-reduces, pipeline sends and MoE all-to-alls (default: bf16 when --act is 8 or 4 bits, as vLLM and TensorRT-LLM do; else --act)")
 	fs.Var(&o.weights, "weights", "data type of the weights (overrides --dtype); int4/int8 with 16-bit activations is weight-only quantisation")
 	fs.Var(&o.act, "act", "data type of the activations and the compute (overrides --dtype)")
@@ -93,6 +94,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	o.energy.AddFlags(fs)
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step (inference) as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
+	fs.StringVar(&o.attention, "attention", "engine", "the fused attention kernel of prefills: engine (the device's calibrated kernel) or fa2 (FlashAttention-2 from its measured throughput, as eager PyTorch calls it; B200 and H100 SXM; docs/simulate.md)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
 	o.train.AddFlags(fs)
 	fs.Float64Var(&o.loaderRate, "loader-rate", 0, "samples (images) per second the input pipeline sustains for the whole system: bounds a CNN's throughput and a training step (0: no bound)")
@@ -106,7 +108,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 // --expert-imbalance, --exec, --loader-rate, --amp and the data types
 // mean something in both.
 var (
-	trainingOnly  = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "cp", "sp", "schedule", "virtual-stages", "micro-batch", "tp-overlap", "no-overlap", "grad-dtype"}
+	trainingOnly  = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "cp", "sp", "schedule", "virtual-stages", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split", "micro-batch", "tp-overlap", "no-overlap", "grad-dtype"}
 	inferenceOnly = []string{"input", "output", "max-num-tokens", "cuda-graphs"}
 )
 
@@ -178,6 +180,11 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		errs = append(errs, usagef("--exec: %v", err))
 	} else {
 		sc.Exec = ex
+	}
+	if k, err := sim.ParseAttentionKernel(o.attention); err != nil {
+		errs = append(errs, usagef("--attention: %v", err))
+	} else {
+		sc.Attention = k
 	}
 	if o.hostOverhead < 0 || o.hostOverhead > 1 {
 		errs = append(errs, usagef("--host-overhead: want a time between 0 and 1 s per kernel, got %v", o.hostOverhead))

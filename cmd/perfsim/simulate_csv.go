@@ -129,6 +129,12 @@ func scenarioRows(sc scenarioJSON) [][2]string {
 		if p.GradDType != "" {
 			rows = append(rows, [2]string{"parallel.grad_dtype", p.GradDType})
 		}
+		if p.EmbeddingSlot {
+			rows = append(rows, [2]string{"parallel.embedding_slot", "true"})
+		}
+		if p.LossSlot {
+			rows = append(rows, [2]string{"parallel.loss_slot", "true"})
+		}
 	}
 	return rows
 }

@@ -87,6 +87,12 @@ type parallelJSON struct {
 	// GradDType is the type gradients are accumulated and reduced in
 	// (--grad-dtype), or "" for the weights'.
 	GradDType string `json:"grad_dtype,omitempty"`
+	// EmbeddingSlot and LossSlot: the embedding and the loss counted as
+	// a layer's slot each in the pipeline split
+	// (--account-for-embedding-in-pipeline-split and
+	// --account-for-loss-in-pipeline-split); absent when off.
+	EmbeddingSlot bool `json:"embedding_slot,omitempty"`
+	LossSlot      bool `json:"loss_slot,omitempty"`
 }
 
 type trainingJSON struct {
@@ -276,7 +282,8 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 	var par *parallelJSON
 	if sc.Mode == sim.Training {
 		par = &parallelJSON{SP: sc.SP, CP: max(sc.CP, 1), EP: max(sc.EP, 1), Schedule: sc.Schedule.String(),
-			VirtualStages: max(sc.VirtualStages, 1), TPOverlap: sc.TPOverlap, NoOverlap: sc.NoOverlap}
+			VirtualStages: max(sc.VirtualStages, 1), TPOverlap: sc.TPOverlap, NoOverlap: sc.NoOverlap,
+			EmbeddingSlot: sc.EmbeddingSlot, LossSlot: sc.LossSlot}
 		if sc.GradType != model.Invalid {
 			par.GradDType = sc.GradType.String()
 		}
@@ -331,6 +338,9 @@ func execNote(sc sim.Scenario) string {
 	}
 	if sc.Autocast {
 		s += "; autocast"
+	}
+	if sc.Attention == sim.AttentionFA2 {
+		s += "; FlashAttention-2"
 	}
 	if sc.LoaderRate > 0 {
 		s += fmt.Sprintf("; input pipeline %s samples/s", fnum(sc.LoaderRate))

@@ -98,7 +98,10 @@ func TestSimulateBadInput(t *testing.T) {
 		{[]string{"--recompute", "some"}, 2, "--recompute"},
 		{[]string{"--format", "xml"}, 2, "--format"},
 		{[]string{"--pp", "0"}, 2, "--pp"},
-		{[]string{"--mode", "training", "--pp", "3"}, 2, "--pp"}, // 3 does not divide 32 layers
+		{[]string{"--mode", "training", "--pp", "3"}, 2, "--pp: pipeline parallelism 3 does not divide the 32 layers (32 + 1 = 33 would"}, // 3 does not divide 32 layers
+		{[]string{"--mode", "training", "--pp", "3", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"}, 2,
+			"--pp: pipeline parallelism 3 does not divide the 32 layers and 2 slots (34)"},
+		{[]string{"--account-for-loss-in-pipeline-split"}, 2, "--account-for-loss-in-pipeline-split: only for --mode training"},
 		{[]string{"--mode", "training", "--tp", "2", "--virtual-stages", "2", "--pp", "2"}, 2, "--virtual-stages"},
 		{[]string{"--mode", "training", "--system", "dgx-h200"}, 2, "--system"},
 		{[]string{"--mode", "training", "--ep", "2", "--dp", "2"}, 2, "--ep"},

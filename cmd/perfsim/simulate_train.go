@@ -16,6 +16,7 @@ import (
 type trainFlags struct {
 	cp, ep, virtual, micro int
 	sp, tpOverlap, noOver  bool
+	embedSlot, lossSlot    bool
 	schedule, system       string
 	gradType               string
 	imbalance              float64
@@ -43,6 +44,8 @@ func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.sp, "sp", false, "sequence parallelism with tensor parallelism (training)")
 	fs.StringVar(&o.schedule, "schedule", "1f1b", "pipeline schedule (training): 1f1b, gpipe or interleaved")
 	fs.IntVar(&o.virtual, "virtual-stages", 1, "model chunks per pipeline stage (training, --schedule interleaved)")
+	fs.BoolVar(&o.embedSlot, "account-for-embedding-in-pipeline-split", false, "count the input embedding as one layer's slot when spreading layers over the pipeline's chunks (training; Megatron-LM's flag of that name)")
+	fs.BoolVar(&o.lossSlot, "account-for-loss-in-pipeline-split", false, "count the output layer and loss as one layer's slot when spreading layers over the pipeline's chunks (training; Megatron-LM's flag of that name)")
 	fs.IntVar(&o.micro, "micro-batch", 0, "sequences per micro-batch (training; the same as --batch)")
 	fs.StringVar(&o.system, "system", "", "a catalog system with network tiers instead of --hw: "+fmt.Sprint(hardware.SystemNames()))
 	fs.BoolVar(&o.tpOverlap, "tp-overlap", false, "overlap tensor-parallel collectives with their GEMMs (training: Transformer Engine userbuffers, --tp-comm-overlap; needs --sp)")
@@ -82,6 +85,7 @@ func (o *trainFlags) apply(sc *sim.Scenario, fs *pflag.FlagSet) error {
 	}
 	sc.CP, sc.EP, sc.VirtualStages, sc.SP, sc.Schedule = o.cp, o.ep, o.virtual, o.sp, s
 	sc.TPOverlap, sc.NoOverlap, sc.ExpertImbalance = o.tpOverlap, o.noOver, o.imbalance
+	sc.EmbeddingSlot, sc.LossSlot = o.embedSlot, o.lossSlot
 	return errors.Join(errs...)
 }
 
@@ -140,6 +144,14 @@ func writeLayoutTable(w io.Writer, sc sim.Scenario, tr *sim.TrainingResult) {
 	fmt.Fprintf(w, "layout\ttp %d × pp %d × dp %d × cp %d, ep %d; sp %v; %s", sc.TP, sc.PP, sc.DP, sc.CP, sc.EP, sc.SP, sc.Schedule)
 	if sc.VirtualStages > 1 {
 		fmt.Fprintf(w, " × %d virtual stages", sc.VirtualStages)
+	}
+	switch {
+	case sc.EmbeddingSlot && sc.LossSlot:
+		fmt.Fprint(w, "; embedding and loss as layer slots")
+	case sc.EmbeddingSlot:
+		fmt.Fprint(w, "; embedding as a layer slot")
+	case sc.LossSlot:
+		fmt.Fprint(w, "; loss as a layer slot")
 	}
 	if sc.TPOverlap {
 		fmt.Fprint(w, "; TP overlap")

@@ -80,3 +80,11 @@ func (w Workload) WeightBytesPerDevice(d model.DType, tp, ep int) model.Bytes {
 func (w Workload) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
 	return w.M.KVBytes(tokens, tp, kv)
 }
+
+// FeatureBytes and GatheredBytes are a graph network's feature store
+// (mlperf.FeatureStore): the whole store and what a batch gathers.
+func (w Workload) FeatureBytes(d model.DType) model.Bytes { return w.M.FeatureBytes(d) }
+
+func (w Workload) GatheredBytes(batch int, d model.DType) model.Bytes {
+	return w.M.GatheredBytes(batch, d)
+}
