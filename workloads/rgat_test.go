@@ -3,6 +3,7 @@ package workloads
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -270,5 +271,53 @@ func TestRGATModel(t *testing.T) {
 	}
 	if m.FeatureBytes(model.FP16) == 0 || (&Model{}).FeatureBytes(model.FP16) != 0 {
 		t.Error("FeatureBytes: want the store for rgat and 0 for a model without one")
+	}
+}
+
+// rgatCapped returns the nodes and edges a seed of a batch of b seeds
+// samples at most when the batch is sampled together (as DGL's
+// DataLoader samples a batch's seeds, keeping one copy of a node): the
+// structural bound, with each hop's new nodes of a type capped at the
+// type's nodes not yet reached (IGBH-full has 4,547 conferences). The
+// catalog file prices the uncapped bound: its ops scale linearly with
+// the batch, which this does not.
+func rgatCapped(b int) (nodes, edges float64) {
+	seen := map[string]int{"paper": b}
+	front := map[string]int{"paper": b}
+	e := 0
+	for h := 1; h <= 3; h++ {
+		f := rgatFanouts[len(rgatFanouts)-h]
+		next := map[string]int{}
+		for _, r := range rgatRels {
+			n := front[r.dst] * f
+			e += n
+			next[r.src] += n
+		}
+		for _, t := range rgatTypes {
+			next[t] = min(next[t], rgatNodes[t]-seen[t])
+			seen[t] += next[t]
+		}
+		front = next
+	}
+	n := 0
+	for _, t := range rgatTypes {
+		n += seen[t]
+	}
+	return float64(n) / float64(b), float64(e) / float64(b)
+}
+
+// TestRGATCapped: docs/mlperf.md's batch-capped bounds. One seed alone
+// has the structural bound; at NVIDIA's batch of 6,144 seeds the small
+// node types are exhausted (0.7 conferences a seed) and a seed has at
+// most 7,497 nodes and 16,820 edges.
+func TestRGATCapped(t *testing.T) {
+	for _, tt := range []struct {
+		batch        int
+		nodes, edges float64
+	}{{1, 24826, 24825}, {512, 11475, 21651}, {6144, 7497, 16820}} {
+		n, e := rgatCapped(tt.batch)
+		if math.Round(n) != tt.nodes || math.Round(e) != tt.edges {
+			t.Errorf("batch %d: %.1f nodes and %.1f edges a seed, want %.0f and %.0f", tt.batch, n, e, tt.nodes, tt.edges)
+		}
 	}
 }
