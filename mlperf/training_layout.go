@@ -123,12 +123,28 @@ func timeToTrainLayout(sys *hardware.System, b TrainingBenchmark, gbs int, resol
 	if pp > 1 {
 		// One evaluation on the training layout: each replica runs its
 		// share of the eval set forward in micro-batches through its
-		// pipeline. A stage's forward of a micro-batch is 1/pp of the
-		// model's (package sim's Forward is one TP rank's share of every
-		// layer), and the pipeline fills in (pp-1)/vp of them.
+		// pipeline. The slowest stage's forward of a micro-batch is its
+		// layers' share of the model's (package sim's Forward is one TP
+		// rank's share of every layer): 1/pp for an even split, 16/126
+		// for Llama 3.1 405B's layer slots; the pipeline fills in
+		// (pp-1)/vp of them.
 		micro := math.Ceil(float64(b.EvalSamples) / float64(dp*mb))
 		fill := float64(pp-1) / float64(max(b.VirtualStages, 1))
-		stage := tr.Forward.Time / model.Seconds(pp)
+		share := 1 / float64(pp)
+		if L := w.Shape().Layers; L > 0 {
+			if chunks, err := sim.ChunkLayers(L, pp, max(b.VirtualStages, 1), b.LayerSlots, b.LayerSlots); err == nil {
+				most := 0
+				for _, st := range chunks {
+					n := 0
+					for _, k := range st {
+						n += k
+					}
+					most = max(most, n)
+				}
+				share = float64(most) / float64(L)
+			}
+		}
+		stage := tr.Forward.Time * model.Seconds(share)
 		res.EvalTime = stage * model.Seconds((micro+fill)*float64(res.Evals))
 		res.Total = res.StepTime*model.Seconds(res.Steps) + res.EvalTime
 		res.Note = b.Note + fallback
