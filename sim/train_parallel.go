@@ -205,8 +205,12 @@ func (r *runner) tpTime(blocks [2]tpBlock, nb int, count float64, size model.Byt
 // ringStep prices one step of Transformer Engine's ring-exchange
 // all-gather of size bytes over the TP group: a tp-th of it copied to the
 // next rank on the copy engines, at ceShare of the scale-up link
-// (train_tp.go). A TP group that leaves the node (userbuffers runs inside
-// one) takes a step of the all-gather ag instead.
+// (train_tp.go). Through a switch a copy to one peer can use all of a
+// device's links; in a fully connected mesh (Topology "mesh": xGMI, an
+// NVLink bridge) only the one link to that peer, Bandwidth over the
+// node's other devices (MI300X: 7 links of 64 GB/s, one a peer). A TP
+// group that leaves the node (userbuffers runs inside one) takes a step
+// of the all-gather ag instead.
 func (r *runner) ringStep(size model.Bytes, ag model.Seconds) model.Seconds {
 	t := r.sc.TP
 	in := r.sys.Intra
@@ -216,7 +220,11 @@ func (r *runner) ringStep(size model.Bytes, ag model.Seconds) model.Seconds {
 	if r.sys.GroupPerNode(t, 1) < t || in.Bandwidth <= 0 {
 		return ag / model.Seconds(t-1)
 	}
-	return in.Latency + model.Seconds(float64(size)/float64(t)/(float64(in.Bandwidth)*ceShare))
+	bw := float64(in.Bandwidth)
+	if in.Topology == "mesh" && in.DevicesPerNode > 1 {
+		bw /= float64(in.DevicesPerNode - 1)
+	}
+	return in.Latency + model.Seconds(float64(size)/float64(t)/(bw*ceShare))
 }
 
 // matrixWork sums the FLOPs of the matrix rows (GEMMs, grouped GEMMs and

@@ -108,6 +108,13 @@ func TestRingStep(t *testing.T) {
 	if got := r.ringStep(size, ag); got != ag/15 {
 		t.Errorf("tp 16 over two nodes of 8: step %v, want a 15th of the all-gather's %v", got, ag)
 	}
+	// A fully connected mesh of 8: one link of 7 reaches the next rank.
+	r = tpRunner(8, true, true, false)
+	r.sys.Intra.Topology, r.sys.Intra.DevicesPerNode = "mesh", 8
+	want = in.Latency + model.Seconds(float64(size)/8/(float64(in.Bandwidth)/7*ceShare))
+	if got := r.ringStep(size, ag); got != want {
+		t.Errorf("tp 8 on a mesh of 8: step %v, want %v", got, want)
+	}
 }
 
 // TestTPOverlap_needsSP: Megatron-LM refuses TP-communication overlap
