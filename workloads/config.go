@@ -107,7 +107,7 @@ type Config struct {
 // image; only what a layer adds is written.
 type Layer struct {
 	Name       string   `toml:"name"`
-	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | mul | flatten | upsample | concat | embedding | cross | input | attention | geglu | norm | gather | gat
+	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | mul | scalar | copy | flatten | upsample | concat | embedding | cross | input | attention | geglu | norm | gather | gat
 	Input      string   `toml:"input"`  // read the output of this named layer instead of the previous one
 	From       string   `toml:"from"`   // add, mul: the layer whose output is added to (multiplies) the input; cross: x_0
 	Inputs     []string `toml:"inputs"` // concat: the layers joined along the channels
@@ -131,6 +131,7 @@ type Layer struct {
 	Heads      int      `toml:"heads"`   // attention, gat: the heads (head size = channels/heads)
 	Length     int      `toml:"length"`  // input: the positions of a sequence input (out features each)
 	Affine     *bool    `toml:"affine"`  // layernorm, groupnorm, instancenorm: a learned scale and shift (default true)
+	Once       bool     `toml:"once"`    // input: one tensor for the whole batch (a buffer: a fixed position table), not one a sample
 }
 
 func boolOr(p *bool, def bool) bool {
