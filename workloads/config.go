@@ -21,28 +21,29 @@ type Config struct {
 	Kind   Kind   `toml:"kind"`
 
 	// Transformers.
-	Layers         int    `toml:"layers"`
-	DModel         int    `toml:"d_model"`
-	Heads          int    `toml:"heads"`
-	KVHeads        int    `toml:"kv_heads"` // default heads (multi-head); 1 is multi-query
-	HeadDim        int    `toml:"head_dim"` // default d_model/heads
-	FFN            int    `toml:"ffn"`
-	Vocab          int    `toml:"vocab"`
-	MaxContext     int    `toml:"max_context"`
-	Norm           string `toml:"norm"`       // layernorm | rmsnorm
-	Activation     string `toml:"activation"` // gelu | relu | silu | swiglu | geglu
-	Position       string `toml:"position"`   // learned | rope | sinusoidal | alibi | none
-	Bias           *bool  `toml:"bias"`       // biases in the linear layers
-	QKVBias        *bool  `toml:"qkv_bias"`   // biases in Q, K, V (default bias)
-	OutBias        *bool  `toml:"out_bias"`   // bias in the attention output projection (default bias)
-	LMHeadBias     bool   `toml:"lm_head_bias"`
-	TiedEmbeddings bool   `toml:"tied_embeddings"`
-	ParallelAttn   bool   `toml:"parallel_attn"` // attention and MLP share one norm (GPT-J)
-	FinalNorm      *bool  `toml:"final_norm"`
-	EmbeddingNorm  bool   `toml:"embedding_norm"`
-	TypeVocab      int    `toml:"type_vocab"` // token-type embeddings (BERT)
-	Pooler         bool   `toml:"pooler"`
-	MLMHead        bool   `toml:"mlm_head"` // BERT's masked-LM head (tied decoder)
+	Layers          int    `toml:"layers"`
+	DModel          int    `toml:"d_model"`
+	Heads           int    `toml:"heads"`
+	KVHeads         int    `toml:"kv_heads"` // default heads (multi-head); 1 is multi-query
+	HeadDim         int    `toml:"head_dim"` // default d_model/heads
+	FFN             int    `toml:"ffn"`
+	Vocab           int    `toml:"vocab"`
+	MaxContext      int    `toml:"max_context"`
+	Norm            string `toml:"norm"`             // layernorm | rmsnorm
+	Activation      string `toml:"activation"`       // gelu | relu | silu | swiglu | geglu
+	Position        string `toml:"position"`         // learned | rope | sinusoidal | alibi | none | relative
+	RelativeBuckets int    `toml:"relative_buckets"` // position "relative": T5's buckets of relative distance (a bias per bucket and head)
+	Bias            *bool  `toml:"bias"`             // biases in the linear layers
+	QKVBias         *bool  `toml:"qkv_bias"`         // biases in Q, K, V (default bias)
+	OutBias         *bool  `toml:"out_bias"`         // bias in the attention output projection (default bias)
+	LMHeadBias      bool   `toml:"lm_head_bias"`
+	TiedEmbeddings  bool   `toml:"tied_embeddings"`
+	ParallelAttn    bool   `toml:"parallel_attn"` // attention and MLP share one norm (GPT-J)
+	FinalNorm       *bool  `toml:"final_norm"`
+	EmbeddingNorm   bool   `toml:"embedding_norm"`
+	TypeVocab       int    `toml:"type_vocab"` // token-type embeddings (BERT)
+	Pooler          bool   `toml:"pooler"`
+	MLMHead         bool   `toml:"mlm_head"` // BERT's masked-LM head (tied decoder)
 
 	// Mixture of experts.
 	Experts          int    `toml:"experts"`

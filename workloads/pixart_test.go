@@ -35,8 +35,8 @@ func TestPixArtSigma(t *testing.T) {
 	if t5+32*64 != 4762310656 {
 		t.Fatalf("hand count %.0f with the relative bias, want HF's 4,762,310,656", t5+32*64)
 	}
-	if got := mustResolve(t, "t5-v1.1-xxl-encoder").Params(); got != t5 {
-		t.Errorf("t5-v1.1-xxl-encoder: %.0f parameters, want %.0f (no relative bias)", got, t5)
+	if got := mustResolve(t, "t5-v1.1-xxl-encoder").Params(); got != t5+32*64 {
+		t.Errorf("t5-v1.1-xxl-encoder: %.0f parameters, want HF's %.0f", got, t5+32*64)
 	}
 	// Per step at CFG batch 2: self-attention over the 4,096 tokens and
 	// cross-attention to the 300 caption tokens, 16 heads of 72, in each
