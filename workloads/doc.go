@@ -75,7 +75,11 @@
 //	activation      "gelu" (default) | "relu" | "silu" | "swiglu" | "geglu";
 //	                the last two are gated (three MLP matrices)
 //	position        "learned" (default; "rope" for rmsnorm decoders) |
-//	                "rope" | "sinusoidal" | "alibi" | "none"
+//	                "rope" | "sinusoidal" | "alibi" | "none" |
+//	                "relative" (T5's bias on the scores, an encoder's only:
+//	                its attention runs as HF's T5Attention, see relative.go)
+//	relative_buckets position "relative": buckets of relative distance,
+//	                one bias each per head, shared by the layers (T5: 32)
 //	bias            biases in the linear layers (default false)
 //	qkv_bias        biases in Q, K and V (default bias; Qwen2: true alone)
 //	out_bias        bias in the attention output projection (default bias)

@@ -26,7 +26,7 @@ func TestGuidedDPMSolverStep(t *testing.T) {
 		{n, 4 * n, 4 * n},     // (sigma_t/sigma_s) · sample
 	}
 	tail := [][3]float64{{n, 4 * n, 2 * n}} // prev_sample.to(bf16)
-	sub := [3]float64{n, 4*n + 2*n, 4 * n} // fp32 − bf16 → fp32
+	sub := [3]float64{n, 4*n + 2*n, 4 * n}  // fp32 − bf16 → fp32
 	term := [3]float64{n, 2 * n, 2 * n}
 	for _, tt := range []struct {
 		order int
