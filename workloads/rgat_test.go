@@ -166,7 +166,7 @@ func rgatTOML() string {
 # edges a seed (rounded up): a node samples min(mean in-degree, fanout) neighbours a
 # relation, the mean in-degrees from IGBH-full's published edge and node counts
 # (IGB-Datasets README, igb_hetero_schema.png; Khatua et al., KDD 2023, arXiv
-# 2302.13522): a paper cites and is cited by 31.7 (both ways, self-loops included), has
+# 2302.13522): a paper cites and is cited by at most 31.7 (both ways, two self-loops), has
 # 2.66 authors and 3.90 fields; an author writes 2.59 papers and has 0.175
 # institutes; an institute has 1,803 authors and a field 1,473 papers. The journal and
 # conference relations' edge counts are not published: they keep the fanout. min(D, f)
@@ -246,7 +246,8 @@ func sumEdges(s rgatSample, l int, except string) int {
 }
 
 // TestRGATCatalog checks models/rgat.toml against the generator (and
-// rewrites it with -update-rgat), and the subgraph bound by hand.
+// rewrites it with -update-rgat), the sampled neighbours a relation, and
+// the expected subgraph's bound by hand.
 func TestRGATCatalog(t *testing.T) {
 	path := filepath.Join("models", "rgat.toml")
 	want := rgatTOML()
