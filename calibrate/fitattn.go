@@ -34,9 +34,8 @@ func roundSecs(s *model.Seconds) { *s = model.Seconds(roundSig(float64(*s))) }
 
 // prefillModel: η_c, η_c at 8 bits, the softmax rate, η_m, t0, the
 // overlap exponent and the per-wave overhead; whole or fractional waves.
-// A softmax rate rs > 0 is fixed, not fitted (x[2] is then unused), and
-// so is a memory fraction em > 0 (x[3] unused).
-func prefillModel(fp8 bool, rs model.FLOPRate, em float64) attnModel {
+// A softmax rate rs > 0 is fixed, not fitted (x[2] is then unused).
+func prefillModel(fp8 bool, rs model.FLOPRate) attnModel {
 	return attnModel{
 		x0:       []float64{logit(0.6), logit(0.6), math.Log(4e12), logit(0.8), math.Log(5e-6), 0, math.Log(1e-6)},
 		variants: []attnVariant{{waves: model.WavesWhole}, {waves: model.WavesFractional}},
@@ -54,9 +53,6 @@ func prefillModel(fp8 bool, rs model.FLOPRate, em float64) attnModel {
 				a.SoftmaxRate = rs
 			}
 			a.Memory, a.Launch, a.Overlap, a.WaveOverhead = sigmoid(x[3]), secs(x[4]), 1+math.Exp(x[5]), secs(x[6])
-			if em > 0 {
-				a.Memory = em
-			}
 			a.Waves = v.waves
 		},
 		round: func(a *model.AttentionParams) {
@@ -78,68 +74,20 @@ func prefillModel(fp8 bool, rs model.FLOPRate, em float64) attnModel {
 // both 2.2–2.3% held out). The split then comes from the datasheet: the
 // exponentials at the rate of the special-function units
 // (hardware.SoftmaxRate; A100 2.44 T/s, η_c 0.555, held out 2.3% as
-// before; η_c 0.517 since η_m is fixed too, see fixedMemory), which
-// hardware.Transfer carries to another device by units × clock. The MLA context table keeps its fitted rate: it is not carried
+// before), which hardware.Transfer carries to another device by units ×
+// clock. The MLA context table keeps its fitted rate: it is not carried
 // to another device.
 func fixedSoftmaxRate(dev *hardware.Device, class string, kern []model.Attention) model.FLOPRate {
-	if class != KernelAttentionPrefill || !oneHeadSize(kern) {
+	if class != KernelAttentionPrefill || len(kern) == 0 {
 		return 0
-	}
-	rs, _ := hardware.SoftmaxRate(dev)
-	return rs
-}
-
-// oneHeadSize reports whether every kernel has the first one's head
-// sizes (and there is one).
-func oneHeadSize(kern []model.Attention) bool {
-	if len(kern) == 0 {
-		return false
 	}
 	for _, a := range kern[1:] {
 		if a.HeadDim != kern[0].HeadDim || a.ValueDim() != kern[0].ValueDim() {
-			return false
-		}
-	}
-	return true
-}
-
-// fixedMemory returns the memory fraction η_m a prefill attention fit
-// fixes rather than fits, or 0 to fit it. Where every row has one head
-// size and one element type (query and cache), the bytes a prefill moves,
-// B·L·(2·H + 2·H_kv)·D·e, and its CTAs, B·H·⌈L/T⌉, grow alike with the
-// shape; the rows tell time spent streaming memory from the per-wave cost
-// of the CTAs only through the rounding of the waves and the ratio of
-// query to KV heads, that is through the library's behaviour at one head
-// size, which does not carry to another device. The split then comes from
-// the device's own measured streaming fraction (efficiency.memory
-// efficiency, BabelStream copy; A100 0.79), as the softmax rate's comes
-// from the datasheet (fixedSoftmaxRate), and the residual table, which is
-// not carried, takes what is the library's.
-//
-// The A100's TensorRT-LLM table (bf16, head size 128 only), 2026-11-26:
-// fitted free, η_m 0.37 and 1.8 µs a wave (its rows of 16 tokens take
-// 3.5 µs a wave after the launch); fixed, η_c 0.517 and 4.6 µs a wave.
-// Held out (with the residual table) 1.7% / 7.2% against 2.3% / 8.2%
-// free; the parametric model alone, without the table, fits its own rows
-// worse, 6.3% / 24.3% in sample against 2.7% / 9.7%, and carries better:
-// A100 → H100 prefill 13.8% against 18.6% (calibrate/transfer_test.go).
-// Fits whose rows have several head sizes or types keep η_m free (H100
-// 0.41, H200 0.33, B200 0.27: lower than their streaming fractions), and
-// the fraction carries to a transferred device as it is
-// (hardware.Transfer). The MLA context table keeps its fitted one.
-func fixedMemory(dev *hardware.Device, class string, kern []model.Attention) float64 {
-	if class != KernelAttentionPrefill || !oneHeadSize(kern) {
-		return 0
-	}
-	for _, a := range kern[1:] {
-		if a.DType.Size() != kern[0].DType.Size() || a.KVDType.Size() != kern[0].KVDType.Size() {
 			return 0
 		}
 	}
-	if em := dev.Eff.Memory.Efficiency; em > 0 && em <= 1 {
-		return em
-	}
-	return 0
+	rs, _ := hardware.SoftmaxRate(dev)
+	return rs
 }
 
 // decodeModel: η_c, η_m, t0, the overlap exponent, the per-CTA bandwidth
@@ -261,7 +209,7 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 		kv8 = kv8 || kern[i].KVDType.Size() < 2
 		fp8 = fp8 || m.DType.Size() < 2 || (mla && kern[i].KVDType.Size() < 2)
 	}
-	am := prefillModel(fp8, fixedSoftmaxRate(dev, class, kern), fixedMemory(dev, class, kern))
+	am := prefillModel(fp8, fixedSoftmaxRate(dev, class, kern))
 	switch {
 	case decode && mla:
 		am = mlaDecodeModel(kv8)

@@ -214,14 +214,14 @@ var attentionFiles = map[string][]string{
 // parameters and short prompts priced as prefill, decode was held out at
 // H100 14.2/44.0, H200 16.3/45.8, A100 8.7/34.0.
 var attentionBounds = map[[3]string][2]float64{
-	{"h100", KernelAttentionPrefill, "16"}: {0.075, 0.21},  // 6.6 / 18.1
-	{"h100", KernelAttentionDecode, "16"}:  {0.125, 0.33},  // 11.1 / 30.3
-	{"h100", KernelAttentionPrefill, "1"}:  {0.06, 0.17},   // 5.4 / 15.1
-	{"h100", KernelAttentionDecode, "1"}:   {0.10, 0.27},   // 9.2 / 25.0
-	{"h200", KernelAttentionPrefill, "1"}:  {0.06, 0.17},   // 5.2 / 15.0
-	{"h200", KernelAttentionDecode, "1"}:   {0.105, 0.28},  // 9.8 / 25.2
-	{"a100", KernelAttentionPrefill, "1"}:  {0.025, 0.085}, // 1.7 / 7.4 (2026-11-26, η_m fixed: fixedMemory; 2.1 / 7.9 before)
-	{"a100", KernelAttentionDecode, "1"}:   {0.085, 0.34},  // 7.3 / 30.9
+	{"h100", KernelAttentionPrefill, "16"}: {0.075, 0.21}, // 6.6 / 18.1
+	{"h100", KernelAttentionDecode, "16"}:  {0.125, 0.33}, // 11.1 / 30.3
+	{"h100", KernelAttentionPrefill, "1"}:  {0.06, 0.17},  // 5.4 / 15.1
+	{"h100", KernelAttentionDecode, "1"}:   {0.10, 0.27},  // 9.2 / 25.0
+	{"h200", KernelAttentionPrefill, "1"}:  {0.06, 0.17},  // 5.2 / 15.0
+	{"h200", KernelAttentionDecode, "1"}:   {0.105, 0.28}, // 9.8 / 25.2
+	{"a100", KernelAttentionPrefill, "1"}:  {0.03, 0.09},  // 2.1 / 7.9
+	{"a100", KernelAttentionDecode, "1"}:   {0.085, 0.34}, // 7.3 / 30.9
 }
 
 func TestRead_thirdPartyFiles(t *testing.T) {

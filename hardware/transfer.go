@@ -38,9 +38,7 @@ import (
 // The softmax rate of a base whose data has one head size is its
 // special-function units' datasheet rate (SoftmaxRate; see
 // calibrate.fixedSoftmaxRate), which the units × clock rule carries to
-// the target's own; its prefill memory fraction, where the data has one
-// head size and one type, is its own measured streaming fraction (see
-// calibrate.fixedMemory), carried as a fraction like the others.
+// the target's own.
 //
 // The residual tables over shape space follow one device's library
 // heuristics and are not carried. The transferred tables' err_median and
@@ -103,16 +101,14 @@ type Band struct{ Median, P90 float64 }
 var (
 	// crossGenerationBands: the larger of A100 → H100 and H100/H200 →
 	// B200, per class (A100 → H100: bf16 GEMM 12.3% / 30.8%, prefill
-	// 13.8% / 29.5% (2026-11-26; 18.6% / 33.3% before the A100's prefill
-	// η_m was fixed at its streaming fraction, 22.5% / 44.4% before the
-	// softmax at the special-function rate and the wave overhead carried
-	// as a latency),
+	// 18.6% / 33.3% (2026-11-26; 22.5% / 44.4% before the softmax at the
+	// special-function rate and the wave overhead carried as a latency),
 	// decode 19.1% / 76.4%; H100 → B200: bf16 GEMM 9.4% / 32.1%, fp8 GEMM
 	// 11.7% / 19.8%, prefill 8.4% / 19.5%, decode 19.8% / 51.7%), rounded
 	// up.
 	crossGenerationBands = map[string]Band{
 		"gemm":              {0.13, 0.33},
-		"attention_prefill": {0.14, 0.30},
+		"attention_prefill": {0.19, 0.34},
 		"attention_decode":  {0.20, 0.77},
 		// MoE modules (TestTransfer_crossGeneration, 1-in-16 sample of
 		// the MoE tables, 2026-11-26, after the finalisation's reduction

@@ -129,8 +129,17 @@ func trainSpace(sys *hardware.System, s sim.Shape, req TrainRequest) []sim.Scena
 				continue
 			}
 			for _, pp := range divisors(n / (tp * cp)) {
+				// The layers divide over pp, or with the embedding and
+				// the loss counted as a layer slot each (Megatron-LM's
+				// --account-for-embedding-in-pipeline-split and
+				// --account-for-loss-in-pipeline-split), as NVIDIA runs
+				// Llama 3.1 405B's 126 layers over pp 8.
+				slots, per := false, s.Layers/pp
 				if s.Layers%pp != 0 {
-					continue
+					if pp == 1 || (s.Layers+2)%pp != 0 {
+						continue
+					}
+					slots, per = true, (s.Layers+2)/pp
 				}
 				dp := n / (tp * cp * pp)
 				eps := []int{1}
@@ -154,7 +163,7 @@ func trainSpace(sys *hardware.System, s sim.Shape, req TrainRequest) []sim.Scena
 						}
 						scheds := []sched{{sim.OneFOneB, 1}}
 						if pp > 1 && m%pp == 0 {
-							for _, v := range divisors(s.Layers / pp) {
+							for _, v := range divisors(per) {
 								if v > 1 && v <= maxV {
 									scheds = append(scheds, sched{sim.Interleaved, v})
 								}
@@ -175,6 +184,7 @@ func trainSpace(sys *hardware.System, s sim.Shape, req TrainRequest) []sim.Scena
 										sc.TP, sc.CP, sc.PP, sc.DP, sc.EP, sc.SP = tp, cp, pp, dp, ep, tp > 1
 										sc.Schedule, sc.VirtualStages, sc.Recompute, sc.ZeRO = sh.s, sh.v, rc, z
 										sc.TPOverlap = tpo
+										sc.EmbeddingSlot, sc.LossSlot = slots, slots
 										out = append(out, sc)
 									}
 								}

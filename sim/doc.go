@@ -44,7 +44,9 @@
 //     (2022) (TrainingActivations).
 //   - train_step.go, train_parallel.go, train_memory.go, train_layout.go,
 //     pipeline.go: a transformer's step at scale — TP with sequence
-//     parallelism, PP (GPipe, 1F1B, interleaved; PipelineTime), DP with
+//     parallelism, PP (GPipe, 1F1B, interleaved; PipelineTime, and
+//     PipelineChunks chunk by chunk, the layers spread by ChunkLayers
+//     with the embedding and the loss as layer slots on request), DP with
 //     ZeRO-1/2/3 and bucketed, overlapped gradient reduction, CP (ring
 //     attention), EP (all-to-all, load imbalance), each collective priced
 //     on the system's two tiers (model.TieredTime) with what overlaps

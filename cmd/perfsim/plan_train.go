@@ -258,6 +258,9 @@ func settings(s sim.Scenario) string {
 	if s.VirtualStages > 1 {
 		out += fmt.Sprintf("×%d", s.VirtualStages)
 	}
+	if s.EmbeddingSlot && s.LossSlot {
+		out += " (embedding and loss as layer slots)"
+	}
 	out += fmt.Sprintf(", recompute %s, ZeRO %d", s.Recompute, s.ZeRO)
 	if s.TPOverlap {
 		out += ", TP overlap"

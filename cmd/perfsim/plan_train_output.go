@@ -49,6 +49,7 @@ type planCandidateJSON struct {
 	Recompute   string         `json:"recompute"`
 	ZeRO        int            `json:"zero"`
 	TPOverlap   bool           `json:"tp_overlap"`
+	LayerSlots  bool           `json:"layer_slots,omitempty"`
 	Step        float64        `json:"step_time_s"`
 	MFU         float64        `json:"mfu"`
 	Tokens      float64        `json:"tokens_per_s"`
@@ -92,7 +93,8 @@ func candidateJSON(rank int, c *plan.TrainCandidate, why string) planCandidateJS
 	b := c.Break
 	return planCandidateJSON{Rank: rank, TP: s.TP, PP: s.PP, DP: s.DP, CP: s.CP, EP: s.EP, MicroBatch: s.Batch,
 		Schedule: s.Schedule.String(), Virtual: s.VirtualStages, Recompute: s.Recompute.String(), ZeRO: s.ZeRO, TPOverlap: s.TPOverlap,
-		Step: float64(c.Step), MFU: c.MFU, Tokens: c.Tokens, Memory: float64(c.Memory.Total), TimeToTrain: float64(c.TimeToTrain),
+		LayerSlots: s.EmbeddingSlot && s.LossSlot,
+		Step:       float64(c.Step), MFU: c.MFU, Tokens: c.Tokens, Memory: float64(c.Memory.Total), TimeToTrain: float64(c.TimeToTrain),
 		GPUHours: c.GPUHours(), Why: why, Breakdown: breakdownOf(&b)}
 }
 
