@@ -219,7 +219,13 @@ func Suite() []Benchmark {
 			// pytorch (config.py: fp8_embedding, wg_sharding_location
 			// "cuda", partition "node"; rgat.py: model.half()).
 			Model: "rgat", Kind: Fixed, Precision: model.FP16, OfflineOnly: true, Sharded: true, MaxBatch: 8192,
-			Note: "a seed's subgraph at its structural bound (24,826 nodes: every neighbour list full, none repeated; the real mean is smaller and not published), so a lower bound; neighbour sampling not priced"},
+			// A seed's work is its expected sampled subgraph bounded from
+			// above (workloads/rgat_test.go): min(mean in-degree, fanout)
+			// neighbours a relation from IGBH-full's published edges per
+			// relation (IGB-Datasets igb_hetero_schema.png; arXiv
+			// 2302.13522), the fanout for journals and conferences (not
+			// published), no node repeated.
+			Note: "a seed's expected subgraph bounded from above (13,546 nodes: min(mean degree, fanout) a relation from IGBH's published edge counts, the fanout for journals and conferences, none repeated), so a lower bound; neighbour sampling not priced"},
 	}
 }
 
