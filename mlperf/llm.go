@@ -40,8 +40,10 @@ func llmLengths(b Benchmark, o Options) (in, out int, note string) {
 		fo = float64(v)
 	}
 	switch {
+	case fi <= 0 && fo <= 0:
+		return 0, 0, fmt.Sprintf("needs the dataset's mean input and output lengths in the model's tokens, which are not published: give --input %s=TOKENS --output %s=TOKENS", b.Name, b.Name)
 	case fi <= 0:
-		return 0, 0, fmt.Sprintf("needs the dataset's mean input length, which the reference implementation does not publish: give --input %s=TOKENS", b.Name)
+		return 0, 0, fmt.Sprintf("needs the dataset's mean input length in the model's tokens, which is not published: give --input %s=TOKENS", b.Name)
 	case fo <= 0:
 		return 0, 0, fmt.Sprintf("needs the dataset's mean output length: give --output %s=TOKENS", b.Name)
 	}

@@ -52,7 +52,8 @@ type Benchmark struct {
 	// Seq is the tokens of a Fixed benchmark's sequence (BERT: 384).
 	Seq int
 	// Input and Output are the mean tokens of an LLM benchmark's
-	// prompts and answers, with their source; 0 where not published.
+	// prompts and answers, LengthSource saying where each comes
+	// from; 0 where no count in the model's tokens was found.
 	Input, Output float64
 	LengthSource  string
 	// Precision is what submissions run: int8 for vision and BERT, fp8
@@ -113,6 +114,47 @@ const ms = model.Seconds(1e-3)
 // 384, 0.46·384 = 176.64 rounded (see Suite).
 const bertMeanTokens = 177
 
+// The LLM datasets' token counts, in each model's own tokenizer, as the
+// reference's preprocessed datasets hold them (the prompt with its chat
+// template, the reference answer). MLCommons publishes the mean output
+// (the accuracy target tokens_per_sample) with each reference but not
+// the mean input; the sums below are counted from MLCommons' own
+// dataset files, column by column, by two public projects:
+//
+//   - openshift-psap/performance-dashboard, mlperf-data/summaries/
+//     {llama2-70b-99,llama3-1-405b,mixtral-8x7b}.csv (commits 7cd1065,
+//     739352b, 67033ba): input_length and output_length a sample, from
+//     tok_input_length/tok_output_length (OpenOrca,
+//     open_orca_gpt4_tokenized_llama.sampled_24576.pkl.gz) and
+//     tok_input_len/tok_ref_output_len (mlperf_llama3.1_405b_dataset_8313_
+//     processed_fp16_eval.pkl, 09292024_mixtral_15k_mintoken2_v1.pkl);
+//   - FlashLab-MBZUAI/HBFSim, validation/calibration/h100-llama2-70b-
+//     calibration-protocol.json (commit 96cf1b3): the OpenOrca file's
+//     input_tokens "sum": 5463976 over "rows": 24576, digest-bound to
+//     the MLCommons download (md5 c247a315b9328365f66d2c2585b35cd4).
+//
+// The two agree on OpenOrca to the token, and the counted reference
+// outputs of Llama 3.1 405B and Mixtral reproduce MLCommons' published
+// tokens_per_sample (684.68, 144.84) to the hundredth, so the columns
+// are the models' tokens. GPT-J's CNN/DailyMail prompts are tokenized
+// at run time and no count in GPT-J's tokenizer was found (the
+// Llama 3.1 8B file of the same articles counts Llama 3's tokens).
+const (
+	openOrcaSamples     = 24576   // llama2-70b: OpenOrca, 24,576 samples
+	openOrcaInputTokens = 5463976 // their tok_input_length, summed: mean 222.33
+
+	llama405Samples     = 8313     // llama3.1-405b: 8,313 samples
+	llama405InputTokens = 78380323 // their tok_input_len, summed: mean 9,428.64
+	llama405RefTokens   = 5691783  // their tok_ref_output_len, summed: 684.685 (README: 684.68)
+
+	mixtralSamples     = 15000   // mixtral-8x7b: 15,000 samples
+	mixtralInputTokens = 6410905 // their tok_input_len, summed: mean 427.39
+	mixtralRefTokens   = 2172643 // their tok_ref_output_len, summed: 144.843 (README: 144.84)
+)
+
+// sourceCounted cites where the LLM datasets' input sums were counted.
+const sourceCounted = "counted from the MLCommons dataset file by openshift-psap/performance-dashboard mlperf-data/summaries"
+
 // Suite returns the datacenter inference benchmarks of v5.0 (and BERT
 // from v4.1), in MLPerf's order.
 func Suite() []Benchmark {
@@ -138,16 +180,19 @@ func Suite() []Benchmark {
 			Note: "priced at SQuAD v1.1's mean of 177 real tokens a sample (54% of 384 is padding), as the TensorRT harness runs without padding"},
 		{Name: "gptj-99", Round: "v5.0", Task: "summarization", Dataset: "CNN/DailyMail (13,368 samples)",
 			Model: "gpt-j-6b", Kind: LLM, Precision: model.FP8, Latency: 20000 * ms,
-			Output: 0, LengthSource: "outputs capped at 128 tokens (max_new_tokens, language/gpt-j/backend_PyTorch.py); mean lengths not published with the reference"},
+			Output: 0, LengthSource: "outputs capped at 128 tokens (max_new_tokens, language/gpt-j/backend_PyTorch.py); neither mean is published in GPT-J's tokens (the reference's GEN_LEN counts characters)"},
 		{Name: "llama2-70b-99", Round: "v5.0", Task: "question answering", Dataset: "OpenOrca (24,576 samples)",
 			Model: "llama2-70b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
-			Output: 294.45, LengthSource: "output: 'Tokens per sample: 294.45', language/llama2-70b/README.md; mean input not published with the reference"},
+			Input: float64(openOrcaInputTokens) / openOrcaSamples, Output: 294.45,
+			LengthSource: "input: 5,463,976 tokens over 24,576 samples, " + sourceCounted + "/llama2-70b-99.csv and FlashLab-MBZUAI/HBFSim validation/calibration/h100-llama2-70b-calibration-protocol.json; output: 'Tokens per sample: 294.45', language/llama2-70b/README.md"},
 		{Name: "llama3.1-405b", Round: "v5.0", Task: "long-context question answering and summarization", Dataset: "LongBench, LongDataCollections, Ruler, GovReport",
 			Model: "llama3.1-405b", Kind: LLM, Precision: model.FP8, TTFT: 6000 * ms, TPOT: 175 * ms,
-			Output: 684.68, LengthSource: "output: tokens_per_sample 684.68, language/llama3.1-405b/README.md; mean input not published with the reference"},
+			Input: float64(llama405InputTokens) / llama405Samples, Output: 684.68,
+			LengthSource: "input: 78,380,323 tokens over 8,313 samples, " + sourceCounted + "/llama3-1-405b.csv; output: tokens_per_sample 684.68, language/llama3.1-405b/README.md"},
 		{Name: "mixtral-8x7b", Round: "v5.0", Task: "question answering, math and code", Dataset: "OpenOrca, GSM8K, MBXP (15,000 samples)",
 			Model: "mixtral-8x7b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
-			Output: 144.84, LengthSource: "output: tokens_per_sample 144.84, language/mixtral-8x7b/README.md; mean input not published with the reference"},
+			Input: float64(mixtralInputTokens) / mixtralSamples, Output: 144.84,
+			LengthSource: "input: 6,410,905 tokens over 15,000 samples, " + sourceCounted + "/mixtral-8x7b.csv; output: tokens_per_sample 144.84, language/mixtral-8x7b/README.md"},
 		{Name: "stable-diffusion-xl", Round: "v5.0", Task: "text to image", Dataset: "COCO 2014 (5,000 captions), 1024x1024",
 			Model: "sdxl-unet", Kind: Fixed, Precision: model.FP8, Latency: 20000 * ms,
 			// A sample: both text encoders on the prompt and the negative
@@ -174,7 +219,13 @@ func Suite() []Benchmark {
 			// pytorch (config.py: fp8_embedding, wg_sharding_location
 			// "cuda", partition "node"; rgat.py: model.half()).
 			Model: "rgat", Kind: Fixed, Precision: model.FP16, OfflineOnly: true, Sharded: true, MaxBatch: 8192,
-			Note: "a seed's subgraph at its structural bound (24,826 nodes: every neighbour list full, none repeated; the real mean is smaller and not published), so a lower bound; neighbour sampling not priced"},
+			// A seed's work is its expected sampled subgraph bounded from
+			// above (workloads/rgat_test.go): min(mean in-degree, fanout)
+			// neighbours a relation from IGBH-full's published edges per
+			// relation (IGB-Datasets igb_hetero_schema.png; arXiv
+			// 2302.13522), the fanout for journals and conferences (not
+			// published), no node repeated.
+			Note: "a seed's expected subgraph bounded from above (13,546 nodes: min(mean degree, fanout) a relation from IGBH's published edge counts, the fanout for journals and conferences, none repeated), so a lower bound; neighbour sampling not priced"},
 	}
 }
 

@@ -1,6 +1,10 @@
 package workloads
 
-import "github.com/perfsim/perfsim/model"
+import (
+	"fmt"
+
+	"github.com/perfsim/perfsim/model"
+)
 
 // The layers of a graph network on a sampled subgraph (R-GAT): node
 // features gathered from a feature store, and graph-attention
@@ -59,7 +63,8 @@ func (pl *planner) gather(l *Layer, stage string, bad func(k, format string, arg
 // (c → out, no bias; out = heads × head size) is a GEMM over the sources
 // and another over the destinations (DGL projects both sides of a
 // block; the destinations' rows are the first of their own type's map,
-// of the same width c); then, memory-bound: each node's score per head (attn_l·Wh on
+// of the same width c: the input's where the relation's ends are of one
+// type, else the map named in from); then, memory-bound: each node's score per head (attn_l·Wh on
 // the sources, attn_r·Wh on the destinations), per edge the leaky ReLU
 // of the sum and the softmax over each destination's edges, and the sum
 // of the edges' source rows weighted by them (each edge reads its
@@ -78,13 +83,27 @@ func (pl *planner) gat(l *Layer, in chw, stage string, bad func(k, format string
 		bad("heads", "%d output features do not split into %d heads", l.Out, l.Heads)
 	}
 	src := in.d * in.h * in.w
+	// The destinations are among their own type's nodes: the input's, or,
+	// where the relation joins two node types, the map named in from.
+	dst, dstName := in, "the input"
+	if l.From != "" {
+		s, ok := pl.shapes[l.From]
+		switch {
+		case !ok:
+			bad("from", "no earlier layer is named %q", l.From)
+		case s.c != in.c:
+			bad("from", "%q has %d features a node, the input %d: a gat projects both with one weight", l.From, s.c, in.c)
+		default:
+			dst, dstName = s, fmt.Sprintf("%q", l.From)
+		}
+	}
 	switch {
 	case l.Edges > 0 && l.Nodes == 0:
 		bad("nodes", "missing: %d edges need their destination nodes", l.Edges)
 	case l.Edges == 0 && l.Nodes > 0:
 		bad("edges", "missing: %d destination nodes need the edges into them", l.Nodes)
-	case l.Nodes > src:
-		bad("nodes", "%d destination nodes, but the input %s has %d nodes (the destinations are among the sources)", l.Nodes, in, src)
+	case l.Nodes > dst.d*dst.h*dst.w:
+		bad("nodes", "%d destination nodes, but %s (%s) has %d (the destinations are among their own type's nodes)", l.Nodes, dstName, dst, dst.d*dst.h*dst.w)
 	}
 	if len(pl.errs) > n {
 		return chw{max(l.Out, 1), 1, max(l.Nodes, 1), 1}

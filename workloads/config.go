@@ -110,7 +110,7 @@ type Layer struct {
 	Name       string   `toml:"name"`
 	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | mul | scalar | copy | flatten | upsample | concat | embedding | cross | input | attention | geglu | norm | gather | gat
 	Input      string   `toml:"input"`  // read the output of this named layer instead of the previous one
-	From       string   `toml:"from"`   // add, mul: the layer whose output is added to (multiplies) the input; cross: x_0
+	From       string   `toml:"from"`   // add, mul: the layer whose output is added to (multiplies) the input; cross: x_0; gat: the destination type's nodes
 	Inputs     []string `toml:"inputs"` // concat: the layers joined along the channels
 	Out        int      `toml:"out"`    // conv: output channels; fc: output features
 	Kernel     int      `toml:"kernel"`

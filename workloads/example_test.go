@@ -31,7 +31,8 @@ func ExampleModel_Ops() {
 
 // R-GAT's node features are a store outside its weights: IGBH-full's
 // 547 M nodes of 1024 features in fp8 (560.5 GB), of which a seed's
-// sampled subgraph, at its structural bound, gathers 24,826 rows.
+// expected sampled subgraph, bounded from above with IGBH's published
+// mean degrees, gathers 13,546 rows.
 func ExampleModel_FeatureBytes() {
 	m, err := workloads.Resolve("rgat")
 	if err != nil {
@@ -41,5 +42,5 @@ func ExampleModel_FeatureBytes() {
 	fmt.Printf("%s: %.0f parameters, a %.1f GB feature store, %.1f MB gathered a seed\n", m.Name(), m.Params(),
 		float64(m.FeatureBytes(model.FP16))/1e9, float64(m.GatheredBytes(1, model.FP16))/1e6)
 	// Output:
-	// rgat: 13115303 parameters, a 560.5 GB feature store, 25.4 MB gathered a seed
+	// rgat: 13115303 parameters, a 560.5 GB feature store, 13.9 MB gathered a seed
 }

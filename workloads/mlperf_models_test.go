@@ -270,6 +270,9 @@ func TestGraphLayers_badInput(t *testing.T) {
 		`layer[5].edges: missing: 5 destination nodes need the edges into them`,
 		`layer[6].dtype: only a gather has a stored type`,
 		`layer[6].edges: only a gat has edges and nodes`,
+		`layer[8].from: no earlier layer is named "nowhere"`,
+		`layer[9].from: "small" has 32 features a node, the input 64: a gat projects both with one weight`,
+		`layer[11].nodes: 3 destination nodes, but "same" (64x2x1) has 2 (the destinations are among their own type's nodes)`,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error\n%v\nlacks %q", err, w)

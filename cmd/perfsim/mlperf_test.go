@@ -56,6 +56,35 @@ func TestMLPerf_everyBenchmark(t *testing.T) {
 	}
 }
 
+// TestMLPerf_llmRowsPriced: the LLM rows whose datasets' mean lengths
+// are documented constants print a figure in both scenarios on
+// dgx-h100 without --input; GPT-J, whose are not, asks for both.
+func TestMLPerf_llmRowsPriced(t *testing.T) {
+	for _, b := range []string{"llama2-70b-99", "llama3.1-405b", "mixtral-8x7b", "gptj-99"} {
+		out, stderr, code := perfsim(t, "mlperf", "--system", "dgx-h100", "--benchmark", b)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", b, code, stderr)
+		}
+		rows := 0
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 5 || f[0] != b {
+				continue
+			}
+			rows++
+			switch priced := f[4] == "tokens/s" && f[3] != "-"; {
+			case b == "gptj-99" && (priced || !strings.Contains(line, "--input gptj-99=TOKENS --output gptj-99=TOKENS")):
+				t.Errorf("gptj-99: want no figure and a request for both lengths: %q", line)
+			case b != "gptj-99" && (!priced || strings.Contains(line, "needs")):
+				t.Errorf("%s: want a figure in tokens/s: %q", b, line)
+			}
+		}
+		if rows != 2 {
+			t.Errorf("%s: %d rows, want Offline and Server:\n%s", b, rows, out)
+		}
+	}
+}
+
 func TestMLPerf_badInput(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
