@@ -88,6 +88,11 @@ func TestPixArtSigmaEagerPasses(t *testing.T) {
 		"final.scale.plus1":      {"scalar", 1, b * h, b * h * e, b * h * e},
 		// scale_shift_table[None] + embedded_timestep[:, None]: (B, 2, 1152).
 		"final.ada": {"add.broadcast", 1, b * 2 * h, (b*h + 2*h) * e, b * 2 * h * e},
+		// xfuser's cache manager: torch.cat([key, value], dim=-1) in every
+		// self-attention (xFuserAttnProcessor2_0, update_and_get_kv_cache).
+		"block*.attn1.kv_cache": {"concat", 28, b * 2 * h * tok, b * 2 * h * tok * e, b * 2 * h * tok * e},
+		// hidden_states / attn.rescale_output_factor after both attentions.
+		"block*.attn1.rescale": {"scalar", 28 * 2, b * tok * h, b * tok * h * e, b * tok * h * e},
 		// reshape of the einsum-permuted (B, 64, 64, 2, 2, 8) output.
 		"unpatchify": {"copy", 1, b * 8 * 128 * 128, b * 8 * 128 * 128 * e, b * 8 * 128 * 128 * e},
 	}
