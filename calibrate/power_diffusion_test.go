@@ -76,9 +76,13 @@ func (w stepWorkload) Ops(ph sim.Phase) ([]model.Op, error) {
 // @ dd02f57, "Extra dependencies for the diffusion benchmark"), and
 // xfuser 0.4.5's xFuserAttnProcessor2_0 calls flash_attn_func whenever
 // flash_attn is installed and the sequence is not split across GPUs
-// (xfuser/model_executor/layers/attention_processor.py @ 39d2ee0), for
-// the self- and the cross-attention alike (without the caption's mask:
-// all 300 tokens). T5's own attention, which HF transformers runs as
+// (xfuser/model_executor/layers/attention_processor.py @ 39d2ee0). It
+// wraps only the self-attention (attn1: models/base_model.py
+// _wrap_layers with submodule_name_to_wrap ["attn1"]); the
+// cross-attention keeps diffusers' AttnProcessor2_0, SDPA with the
+// caption's mask, which PyTorch runs on its memory-efficient kernel, not
+// flash: it is priced as FlashAttention-2 over all 300 tokens all the
+// same, for want of a measured rate of that kernel. T5's own attention, which HF transformers runs as
 // separate matrix products around its relative position bias, is priced
 // as HF runs it (t5-v1.1-xxl-encoder's position "relative").
 var pixartPipeline = []pipelinePart{
