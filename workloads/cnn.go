@@ -65,7 +65,13 @@ func (m *Model) cnnOps(ph Phase) []model.Op {
 			// cost that the fused kernel does not (a few µs per block).
 			k = ew("add.epilogue", o.elems*float64(b), o.flopsPer, 1, 0, act)
 		} else {
-			k = ew(o.kind, o.elems*float64(b), o.flopsPer, o.reads, 1, act)
+			n := o.elems * float64(b)
+			if o.once {
+				n = o.elems
+			}
+			e := ew(o.kind, n, o.flopsPer, o.reads, 1, act)
+			e.Read += act.Bytes(o.onceReads)
+			k = e
 		}
 		ops = append(ops, model.Op{Name: o.name, Stage: o.stage, Class: o.class, Count: o.count, Kernel: k})
 	}
@@ -108,6 +114,12 @@ type cnnOp struct {
 	store model.DType
 	// attention: heads, query and key positions, head and value widths.
 	attn *cnnAttn
+	// once is a kernel run once a forward, not once a sample (a pass over
+	// a buffer shared by the batch); onceReads are elements read once a
+	// forward beside the per-sample reads (that buffer, added to every
+	// sample).
+	once      bool
+	onceReads float64
 }
 
 // cnnAttn is an attention layer's shape (per sample).
@@ -130,7 +142,7 @@ func (s chw) String() string {
 }
 
 var cnnOps = []string{"conv", "conv_transpose", "fc", "maxpool", "avgpool", "global_avgpool", "batchnorm", "act", "add",
-	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm", "mul", "gather", "gat"}
+	"flatten", "upsample", "concat", "embedding", "cross", "input", "attention", "geglu", "norm", "mul", "gather", "gat", "scalar", "copy"}
 var cnnActs = []string{"relu", "relu6", "leaky_relu", "silu", "gelu", "sigmoid", "hardswish"}
 var cnnNorms = []string{"batchnorm", "instancenorm", "groupnorm", "layernorm"}
 
@@ -147,12 +159,13 @@ type planner struct {
 	vol     bool // a 3-D network: kernels, strides and padding apply to depth too
 	shapes  map[string]chw
 	weights map[string]weightSig
+	once    map[string]bool // layers of one tensor for the whole batch (an input with once, and passes over it)
 	index   map[string]int
 	errs    []*ConfigError
 }
 
 func (pl *planner) emit(o cnnOp) {
-	key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.aElems, o.elems, o.reads)
+	key := o.stage + "\x00" + o.kind + fmt.Sprint(o.gemm, o.m, o.k, o.n, o.groups, o.aElems, o.elems, o.reads, o.once, o.onceReads)
 	if o.attn != nil {
 		key += fmt.Sprint(*o.attn)
 	}
@@ -192,7 +205,7 @@ func (pl *planner) weightsOf(l *Layer, sig weightSig, n float64, bad func(k, for
 // planCNN infers every layer's shape, checks it, and builds the plan.
 func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 	pl := &planner{p: &cnnPlan{}, vol: c.ImageDepth > 0, shapes: make(map[string]chw, len(c.Layer)),
-		weights: map[string]weightSig{}, index: map[string]int{}}
+		weights: map[string]weightSig{}, index: map[string]int{}, once: map[string]bool{}}
 	p := pl.p
 	cur := chw{c.Channels, max(c.ImageDepth, 1), c.ImageSize, c.ImageSize}
 	if cur.elems() > maxElems {
@@ -216,6 +229,10 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		stage := l.Name
 		if j := strings.IndexByte(stage, '.'); j > 0 {
 			stage = stage[:j]
+		}
+		src := l.Input // the layer read: input, or the one before
+		if src == "" && i > 0 {
+			src = c.Layer[i-1].Name
 		}
 		in := cur
 		if l.Input != "" {
@@ -252,6 +269,9 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		}
 		if l.Affine != nil && !oneOf(l.Norm, []string{"instancenorm", "groupnorm", "layernorm"}) {
 			bad("affine", "only a layer, group or instance norm has an affine scale and shift to leave out")
+		}
+		if l.Once && l.Op != "input" {
+			bad("once", "only an input is one tensor for the whole batch")
 		}
 		if l.Shares != "" && !oneOf(l.Op, []string{"conv", "conv_transpose", "fc"}) {
 			bad("shares", "only a conv, conv_transpose or fc layer shares weights")
@@ -321,18 +341,42 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 				bad("from", "missing: a mul needs the layer whose output it multiplies by")
 			case !ok:
 				bad("from", "no earlier layer is named %q", l.From)
+			case s.c == in.c && s.positions() == 1 && in.positions() > 1 && pl.once[src]:
+				// A sample's vector added to every position of a tensor
+				// shared by the batch (PixArt's final scale_shift_table plus
+				// the timestep embedding): the table read once, each
+				// sample's vector once.
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op + ".broadcast",
+					elems: out.elems(), flopsPer: flopsAdd, reads: s.elems() / out.elems(), onceReads: in.elems()})
 			case s.c == in.c && s.positions() == 1 && in.positions() > 1:
 				// A per-channel vector added or multiplied at every position
 				// (a diffusion UNet's time embedding, a DiT's adaLN shift,
 				// scale and gate): read once, broadcast.
 				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op + ".broadcast",
 					elems: out.elems(), flopsPer: flopsAdd, reads: 1})
+			case pl.once[l.From] && s.c == in.c && s.positions() == in.positions():
+				// One tensor for the whole batch (a fixed position table), of
+				// the input's channels and positions, added to every sample:
+				// read once a forward.
+				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
+					elems: out.elems(), flopsPer: flopsAdd, reads: 1, onceReads: s.elems()})
 			case s != in:
 				bad("from", "%q is %s, the input is %s", l.From, s, in)
 			default:
 				pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
 					elems: out.elems(), flopsPer: flopsAdd, reads: 2})
 			}
+		case "scalar", "copy":
+			// One memory pass over the input: with a number (x + 1), or a
+			// copy into a new layout (a permuting reshape, a .contiguous(), a
+			// torch.cat of one tensor). Over a once tensor it runs once.
+			fl := 0.0
+			if l.Op == "scalar" {
+				fl = flopsAdd
+			}
+			pl.once[l.Name] = pl.once[src]
+			pl.emit(cnnOp{name: l.Name, stage: stage, class: model.ClassElementwise, kind: l.Op,
+				elems: out.elems(), flopsPer: fl, reads: 1, once: pl.once[src]})
 		case "flatten":
 			out = chw{in.c * in.d * in.h * in.w, 1, 1, 1}
 		case "upsample":
@@ -349,6 +393,7 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 			out = pl.cross(l, in, stage, bad)
 		case "input":
 			out = pl.input(l, bad)
+			pl.once[l.Name] = l.Once
 		case "attention":
 			out = pl.attention(l, stage, bad)
 		case "geglu":

@@ -21,28 +21,29 @@ type Config struct {
 	Kind   Kind   `toml:"kind"`
 
 	// Transformers.
-	Layers         int    `toml:"layers"`
-	DModel         int    `toml:"d_model"`
-	Heads          int    `toml:"heads"`
-	KVHeads        int    `toml:"kv_heads"` // default heads (multi-head); 1 is multi-query
-	HeadDim        int    `toml:"head_dim"` // default d_model/heads
-	FFN            int    `toml:"ffn"`
-	Vocab          int    `toml:"vocab"`
-	MaxContext     int    `toml:"max_context"`
-	Norm           string `toml:"norm"`       // layernorm | rmsnorm
-	Activation     string `toml:"activation"` // gelu | relu | silu | swiglu | geglu
-	Position       string `toml:"position"`   // learned | rope | sinusoidal | alibi | none
-	Bias           *bool  `toml:"bias"`       // biases in the linear layers
-	QKVBias        *bool  `toml:"qkv_bias"`   // biases in Q, K, V (default bias)
-	OutBias        *bool  `toml:"out_bias"`   // bias in the attention output projection (default bias)
-	LMHeadBias     bool   `toml:"lm_head_bias"`
-	TiedEmbeddings bool   `toml:"tied_embeddings"`
-	ParallelAttn   bool   `toml:"parallel_attn"` // attention and MLP share one norm (GPT-J)
-	FinalNorm      *bool  `toml:"final_norm"`
-	EmbeddingNorm  bool   `toml:"embedding_norm"`
-	TypeVocab      int    `toml:"type_vocab"` // token-type embeddings (BERT)
-	Pooler         bool   `toml:"pooler"`
-	MLMHead        bool   `toml:"mlm_head"` // BERT's masked-LM head (tied decoder)
+	Layers          int    `toml:"layers"`
+	DModel          int    `toml:"d_model"`
+	Heads           int    `toml:"heads"`
+	KVHeads         int    `toml:"kv_heads"` // default heads (multi-head); 1 is multi-query
+	HeadDim         int    `toml:"head_dim"` // default d_model/heads
+	FFN             int    `toml:"ffn"`
+	Vocab           int    `toml:"vocab"`
+	MaxContext      int    `toml:"max_context"`
+	Norm            string `toml:"norm"`             // layernorm | rmsnorm
+	Activation      string `toml:"activation"`       // gelu | relu | silu | swiglu | geglu
+	Position        string `toml:"position"`         // learned | rope | sinusoidal | alibi | none | relative
+	RelativeBuckets int    `toml:"relative_buckets"` // position "relative": T5's buckets of relative distance (a bias per bucket and head)
+	Bias            *bool  `toml:"bias"`             // biases in the linear layers
+	QKVBias         *bool  `toml:"qkv_bias"`         // biases in Q, K, V (default bias)
+	OutBias         *bool  `toml:"out_bias"`         // bias in the attention output projection (default bias)
+	LMHeadBias      bool   `toml:"lm_head_bias"`
+	TiedEmbeddings  bool   `toml:"tied_embeddings"`
+	ParallelAttn    bool   `toml:"parallel_attn"` // attention and MLP share one norm (GPT-J)
+	FinalNorm       *bool  `toml:"final_norm"`
+	EmbeddingNorm   bool   `toml:"embedding_norm"`
+	TypeVocab       int    `toml:"type_vocab"` // token-type embeddings (BERT)
+	Pooler          bool   `toml:"pooler"`
+	MLMHead         bool   `toml:"mlm_head"` // BERT's masked-LM head (tied decoder)
 
 	// Mixture of experts.
 	Experts          int    `toml:"experts"`
@@ -107,7 +108,7 @@ type Config struct {
 // image; only what a layer adds is written.
 type Layer struct {
 	Name       string   `toml:"name"`
-	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | mul | flatten | upsample | concat | embedding | cross | input | attention | geglu | norm | gather | gat
+	Op         string   `toml:"op"`     // conv | conv_transpose | fc | maxpool | avgpool | global_avgpool | batchnorm | act | add | mul | scalar | copy | flatten | upsample | concat | embedding | cross | input | attention | geglu | norm | gather | gat
 	Input      string   `toml:"input"`  // read the output of this named layer instead of the previous one
 	From       string   `toml:"from"`   // add, mul: the layer whose output is added to (multiplies) the input; cross: x_0; gat: the destination type's nodes
 	Inputs     []string `toml:"inputs"` // concat: the layers joined along the channels
@@ -131,6 +132,7 @@ type Layer struct {
 	Heads      int      `toml:"heads"`   // attention, gat: the heads (head size = channels/heads)
 	Length     int      `toml:"length"`  // input: the positions of a sequence input (out features each)
 	Affine     *bool    `toml:"affine"`  // layernorm, groupnorm, instancenorm: a learned scale and shift (default true)
+	Once       bool     `toml:"once"`    // input: one tensor for the whole batch (a buffer: a fixed position table), not one a sample
 }
 
 func boolOr(p *bool, def bool) bool {

@@ -75,7 +75,11 @@
 //	activation      "gelu" (default) | "relu" | "silu" | "swiglu" | "geglu";
 //	                the last two are gated (three MLP matrices)
 //	position        "learned" (default; "rope" for rmsnorm decoders) |
-//	                "rope" | "sinusoidal" | "alibi" | "none"
+//	                "rope" | "sinusoidal" | "alibi" | "none" |
+//	                "relative" (T5's bias on the scores, an encoder's only:
+//	                its attention runs as HF's T5Attention, see relative.go)
+//	relative_buckets position "relative": buckets of relative distance,
+//	                one bias each per head, shared by the layers (T5: 32)
 //	bias            biases in the linear layers (default false)
 //	qkv_bias        biases in Q, K and V (default bias; Qwen2: true alone)
 //	out_bias        bias in the attention output projection (default bias)
@@ -141,12 +145,19 @@
 //	op          "conv" | "conv_transpose" | "fc" | "maxpool" | "avgpool" |
 //	            "global_avgpool" | "batchnorm" | "act" | "add" | "mul" |
 //	            "flatten" | "upsample" | "concat" | "embedding" | "cross" |
-//	            "input" | "attention" | "geglu" | "norm" | "gather" | "gat"
+//	            "input" | "attention" | "geglu" | "norm" | "gather" | "gat" |
+//	            "scalar" | "copy"
+//	            scalar: one pass over the input with a number (x + 1);
+//	            copy: one pass copying it into a new layout (a permuting
+//	            reshape, .contiguous(), a torch.cat of one tensor); either
+//	            runs once a forward over a once tensor
 //	input       read this earlier layer's output instead of the previous one
 //	from        add, mul: the earlier layer whose output is added to (mul:
 //	            multiplies) the input, of the same shape or one vector of
 //	            the input's channels broadcast over its positions (a time
-//	            embedding, a DiT's adaLN shift, scale and gate);
+//	            embedding, a DiT's adaLN shift, scale and gate), or a
+//	            tensor shared by the batch (once) of the input's channels
+//	            and positions (a position table: read once a forward);
 //	            cross: x_0, multiplied elementwise (same shape)
 //	inputs      concat: the earlier layers joined along the channels (same
 //	            spatial shape)
@@ -181,6 +192,8 @@
 //	            norms, elementwise_affine=False)
 //	length      input: the positions of a sequence input (text tokens);
 //	            "input" is a further input of out features, costing nothing
+//	once        input: one tensor for the whole batch (a buffer or a
+//	            parameter such as a position table), not one a sample
 //	heads       attention: the heads (head size = channels/heads); inputs
 //	            names its queries, keys and values, each an earlier layer
 //	activation  "relu" | "relu6" | "leaky_relu" | "silu" | "gelu" | "sigmoid" | "hardswish",

@@ -199,6 +199,7 @@ func TestLayers_badInput(t *testing.T) {
 		`layer[12].from: missing: a mul needs the layer whose output it multiplies by`,
 		`layer[13].from: "e" is 16x1x1, the input is 8x8x8`,
 		`layer[14].affine: only a layer, group or instance norm has an affine scale and shift to leave out`,
+		`layer[15].once: only an input is one tensor for the whole batch`,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error\n%v\nlacks %q", err, w)

@@ -304,6 +304,7 @@ func transformerParams(c *Config, n layerCounts) breakdown {
 		if c.Position == "learned" {
 			b.embedding += float64(c.MaxContext) * d
 		}
+		b.embedding += float64(c.RelativeBuckets) * float64(c.Heads) // T5's relative bias, one table for the layers
 		b.embedding += float64(c.TypeVocab) * d
 	}
 	if c.EmbeddingNorm {

@@ -144,6 +144,9 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 		if c.Position == "learned" || c.Position == "sinusoidal" {
 			add("embed.position", StageEmbedding, model.ClassEmbedding, 1, addTD)
 		}
+		if c.Position == "relative" {
+			ops = m.relativeBiasOps(ops, ph)
+		}
 		if c.TypeVocab > 0 {
 			add("embed.type", StageEmbedding, model.ClassEmbedding, 1, addTD)
 		}
@@ -161,6 +164,8 @@ func (m *Model) transformerOps(ph Phase, ops []model.Op) []model.Op {
 	if n.attn() > 0 {
 		if c.mla() {
 			ops = m.mlaOps(ops, ph, norm)
+		} else if c.Position == "relative" {
+			ops = m.relativeAttnOps(ops, ph)
 		} else {
 			ops = m.attnOps(ops, ph)
 		}

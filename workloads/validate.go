@@ -8,7 +8,7 @@ import (
 var (
 	norms       = []string{"layernorm", "rmsnorm"}
 	activations = []string{"gelu", "relu", "relu2", "silu", "swiglu", "geglu"}
-	positions   = []string{"learned", "rope", "sinusoidal", "alibi", "none"}
+	positions   = []string{"learned", "rope", "sinusoidal", "alibi", "none", "relative"}
 )
 
 func oneOf(s string, set []string) bool {
@@ -112,6 +112,13 @@ func validate(c *Config) []*ConfigError {
 	size("expert_ffn", c.ExpertFFN, c.Experts > 0)
 	validateArch(c, n, bad, size)
 	size("max_context", c.MaxContext, c.Position == "learned")
+	size("relative_buckets", c.RelativeBuckets, c.Position == "relative")
+	if c.RelativeBuckets > 0 && c.Position != "relative" {
+		bad("relative_buckets", "only a relative position bias (position \"relative\") has buckets")
+	}
+	if c.Position == "relative" && (c.Kind != Encoder || c.mla()) {
+		bad("position", "a relative position bias is modelled for an encoder's multi-head attention (T5's) only")
+	}
 	size("type_vocab", c.TypeVocab, false)
 	size("experts", c.Experts, false)
 	size("top_k", c.TopK, false)
