@@ -32,7 +32,7 @@ func collectiveTime(m Measurement, l model.Link) model.Seconds {
 // fitCollectives fits the intra-node link's alpha-beta parameters to
 // collective measurements: from the ring collectives (NCCL), the fixed
 // cost per collective, the latency per ring step and the bandwidth
-// efficiency; from one-shot all-reduces (TensorRT-LLM's custom kernel),
+// efficiency with its rise by message size and by rank count; from one-shot all-reduces (TensorRT-LLM's custom kernel),
 // its latency and efficiency. The link's bandwidth stays the catalog's.
 func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *rand.Rand) (ClassFit, []error) {
 	cf := ClassFit{Class: "collective", Points: len(ms)}
@@ -53,9 +53,9 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 	}
 	set := func(n *hardware.Network, x []float64) {
 		n.Base, n.Latency, n.Efficiency = model.Seconds(math.Exp(x[0])), model.Seconds(math.Exp(x[1])), 2*sigmoid(x[2])
-		n.EfficiencyHalf, n.EfficiencySlope = model.Bytes(math.Exp(x[3])), math.Exp(x[4])
-		if len(x) > 5 {
-			n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(math.Exp(x[5])), sigmoid(x[6])
+		n.EfficiencyHalf, n.EfficiencySlope, n.RankFactor = model.Bytes(math.Exp(x[3])), math.Exp(x[4]), math.Exp(x[5])
+		if len(x) > 6 {
+			n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(math.Exp(x[6])), sigmoid(x[7])
 		}
 	}
 	predict := func(x []float64, i int) float64 {
@@ -66,7 +66,7 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 	loss := func(idx []int, x []float64) float64 {
 		return meanLoss(ms, idx, func(i int) float64 { return predict(x, i) })
 	}
-	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.4), math.Log(1 << 20), 0}
+	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.4), math.Log(1 << 20), 0, math.Log(0.5)}
 	if len(one) >= minStreamPoints {
 		x0 = append(x0, math.Log(3e-6), logit(0.3))
 	} else if len(one) > 0 {
@@ -75,7 +75,10 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 	}
 	// The ring's efficiency rises with the message size while NCCL
 	// switches protocols (LL, LL128, Simple) and fills its channels
-	// (model.Link HalfSize, Slope): every ring point is fitted. The
+	// (model.Link HalfSize, Slope), and with the rank count (model.Link
+	// RankFactor: the tables time 2, 4 and 8 GPUs, and at 268 MB the
+	// bus bandwidth rises with the count on every GPU): every ring point
+	// is fitted. The
 	// one-shot kernel is fitted up to 1 MiB; beyond, TensorRT-LLM's
 	// kernel is two-shot (those points are scored, not fitted).
 	regime := func(m Measurement) bool {
@@ -99,7 +102,7 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 	set(n, x)
 	n.Base, n.Latency, n.Efficiency = model.Seconds(roundSig(float64(n.Base))), model.Seconds(roundSig(float64(n.Latency))), roundSig(n.Efficiency)
 	n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(roundSig(float64(n.AllReduceLatency))), roundSig(n.AllReduceEfficiency)
-	n.EfficiencyHalf, n.EfficiencySlope = model.Bytes(math.Round(roundSig(float64(n.EfficiencyHalf)))), roundSig(n.EfficiencySlope)
+	n.EfficiencyHalf, n.EfficiencySlope, n.RankFactor = model.Bytes(math.Round(roundSig(float64(n.EfficiencyHalf)))), roundSig(n.EfficiencySlope), roundSig(n.RankFactor)
 	if dev.Sources == nil {
 		dev.Sources = map[string]string{}
 	} else {
@@ -110,7 +113,7 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		dev.Sources = src
 	}
 	p := provenance(opt, ms, cf)
-	for _, k := range []string{"latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"} {
+	for _, k := range []string{"latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor"} {
 		dev.Sources["interconnect.intra."+k] = "collective " + p
 	}
 	return cf, nil

@@ -29,7 +29,7 @@ func withIntra(link hardware.Network) *hardware.Device {
 		src[k] = v
 	}
 	d.Sources = src
-	for _, k := range []string{"bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "devices_per_node"} {
+	for _, k := range []string{"bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor", "devices_per_node"} {
 		d.Sources["interconnect.intra."+k] = "assumed: test link"
 	}
 	return d
@@ -58,7 +58,7 @@ func syntheticCollectives(dev *hardware.Device, sd float64) []Measurement {
 
 func TestFitCollectives_recoversSynthetic(t *testing.T) {
 	want := hardware.Network{Latency: 0.7e-6, Efficiency: 0.8, Base: 5e-6, AllReduceLatency: 3e-6, AllReduceEfficiency: 0.6,
-		EfficiencyHalf: 4 << 20, EfficiencySlope: 0.45}
+		EfficiencyHalf: 4 << 20, EfficiencySlope: 0.45, RankFactor: 0.5}
 	truth := withIntra(want)
 	ms := syntheticCollectives(truth, 0.01)
 	start := withIntra(hardware.Network{Latency: 1e-6, Efficiency: 1})
@@ -79,6 +79,7 @@ func TestFitCollectives_recoversSynthetic(t *testing.T) {
 		{"allreduce_efficiency", got.AllReduceEfficiency, want.AllReduceEfficiency, 0.05},
 		{"efficiency_half_size", float64(got.EfficiencyHalf), float64(want.EfficiencyHalf), 0.15},
 		{"efficiency_slope", got.EfficiencySlope, want.EfficiencySlope, 0.1},
+		{"efficiency_rank_factor", got.RankFactor, want.RankFactor, 0.15},
 	} {
 		if math.Abs(c.got/c.want-1) > c.tol {
 			t.Errorf("%s: fitted %g, want %g ± %.0f%%", c.name, c.got, c.want, 100*c.tol)
@@ -92,7 +93,7 @@ func TestFitCollectives_recoversSynthetic(t *testing.T) {
 func TestWriteDevice_attentionAndLinkKeys(t *testing.T) {
 	// The decode keys of 8-bit KV caches and the link's efficiency curve
 	// are written and read back by the hardware loader.
-	dev := withIntra(hardware.Network{Latency: 0.7e-6, Efficiency: 0.8, Base: 5e-6, AllReduceLatency: 3e-6, AllReduceEfficiency: 0.6, EfficiencyHalf: 4 << 20, EfficiencySlope: 0.45})
+	dev := withIntra(hardware.Network{Latency: 0.7e-6, Efficiency: 0.8, Base: 5e-6, AllReduceLatency: 3e-6, AllReduceEfficiency: 0.6, EfficiencyHalf: 4 << 20, EfficiencySlope: 0.45, RankFactor: 0.5})
 	dev.Eff.Attention = model.AttentionParams{Compute: 0.5, Memory: 0.8, Launch: 10e-6, DecodeMemory: 0.85, DecodeLaunch: 7e-6,
 		DecodeCTABandwidth: 60e9, DecodeCTAOverhead: 4.8e-6, DecodeGroupOverhead: 20e-9, DecodeHeadOverhead: 1.1e-6, DecodeMaxGroup: 32,
 		DecodeSplitTokens: 1024, DecodeSplitCost: 1e-6, DecodeHeadBandwidth: 70e9, DecodeCTABandwidth8: 1e12, DecodeHeadBandwidth8: 40e9,
@@ -109,7 +110,7 @@ func TestWriteDevice_attentionAndLinkKeys(t *testing.T) {
 	if back.Eff.Attention.DecodeCTAOverhead8 != dev.Eff.Attention.DecodeCTAOverhead8 || back.Eff.Attention.DecodeDimOverhead != dev.Eff.Attention.DecodeDimOverhead {
 		t.Errorf("attention read back %+v", back.Eff.Attention)
 	}
-	if back.Intra.EfficiencyHalf != dev.Intra.EfficiencyHalf || back.Intra.EfficiencySlope != dev.Intra.EfficiencySlope {
+	if back.Intra.EfficiencyHalf != dev.Intra.EfficiencyHalf || back.Intra.EfficiencySlope != dev.Intra.EfficiencySlope || back.Intra.RankFactor != dev.Intra.RankFactor {
 		t.Errorf("link read back %+v", back.Intra)
 	}
 	p1, p2 := dev.Processor(), back.Processor()

@@ -116,11 +116,14 @@ func WriteDevice(w io.Writer, d *hardware.Device, comment []string) error {
 		if n.n.EfficiencySlope > 0 {
 			fmt.Fprintf(&b, "efficiency_slope = %s\n", num(n.n.EfficiencySlope))
 		}
+		if n.n.RankFactor > 0 {
+			fmt.Fprintf(&b, "efficiency_rank_factor = %s\n", num(n.n.RankFactor))
+		}
 		if n.tier == "intra" {
 			fmt.Fprintf(&b, "devices_per_node = %d\n", n.n.DevicesPerNode)
 			str("topology", n.n.Topology)
 		}
-		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "devices_per_node")
+		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor", "devices_per_node")
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -200,6 +203,7 @@ func writeFittedTables(b *bytes.Buffer, d *hardware.Device) bool {
 		add("allreduce_efficiency", nil, t.n.AllReduceEfficiency, true)
 		add("efficiency_half_size", t.n.EfficiencyHalf, float64(t.n.EfficiencyHalf), false)
 		add("efficiency_slope", nil, t.n.EfficiencySlope, true)
+		add("efficiency_rank_factor", nil, t.n.RankFactor, true)
 		if len(kvs) == 0 {
 			continue
 		}

@@ -30,7 +30,8 @@ import (
 //     the overlay does not name keep the hand-written defaults;
 //   - each key of an [interconnect.<tier>] table of the overlay (latency,
 //     efficiency, base_latency, allreduce_latency, allreduce_efficiency,
-//     efficiency_half_size, efficiency_slope: the calibrated ones)
+//     efficiency_half_size, efficiency_slope, efficiency_rank_factor: the
+//     calibrated ones)
 //     replaces that key of the device's tier; the
 //     datasheet keys (name, bandwidth, devices_per_node, topology) may not
 //     appear in an overlay;
@@ -42,7 +43,7 @@ import (
 
 // fittedNetworkKeys are the keys an overlay may set in an interconnect
 // tier: those a fit calibrates.
-var fittedNetworkKeys = []string{"source", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"}
+var fittedNetworkKeys = []string{"source", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor"}
 
 // loadFitted applies devices/fitted/<stem>.toml to d when there is one.
 func loadFitted(d *Device, stem string) error {
@@ -96,6 +97,9 @@ func ApplyFitted(d *Device, r io.Reader, file string) error {
 			t.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
 			if x, ok := t.float("efficiency_slope", false); ok {
 				n.EfficiencySlope = x
+			}
+			if x, ok := t.float("efficiency_rank_factor", false); ok {
+				n.RankFactor = x
 			}
 			t.close()
 		}

@@ -100,13 +100,16 @@ type Network struct {
 	// (model.Link HalfSize, Slope); 0 for a flat efficiency.
 	EfficiencyHalf  model.Bytes
 	EfficiencySlope float64
+	// RankFactor (efficiency_rank_factor) makes the ring efficiency rise
+	// with the rank count (model.Link RankFactor); 0 for none.
+	RankFactor float64
 }
 
 // Link returns the network as the alpha-beta model sees it.
 func (n Network) Link() model.Link {
 	return model.Link{Bandwidth: n.Bandwidth, Latency: n.Latency, Efficiency: n.Efficiency,
 		Base: n.Base, OneShotLatency: n.AllReduceLatency, OneShotEfficiency: n.AllReduceEfficiency,
-		HalfSize: n.EfficiencyHalf, Slope: n.EfficiencySlope}
+		HalfSize: n.EfficiencyHalf, Slope: n.EfficiencySlope, RankFactor: n.RankFactor}
 }
 
 // Processor returns what the cost model needs of d.

@@ -58,7 +58,7 @@ var (
 	peakKeys    = []string{"source", "matrix", "vector", "sparse"}
 	memoryKeys  = []string{"source", "type", "capacity", "usable", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}
-	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"}
+	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor"}
 	intraKeys   = append(append([]string(nil), networkKeys...), "devices_per_node", "topology")
 )
 
@@ -292,6 +292,7 @@ func (d *decoder) network(ic *table, tier string, known []string) Network {
 	n.AllReduceEfficiency, _ = t.float("allreduce_efficiency", false)
 	t.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
 	n.EfficiencySlope, _ = t.float("efficiency_slope", false)
+	n.RankFactor, _ = t.float("efficiency_rank_factor", false)
 	if tier == "intra" {
 		n.DevicesPerNode, _ = t.integer("devices_per_node", true)
 		n.Topology, _ = t.str("topology", true)

@@ -359,13 +359,30 @@ type Link struct {
 	// Efficiency; Slope 0 means 1.
 	HalfSize Bytes
 	Slope    float64
+	// RankFactor γ makes the ring's efficiency rise with the rank count
+	// p, as measured on NVSwitch nodes (NCCL 2.29.2 on H100, 268 MB
+	// reduce-scatter: bus bandwidth 229, 297 and 325 GB/s at 2, 4 and 8
+	// GPUs; aiconfigurator's nccl_perf table): a collective pays, besides
+	// its ring traffic, γ bytes per byte of its whole message at the
+	// link's rate, a cost that does not shrink with the ring's (p−1)/p
+	// share. The bandwidth term is (Traffic + γ·Size)/(Bandwidth·
+	// Efficiency·(1+γ)), so Efficiency stays the fraction a transfer of
+	// the whole message achieves (a send, Traffic = Size, is unchanged)
+	// and a ring's effective efficiency is Efficiency·(1+γ)·f/(f+γ), f =
+	// Traffic/Size: every rank count, measured or not, on one curve. 0
+	// means no dependence on p.
+	RankFactor float64
 }
 
-// ringEfficiency returns l's ring efficiency for a message of s bytes.
-func (l Link) ringEfficiency(s Bytes) float64 {
+// ringEfficiency returns l's ring efficiency for a message of s bytes
+// of which each rank sends a share f (Traffic/Size; 0 for none).
+func (l Link) ringEfficiency(s Bytes, f float64) float64 {
 	e := l.Efficiency
 	if e <= 0 {
 		e = 1
+	}
+	if g := l.RankFactor; g > 0 && f > 0 {
+		e *= (1 + g) * f / (f + g)
 	}
 	if l.HalfSize > 0 && s > 0 {
 		k := l.Slope
@@ -378,14 +395,14 @@ func (l Link) ringEfficiency(s Bytes) float64 {
 }
 
 // CollectiveTime prices c over l with the alpha-beta ring model,
-// Base + Steps·Latency + Traffic/(Bandwidth·e(Size)), with e(S) the
-// size-dependent efficiency of Link.HalfSize; an all-reduce over a link
+// Base + Steps·Latency + Traffic/(Bandwidth·e(Size, Ranks)), with e the
+// size- and rank-dependent efficiency of Link.HalfSize and RankFactor; an all-reduce over a link
 // with a one-shot kernel costs at most OneShotTime.
 func CollectiveTime(c Collective, l Link) Seconds {
 	if c.Traffic() == 0 {
 		return 0
 	}
-	e := l.ringEfficiency(c.Size)
+	e := l.ringEfficiency(c.Size, float64(c.Traffic())/float64(c.Size))
 	t := nonNeg(float64(l.Base)) + float64(c.Steps())*float64(l.Latency) + float64(c.Traffic().At(ByteRate(float64(l.Bandwidth)*e)))
 	if c.Kind == AllReduce && l.OneShotLatency > 0 {
 		t = math.Min(t, float64(OneShotTime(c, l)))

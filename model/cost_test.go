@@ -105,7 +105,7 @@ func TestCollectiveEfficiencyCurve(t *testing.T) {
 		size Bytes
 		want float64
 	}{{4 << 20, 0.4}, {1 << 20, 0.8 / 3}, {1 << 30, 0.8 / (1 + 1.0/16)}} {
-		if got := l.ringEfficiency(tt.size); math.Abs(got/tt.want-1) > 1e-12 {
+		if got := l.ringEfficiency(tt.size, 0); math.Abs(got/tt.want-1) > 1e-12 {
 			t.Errorf("%v: efficiency %v, want %v", tt.size, got, tt.want)
 		}
 		c := Collective{Kind: AllGather, Size: tt.size, Ranks: 8}
@@ -114,7 +114,41 @@ func TestCollectiveEfficiencyCurve(t *testing.T) {
 		}
 	}
 	l.HalfSize = 0
-	if got := l.ringEfficiency(1 << 10); got != 0.8 {
+	if got := l.ringEfficiency(1<<10, 0); got != 0.8 {
 		t.Errorf("flat link: %v, want 0.8", got)
+	}
+}
+
+// The rank factor γ: a ring's bandwidth term is (Traffic + γ·Size)/
+// (Bandwidth·Efficiency·(1+γ)), so its effective efficiency rises with
+// the rank count toward Efficiency, a send keeps Efficiency, and γ 0 is
+// the flat ring.
+func TestCollectiveRankFactor(t *testing.T) {
+	const bw, e, g = 450e9, 0.86, 0.5
+	l := Link{Bandwidth: bw, Efficiency: e, RankFactor: g}
+	var prev float64
+	for _, p := range []int{2, 3, 4, 8, 16, 72} {
+		for _, k := range []CollectiveKind{ReduceScatter, AllGather, AllToAll, AllReduce} {
+			c := Collective{Kind: k, Size: 256 << 20, Ranks: p}
+			want := (float64(c.Traffic()) + g*float64(c.Size)) / (bw * e * (1 + g))
+			if got := float64(CollectiveTime(c, l)); math.Abs(got/want-1) > 1e-12 {
+				t.Errorf("%v over %d ranks: %v s, want %v s", k, p, got, want)
+			}
+		}
+		c := Collective{Kind: ReduceScatter, Size: 256 << 20, Ranks: p}
+		busbw := float64(c.Traffic()) / float64(CollectiveTime(c, l))
+		if busbw <= prev || busbw > bw*e {
+			t.Errorf("%d ranks: bus bandwidth %v B/s, want above %v (the previous count) and at most %v", p, busbw, prev, bw*e)
+		}
+		prev = busbw
+	}
+	send := Collective{Kind: SendRecv, Size: 1 << 30}
+	if got, want := float64(CollectiveTime(send, l)), float64(send.Size)/(bw*e); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("send: %v s, want %v s", got, want)
+	}
+	flat := Collective{Kind: AllGather, Size: 1 << 30, Ranks: 2}
+	l.RankFactor = 0
+	if got, want := float64(CollectiveTime(flat, l)), float64(flat.Traffic())/(bw*e); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("γ 0: %v s, want %v s", got, want)
 	}
 }

@@ -74,8 +74,10 @@ func TieredTime(k CollectiveKind, size Bytes, g Group, intra, inter Link, a Algo
 		return CollectiveTime(Collective{Kind: k, Size: size, Ranks: n}, intra), Ring
 	}
 	c := Collective{Kind: k, Size: size, Ranks: n}
-	bIntra := float64(intra.Bandwidth) * intra.ringEfficiency(size)
-	bInter := float64(inter.Bandwidth) * inter.ringEfficiency(size)
+	// Each link's rank factor at the ring's share of the message.
+	share := float64(c.Traffic()) / float64(size)
+	bIntra := float64(intra.Bandwidth) * intra.ringEfficiency(size, share)
+	bInter := float64(inter.Bandwidth) * inter.ringEfficiency(size, share)
 	// The bottleneck of a pipelined ring through the node and out of it.
 	bw := float64(per) * bInter
 	if per > 1 {

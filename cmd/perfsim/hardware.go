@@ -270,6 +270,7 @@ func showFields(d *hardware.Device) []field {
 		quantity(k+".allreduce_efficiency", "", n.n.AllReduceEfficiency, strconv.FormatFloat(n.n.AllReduceEfficiency, 'g', -1, 64), false)
 		quantity(k+".efficiency_half_size", "bytes", float64(n.n.EfficiencyHalf), sizeString(n.n.EfficiencyHalf), false)
 		quantity(k+".efficiency_slope", "", n.n.EfficiencySlope, strconv.FormatFloat(n.n.EfficiencySlope, 'g', -1, 64), false)
+		quantity(k+".efficiency_rank_factor", "", n.n.RankFactor, strconv.FormatFloat(n.n.RankFactor, 'g', -1, 64), false)
 		count(k+".devices_per_node", n.n.DevicesPerNode)
 		str(k+".topology", n.n.Topology)
 	}
