@@ -37,7 +37,7 @@ const defaultWaitSource = "default: fitted on ML.ENERGY v2 (A100-SXM4-40GB and H
 
 // DefaultPowerShares are the static, compute and memory shares a device
 // without its own fit takes (the H100 SXM's; see DefaultIdleShare).
-var DefaultPowerShares = [3]float64{0.584, 0.996, 0.04}
+var DefaultPowerShares = [3]float64{0.554, 1.016, 0.084}
 
 const defaultSharesSource = "default: the H100 SXM's shares fitted on ML.ENERGY v3 (a sibling, not this device)"
 
