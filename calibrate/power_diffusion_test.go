@@ -201,10 +201,11 @@ func TestPower_mlenergyV3diffusion(t *testing.T) {
 		e := byGPU[gpu]
 		p := med(e.power)
 		t.Logf("%s: %d rows, median |error| power %.1f%%, time %.1f%%, energy per image %.1f%%", gpu, len(e.power), 100*p, 100*med(e.time), 100*med(e.energy))
-		// The B200 is reported, not held to 15%: it missed, at 15.4%, before
-		// the pipeline's small eager kernels were priced, and is at 14.4%
-		// with them (docs/energy.md).
-		if p > 0.15 && gpu != "B200" {
+		// Both devices are held to 15%. The B200 met it only once the whole
+		// pipeline was priced as it runs (T5, guidance, the scheduler, the
+		// VAE and the small eager kernels: 25.7% with the DiT blocks alone,
+		// 14.4% with everything; docs/energy.md); nothing here was refitted.
+		if p > 0.15 {
 			t.Errorf("%s: median |error| of power %.1f%% > 15%% (a source measuring the GPU alone)", gpu, 100*p)
 		}
 	}
