@@ -140,13 +140,15 @@ func TestAIConfigurator_collectivesHeldOut(t *testing.T) {
 	// Measured 2026-11-22 (median / p90): H100 7.2% / 28.6%, H200 7.9% /
 	// 26.2%, A100 8.7% / 24.5% (before the size-dependent efficiency and
 	// message_size read as elements: 14.5/47.4, 14.7/46.0, 17.9/48.4).
+	// With the rank factor (2026-11-26): H100 5.9% / 24.5%, H200 6.5% /
+	// 22.0%, A100 6.7% / 22.5%; the bounds below hold that gain.
 	// The p90 is NCCL's protocol switches (steps, not a smooth curve) and
 	// the custom all-reduce beyond 1 MiB (two-shot, priced one-shot).
 	v := validationDir(t)
 	for _, tt := range []struct {
 		hw       string
 		med, p90 float64
-	}{{"h100", 0.08, 0.31}, {"h200", 0.085, 0.28}, {"a100", 0.095, 0.27}} {
+	}{{"h100", 0.065, 0.26}, {"h200", 0.07, 0.24}, {"a100", 0.075, 0.24}} {
 		t.Run(tt.hw, func(t *testing.T) {
 			dev := catalogDevice(t, tt.hw)
 			names := strings.Join(append([]string{dev.Name}, dev.Aliases...), "|")

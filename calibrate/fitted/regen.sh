@@ -10,10 +10,6 @@
 #   calibrate/fitted/regen.sh -kernels      refit only the MoE and MLA kernel
 #                                           classes on top of the fitted files
 #                                           (the second stage of a full fit)
-#   calibrate/fitted/regen.sh -collectives  refit only the intra-node link
-#                                           (the collective class) on top of
-#                                           the fitted files, and replace the
-#                                           collective line of <stem>.fit.txt
 #   calibrate/fitted/regen.sh [MODE] STEM...  the same for these devices only
 #                                           (a100-sxm-80gb, h100-sxm, h200-sxm, b200)
 #
@@ -32,12 +28,12 @@ cd "$(dirname "$0")/../.."
 
 mode=fit
 case ${1:-} in
--merge-only | -check | -kernels | -collectives)
+-merge-only | -check | -kernels)
 	mode=$1
 	shift
 	;;
 -*)
-	echo "usage: calibrate/fitted/regen.sh [-merge-only | -check | -kernels | -collectives] [STEM...]" >&2
+	echo "usage: calibrate/fitted/regen.sh [-merge-only | -check | -kernels] [STEM...]" >&2
 	exit 2
 	;;
 esac
@@ -95,43 +91,6 @@ run() {
 	esac
 	if [ "$mode" = -kernels ]; then
 		return 0
-	fi
-	if [ "$mode" = -collectives ]; then
-		# The collective files are the run's last two (NCCL, then the
-		# one-shot all-reduce); the fit sees only those, so only the
-		# link keys change (the collective fit starts from the catalog's
-		# bandwidth alone, whatever the file's previous fit).
-		shift $(($# - 2))
-		files=$(measurements "$@")
-		echo "regen.sh: refitting the collectives of $stem" >&2
-		"$tmp/perfsim" calibrate fit --hw "calibrate/fitted/$stem.toml" --date "$DATE" \
-			--measurements "$files" -o "$tmp/$stem.toml" >"$tmp/$stem.collective.txt"
-		mv "$tmp/$stem.toml" "calibrate/fitted/$stem.toml"
-		line=$(grep '^collective ' "$tmp/$stem.collective.txt")
-		# The new figures go in the report's collective line, each at its
-		# column of the report's header.
-		awk -v l="$line" '
-		NR == 1 {
-			n = split("class points fitted in-sample p90 max held-out p90 max", w, " ")
-			at = 0
-			for (i = 1; i <= n; i++) {
-				at += index(substr($0, at + 1), w[i])
-				col[i] = at
-				at += length(w[i])
-			}
-		}
-		/^collective / {
-			split(l, f, " ")
-			out = ""
-			for (i = 1; i <= n; i++) {
-				while (length(out) < col[i] - 1) out = out " "
-				out = out f[i]
-			}
-			print out
-			next
-		}
-		{ print }' "calibrate/fitted/$stem.fit.txt" >"$tmp/$stem.fit.txt"
-		mv "$tmp/$stem.fit.txt" "calibrate/fitted/$stem.fit.txt"
 	fi
 	if [ "$mode" = fit ]; then
 		files=$(measurements "$@")
