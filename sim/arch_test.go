@@ -17,10 +17,11 @@ import (
 // about 2.5× the bytes of batch 1 (2 experts), and the TPOT ratio from
 // batch 1 to 4 follows the ratio of bytes moved within 10% on the
 // catalog's datasheet A100 file. On the calibrated A100 entry the ratio
-// is lower (2.26 against 2.54 at TP 2, 11% apart, logged): there a
-// quarter of a batch-1 step is fixed cost that does not grow with the
-// batch (64 all-reduces at 4.6 µs, 32 decode attentions at 16 µs), as
-// aiconfigurator's measured kernels say.
+// is lower (2.12 against 2.54 at TP 2, 16% apart on 2026-11-26, logged):
+// there 13% of a batch-1 step is fixed cost that does not grow with the
+// batch (the all-reduces and the decode attentions), and the measured
+// MoE kernels themselves grow less than the experts they read
+// (calibrate's TestMoE_mixtralGrowth), as aiconfigurator's tables say.
 func TestDecode_mixtralExperts(t *testing.T) {
 	hand, err := hardware.LoadFile(filepath.Join("..", "hardware", "devices", "a100-sxm-80gb.toml"))
 	if err != nil {
