@@ -264,8 +264,13 @@ func planCNN(c *Config) (*cnnPlan, []*ConfigError) {
 		if l.DType != "" && l.Op != "gather" {
 			bad("dtype", "only a gather has a stored type")
 		}
-		if (l.Edges != 0 || l.Nodes != 0) && l.Op != "gat" {
-			bad("edges", "only a gat has edges and nodes")
+		for _, f := range []struct {
+			k string
+			v int
+		}{{"edges", l.Edges}, {"nodes", l.Nodes}} {
+			if f.v != 0 && l.Op != "gat" {
+				bad(f.k, "only a gat has edges and nodes")
+			}
 		}
 		if l.Affine != nil && !oneOf(l.Norm, []string{"instancenorm", "groupnorm", "layernorm"}) {
 			bad("affine", "only a layer, group or instance norm has an affine scale and shift to leave out")

@@ -22,11 +22,15 @@ import (
 func (pl *planner) gather(l *Layer, stage string, bad func(k, format string, args ...any)) chw {
 	n := len(pl.errs)
 	switch {
-	case l.Rows <= 0:
+	case l.Rows < 0:
+		bad("rows", "must be positive, got %d", l.Rows)
+	case l.Rows == 0:
 		bad("rows", "missing: a gather needs its store's rows (the nodes of the type)")
-	case l.Lookups <= 0:
+	}
+	switch {
+	case l.Lookups == 0:
 		bad("lookups", "missing: a gather needs the rows a sample reads")
-	case l.Lookups > l.Rows:
+	case l.Lookups > l.Rows && l.Rows > 0:
 		bad("lookups", "%d rows a sample from a store of %d rows", l.Lookups, l.Rows)
 	}
 	if l.Out == 0 {

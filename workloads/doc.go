@@ -164,18 +164,20 @@
 //	shares      conv, conv_transpose, fc: use this earlier layer's weights
 //	            (same shape; no new parameters)
 //	scale       upsample: the nearest-neighbour factor per spatial axis
-//	rows        embedding: the table's rows (out is the row size)
-//	lookups     embedding: rows read and summed per sample (default 1)
+//	rows        embedding: the table's rows (out is the row size); gather:
+//	            the feature store's
+//	lookups     embedding: rows read and summed per sample (default 1);
+//	            gather: rows read per sample (required)
 //	rank        cross: the low rank r of DCNv2's U·V
-//	            gather: a graph network's node features, read from a feature
-//	            store of rows × out (the dataset's, not parameters): lookups
-//	            rows a sample, written as a node map of out × lookups
+//	            op gather: a graph network's node features, read from a
+//	            feature store of rows × out (the dataset's, not parameters):
+//	            lookups rows a sample, written as a node map of out × lookups
 //	dtype       gather: the type the store holds (default the weights')
-//	            gat: one relation's graph-attention convolution (DGL's
+//	            op gat: one relation's graph-attention convolution (DGL's
 //	            GATConv) from the input's source nodes to nodes destination
-//	            nodes over edges edges a sample, out = heads × head size;
-//	            edges and nodes 0 for a relation with no edges (its
-//	            weights only)
+//	            nodes (among from's nodes where from is given) over edges
+//	            edges a sample, out = heads × head size; edges and nodes 0
+//	            for a relation with no edges (its weights only)
 //	edges       gat: the relation's edges a sample
 //	nodes       gat: its destination nodes a sample
 //	out         conv: output channels; fc: output features

@@ -273,6 +273,12 @@ func TestGraphLayers_badInput(t *testing.T) {
 		`layer[8].from: no earlier layer is named "nowhere"`,
 		`layer[9].from: "small" has 32 features a node, the input 64: a gat projects both with one weight`,
 		`layer[11].nodes: 3 destination nodes, but "same" (64x2x1) has 2 (the destinations are among their own type's nodes)`,
+		// A negative count is not "missing", and a store's rows do not
+		// hide its lookups' problem.
+		`graph.toml:108: layer[12].rows: must be positive, got -5`,
+		`layer[12].lookups: missing: a gather needs the rows a sample reads`,
+		// The key written is the key named.
+		`graph.toml:117: layer[13].nodes: only a gat has edges and nodes`,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error\n%v\nlacks %q", err, w)

@@ -59,7 +59,7 @@ func TestRelativeAttention(t *testing.T) {
 }
 
 // TestRelativeAttention_badInput: buckets without the bias, and the bias
-// where it is not modelled.
+// where it is not modelled (a decoder, grouped KV heads).
 func TestRelativeAttention_badInput(t *testing.T) {
 	base := Config{Name: "r", Kind: Encoder, Layers: 2, DModel: 64, Heads: 4, FFN: 128, Vocab: 100, Norm: "rmsnorm", Activation: "gelu"}
 	for _, tt := range []struct {
@@ -69,6 +69,10 @@ func TestRelativeAttention_badInput(t *testing.T) {
 		{func(c *Config) { c.Position = "relative" }, "relative_buckets"},
 		{func(c *Config) { c.Position, c.RelativeBuckets = "none", 32 }, `relative_buckets: only a relative position bias (position "relative") has buckets`},
 		{func(c *Config) { c.Kind, c.Position, c.RelativeBuckets = Decoder, "relative", 32 }, "position: a relative position bias is modelled for an encoder"},
+		// T5Attention projects a key and a value per head: grouped KV
+		// heads would be counted in the parameters but priced as full
+		// heads in relativeAttnOps.
+		{func(c *Config) { c.Position, c.RelativeBuckets, c.KVHeads = "relative", 32, 1 }, "kv_heads: 1 differs from heads 4: T5's relative-position attention"},
 	} {
 		c := base
 		tt.edit(&c)

@@ -119,6 +119,11 @@ func validate(c *Config) []*ConfigError {
 	if c.Position == "relative" && (c.Kind != Encoder || c.mla()) {
 		bad("position", "a relative position bias is modelled for an encoder's multi-head attention (T5's) only")
 	}
+	if c.Position == "relative" && c.KVHeads != c.Heads {
+		// relativeAttnOps projects a key and a value per query head, as
+		// T5Attention does.
+		bad("kv_heads", "%d differs from heads %d: T5's relative-position attention projects a key and a value per head", c.KVHeads, c.Heads)
+	}
 	size("type_vocab", c.TypeVocab, false)
 	size("experts", c.Experts, false)
 	size("top_k", c.TopK, false)
