@@ -129,6 +129,18 @@ func override(t *table, tier string, known []string, n *Network) {
 	if e, ok := o.float("efficiency", false); ok {
 		n.Efficiency = e
 	}
+	o.quantity("base_latency", &n.Base, false)
+	o.quantity("allreduce_latency", &n.AllReduceLatency, false)
+	if e, ok := o.float("allreduce_efficiency", false); ok {
+		n.AllReduceEfficiency = e
+	}
+	o.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
+	if x, ok := o.float("efficiency_slope", false); ok {
+		n.EfficiencySlope = x
+	}
+	if x, ok := o.float("efficiency_rank_factor", false); ok {
+		n.RankFactor = x
+	}
 	if tier == "intra" {
 		if k, ok := o.integer("devices_per_node", false); ok {
 			n.DevicesPerNode = k

@@ -252,6 +252,9 @@ func (v *validator) network(key string, n Network, intra bool) {
 		// of the link rate; twice it is a mistake.
 		v.bad(key+".efficiency", "%v is more than twice the link rate", e)
 	}
+	// γ enters the ring efficiency as (1+γ)·f/(f+γ) (model.Link
+	// RankFactor): infinite it is NaN, negative it divides by zero.
+	v.nonNegative(key+".efficiency_rank_factor", n.RankFactor, fmt.Sprint(n.RankFactor))
 	if intra {
 		if n.DevicesPerNode < 1 {
 			v.bad(key+".devices_per_node", "must be at least 1, not %d", n.DevicesPerNode)
