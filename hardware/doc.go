@@ -105,6 +105,13 @@
 //	latency           time                 per message step, "2 us"
 //	efficiency        number               achievable fraction of bandwidth (NCCL bus
 //	                                       bandwidth / link rate), in (0, 2]; default 1
+//	base_latency      time                 fixed cost of one collective; default 0
+//	allreduce_latency, allreduce_efficiency  the one-shot all-reduce kernel
+//	efficiency_half_size, efficiency_slope   the ring efficiency's rise with
+//	                                       message size; default flat
+//	efficiency_rank_factor  number         its rise with the rank count
+//	                                       (model.Link RankFactor), finite and
+//	                                       not negative; default 0
 //	devices_per_node  integer (intra only, required)  devices the link joins
 //	topology          string (intra only, required)   switch, ring, mesh or torus
 //

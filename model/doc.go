@@ -18,6 +18,8 @@
 //
 // DType names fp64, fp32, tf32, bf16, fp16, fp8 (E4M3), fp8e5m2, int8,
 // int4 and fp4, with their storage size (half a byte for 4-bit types).
+// CommType and VocabType give the types collectives and a decoder's
+// embedding and LM head keep when the weights are narrower.
 //
 // # Kernels and their cost
 //
@@ -33,8 +35,13 @@
 //	t_memory  = B / (W · η_m)
 //	t         = max(t_compute, t_memory) + t_launch
 //
+// A fused attention kernel can instead be priced from its measured
+// throughput (FlashRates, flash.go: FlashAttention-2 by head dim and KV
+// length), set as AttentionParams.Rates.
+//
 // CollectiveTime prices a collective with the alpha-beta ring model over
-// one link; TieredTime (tiers.go) prices it over a two-tier network (the
+// one link, its efficiency rising with the message size and the rank
+// count (Link HalfSize, Slope and RankFactor); TieredTime (tiers.go) prices it over a two-tier network (the
 // scale-up domain and the scale-out fabric) by ring, tree, hierarchical
 // or direct algorithms, picking as NCCL's tuner would.
 //

@@ -119,7 +119,9 @@ func ZeROStates(params float64, dp, stage int, k float64) (weights, grads, opt m
 //
 // With one chunk a stage this is m·max(T) + Σ T − max(T), PipelineTime's
 // 1F1B; with equal chunks c it is (m·v + p − 1)·c, PipelineTime's
-// interleaved form, the bubble (p−1)/(v·m) of the ideal.
+// interleaved form, the bubble (p−1)/(v·m) of the ideal. Stages of
+// different chunk counts take the same chain, each with its own first
+// and last chunk (an empty stage adds nothing).
 func PipelineChunks(c [][]model.Seconds, m int, s Schedule) (total, bubble model.Seconds) {
 	if len(c) == 0 {
 		return 0, 0
@@ -127,9 +129,45 @@ func PipelineChunks(c [][]model.Seconds, m int, s Schedule) (total, bubble model
 	v := len(c[0])
 	flat := make([]model.Seconds, 0, len(c)*v)
 	for _, ch := range c {
+		if len(ch) != v || v == 0 {
+			return raggedChunks(c, m, s)
+		}
 		flat = append(flat, ch...)
 	}
 	return pipelineChunks(flat, len(c), v, m, s)
+}
+
+// raggedChunks is PipelineChunks over stages whose chunk counts differ.
+func raggedChunks(c [][]model.Seconds, m int, s Schedule) (total, bubble model.Seconds) {
+	if m <= 0 {
+		return 0, 0
+	}
+	p := len(c)
+	stage, after := make([]model.Seconds, p), make([]model.Seconds, p)
+	var worst model.Seconds
+	for i, ch := range c {
+		for _, x := range ch {
+			stage[i] += x
+		}
+		worst = max(worst, stage[i])
+	}
+	if s != Interleaved {
+		return PipelineTime(stage, m, 1, s)
+	}
+	for i := p - 2; i >= 0; i-- {
+		after[i] = after[i+1]
+		if ch := c[i+1]; len(ch) > 0 {
+			after[i] += ch[len(ch)-1]
+		}
+	}
+	var before model.Seconds
+	for w, ch := range c {
+		total = max(total, model.Seconds(m)*stage[w]+before+after[w])
+		if len(ch) > 0 {
+			before += ch[0]
+		}
+	}
+	return total, total - model.Seconds(m)*worst
 }
 
 // pipelineChunks is PipelineChunks over p stages of v chunks laid out

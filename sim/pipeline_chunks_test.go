@@ -234,3 +234,31 @@ func TestTraining_layerSlotsNeedPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineChunks_ragged: stages of different chunk counts are priced
+// by the same chain (each stage's own first and last chunk, all of its
+// chunks' sum), not cut to the first stage's count or dropped to zero.
+func TestPipelineChunks_ragged(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		c        [][]model.Seconds
+		s        Schedule
+		tot, bub model.Seconds
+	}{
+		// T = 5, 9. Chains: w 0: 4·5 + 1 = 21; w 1: 4·9 + 3 = 39.
+		{"more chunks later", [][]model.Seconds{{3, 2}, {4, 4, 1}}, Interleaved, 39, 3},
+		// T = 3, 8. Chains: w 0: 4·3 + 4 = 16; w 1: 4·8 + 3 = 35.
+		{"fewer chunks first", [][]model.Seconds{{3}, {4, 4}}, Interleaved, 35, 3},
+		// An empty stage adds nothing. T = 5, 0, 6: w 0: 20 + 0 + 1 =
+		// 21; w 2: 24 + 3 + 0 = 27.
+		{"empty stage", [][]model.Seconds{{3, 2}, {}, {5, 1}}, Interleaved, 27, 3},
+		// 1F1B runs a stage's chunks as one: PipelineTime over the
+		// stage sums 5 and 9: 4·9 + 5.
+		{"1f1b", [][]model.Seconds{{3, 2}, {4, 4, 1}}, OneFOneB, 41, 5},
+	} {
+		tot, bub := PipelineChunks(c.c, 4, c.s)
+		if tot != c.tot || bub != c.bub {
+			t.Errorf("%s: PipelineChunks = %v, %v; want %v, %v", c.name, tot, bub, c.tot, c.bub)
+		}
+	}
+}
