@@ -216,6 +216,25 @@ func TestTraining_layerSlots(t *testing.T) {
 	}
 }
 
+// TestTraining_layerSlotsNeedPipeline: without pipeline parallelism the
+// layer slots change nothing, so asking for them is an error naming each
+// flag, as virtual stages without the interleaved schedule are.
+func TestTraining_layerSlotsNeedPipeline(t *testing.T) {
+	sc := layoutScenario(func(s *Scenario) {
+		s.TP, s.PP, s.DP = 2, 1, 8
+		s.EmbeddingSlot, s.LossSlot = true, true
+	})
+	_, err := Run(testSystem(16), tinyLlama(), sc)
+	for _, want := range []string{
+		"account-for-embedding-in-pipeline-split: counts the embedding as a layer slot of the pipeline's first stage; needs pp above 1 (got 1)",
+		"account-for-loss-in-pipeline-split: counts the loss as a layer slot of the pipeline's last stage; needs pp above 1 (got 1)",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("pp 1 with layer slots: error %v, want %q", err, want)
+		}
+	}
+}
+
 // TestPipelineChunks_ragged: stages of different chunk counts are priced
 // by the same chain (each stage's own first and last chunk, all of its
 // chunks' sum), not cut to the first stage's count or dropped to zero.

@@ -13,6 +13,16 @@ func (sc Scenario) validateLayout(s Shape) []error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &ScenarioError{field, fmt.Errorf(format, args...)})
 	}
+	// The layer slots move layers off the first and last stages; with one
+	// stage they change nothing.
+	if sc.PP <= 1 {
+		if sc.EmbeddingSlot {
+			bad("account-for-embedding-in-pipeline-split", "counts the embedding as a layer slot of the pipeline's first stage; needs pp above 1 (got %d)", sc.PP)
+		}
+		if sc.LossSlot {
+			bad("account-for-loss-in-pipeline-split", "counts the loss as a layer slot of the pipeline's last stage; needs pp above 1 (got %d)", sc.PP)
+		}
+	}
 	if s.Arch == CNN {
 		for _, f := range []struct {
 			name string
