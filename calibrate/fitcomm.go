@@ -51,11 +51,34 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		cf.InSample = scoreClass(dev, ms)
 		return cf, []error{fmt.Errorf("collective: %d ring collective points (want at least %d): the link keeps its defaults", len(ring), minStreamPoints)}
 	}
+	// The rank factor is fitted only where the ring points have two
+	// traffic shares f = Traffic/Size or more (two rank counts, or an
+	// all-reduce beside an all-gather): at one share it trades off
+	// against the efficiency, (1+γ)·f/(f+γ) being one number, and the
+	// device's γ is kept.
+	var warns []error
+	shares := map[float64]bool{}
+	for _, i := range ring {
+		c := collectiveOf(ms[i])
+		if c.Size > 0 {
+			shares[math.Round(float64(c.Traffic())/float64(c.Size)*1e9)/1e9] = true
+		}
+	}
+	rank := len(shares) >= 2
+	ar := 5 // the index of the one-shot parameters in x
+	if rank {
+		ar = 6
+	} else {
+		warns = append(warns, fmt.Errorf("collective: every ring point moves the same share of its message (one kind at one rank count), which cannot separate efficiency_rank_factor from efficiency: it stays %g", dev.Intra.RankFactor))
+	}
 	set := func(n *hardware.Network, x []float64) {
 		n.Base, n.Latency, n.Efficiency = model.Seconds(math.Exp(x[0])), model.Seconds(math.Exp(x[1])), 2*sigmoid(x[2])
-		n.EfficiencyHalf, n.EfficiencySlope, n.RankFactor = model.Bytes(math.Exp(x[3])), math.Exp(x[4]), math.Exp(x[5])
-		if len(x) > 6 {
-			n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(math.Exp(x[6])), sigmoid(x[7])
+		n.EfficiencyHalf, n.EfficiencySlope = model.Bytes(math.Exp(x[3])), math.Exp(x[4])
+		if rank {
+			n.RankFactor = math.Exp(x[5])
+		}
+		if len(x) > ar {
+			n.AllReduceLatency, n.AllReduceEfficiency = model.Seconds(math.Exp(x[ar])), sigmoid(x[ar+1])
 		}
 	}
 	predict := func(x []float64, i int) float64 {
@@ -66,7 +89,10 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 	loss := func(idx []int, x []float64) float64 {
 		return meanLoss(ms, idx, func(i int) float64 { return predict(x, i) })
 	}
-	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.4), math.Log(1 << 20), 0, math.Log(0.5)}
+	x0 := []float64{math.Log(3e-6), math.Log(0.5e-6), logit(0.4), math.Log(1 << 20), 0}
+	if rank {
+		x0 = append(x0, math.Log(0.5))
+	}
 	if len(one) >= minStreamPoints {
 		x0 = append(x0, math.Log(3e-6), logit(0.3))
 	} else if len(one) > 0 {
@@ -113,8 +139,12 @@ func fitCollectives(dev *hardware.Device, ms []Measurement, opt Options, rng *ra
 		dev.Sources = src
 	}
 	p := provenance(opt, ms, cf)
-	for _, k := range []string{"latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor"} {
+	keys := []string{"latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope"}
+	if rank {
+		keys = append(keys, "efficiency_rank_factor")
+	}
+	for _, k := range keys {
 		dev.Sources["interconnect.intra."+k] = "collective " + p
 	}
-	return cf, nil
+	return cf, warns
 }

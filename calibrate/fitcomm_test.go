@@ -169,3 +169,43 @@ func TestAIConfigurator_collectivesHeldOut(t *testing.T) {
 		})
 	}
 }
+
+// With every ring point at one traffic share (one kind at one rank
+// count), the rank factor γ trades off against the efficiency and no
+// value of it is measured: the fit must hold the device's γ, not write
+// whatever the optimiser wandered to as fitted (γ 0.77 from a γ-0 truth),
+// and say so.
+func TestFitCollectives_rankFactorNeedsTwoShares(t *testing.T) {
+	for _, g := range []float64{0, 0.3} {
+		truth := withIntra(hardware.Network{Latency: 0.7e-6, Efficiency: 0.8, Base: 5e-6, EfficiencyHalf: 4 << 20, EfficiencySlope: 0.45, RankFactor: g})
+		var ms []Measurement
+		for _, m := range syntheticCollectives(truth, 0.01) {
+			if m.Kernel == KernelAllGather && m.Ranks == 8 {
+				ms = append(ms, m)
+			}
+		}
+		start := withIntra(hardware.Network{Latency: 1e-6, Efficiency: 1, RankFactor: g})
+		start.Sources["interconnect.intra.efficiency_rank_factor"] = "test: given"
+		res, err := Fit(start, ms, Options{Folds: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Device.Intra
+		if got.RankFactor != g {
+			t.Errorf("γ %v: fitted γ %v from one traffic share; want the device's %v", g, got.RankFactor, g)
+		}
+		if s := res.Device.Sources["interconnect.intra.efficiency_rank_factor"]; s != "test: given" {
+			t.Errorf("γ %v: source of γ %q, want the device's", g, s)
+		}
+		if math.Abs(got.Efficiency/0.8-1) > 0.05 {
+			t.Errorf("γ %v: efficiency %v, want 0.8 ± 5%%", g, got.Efficiency)
+		}
+		warned := false
+		for _, w := range res.Warnings {
+			warned = warned || strings.Contains(w.Error(), "efficiency_rank_factor")
+		}
+		if !warned {
+			t.Errorf("γ %v: no warning that efficiency_rank_factor was not fitted: %v", g, res.Warnings)
+		}
+	}
+}
