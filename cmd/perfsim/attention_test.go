@@ -26,3 +26,27 @@ func TestSimulate_attentionFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulate_attentionRecorded: every output says when FlashAttention-2
+// priced the attention: an LLM's inference scenario line, the JSON
+// scenario and the CSV's scenario rows; the default engine kernel adds
+// nothing.
+func TestSimulate_attentionRecorded(t *testing.T) {
+	args := []string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--input", "512", "--output", "16", "--attention", "fa2"}
+	for _, tt := range []struct {
+		format, want string
+	}{
+		{"table", "KV cache bf16; FlashAttention-2\n"},
+		{"json", `"attention": "fa2"`},
+		{"csv", "scenario.attention,fa2"},
+	} {
+		out, stderr, code := perfsim(t, append(args, "--format", tt.format)...)
+		if code != 0 || !strings.Contains(out, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q in:\n%s", tt.format, code, stderr, tt.want, out)
+		}
+	}
+	out, _, _ := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--input", "512", "--output", "16", "--format", "json")
+	if strings.Contains(out, `"attention": "`) {
+		t.Errorf("the engine kernel is recorded:\n%s", out)
+	}
+}

@@ -118,6 +118,9 @@ func scenarioRows(sc scenarioJSON) [][2]string {
 	if sc.Autocast {
 		rows = append(rows, [2]string{"autocast", "true"})
 	}
+	if sc.Attention != "" {
+		rows = append(rows, [2]string{"attention", sc.Attention})
+	}
 	if sc.LoaderRate > 0 {
 		rows = append(rows, [2]string{"loader_samples_per_s", num(sc.LoaderRate)})
 	}

@@ -68,7 +68,10 @@ type scenarioJSON struct {
 	Exec         string  `json:"exec"`
 	HostOverhead float64 `json:"host_overhead_s,omitempty"`
 	Autocast     bool    `json:"autocast,omitempty"`
-	LoaderRate   float64 `json:"loader_samples_per_s,omitempty"`
+	// Attention is the prefill attention kernel (--attention) when not
+	// the engine's calibrated one.
+	Attention  string  `json:"attention,omitempty"`
+	LoaderRate float64 `json:"loader_samples_per_s,omitempty"`
 	// Parallel is the training-at-scale layout beside TP, PP and DP;
 	// absent in inference.
 	Parallel *parallelJSON `json:"parallel,omitempty"`
@@ -295,6 +298,9 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
 		Parallel: par,
 	}
+	if sc.Attention != sim.AttentionEngine {
+		j.Attention = sc.Attention.String()
+	}
 	if sc.Mode == sim.Training {
 		j.TrainingScenario = &TrainingScenario{Seq: sc.Seq, GlobalBatch: gb}
 		j.TrainingSettings = &TrainingSettings{Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(),
@@ -326,6 +332,15 @@ func hostOverhead(sc sim.Scenario) model.Seconds {
 	return sim.DefaultHostOverhead
 }
 
+// attentionNote names the prefill attention kernel for a scenario line
+// when it is not the engine's calibrated one.
+func attentionNote(sc sim.Scenario) string {
+	if sc.Attention == sim.AttentionFA2 {
+		return "; FlashAttention-2"
+	}
+	return ""
+}
+
 // execNote describes a scenario's execution mode for the table's
 // scenario line: nothing for the default (graph).
 func execNote(sc sim.Scenario) string {
@@ -339,9 +354,7 @@ func execNote(sc sim.Scenario) string {
 	if sc.Autocast {
 		s += "; autocast"
 	}
-	if sc.Attention == sim.AttentionFA2 {
-		s += "; FlashAttention-2"
-	}
+	s += attentionNote(sc)
 	if sc.LoaderRate > 0 {
 		s += fmt.Sprintf("; input pipeline %s samples/s", fnum(sc.LoaderRate))
 	}
@@ -417,7 +430,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 	tw := newTable(w)
 	if in := r.Inference; in != nil {
 		if r.Arch == sim.Decoder {
-			fmt.Fprintf(tw, "scenario\tbatch %d, %d tokens in, %d out; weights %s, activations %s, KV cache %s%s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, sc.Act, sc.KV, commNote(sc))
+			fmt.Fprintf(tw, "scenario\tbatch %d, %d tokens in, %d out; weights %s, activations %s, KV cache %s%s%s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, sc.Act, sc.KV, commNote(sc), attentionNote(sc))
 			fmt.Fprintf(tw, "TTFT\t%s\tprefill %s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.Decode != nil {
 				fmt.Fprintf(tw, "TPOT\t%s\tdecode %s-bound\n", span(in.TPOT, in.TPOTLow, in.TPOTHigh, r.Interval), in.Decode.Bound)
