@@ -81,9 +81,9 @@ func (pl *planner) gat(l *Layer, in chw, stage string, bad func(k, format string
 	if l.Out == 0 {
 		bad("out", "missing: a gat needs its output features (heads × head size)")
 	}
-	if l.Heads <= 0 {
+	if l.Heads == 0 {
 		bad("heads", "missing: a gat needs its heads")
-	} else if l.Out%l.Heads != 0 {
+	} else if l.Heads > 0 && l.Out%l.Heads != 0 { // a negative count is reported with the sizes
 		bad("heads", "%d output features do not split into %d heads", l.Out, l.Heads)
 	}
 	src := in.d * in.h * in.w

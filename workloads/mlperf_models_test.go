@@ -279,9 +279,14 @@ func TestGraphLayers_badInput(t *testing.T) {
 		`layer[12].lookups: missing: a gather needs the rows a sample reads`,
 		// The key written is the key named.
 		`graph.toml:117: layer[13].nodes: only a gat has edges and nodes`,
+		`graph.toml:124: layer[14].heads: must not be negative, got -2`,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error\n%v\nlacks %q", err, w)
 		}
+	}
+	// A negative count is reported once, as negative, not also as missing.
+	if w := "layer[14].heads: missing"; strings.Contains(err.Error(), w) {
+		t.Errorf("error\n%v\nhas %q", err, w)
 	}
 }
