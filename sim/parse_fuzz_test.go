@@ -7,13 +7,13 @@ import (
 )
 
 // FuzzParseMode checks the parsers of the mode words (ParseMode,
-// ParseRecompute, ParseOptimizer, ParseSchedule, ParseExec and
-// workloads.ParsePhaseKind): none
+// ParseRecompute, ParseOptimizer, ParseSchedule, ParseExec,
+// ParseAttentionKernel and workloads.ParsePhaseKind): none
 // panics, and what one accepts has a name that parses back to it.
 //
 //	go test -fuzz=FuzzParseMode ./sim
 func FuzzParseMode(f *testing.F) {
-	for _, s := range []string{"inference", "TRAIN", "selective", "Full", "adamw", "sgd", "prefill", " bwd ", "train-forward", "", "none\x00", "1F1B", "interleaved", "gpipe ", " TRT", "cuda-graphs", "eager"} {
+	for _, s := range []string{"inference", "TRAIN", "selective", "Full", "adamw", "sgd", "prefill", " bwd ", "train-forward", "", "none\x00", "1F1B", "interleaved", "gpipe ", " TRT", "cuda-graphs", "eager", "FA2", " flash_attention_2 ", "calibrated"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -47,6 +47,13 @@ func FuzzParseMode(f *testing.F) {
 			}
 		} else if err.Error() == "" {
 			t.Fatalf("ParseExec(%q): an empty error", s)
+		}
+		if a, err := ParseAttentionKernel(s); err == nil {
+			if back, err := ParseAttentionKernel(a.String()); err != nil || back != a {
+				t.Fatalf("ParseAttentionKernel(%q) = %v, whose name parses to %v, %v", s, a, back, err)
+			}
+		} else if err.Error() == "" {
+			t.Fatalf("ParseAttentionKernel(%q): an empty error", s)
 		}
 		if k, err := workloads.ParsePhaseKind(s); err == nil {
 			if back, err := workloads.ParsePhaseKind(k.String()); err != nil || back != k {
