@@ -116,3 +116,25 @@ func attentionKernel(p *model.Processor, d *hardware.Device, k AttentionKernel) 
 	}
 	return &ScenarioError{"attention", fmt.Errorf("unknown attention kernel %d (want engine or fa2)", k)}
 }
+
+// fa2MLA refuses FlashAttention-2 for a workload whose attention is
+// multi-head latent attention on a device with a calibrated MLA kernel:
+// that kernel prices MLA whatever the flag says (model.AttentionParams
+// applies Rates to other attention only), so the flag would be silently
+// ignored. It looks at the workload's prefill kernels only when both hold.
+func fa2MLA(p *model.Processor, w Workload, sc Scenario) error {
+	if sc.Attention != AttentionFA2 || p.Eff.MLA.Source == "" {
+		return nil
+	}
+	ops, err := w.Ops(Phase{Kind: Prefill, Batch: 1, Seq: 1, Weights: sc.Weights, Act: sc.Act, KV: sc.KV, TP: 1})
+	if err != nil {
+		return nil // the run itself reports it
+	}
+	for _, o := range ops {
+		if a, ok := o.Kernel.(model.Attention); ok && model.IsMLA(a) {
+			return &ScenarioError{"attention", fmt.Errorf("%s uses multi-head latent attention, which %s prices with its calibrated MLA kernel; FlashAttention-2 does not apply (drop --attention fa2)", w.Name(), p.Name)}
+		}
+	}
+	return nil
+}
+

@@ -93,3 +93,22 @@ func TestAttentionFA2_unmeasured(t *testing.T) {
 		t.Errorf("an unknown kernel: %v", err)
 	}
 }
+
+// TestAttentionFA2_MLA: FlashAttention-2 does not run DeepSeek-V3's
+// multi-head latent attention; the B200 prices it with its calibrated MLA
+// kernel, so asking for FA2 is refused, naming the flag, rather than
+// printed as applied and silently ignored.
+func TestAttentionFA2_MLA(t *testing.T) {
+	sys, w := load(t, "b200", "deepseek-v3", 8)
+	sc := sim.Default()
+	sc.TP, sc.Weights = 8, model.FP8
+	if _, err := sim.Run(sys, w, sc); err != nil {
+		t.Fatalf("engine kernel: %v", err)
+	}
+	sc.Attention = sim.AttentionFA2
+	_, err := sim.Run(sys, w, sc)
+	var se *sim.ScenarioError
+	if !errors.As(err, &se) || se.Field != "attention" || !strings.Contains(err.Error(), "multi-head latent attention") {
+		t.Errorf("FA2 on deepseek-v3: %v, want a ScenarioError on attention about MLA", err)
+	}
+}

@@ -87,6 +87,9 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 	if err := attentionKernel(&p, sys.Device, sc.Attention); err != nil {
 		return nil, err
 	}
+	if err := fa2MLA(&p, w, sc); err != nil {
+		return nil, err
+	}
 	r := getRunner()
 	defer r.release()
 	r.init(sys, w, sc, shape, p)
