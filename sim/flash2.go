@@ -137,4 +137,3 @@ func fa2MLA(p *model.Processor, w Workload, sc Scenario) error {
 	}
 	return nil
 }
-
