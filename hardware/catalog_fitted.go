@@ -84,23 +84,7 @@ func ApplyFitted(d *Device, r io.Reader, file string) error {
 			if tier.n.Bandwidth <= 0 {
 				dec.fail(t.line, t.path, fmt.Errorf("%s has no [%s] to calibrate", d.Name, t.path))
 			}
-			n := tier.n
-			t.quantity("latency", &n.Latency, false)
-			if x, ok := t.float("efficiency", false); ok {
-				n.Efficiency = x
-			}
-			t.quantity("base_latency", &n.Base, false)
-			t.quantity("allreduce_latency", &n.AllReduceLatency, false)
-			if x, ok := t.float("allreduce_efficiency", false); ok {
-				n.AllReduceEfficiency = x
-			}
-			t.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
-			if x, ok := t.float("efficiency_slope", false); ok {
-				n.EfficiencySlope = x
-			}
-			if x, ok := t.float("efficiency_rank_factor", false); ok {
-				n.RankFactor = x
-			}
+			t.linkKeys(tier.n)
 			t.close()
 		}
 		ic.close()

@@ -277,6 +277,29 @@ func (d *decoder) peaks(p *table, kind string) map[model.DType]model.FLOPRate {
 }
 
 // network decodes one [interconnect.<tier>] table.
+// linkKeys sets the keys of a network table that describe how its link
+// performs (latency, efficiency and the collective model's terms) on n,
+// each only where t has it: a device file's tiers, a fitted overlay and a
+// system file's overrides read them alike.
+func (t *table) linkKeys(n *Network) {
+	t.quantity("latency", &n.Latency, false)
+	if x, ok := t.float("efficiency", false); ok {
+		n.Efficiency = x
+	}
+	t.quantity("base_latency", &n.Base, false)
+	t.quantity("allreduce_latency", &n.AllReduceLatency, false)
+	if x, ok := t.float("allreduce_efficiency", false); ok {
+		n.AllReduceEfficiency = x
+	}
+	t.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
+	if x, ok := t.float("efficiency_slope", false); ok {
+		n.EfficiencySlope = x
+	}
+	if x, ok := t.float("efficiency_rank_factor", false); ok {
+		n.RankFactor = x
+	}
+}
+
 func (d *decoder) network(ic *table, tier string, known []string) Network {
 	t := ic.sub(tier, known, false)
 	if t == nil {
@@ -285,14 +308,7 @@ func (d *decoder) network(ic *table, tier string, known []string) Network {
 	var n Network
 	n.Name, _ = t.str("name", true)
 	t.quantity("bandwidth", &n.Bandwidth, true)
-	t.quantity("latency", &n.Latency, false)
-	n.Efficiency, _ = t.float("efficiency", false)
-	t.quantity("base_latency", &n.Base, false)
-	t.quantity("allreduce_latency", &n.AllReduceLatency, false)
-	n.AllReduceEfficiency, _ = t.float("allreduce_efficiency", false)
-	t.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
-	n.EfficiencySlope, _ = t.float("efficiency_slope", false)
-	n.RankFactor, _ = t.float("efficiency_rank_factor", false)
+	t.linkKeys(&n)
 	if tier == "intra" {
 		n.DevicesPerNode, _ = t.integer("devices_per_node", true)
 		n.Topology, _ = t.str("topology", true)

@@ -125,22 +125,7 @@ func override(t *table, tier string, known []string, n *Network) {
 		n.Name = s
 	}
 	o.quantity("bandwidth", &n.Bandwidth, false)
-	o.quantity("latency", &n.Latency, false)
-	if e, ok := o.float("efficiency", false); ok {
-		n.Efficiency = e
-	}
-	o.quantity("base_latency", &n.Base, false)
-	o.quantity("allreduce_latency", &n.AllReduceLatency, false)
-	if e, ok := o.float("allreduce_efficiency", false); ok {
-		n.AllReduceEfficiency = e
-	}
-	o.quantity("efficiency_half_size", &n.EfficiencyHalf, false)
-	if x, ok := o.float("efficiency_slope", false); ok {
-		n.EfficiencySlope = x
-	}
-	if x, ok := o.float("efficiency_rank_factor", false); ok {
-		n.RankFactor = x
-	}
+	o.linkKeys(n)
 	if tier == "intra" {
 		if k, ok := o.integer("devices_per_node", false); ok {
 			n.DevicesPerNode = k
