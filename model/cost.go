@@ -323,6 +323,17 @@ func roofline(f FLOPs, b Bytes, peak FLOPRate, bw ByteRate, launch Seconds, d DT
 // StreamCost prices a memory-bound pass doing f of arithmetic in type d
 // over b bytes: norms, activations, copies.
 func (p *Processor) StreamCost(f FLOPs, b Bytes, d DType) Cost {
+	launch := p.Eff.Memory.Launch
+	if !(launch > 0) {
+		launch = p.Launch
+	}
+	return roofline(f, b, p.streamRate(d), ByteRate(float64(p.Bandwidth)*p.memEff(b)), launch, d)
+}
+
+// streamRate is the arithmetic rate of an elementwise pass in type d: the
+// vector peak for d where the device lists one, else its peak (Peak), at
+// the vector efficiency.
+func (p *Processor) streamRate(d DType) FLOPRate {
 	peak, _ := p.Peak(d)
 	if v, ok := p.Vector[d]; ok {
 		peak = v
@@ -331,11 +342,7 @@ func (p *Processor) StreamCost(f FLOPs, b Bytes, d DType) Cost {
 	if ev <= 0 {
 		ev = 1
 	}
-	launch := p.Eff.Memory.Launch
-	if !(launch > 0) {
-		launch = p.Launch
-	}
-	return roofline(f, b, FLOPRate(float64(peak)*ev), ByteRate(float64(p.Bandwidth)*p.memEff(b)), launch, d)
+	return FLOPRate(float64(peak) * ev)
 }
 
 // A Link is one network tier as the alpha-beta model sees it.

@@ -116,15 +116,7 @@ func (p *Processor) deltaCost(s Scan) Cost {
 	f, by := s.FLOPs(), s.Bytes()
 	bw := ByteRate(float64(p.Bandwidth) * p.memEff(by))
 	if s.Decode() {
-		peak, _ := p.Peak(FP32)
-		if v, ok := p.Vector[FP32]; ok {
-			peak = v
-		}
-		ev := p.Eff.Vector
-		if ev <= 0 {
-			ev = 1
-		}
-		return roofline(f, by, FLOPRate(float64(peak)*ev), bw, launch*deltaDecodeKernels, FP32)
+		return roofline(f, by, p.streamRate(FP32), bw, launch*deltaDecodeKernels, FP32)
 	}
 	d, _ := p.Supported(s.DType)
 	peak, _ := p.Peak(d)
