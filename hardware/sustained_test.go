@@ -1,13 +1,13 @@
 package hardware
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/perfsim/perfsim/internal/csvtest"
 )
 
 // sustainedShare derives a device's power.sustained from its TensorRT-LLM
@@ -21,26 +21,15 @@ import (
 // the (n, k) counted and how many of them slow down.
 func sustainedShare(t *testing.T, path string) (share float64, families, below int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("no calibration data (%v): ../shared is absent", err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	col, recs := csvtest.Read(t, path)
 	type nk struct{ n, k int }
 	short, long := map[nk][]float64{}, map[nk][]float64{}
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		if r[col["gemm_dtype"]] != "bfloat16" {
 			continue
 		}
 		var d [3]int
+		var err error
 		for i, k := range []string{"m", "n", "k"} {
 			if d[i], err = strconv.Atoi(r[col[k]]); err != nil {
 				t.Fatal(err)

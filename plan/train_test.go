@@ -1,14 +1,13 @@
 package plan
 
 import (
-	"encoding/csv"
 	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/internal/simload"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -26,21 +25,9 @@ type megatronRow struct {
 // readMegatron reads the Megatron-Core weak-scaling runs, or skips.
 func readMegatron(t testing.TB) []megatronRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "shared", "validation", "e2e", "megatron_core_h100_weak_scaling.csv"))
-	if err != nil {
-		t.Skipf("no validation data (%v): ../shared is absent", err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "validation", "e2e", "megatron_core_h100_weak_scaling.csv"))
 	var rows []megatronRow
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		n := func(k string) int {
 			v, err := strconv.Atoi(r[col[k]])
 			if err != nil {
