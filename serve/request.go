@@ -9,6 +9,14 @@ import (
 	"github.com/perfsim/perfsim/model"
 )
 
+// MaxTime bounds, in seconds, the times a run takes from outside: the
+// span of the arrivals a rate draws, a trace's arrival times, a closed
+// loop's think time and the engine's overheads. 1e8 s is over three
+// years; there a float64 clock still resolves 15 ns, a part in 10^5 of
+// a decode step, whereas at 1e300 s a step rounds to nothing (a request
+// arriving there had a TTFT of 0 and the run's energy was +Inf J).
+const MaxTime = 1e8
+
 // A Request is one prompt sent to the server.
 type Request struct {
 	ID      int
