@@ -159,8 +159,8 @@ func (e *Engine) Validate() error {
 		flag string
 		v    model.Seconds
 	}{{"step-overhead", e.StepOverhead}, {"request-overhead", e.RequestOverhead}, {"seq-overhead", e.SeqOverhead}} {
-		if !(o.v >= 0) || math.IsInf(float64(o.v), 0) {
-			bad(o.flag, "must be a finite time, not negative, got %v", o.v)
+		if !(o.v >= 0 && o.v <= MaxTime) {
+			bad(o.flag, "must be a time from 0 to %g s, got %v", MaxTime, o.v)
 		}
 	}
 	if e.SchedulerSteps < 0 {

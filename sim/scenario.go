@@ -412,8 +412,14 @@ func (sc Scenario) Validate(s Shape) error {
 				bad("ep", "expert parallelism %d must divide tp %d or be a multiple of it", n.EP, n.TP)
 			}
 		}
-		if s.Layers > 0 && n.PP > s.Layers {
-			bad("pp", "%d pipeline stages for %d layers", n.PP, s.Layers)
+		// Every pipeline stage holds at least one slot. In inference a
+		// slot is a layer. Training's split is validateLayout's (newSplit):
+		// the layers plus the embedding and loss slots divide over the
+		// chunks, so a stage may hold the embedding or the loss alone and
+		// the pipeline be deeper than the layers (2 layers + 2 slots over
+		// pp 4: embedding | 1 | 1 | loss).
+		if sc.Mode == Inference && s.Layers > 0 && n.PP > s.Layers {
+			bad("pp", "%d pipeline stages for %d layers: every stage needs at least one layer (the layer slots that let a training stage hold only the embedding or the loss do not apply to inference)", n.PP, s.Layers)
 		}
 	} else if n.TP > 1 {
 		bad("tp", "tensor parallelism is not modelled for CNNs")

@@ -131,6 +131,8 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	var errs []error
 	if !o.maxRate && !(o.rate > 0 && !math.IsInf(o.rate, 0)) {
 		errs = append(errs, usagef("--rate: want a positive number of requests per second, got %g", o.rate))
+	} else if err := serve.CheckSpan(o.requests, o.rate); !o.maxRate && err != nil {
+		errs = append(errs, usageError{err})
 	}
 	// Flags the run's mode would ignore are refused (issue 17 item 11).
 	if o.maxRate {
