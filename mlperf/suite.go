@@ -70,7 +70,11 @@ type Benchmark struct {
 	// Unit replaces "samples/s" where perfsim's sample is not MLPerf's;
 	// Note qualifies every result of the benchmark.
 	Unit, Note string
-	// MaxBatch bounds the Offline batch search per device (0: 2048).
+	// PerSample is the model inputs one sample holds where a sample is
+	// several (DLRM: its user-item pairs; 0: one).
+	PerSample int
+	// MaxBatch bounds the Offline batch search per device, in samples
+	// (0: maxSearchBatch, 2048).
 	MaxBatch int
 	// Parts, where given, are the models one sample runs in turn (a
 	// diffusion pipeline); Model is then the main one. PartsSource says
@@ -98,7 +102,7 @@ func (b *Benchmark) parts() []Part {
 	if len(b.Parts) > 0 {
 		return b.Parts
 	}
-	return []Part{{Model: b.Model, Calls: 1, PerSample: 1, Seq: b.Seq}}
+	return []Part{{Model: b.Model, Calls: 1, PerSample: max(b.PerSample, 1), Seq: b.Seq}}
 }
 
 // Source of the suite: the benchmark list of the v5.0 round and the
@@ -155,6 +159,37 @@ const (
 // sourceCounted cites where the LLM datasets' input sums were counted.
 const sourceCounted = "counted from the MLCommons dataset file by openshift-psap/performance-dashboard mlperf-data/summaries"
 
+// DLRM-DCNv2's sample and batch. A LoadGen sample aggregates a user's
+// user-item pairs: "each sample is mapped to 100-700 user-item pairs
+// following the distribution specified by tools/dist_quantile.txt"
+// (mlcommons/inference recommendation/dlrm_v2/pytorch/README.md), whose
+// 20 equally likely sizes (100, 100, 200 twelve times, 300, 300, 400,
+// 500, 600, 700; drawn by multihot_criteo.py with np.random.randint over
+// them) have the mean 270. The trace NVIDIA's harness loads (Zenodo
+// record 3941795, dlrm_trace_of_aggregated_samples.txt) splits the
+// 89,137,319 rows of day 23's first half (the README's validation set)
+// into 330,067 samples (qsl_reported_total_count, mlcommons/
+// inference_results_v4.1 closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/
+// dlrm-v2-99/Offline/performance/run_1/mlperf_log_detail.txt): 270.06
+// pairs a sample. NVIDIA's Offline engine batch is 600,000 pairs a GPU on
+// H100 SXM and H200 SXM (gpu_batch_size {'dlrm-v2': 600_000},
+// inference_results_v4.1 closed/NVIDIA/configs/dlrm-v2/Offline/__init__.py,
+// classes H100_SXM_80GBx1 and H200_SXM_141GBx1; its harness batches pairs,
+// code/harness/harness_dlrm_v2/batch_maker.cpp).
+const (
+	dlrmPairsPerSample   = 270
+	nvidiaDLRMBatchPairs = 600000
+)
+
+// nvidiaRGATBatch is the seeds a batch of NVIDIA's R-GAT harness takes on
+// a GPU: batch_size 6144 (inference_results_v5.1 closed/NVIDIA/code/rgat/
+// pytorch/config.py; gpu_batch_size {'rgat': 6144} with
+// offline_expected_qps 440,000 in the H200-SXM-141GBx8 Offline config,
+// configs/H200-SXM-141GBx8/Offline/rgat.py of NVIDIA's code as copied in
+// github sheldon-xiong/xxd-mlpinf @a7e9579; B200's is 11,000, ykamiset/
+// inference_results_v5.1 configs/B200-SXM-180GBx8/Offline/rgat.py).
+const nvidiaRGATBatch = 6144
+
 // Suite returns the datacenter inference benchmarks of v5.0 (and BERT
 // from v4.1), in MLPerf's order.
 func Suite() []Benchmark {
@@ -204,11 +239,13 @@ func Suite() []Benchmark {
 			PartsSource: "mlcommons/inference text_to_image/backend_pytorch.py (StableDiffusionXLPipeline, EulerDiscreteScheduler, steps=20, guidance=8, a 77-token negative prompt)",
 			Note:        "the scheduler's and guidance's elementwise work and the causal masks of the text encoders not priced"},
 		{Name: "dlrm-v2-99", Round: "v5.0", Task: "recommendation", Dataset: "Criteo 1TB click logs, synthetic multi-hot",
-			Model: "dlrm-dcnv2", Kind: Fixed, Precision: model.INT8, Latency: 60 * ms, MaxBatch: 1 << 15,
-			// One Criteo row per LoadGen sample: the reference's trace of
-			// aggregated samples (recommendation/dlrm_v2/pytorch/
-			// dlrm_trace_of_aggregated_samples.txt) lists one row each.
-			Note: "a sample is one Criteo row (a user-item pair); Server queries carry one sample each"},
+			Model: "dlrm-dcnv2", Kind: Fixed, Precision: model.INT8, Latency: 60 * ms,
+			// A LoadGen sample is a user's 100 to 700 user-item pairs
+			// (Criteo rows), 270 on average (see dlrmPairsPerSample); the
+			// batch search stops below NVIDIA's engine batch of 600,000
+			// pairs a GPU (2,222 samples: 2,048, 552,960 pairs).
+			PerSample: dlrmPairsPerSample, MaxBatch: nvidiaDLRMBatchPairs / dlrmPairsPerSample,
+			Note: "a sample is a user's 100 to 700 Criteo rows (user-item pairs), priced at their mean of 270"},
 		{Name: "rgat", Round: "v5.0", Task: "node classification", Dataset: "IGBH-full (788,379 validation seeds)",
 			// A sample is one seed paper (LoadGen's rgat
 			// performance_sample_count, loadgen/mlperf.conf; no Server
@@ -218,7 +255,7 @@ func Suite() []Benchmark {
 			// mlcommons inference_results_v5.1 closed/NVIDIA/code/rgat/
 			// pytorch (config.py: fp8_embedding, wg_sharding_location
 			// "cuda", partition "node"; rgat.py: model.half()).
-			Model: "rgat", Kind: Fixed, Precision: model.FP16, OfflineOnly: true, Sharded: true, MaxBatch: 8192,
+			Model: "rgat", Kind: Fixed, Precision: model.FP16, OfflineOnly: true, Sharded: true, MaxBatch: nvidiaRGATBatch,
 			// A seed's work is its expected sampled subgraph bounded from
 			// above (workloads/rgat_test.go): min(mean in-degree, fanout)
 			// neighbours a relation from IGBH-full's published edges per

@@ -338,8 +338,14 @@ func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, t
 	} else if slo.Meets(res) {
 		return hi, res, nil
 	}
+	// Below floor the arrivals span more than serve.MaxTime, where the
+	// clock no longer resolves a token: no rate under it is tried.
+	floor := float64(reqs[len(reqs)-1].Arrival) / serve.MaxTime
 	for hi-lo > tol*hi {
 		mid := (lo + hi) / 2
+		if mid < floor {
+			break
+		}
 		res, err := at(mid)
 		if err != nil {
 			return 0, nil, err

@@ -107,3 +107,22 @@ func TestMaxRate(t *testing.T) {
 		t.Errorf("1.1 × the max rate (%g req/s) still meets the SLO", 1.1*r)
 	}
 }
+
+// TestMaxRate_unattainable: an SLO no rate meets (p99 TTFT 1 µs, below
+// one prefill) gives 0 and no result. The bisection had halved the rate
+// to 3e-15 req/s, where arrivals beyond serve.MaxTime lose the clock's
+// resolution, every TTFT rounds to 0 and so "meets" the SLO.
+func TestMaxRate_unattainable(t *testing.T) {
+	p, e, err := deployer(t, "llama3-8b")(plan.Layout{TP: 1, PP: 1, DType: model.BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := serve.Workload{N: 100, Arrival: serve.Poisson, Seed: 1, Input: serve.Fixed(1024), Output: serve.Fixed(256)}
+	r, res, err := plan.MaxRate(p, e, 1, w, plan.SLO{TTFTP99: 1e-6}, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != 0 || res != nil {
+		t.Errorf("MaxRate = %g req/s (result %v), want 0 and none", r, res != nil)
+	}
+}

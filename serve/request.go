@@ -9,6 +9,14 @@ import (
 	"github.com/perfsim/perfsim/model"
 )
 
+// MaxTime bounds, in seconds, the times a run takes from outside: the
+// span of the arrivals a rate draws, a trace's arrival times, a closed
+// loop's think time and the engine's overheads. 1e8 s is over three
+// years; there a float64 clock still resolves 15 ns, a part in 10^5 of
+// a decode step, whereas at 1e300 s a step rounds to nothing (a request
+// arriving there had a TTFT of 0 and the run's energy was +Inf J).
+const MaxTime = 1e8
+
 // A Request is one prompt sent to the server.
 type Request struct {
 	ID      int
@@ -155,8 +163,14 @@ func (w *Workload) Validate() error {
 	if w.N <= 0 {
 		errs = append(errs, fmt.Errorf("--requests: must be at least 1, got %d", w.N))
 	}
-	if w.Arrival != AllAtOnce && !(w.Rate > 0 && !math.IsInf(w.Rate, 0)) {
+	switch {
+	case w.Arrival == AllAtOnce:
+	case !(w.Rate > 0 && !math.IsInf(w.Rate, 0)):
 		errs = append(errs, fmt.Errorf("--rate: must be a positive number of requests per second with --arrival %s, got %g", w.Arrival, w.Rate))
+	default:
+		if err := CheckSpan(w.N, w.Rate); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if w.Arrival == Gamma && !(w.CV > 0 && !math.IsInf(w.CV, 0)) {
 		errs = append(errs, fmt.Errorf("--cv: the gamma process needs a positive coefficient of variation, got %g", w.CV))
@@ -165,6 +179,15 @@ func (w *Workload) Validate() error {
 		errs = append(errs, errors.New("serve: a workload needs input and output lengths"))
 	}
 	return errors.Join(errs...)
+}
+
+// CheckSpan reports, naming --rate, whether n requests at rate per
+// second arrive over more than MaxTime.
+func CheckSpan(n int, rate float64) error {
+	if n > 0 && rate > 0 && float64(n)/rate > MaxTime {
+		return fmt.Errorf("--rate: %d requests at %g per second arrive over %.3g s, beyond the %g s a run simulates (want at least %.3g requests per second)", n, rate, float64(n)/rate, MaxTime, float64(n)/MaxTime)
+	}
+	return nil
 }
 
 // Requests draws the workload's requests, in arrival order, from a
@@ -186,6 +209,10 @@ func (w *Workload) Requests() ([]Request, error) {
 			t += gamma(r, k) / k / w.Rate
 		case Constant:
 			t = float64(i) / w.Rate
+		}
+		if !(t <= MaxTime) {
+			// A bursty process's gaps can outrun their mean span.
+			return nil, fmt.Errorf("--cv: request %d of %d arrives at %.3g s, beyond the %g s a run simulates (a smaller --cv or a higher --rate)", i+1, w.N, t, MaxTime)
 		}
 		q := Request{ID: i, Arrival: model.Seconds(t)}
 		switch {

@@ -87,8 +87,8 @@ func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
 // traceValue checks one request's fields; ID is the line.
 func traceValue(line int, arrival float64, in, out int64, add func(int, string, error)) (Request, bool) {
 	ok := true
-	if !(arrival >= 0) || math.IsInf(arrival, 0) {
-		add(line, "arrival_s", fmt.Errorf("want a finite time ≥ 0 in seconds, got %g", arrival))
+	if !(arrival >= 0 && arrival <= MaxTime) {
+		add(line, "arrival_s", fmt.Errorf("want a time from 0 to %g s, got %g", MaxTime, arrival))
 		ok = false
 	}
 	for _, f := range []struct {

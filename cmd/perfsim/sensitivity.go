@@ -2,27 +2,30 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-
-	"github.com/spf13/pflag"
+	"math"
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/plan"
 	"github.com/perfsim/perfsim/sim"
 )
 
-const sensitivitySynopsis = `perfsim sensitivity --hw NAME|FILE --model NAME|FILE [flags]
+const sensitivitySynopsis = `perfsim sensitivity --hw NAME|FILE --model NAME|FILE [--batch B] [--input S] [--output G] [--tp N] [--slo-tpot T] [--step F]
 
 How much TTFT, TPOT, the largest batch that fits and the throughput at a
 TPOT SLO change per 10% more memory bandwidth, matrix peak, memory
 capacity and scale-up link bandwidth: each a what-if device (see --set in
 docs/hardware.md) that keeps the device's calibration carried.`
 
+const sensitivityExamples = `  # Llama 3 8B on an H100 at batch 8: which datasheet number matters most
+  perfsim sensitivity --hw h100 --model llama3-8b --batch 8
+`
+
 // runSensitivityCmd implements "perfsim sensitivity".
 func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("sensitivity", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("sensitivity", sensitivitySynopsis, sensitivityExamples, stderr)
 	var (
 		hw, mdl              string
 		sets                 []string
@@ -39,19 +42,26 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.IntVar(&output, "output", 128, "generated tokens per sequence")
 	fs.IntVar(&tp, "tp", 1, "tensor-parallel degree")
 	slo = 50e-3
-	fs.Var(&slo, "slo-tpot", "the TPOT SLO the throughput is measured at")
+	fs.Var(&slo, "slo-tpot", "the TPOT SLO the throughput is measured at, with a unit (default 50ms)")
 	fs.Float64Var(&step, "step", 0.1, "the relative increase of each number")
-	if err := fs.Parse(args); err != nil {
-		return usagef("sensitivity: %v\n%s", err, sensitivitySynopsis)
+	if err := parseFlagsNoArgs(fs, args, "sensitivity"); err != nil {
+		return err
 	}
-	if hw == "" || mdl == "" {
-		return usagef("sensitivity: --hw and --model are required\n%s", sensitivitySynopsis)
+	var errs []error
+	if hw == "" {
+		errs = append(errs, usagef("--hw: required (a catalog name or a hardware file)"))
+	}
+	if mdl == "" {
+		errs = append(errs, usagef("--model: required (a catalog name or a model file)"))
 	}
 	if !(step > 0 && step <= 1) {
-		return usagef("--step %g: want a fraction in (0, 1]", step)
+		errs = append(errs, usagef("--step %g: want a fraction in (0, 1]", step))
 	}
-	if !(slo > 0) {
-		return usagef("--slo-tpot %v: want a positive time", slo)
+	if !(slo > 0) || math.IsInf(float64(slo), 0) {
+		errs = append(errs, usagef("--slo-tpot %v: want a positive time", slo))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	dev, err := resolveHardware(hw)
 	if err != nil {

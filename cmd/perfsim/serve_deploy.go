@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"os"
 	"strings"
 
@@ -65,8 +64,8 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 	if fs.Changed("think") && o.users == 0 {
 		errs = append(errs, usagef("--think: only with --users (a closed loop)"))
 	}
-	if o.think < 0 || math.IsInf(float64(o.think), 0) {
-		errs = append(errs, usagef("--think: must be a non-negative time, got %v", o.think))
+	if !(o.think >= 0 && o.think <= serve.MaxTime) {
+		errs = append(errs, usagef("--think: must be a time from 0 to %g s, got %v", serve.MaxTime, o.think))
 	}
 	for _, f := range []struct {
 		name string

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestServe_horizon: times beyond serve.MaxTime (1e8 s) are usage
+// errors naming the flag; they printed "requests 10 over +Inf s", NaN
+// queue times, TTFTs of 0 and +Inf joules, and --format json failed
+// with "json: unsupported value: +Inf".
+func TestServe_horizon(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "128", "--output", "8", "--requests", "10"}
+	for _, tt := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--rate", "1e-308"}, "--rate"},
+		{[]string{"--users", "2", "--think", "1e300s"}, "--think"},
+		{[]string{"--rate", "5", "--step-overhead", "1e300s"}, "--step-overhead"},
+		{[]string{"--rate", "5", "--request-overhead", "1e300s"}, "--request-overhead"},
+	} {
+		_, stderr, code := perfsim(t, append(base, tt.args...)...)
+		if code != 2 || !strings.Contains(stderr, tt.flag) {
+			t.Errorf("%v: exit %d, want 2 naming %s: %s", tt.args, code, tt.flag, stderr)
+		}
+	}
+	_, stderr, code := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1e-300", "--ttft-p99", "1s", "--tp", "1", "--pp", "1", "--dtypes", "bf16", "--max-seqs", "0", "--requests", "20")
+	if code != 2 || !strings.Contains(stderr, "--rate") {
+		t.Errorf("plan serve --rate 1e-300: exit %d, want 2 naming --rate: %s", code, stderr)
+	}
+}
