@@ -269,7 +269,11 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 // the batch is raw/pp (capped at 4096) rounded up to 32 (at least 64)
 // below 256, to 128 below 1024, to 256 beyond; the tokens are batch ×
 // (1 + isl/osl) (capped at 32768) rounded up to 256 (at least 2048)
-// below 4096, to 512 below 8192, to 1024 beyond.
+// below 4096, to 512 below 8192, to 1024 beyond. That tuning.py came after
+// v0.14: v0.14.0's trtllm-bench build (b0880169, bench/build/build.py) read
+// fixed values per model, TP × PP and sequence length from
+// benchmark_config.yml, whose values for the Llama 3.1 models are not
+// published (docs/serving.md).
 func TRTLLMBench(capacity model.Bytes, devices, pp int, params float64, weightBytes float64, kvPerToken model.Bytes, isl, osl int) (maxBatch, maxTokens int) {
 	avail := float64(capacity)*float64(devices) - params*weightBytes
 	reqs := 0.95 * avail / (float64(kvPerToken) * float64(isl+osl))

@@ -290,6 +290,11 @@ func TestScenario_Validate(t *testing.T) {
 		// --batch, not a failed decomposition.
 		{"batch too large", func(s *Scenario) { s.Batch = 1 << 31 }, "batch"},
 		{"training batch too large", func(s *Scenario) { s.Mode, s.Batch, s.Seq = Training, 1<<30, 4096 }, "batch"},
+		// A prompt of 10^12 tokens is 1.2e8 chunked-prefill iterations at
+		// the default budget, each decomposed and priced: it ran out of
+		// memory; a budget of 1 token makes a 2^20-token prompt as many.
+		{"prefill iterations", func(s *Scenario) { s.Input = 1e12 }, "input"},
+		{"prefill budget", func(s *Scenario) { s.Input, s.MaxNumTokens = 1<<20, 1 }, "max-num-tokens"},
 	}
 	for _, tt := range tests {
 		sc := Default()
@@ -311,6 +316,13 @@ func TestScenario_Validate(t *testing.T) {
 	rep.TP = 8
 	if err := rep.Validate(shape); err != nil {
 		t.Errorf("tp 8 over 4 kv heads: %v", err)
+	}
+	// Prompts of 10 M tokens (Llama 4 Scout's context) in chunks of
+	// 512 tokens are within the limit of prefill iterations.
+	long := Default()
+	long.Input, long.MaxNumTokens = 10_000_000, 512
+	if err := long.Validate(shape); err != nil {
+		t.Errorf("10 M tokens in chunks of 512: %v", err)
 	}
 	// Just under the limit is valid: 2^29 sequences of 2048 tokens.
 	sc := Default()

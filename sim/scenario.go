@@ -253,6 +253,13 @@ func Default() Scenario {
 // it is a usage error on --batch rather than a failed run.
 const MaxTokens = 1 << 40
 
+// MaxPrefillIterations bounds the distinct iterations of one chunked
+// prefill (a prompt longer than the token budget runs in chunks of it at
+// growing contexts, each decomposed and priced on its own, about 250 µs
+// and 8 KB apiece): 2^15 of them take seconds, and cover a prompt of
+// 10 M tokens (Llama 4 Scout's context) in chunks of 512.
+const MaxPrefillIterations = 1 << 15
+
 // MaxDevices bounds the devices of one scenario (the product of its
 // parallel degrees), so that the product cannot overflow: 2^24 is over a
 // hundred times today's largest training clusters (about 100,000 GPUs).
@@ -387,6 +394,16 @@ func (sc Scenario) Validate(s Shape) error {
 				field = perFlag
 			}
 			bad(field, "batch %d × %d tokens per sequence%s is over the limit of %d tokens in one pass", sc.Batch, per, moe, int64(MaxTokens))
+		}
+	}
+	if s.Arch == Decoder && sc.Mode == Inference && lengthsOK && sc.Input > 0 && n.MaxNumTokens > 0 && n.MaxNumTokens <= MaxTokens {
+		if it := (sc.Input + n.MaxNumTokens - 1) / n.MaxNumTokens; it > MaxPrefillIterations {
+			// Blame the budget when the default one would do.
+			field := "input"
+			if (sc.Input+DefaultMaxNumTokens-1)/DefaultMaxNumTokens <= MaxPrefillIterations {
+				field = "max-num-tokens"
+			}
+			bad(field, "%d prompt tokens in chunks of %d (--max-num-tokens) are %d prefill iterations, over the limit of %d", sc.Input, n.MaxNumTokens, it, MaxPrefillIterations)
 		}
 	}
 	if s.Arch != CNN {

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
+
+	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
+	"github.com/perfsim/perfsim/internal/fileio"
 )
 
 // A format is how a command writes its results.
@@ -75,4 +79,44 @@ func num(v float64) string {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// An outputFile is a file a command writes besides stdout, named by its
+// flag (without the dashes).
+type outputFile struct {
+	flag, path string
+	chart      bool // a chart: the extension picks the format
+}
+
+// checkOutputs reports, before any work is done, every output file that
+// could not be written (fileio.CheckOutput: its directory missing, a
+// directory, a socket), whose chart format is unknown, or that names
+// the same file as an earlier flag; the empty path is no file.
+func checkOutputs(outs ...outputFile) []error {
+	var errs []error
+	seen := map[string]string{}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		if o.chart {
+			if _, err := chart.FormatOf(o.path); err != nil {
+				errs = append(errs, usagef("--%s: %v", o.flag, err))
+				continue
+			}
+		}
+		key := filepath.Clean(o.path)
+		if abs, err := filepath.Abs(o.path); err == nil {
+			key = abs
+		}
+		if prev, ok := seen[key]; ok {
+			errs = append(errs, usagef("--%s: %s is the same file as --%s's", o.flag, o.path, prev))
+			continue
+		}
+		seen[key] = o.flag
+		if err := fileio.CheckOutput(o.path); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", o.flag, err))
+		}
+	}
+	return errs
 }

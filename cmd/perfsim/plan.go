@@ -114,7 +114,7 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stderr, "perfsim: %d layouts seen, %d pruned, %d simulations, %.1f s\n", p.Seen, p.Pruned, p.Simulated, p.Elapsed.Seconds())
 	if o.frontPlot != "" {
 		if err := savePlanFront(o.frontPlot, p, stdout); err != nil {
-			return err
+			return fmt.Errorf("--front-plot: %w", err)
 		}
 	}
 	switch f {
@@ -134,6 +134,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	} else if err := serve.CheckSpan(o.requests, o.rate); !o.maxRate && err != nil {
 		errs = append(errs, usageError{err})
 	}
+	errs = append(errs, checkOutputs(outputFile{"front-plot", o.frontPlot, true}, outputFile{"load-plot", o.loadPlot, true})...)
 	// Flags the run's mode would ignore are refused (issue 17 item 11).
 	if o.maxRate {
 		errs = append(errs, ignoredFlags(fs, "not with --max-rate, which searches the rate for one deployment", "rate", "max-gpus", "front-plot")...)
@@ -285,7 +286,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 	}
 	if o.loadPlot != "" {
 		if err := saveLoadPlot(o.loadPlot, p, e, o.dp, q, r); err != nil {
-			return err
+			return fmt.Errorf("--load-plot: %w", err)
 		}
 	}
 	out := maxRateJSON{Schema: "perfsim.plan-rate/v1", Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
@@ -454,7 +455,7 @@ func savePlanFront(path string, p *plan.ServePlan, stdout io.Writer) error {
 		fr = append(fr, chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU, Label: c.String()})
 	}
 	if len(fr) == 0 {
-		return errors.New("--front-plot: no candidate kept up with the load")
+		return errors.New("no candidate kept up with the load")
 	}
 	l.Lines = []chart.Line{{Name: "Pareto front", Points: fr}}
 	if len(all) > len(fr) {
@@ -468,7 +469,7 @@ func savePlanFront(path string, p *plan.ServePlan, stdout io.Writer) error {
 // lines and the knee (the max rate) marked.
 func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.ServeQuery, knee float64) error {
 	if knee <= 0 {
-		return errors.New("--load-plot: the deployment meets the objectives at no rate")
+		return errors.New("the deployment meets the objectives at no rate")
 	}
 	names := []string{"TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"}
 	lines := make([]chart.Line, 4)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/plan"
@@ -98,15 +97,8 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if math.IsNaN(o.imbalance) || o.imbalance < 1 || o.imbalance > 64 {
 		errs = append(errs, usagef("--expert-imbalance: want a factor from 1 to 64, got %v", o.imbalance))
 	}
-	if o.plot != "" {
-		if _, err := chart.FormatOf(o.plot); err != nil {
-			errs = append(errs, usagef("--plot: %v", err))
-		}
-	}
+	errs = append(errs, checkOutputs(outputFile{"plot", o.plot, true}, outputFile{"scaling-plot", o.scalingPlot, true})...)
 	if o.scalingPlot != "" {
-		if _, err := chart.FormatOf(o.scalingPlot); err != nil {
-			errs = append(errs, usagef("--scaling-plot: %v", err))
-		}
 		if o.scaling == "" {
 			errs = append(errs, usagef("--scaling-plot: needs --scaling (the GPU counts to draw)"))
 		}
@@ -146,12 +138,12 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if o.plot != "" {
 		if err := savePlanTrainChart(o.plot, m.Name(), p); err != nil {
-			return err
+			return fmt.Errorf("--plot: %w", err)
 		}
 	}
 	if o.scalingPlot != "" {
 		if err := saveScalingChart(o.scalingPlot, m.Name(), sc); err != nil {
-			return err
+			return fmt.Errorf("--scaling-plot: %w", err)
 		}
 	}
 	if f == formatJSON {

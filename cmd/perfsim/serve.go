@@ -191,11 +191,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		}
 		return o.dtype
 	}
-	if o.seriesPlot != "" {
-		if _, err := chart.FormatOf(o.seriesPlot); err != nil {
-			errs = append(errs, usagef("--series-plot: %v", err))
-		}
-	}
+	errs = append(errs, checkOutputs(outputFile{"requests-out", o.requestsOut, false}, outputFile{"series-plot", o.seriesPlot, true}, outputFile{"series-out", o.seriesOut, false})...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -336,7 +332,7 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if o.seriesPlot != "" {
 		if err := saveSeriesPlot(o.seriesPlot, res); err != nil {
-			return err
+			return fmt.Errorf("--series-plot: %w", err)
 		}
 	}
 	if o.seriesOut != "" {
@@ -368,7 +364,7 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // running, and the KV cache in use (percent), against time.
 func saveSeriesPlot(path string, res *serve.Result) error {
 	if len(res.Series) == 0 {
-		return errors.New("--series-plot: the run recorded no iterations")
+		return errors.New("the run recorded no iterations")
 	}
 	lines := []chart.Line{{Name: "waiting (requests)"}, {Name: "running (requests)"}, {Name: "KV cache in use (%)"}}
 	for _, s := range res.Series {

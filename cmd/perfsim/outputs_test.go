@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOutputs_checkedFirst: every output file a command writes besides
+// stdout (serve's --requests-out, --series-plot, --series-out; plan
+// serve's --front-plot and --load-plot; plan train's --plot and
+// --scaling-plot) is checked before the run, as plot's -o and calibrate's
+// -o are: a missing directory, a directory, an unknown chart format or
+// two flags naming one file fail at once, naming the flag, and nothing
+// is written. serve had written --requests-out and then failed on
+// --series-plot's missing directory, with "cannot write a file beside
+// it"; plan serve ran its whole search before failing on --front-plot.
+func TestOutputs_checkedFirst(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "r.csv")
+	missing := filepath.Join(dir, "nodir", "x.svg")
+	serveArgs := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "128", "--output", "8", "--requests", "10", "--rate", "5"}
+	planArgs := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s", "--tp", "1", "--pp", "1", "--dtypes", "bf16", "--max-seqs", "0", "--requests", "20"}
+	trainArgs := []string{"plan", "train", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "64", "--seq", "2048", "--top", "1"}
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{append(serveArgs, "--requests-out", csv, "--series-plot", missing), []string{"--series-plot", "no such directory"}},
+		{append(serveArgs, "--requests-out", dir), []string{"--requests-out", "is a directory"}},
+		{append(serveArgs, "--requests-out", csv, "--series-out", csv), []string{"--series-out", "--requests-out", "same file"}},
+		{append(serveArgs, "--requests-out", csv, "--series-out", missing), []string{"--series-out", "no such directory"}},
+		{append(planArgs, "--front-plot", missing), []string{"--front-plot", "no such directory"}},
+		{append(planArgs, "--front-plot", filepath.Join(dir, "f.gif")), []string{"--front-plot", ".gif"}},
+		{append(trainArgs, "--plot", missing), []string{"--plot", "no such directory"}},
+	} {
+		_, stderr, code := perfsim(t, tt.args...)
+		if code == 0 {
+			t.Errorf("%v: exit 0", tt.args[len(tt.args)-4:])
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr lacks %q: %s", tt.args[len(tt.args)-4:], w, stderr)
+			}
+		}
+		if strings.Contains(stderr, "layouts seen") {
+			t.Errorf("%v: the search ran before the output was checked: %s", tt.args[len(tt.args)-4:], stderr)
+		}
+		if _, err := os.Stat(csv); err == nil {
+			t.Errorf("%v: %s written by a failed run", tt.args[len(tt.args)-4:], csv)
+			os.Remove(csv)
+		}
+	}
+}
