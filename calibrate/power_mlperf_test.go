@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/mlperf"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -51,7 +52,7 @@ func TestPower_mlperfNode(t *testing.T) {
 	}
 	offline := map[string]mlperf.Result{}
 	devs := float64(sys.Devices())
-	for _, row := range readRows(t, filepath.Join(dir, "mlperf_inference_v4.0_dgx_h100_maxq_power.csv")) {
+	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlperf_inference_v4.0_dgx_h100_maxq_power.csv")) {
 		name := row["benchmark"]
 		b, err := mlperf.Find(name)
 		if err != nil {

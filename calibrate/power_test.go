@@ -1,7 +1,6 @@
 package calibrate_test
 
 import (
-	"encoding/csv"
 	"flag"
 	"math"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/perfsim/perfsim/calibrate"
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/internal/simload"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -46,28 +46,6 @@ func powerDir(t testing.TB) string {
 		t.Skipf("third-party power measurements not found at %s (../shared/validation/power relative to the module root): skipping", v)
 	}
 	return v
-}
-
-func readRows(t testing.TB, path string) []map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = r[i]
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 func num(t testing.TB, row map[string]string, k string) float64 {
@@ -117,7 +95,7 @@ func mlenergyPoints(t testing.TB, dir, gpu string) (*hardware.Device, []calibrat
 		t.Fatal(err)
 	}
 	var pts []calibrate.PowerPoint
-	for _, row := range readRows(t, filepath.Join(dir, "mlenergy_v3_llm_inference.csv")) {
+	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlenergy_v3_llm_inference.csv")) {
 		name, ok := mlenergyModels[row["model_id"]]
 		if !ok || row["gpu_model"] != gpu || row["task"] != "lm-arena-chat" {
 			continue

@@ -51,14 +51,21 @@ func TestLLMLengths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gptj.Input != 0 || gptj.Output != 0 {
-		t.Errorf("gptj-99: lengths %v, %v: no count in GPT-J's tokens was found, so none may be set", gptj.Input, gptj.Output)
+	// GPT-J: the output is LoadGen's token_latency_scaling_factor, 69;
+	// no count of the inputs in GPT-J's tokens was found, so none may be
+	// set. NVIDIA's v4.1 DGX H100 Offline log infers its tokens/s with
+	// the same factor: 19,739.8 tokens/s from 286.084 samples/s.
+	if gptj.Input != 0 || gptj.Output != 69 || !strings.Contains(gptj.LengthSource, "token_latency_scaling_factor") {
+		t.Errorf("gptj-99: lengths %v, %v (%q); want no input and LoadGen's 69 output tokens", gptj.Input, gptj.Output, gptj.LengthSource)
+	}
+	if got := 286.084 * gptj.Output; math.Abs(got-19739.8) > 0.05 {
+		t.Errorf("gptj-99: 286.084 samples/s × %v = %.1f tokens/s, NVIDIA's log infers 19,739.8", gptj.Output, got)
 	}
 }
 
 // TestRun_llmDefaults: the three LLM rows whose lengths are published
 // price without --input, and --input still overrides; GPT-J, whose
-// lengths are not, says what it needs.
+// input length is not, asks for it alone and prices once given.
 func TestRun_llmDefaults(t *testing.T) {
 	dev, err := hardware.Lookup("h100")
 	if err != nil {
@@ -91,7 +98,10 @@ func TestRun_llmDefaults(t *testing.T) {
 		t.Errorf("--input llama2-70b-99=1024: %v tokens/s, want fewer than at the mean of 222 (%v)", over.Value, def.Value)
 	}
 	g := Run(sys, find("gptj"), Offline, resolveCatalog, o)
-	if g.OK() || !strings.Contains(g.Note, "--input gptj-99=TOKENS --output gptj-99=TOKENS") {
-		t.Errorf("gptj-99: %v, note %q; want no figure and a note asking for both lengths", g.Value, g.Note)
+	if g.OK() || !strings.Contains(g.Note, "give --input gptj-99=TOKENS") || strings.Contains(g.Note, "--output") {
+		t.Errorf("gptj-99: %v, note %q; want no figure and a note asking for the input length alone", g.Value, g.Note)
+	}
+	if g := Run(sys, find("gptj"), Offline, resolveCatalog, Options{Seed: 1, Input: map[string]int{"gptj-99": 1000}}); !g.OK() || g.Note != "" {
+		t.Errorf("gptj-99 --input 1000: %v tokens/s, note %q; want a figure at the suite's 69 output tokens", g.Value, g.Note)
 	}
 }

@@ -141,8 +141,9 @@ const bertMeanTokens = 177
 // outputs of Llama 3.1 405B and Mixtral reproduce MLCommons' published
 // tokens_per_sample (684.68, 144.84) to the hundredth, so the columns
 // are the models' tokens. GPT-J's CNN/DailyMail prompts are tokenized
-// at run time and no count in GPT-J's tokenizer was found (the
-// Llama 3.1 8B file of the same articles counts Llama 3's tokens).
+// at run time and no count of them in GPT-J's tokenizer was found (the
+// Llama 3.1 8B file of the same articles counts Llama 3's tokens); its
+// mean output is LoadGen's (gptjOutputTokens).
 const (
 	openOrcaSamples     = 24576   // llama2-70b: OpenOrca, 24,576 samples
 	openOrcaInputTokens = 5463976 // their tok_input_length, summed: mean 222.33
@@ -155,6 +156,14 @@ const (
 	mixtralInputTokens = 6410905 // their tok_input_len, summed: mean 427.39
 	mixtralRefTokens   = 2172643 // their tok_ref_output_len, summed: 144.843 (README: 144.84)
 )
+
+// gptjOutputTokens is GPT-J's mean output a sample as MLCommons takes
+// it: LoadGen's "gptj.*.token_latency_scaling_factor = 69" (loadgen/
+// mlperf.conf, from mlcommons/inference #1699, 2024-05-21), the tokens a
+// sample by which LoadGen infers GPT-J's tokens/s and TPOT from its
+// samples (NVIDIA's v4.1 DGX H100 Offline log: 286.084 samples/s,
+// result_inferred_tokens_per_second 19,739.8 = 69 × 286.084).
+const gptjOutputTokens = 69
 
 // sourceCounted cites where the LLM datasets' input sums were counted.
 const sourceCounted = "counted from the MLCommons dataset file by openshift-psap/performance-dashboard mlperf-data/summaries"
@@ -215,7 +224,8 @@ func Suite() []Benchmark {
 			Note: "priced at SQuAD v1.1's mean of 177 real tokens a sample (54% of 384 is padding), as the TensorRT harness runs without padding"},
 		{Name: "gptj-99", Round: "v5.0", Task: "summarization", Dataset: "CNN/DailyMail (13,368 samples)",
 			Model: "gpt-j-6b", Kind: LLM, Precision: model.FP8, Latency: 20000 * ms,
-			Output: 0, LengthSource: "outputs capped at 128 tokens (max_new_tokens, language/gpt-j/backend_PyTorch.py); neither mean is published in GPT-J's tokens (the reference's GEN_LEN counts characters)"},
+			Output:       gptjOutputTokens,
+			LengthSource: "output: 69 tokens a sample, LoadGen's gptj.*.token_latency_scaling_factor, loadgen/mlperf.conf (mlcommons/inference #1699), with which LoadGen turns GPT-J's samples/s into tokens/s (outputs capped at 128 tokens, max_new_tokens, language/gpt-j/backend_PyTorch.py); input: no count in GPT-J's tokens published (prompts truncated at 1,919 tokens, language/gpt-j/dataset.py)"},
 		{Name: "llama2-70b-99", Round: "v5.0", Task: "question answering", Dataset: "OpenOrca (24,576 samples)",
 			Model: "llama2-70b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
 			Input: float64(openOrcaInputTokens) / openOrcaSamples, Output: 294.45,

@@ -7,7 +7,6 @@ package serve_test
 // of rows runs.
 
 import (
-	"encoding/csv"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
 	"github.com/perfsim/perfsim/sim"
@@ -62,29 +62,6 @@ func e2eDir(t testing.TB) string {
 		t.Skipf("third-party measurements not found at %s (../shared/validation relative to the module root): skipping", v)
 	}
 	return v
-}
-
-// readCSV returns the rows of a CSV file as maps from the header.
-func readCSV(t testing.TB, path string) []map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = r[i]
-		}
-		rows = append(rows, m)
-	}
-	return rows
 }
 
 // mistral7B is Mistral-7B-v0.1 (HF mistralai/Mistral-7B-v0.1
@@ -193,7 +170,7 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 // trtllm-bench's own heuristic (serve.TRTLLMBench); nothing is fitted
 // per row. By default every 12th row runs; PERFSIM_LONG=1 runs all.
 func TestValidate_trtllm(t *testing.T) {
-	rows := readCSV(t, filepath.Join(e2eDir(t), "trtllm_0.14_inflight_a100_h100.csv"))
+	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "trtllm_0.14_inflight_a100_h100.csv"))
 	var errs []float64
 	misses := 0
 	for i, row := range rows {
@@ -242,7 +219,7 @@ func quantile(x []float64, p float64) float64 {
 // to them; the 70B latencies, which do not, to guards by default and to
 // the goals with PERFSIM_LONG=1.
 func TestValidate_vllm(t *testing.T) {
-	rows := readCSV(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
+	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
 	for _, row := range rows {
 		res := vllmRow(t, row, serve.VLLM06SeqOverhead)
 		name := row["model"] + " " + row["scenario"] + " " + row["request_rate_rps"]
@@ -328,7 +305,7 @@ func vllmRow(t testing.TB, row map[string]string, seq model.Seconds) *serve.Resu
 // (throughput falls as the overhead grows). The preset's value must be
 // that fit, to the microsecond.
 func TestFit_vllm06(t *testing.T) {
-	rows := readCSV(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
+	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
 	var train map[string]string
 	for _, row := range rows {
 		if strings.Contains(row["model"], "8B") && row["scenario"] == "offline" {

@@ -1,15 +1,14 @@
 package sim_test
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -25,25 +24,16 @@ type dleRow struct {
 
 func readDLE(t *testing.T) []dleRow {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "validation", "e2e", "dle_resnet50_pytorch.csv")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("no validation data (%v): ../shared is absent", err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "validation", "e2e", "dle_resnet50_pytorch.csv"))
 	var rows []dleRow
-	for _, r := range recs[1:] {
-		gpus, _ := strconv.Atoi(r[4])
-		b, _ := strconv.Atoi(strings.Fields(r[6])[0])
-		v, err := strconv.ParseFloat(r[8], 64)
+	for _, r := range recs {
+		gpus, _ := strconv.Atoi(r[col["num_gpus"]])
+		b, _ := strconv.Atoi(strings.Fields(r[col["batch_size"]])[0])
+		v, err := strconv.ParseFloat(r[col["value"]], 64)
 		if err != nil {
 			t.Fatalf("%v: %v", r, err)
 		}
-		rows = append(rows, dleRow{mode: r[2], system: r[3], precision: strings.ToLower(r[5]), gpus: gpus, batch: b, metric: r[7], value: v})
+		rows = append(rows, dleRow{mode: r[col["mode"]], system: r[col["system"]], precision: strings.ToLower(r[col["precision"]]), gpus: gpus, batch: b, metric: r[col["metric"]], value: v})
 	}
 	return rows
 }

@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"encoding/csv"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -34,26 +34,6 @@ func TestKernels_InferSimH800(t *testing.T) {
 		t.Skipf("../shared/validation not available: %v", err)
 	}
 	sys, _ := load(t, "h100", "", 1)
-	read := func(path string) []map[string]string {
-		f, err := os.Open(filepath.Join(root, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []map[string]string
-		for _, r := range rows[1:] {
-			m := map[string]string{}
-			for i, k := range rows[0] {
-				m[k] = r[i]
-			}
-			out = append(out, m)
-		}
-		return out
-	}
 	num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
 	median := func(e []float64) float64 {
 		sort.Float64s(e)
@@ -71,7 +51,7 @@ func TestKernels_InferSimH800(t *testing.T) {
 	}
 	// MLA decode: 128 heads, latent 512 + rope 64.
 	var mla []float64
-	for _, r := range read(filepath.Join("mla", "decode", "h800", "128-512-64.csv")) {
+	for _, r := range csvtest.Rows(t, filepath.Join(root, "mla", "decode", "h800", "128-512-64.csv")) {
 		kv := model.BF16
 		if r["kv_dtype"] == "fp8" {
 			kv = model.FP8
@@ -84,7 +64,7 @@ func TestKernels_InferSimH800(t *testing.T) {
 	var moe []float64
 	floor := float64(sys.Device.Memory.Bandwidth)
 	for _, p := range []string{"decode", "prefill"} {
-		for _, r := range read(filepath.Join("grouped_gemm", p, "h800", "data.csv")) {
+		for _, r := range csvtest.Rows(t, filepath.Join(root, "grouped_gemm", p, "h800", "data.csv")) {
 			e, per := num(r["num_local_experts"]), num(r["tokens_per_expert"])
 			h, in := int(num(r["hidden_size"])), int(num(r["intermediate_size"]))
 			for _, g := range []struct {

@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"encoding/csv"
 	"errors"
 	"math"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -122,16 +122,7 @@ var seedPhase = Phase{Kind: Prefill, Batch: 1, Seq: 2048, Embedding: EmbedOneHot
 // where the row is per head; its Q·Kᵀ row (all 96 heads at once, k =
 // 12288) as 96 per-head GEMMs (k = 128) of the same MACs; and the totals.
 func TestSeedGPT3Table(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "data", "seed-gpt3-gemm-table.csv")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("seed table not available (%v); it lives in ../shared next to the repository", err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "data", "seed-gpt3-gemm-table.csv"))
 	m := mustResolve(t, "gpt3-175b")
 	ops := ExpandAttention(mustOps(t, m, seedPhase))
 	byName := map[string]model.Op{}
@@ -149,12 +140,12 @@ func TestSeedGPT3Table(t *testing.T) {
 	}
 	const layers, heads = 96, 96
 	var seedTotal float64
-	for _, r := range recs[1:] {
-		stage, name, per := r[0], r[1], r[6]
-		sm, _ := strconv.Atoi(r[2])
-		sk, _ := strconv.Atoi(r[3])
-		sn, _ := strconv.Atoi(r[4])
-		smacs, _ := strconv.ParseFloat(r[5], 64)
+	for _, r := range recs {
+		stage, name, per := r[col["stage"]], r[col["op"]], r[col["per"]]
+		sm, _ := strconv.Atoi(r[col["m"]])
+		sk, _ := strconv.Atoi(r[col["k"]])
+		sn, _ := strconv.Atoi(r[col["n"]])
+		smacs, _ := strconv.ParseFloat(r[col["macs"]], 64)
 		op, ok := byName[rowOp[name]]
 		if !ok {
 			t.Errorf("seed row %q: no op %q", name, rowOp[name])

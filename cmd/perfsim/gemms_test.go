@@ -4,11 +4,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/internal/csvtest"
 )
 
 func TestGemmsGolden(t *testing.T) {
@@ -44,15 +45,7 @@ func TestGemmsGolden(t *testing.T) {
 // row of seed 003's GPT-3 175B table (../shared/data/seed-gpt3-gemm-table.csv)
 // and its total.
 func TestGemmsSeedTable(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "data", "seed-gpt3-gemm-table.csv"))
-	if err != nil {
-		t.Skipf("seed table not available (%v); it lives in ../shared next to the repository", err)
-	}
-	defer f.Close()
-	seed, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	scol, seed := csvtest.Read(t, filepath.Join("..", "..", "..", "shared", "data", "seed-gpt3-gemm-table.csv"))
 	stdout, stderr, code := perfsim(t, "gemms", "--model", "gpt3-175b", "--seq", "2048", "--batch", "1", "--phase", "prefill", "--format", "csv")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -74,10 +67,10 @@ func TestGemmsSeedTable(t *testing.T) {
 	}
 	const layers, heads = 96, 96
 	var seedTotal float64
-	for _, s := range seed[1:] {
-		name, per := s[1], s[6]
-		want := map[string]string{"m": s[2], "k": s[3], "n": s[4]}
-		smacs, _ := strconv.ParseFloat(s[5], 64)
+	for _, s := range seed {
+		name, per := s[scol["op"]], s[scol["per"]]
+		want := map[string]string{"m": s[scol["m"]], "k": s[scol["k"]], "n": s[scol["n"]]}
+		smacs, _ := strconv.ParseFloat(s[scol["macs"]], 64)
 		desc := name
 		if per == "head" || per == "all-heads" {
 			desc += " (per head)"

@@ -1,23 +1,30 @@
 // Package csvtest reads the CSV tables that tests check perfsim against:
-// the measurements under ../shared/validation, which a clone may not have
-// beside it. It is for tests only.
+// the measurements under ../shared/validation (and the seed tables under
+// ../shared/data), which a clone may not have beside it. It is for tests
+// only.
 package csvtest
 
 import (
 	"encoding/csv"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 // Read reads the CSV file at path and returns its header as column
-// indexes by name and its records after the header. A file that cannot be
-// opened skips the test, saying ../shared is absent; one that cannot be
-// parsed or has no header fails it.
+// indexes by name and its records after the header. A file whose folder
+// is absent skips the test, saying ../shared is absent; a file missing
+// from a folder that is there, or one that cannot be read or parsed or has
+// no header, fails it: the data are beside the clone but not as the test
+// expects them, which a skip would hide.
 func Read(t testing.TB, path string) (map[string]int, [][]string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("no data (%v): ../shared is absent", err)
+		if _, derr := os.Stat(filepath.Dir(path)); derr != nil {
+			t.Skipf("no data (%v): ../shared is absent", err)
+		}
+		t.Fatalf("%v (its folder is there)", err)
 	}
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
@@ -32,4 +39,20 @@ func Read(t testing.TB, path string) (map[string]int, [][]string) {
 		col[h] = i
 	}
 	return col, recs[1:]
+}
+
+// Rows reads the CSV file at path as Read does and returns each record
+// after the header as a map from the header's names to its fields.
+func Rows(t testing.TB, path string) []map[string]string {
+	t.Helper()
+	col, recs := Read(t, path)
+	out := make([]map[string]string, 0, len(recs))
+	for _, r := range recs {
+		m := make(map[string]string, len(col))
+		for h, i := range col {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package csvtest
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -17,12 +19,60 @@ func TestRead(t *testing.T) {
 	}
 }
 
+func TestRows(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte("a,b\n1,2\n3,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]string{{"a": "1", "b": "2"}, {"a": "3", "b": "4"}}
+	if got := Rows(t, p); !reflect.DeepEqual(got, want) {
+		t.Errorf("Rows = %v, want %v", got, want)
+	}
+}
+
+// TestRead_missingSkips: a file whose folder is absent (../shared not
+// beside the clone) skips.
 func TestRead_missingSkips(t *testing.T) {
+	var skipped bool
 	ok := t.Run("missing", func(t *testing.T) {
-		Read(t, filepath.Join(t.TempDir(), "absent.csv"))
+		defer func() { skipped = t.Skipped() }()
+		Read(t, filepath.Join(t.TempDir(), "absent", "absent.csv"))
 		t.Error("a missing file did not skip")
 	})
-	if !ok {
-		t.Error("the subtest failed instead of skipping")
+	if !ok || !skipped {
+		t.Errorf("the subtest did not skip (passed %v, skipped %v)", ok, skipped)
 	}
+}
+
+// TestRead_missingFileFails: a file missing from a folder that is there
+// (the data set beside the clone, without the file the test expects)
+// fails rather than skips.
+func TestRead_missingFileFails(t *testing.T) {
+	ft := &fakeTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Read(ft, filepath.Join(t.TempDir(), "absent.csv"))
+	}()
+	<-done
+	if !ft.failed || ft.skipped {
+		t.Errorf("a file missing from a folder that is there: failed %v, skipped %v; want a failure", ft.failed, ft.skipped)
+	}
+}
+
+// fakeTB records a fatal failure or a skip and ends the goroutine, as
+// testing.T does, without failing or skipping the test around it.
+type fakeTB struct {
+	testing.TB
+	failed, skipped bool
+}
+
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.failed = true
+	runtime.Goexit()
+}
+func (f *fakeTB) Skipf(format string, args ...any) {
+	f.skipped = true
+	runtime.Goexit()
 }
