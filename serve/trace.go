@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfsim/perfsim/internal/jsonkeys"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -218,6 +219,10 @@ func readJSONL(data []byte, add func(int, string, error), ids prefixIDs) []Reque
 			continue
 		}
 		bad := false
+		for _, d := range jsonkeys.Duplicates(b) {
+			add(line, d.Key, errors.New("given twice (JSON keeps the last; say which one you mean)"))
+			bad = true
+		}
 		for _, f := range []struct {
 			key string
 			nil bool
