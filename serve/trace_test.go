@@ -25,6 +25,7 @@ func TestReadTrace(t *testing.T) {
 		// encoding/json keeps the last of a key given twice; the trace
 		// had replayed the request at 0 s, silently.
 		{"json duplicate", `{"arrival_s": 1, "input_tokens": 10, "output_tokens": 5, "arrival_s": 0}` + "\n", 0, []string{"t.csv:1: arrival_s: given twice"}},
+		{"csv duplicate column", "arrival_s,input_tokens,output_tokens,arrival_s\n0,10,5,3\n", 0, []string{"t.csv:1: arrival_s: the header names it twice"}},
 		{"json missing", `{"arrival_s": 0, "input_tokens": 10}` + "\n" + `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 1, "x": 1}`, 0, []string{"t.csv:1: output_tokens: missing", "t.csv:2: want a JSON object"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
