@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,8 +130,17 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 		return nil
 	}
 	col := map[string]int{}
+	dup := false
 	for i, h := range header {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		k := strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if j, ok := col[k]; ok && slices.Contains([]string{"arrival_s", "input_tokens", "output_tokens", "prefix_id"}, k) {
+			add(1, k, fmt.Errorf("the header names it twice (columns %d and %d)", j+1, i+1))
+			dup = true
+		}
+		col[k] = i
+	}
+	if dup {
+		return nil
 	}
 	var missing []string
 	for _, k := range []string{"arrival_s", "input_tokens", "output_tokens"} {
