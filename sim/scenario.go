@@ -329,7 +329,7 @@ func (sc Scenario) Validate(s Shape) error {
 				field, most = f.name, f.v
 			}
 		}
-		bad(field, "tp %d × pp %d × dp %d × cp %d is %.4g devices, over the limit of %d", sc.TP, sc.PP, sc.DP, sc.CP, d, MaxDevices)
+		bad(field, "tp %d × pp %d × dp %d × cp %d is %.4g devices, over the limit of %d", deg(sc.TP), deg(sc.PP), deg(sc.DP), deg(sc.CP), d, MaxDevices)
 	}
 	// Each length alone is bounded first, so that no sum or product of
 	// them overflows and each flag is blamed for its own value.

@@ -100,12 +100,15 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlagsNoArgs(fs, args, "maxmodel"); err != nil {
 		return err
 	}
-	f, err := parseFormat(o.format)
-	if err != nil {
-		return err
+	// Every flag problem at once, before the hardware is read.
+	f, fmtErr := parseFormat(o.format)
+	fam := simFamily(strings.ToLower(o.family))
+	var famErr error
+	if _, err := fam.Member(1e9); err != nil {
+		famErr = usagef("--family: %v", err)
 	}
-	sc, err := o.scenario(fs)
-	if err != nil {
+	sc, scErr := o.scenario(fs)
+	if err := errors.Join(fmtErr, famErr, scErr); err != nil {
 		return err
 	}
 	dev, err := resolveHardware(o.hw)
@@ -115,10 +118,6 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	sys, err := systemFor(dev, o.devices)
 	if err != nil {
 		return usagef("--devices: %v", err)
-	}
-	fam := simFamily(strings.ToLower(o.family))
-	if _, err := fam.Member(1e9); err != nil {
-		return usagef("--family: %v", err)
 	}
 	// Search from 10 M to 50 T parameters (under workloads.MaxParams, which
 	// a scaled member may overshoot by a layer).
@@ -192,38 +191,39 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 // scenario builds the maxmodel scenario from the flags.
 func (o *maxModelOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	sc := sim.Default()
+	var errs []error
 	mode, err := sim.ParseMode(o.mode)
 	if err != nil {
-		return sc, usagef("--mode: %v", err)
+		errs = append(errs, usagef("--mode: %v", err))
 	}
 	sc.Mode = mode
 	// A flag of the other mode would be silently ignored (issue 17 item 11).
-	only, other := []string{"input", "output"}, "inference"
-	if mode == sim.Inference {
-		only, other = []string{"seq", "recompute", "optimizer", "shard-optimizer", "zero"}, "training"
+	if err == nil {
+		only, other := []string{"input", "output"}, "inference"
+		if mode == sim.Inference {
+			only, other = []string{"seq", "recompute", "optimizer", "shard-optimizer", "zero"}, "training"
+		}
+		errs = append(errs, ignoredFlags(fs, "only for --mode "+other+"; "+mode.String()+" mode would ignore it", only...)...)
 	}
-	if errs := ignoredFlags(fs, "only for --mode "+other+"; "+mode.String()+" mode would ignore it", only...); len(errs) > 0 {
-		return sc, errors.Join(errs...)
-	}
-	if o.devices < 1 {
-		return sc, usagef("--devices: must be at least 1, got %d", o.devices)
+	if o.devices < 1 || o.devices > sim.MaxDevices {
+		errs = append(errs, usagef("--devices: want 1 to %d, got %d", sim.MaxDevices, o.devices))
 	}
 	if o.batch < 1 {
-		return sc, usagef("--batch: must be at least 1, got %d", o.batch)
+		errs = append(errs, usagef("--batch: must be at least 1, got %d", o.batch))
 	}
 	sc.Batch, sc.Seq, sc.Input, sc.Output = o.batch, o.seq, o.input, o.output
 	sc.Weights, sc.Act, sc.KV = o.dtype, o.dtype, o.dtype
 	if sc.Mode == sim.Training {
 		if sc.Weights.Size() < 2 {
-			return sc, usagef("--dtype: training keeps 16-bit or wider weights, not %s", o.dtype)
+			errs = append(errs, usagef("--dtype: training keeps 16-bit or wider weights, not %s", o.dtype))
 		}
 		rc, err := sim.ParseRecompute(o.recompute)
 		if err != nil {
-			return sc, usagef("--recompute: %v", err)
+			errs = append(errs, usagef("--recompute: %v", err))
 		}
 		opt, err := sim.ParseOptimizer(o.optimizer)
 		if err != nil {
-			return sc, usagef("--optimizer: %v", err)
+			errs = append(errs, usagef("--optimizer: %v", err))
 		}
 		sc.Recompute, sc.Optimizer = rc, opt
 		sc.DP = o.devices
@@ -235,6 +235,9 @@ func (o *maxModelOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		}
 	} else {
 		sc.PP = o.devices
+	}
+	if len(errs) > 0 {
+		return sc, errors.Join(errs...)
 	}
 	if fs.Changed("reserve") {
 		r := o.reserve

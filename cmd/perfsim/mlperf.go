@@ -113,6 +113,15 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return nil
 	}
 	var errs []error
+	// A flag of the other suite would be silently ignored (issue 17 item 11).
+	if o.suite == "training" {
+		errs = append(errs, ignoredFlags(fs, "only for --suite inference; the training suite would ignore it", "scenario", "queries", "seed", "input", "output")...)
+		if fs.Changed("global-batch") && o.globalBatch < 1 {
+			errs = append(errs, usagef("--global-batch: must be at least 1, got %d (leave it out for each benchmark's reference batch)", o.globalBatch))
+		}
+	} else {
+		errs = append(errs, ignoredFlags(fs, "only for --suite training; the inference suite would ignore it", "global-batch")...)
+	}
 	if o.bench != "" && o.suite == "inference" {
 		b, err := mlperf.Find(o.bench)
 		if err != nil {
@@ -186,9 +195,6 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return simWorkload{M: m}, nil
 	}
 	if o.suite == "training" {
-		if o.globalBatch < 0 {
-			return usagef("--global-batch: must be positive, got %d", o.globalBatch)
-		}
 		return runMLPerfTraining(stdout, f, sys, o.bench, o.globalBatch, resolve)
 	}
 	rep := mlperfReport{Schema: "perfsim.mlperf/v1", System: sys.Name, Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
