@@ -54,6 +54,15 @@ func TestDerive_badInput(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
+	// A key set twice is ambiguous: the last had won silently.
+	_, err = Derive(base, []string{"memory.bandwidth=8TB/s", "peak.matrix.bf16=2PFLOP/s", "memory.bandwidth=9TB/s"})
+	for _, want := range []string{
+		`--set memory.bandwidth=9TB/s: memory.bandwidth is set twice (also memory.bandwidth=8TB/s)`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
 }
 
 func TestDerive_file(t *testing.T) {
