@@ -47,6 +47,7 @@ func derive(base *Device, sets []string, flag string) (*Device, error) {
 	d := cloneDevice(base)
 	var errs []error
 	var applied []string
+	given := map[string]string{}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
@@ -54,6 +55,11 @@ func derive(base *Device, sets []string, flag string) (*Device, error) {
 			errs = append(errs, fmt.Errorf("%s%q: want key=value with a unit, e.g. memory.bandwidth=8TB/s", flag, s))
 			continue
 		}
+		if prev, ok := given[k]; ok {
+			errs = append(errs, fmt.Errorf("%s%s=%s: %s is set twice (also %s=%s)", flag, k, v, k, k, prev))
+			continue
+		}
+		given[k] = v
 		if err := setKey(d, base, k, v); err != nil {
 			errs = append(errs, fmt.Errorf("%s%s=%s: %w", flag, k, v, err))
 			continue
