@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/model"
 )
 
 // TestHF_today: the config.json files of 14 models a new user tries
@@ -139,5 +141,38 @@ func TestHF_qwen3Next(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "config.json:") || !strings.Contains(err.Error(), tt.key+": ") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s → %s: err = %v, want config.json:LINE: %s: ...%s", tt.from, tt.to, err, tt.key, tt.want)
 		}
+	}
+}
+
+// TestHF_layerTypesWideWindow: a window at least the context long
+// changes nothing, but its layer_types are still checked: a list of the
+// wrong length or with an unknown entry was accepted silently there
+// (issue 13's bad input), and a valid one prices as full attention.
+func TestHF_layerTypesWideWindow(t *testing.T) {
+	cfg := func(types string) string {
+		return `{"architectures": ["MistralForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+	"num_key_value_heads": 4, "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 4096,
+	"sliding_window": 8192` + types + `}`
+	}
+	for _, tt := range []struct{ types, want string }{
+		{`, "layer_types": ["full_attention"]`, "1 entries for 4 layers"},
+		{`, "layer_types": ["full_attention", "x", "full_attention", "full_attention"]`, "unknown layer type x"},
+	} {
+		_, err := LoadHF(strings.NewReader(cfg(tt.types)), "w/config.json")
+		if err == nil || !strings.Contains(err.Error(), "layer_types") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want one naming layer_types: %s", tt.types, err, tt.want)
+		}
+	}
+	plain, err := LoadHF(strings.NewReader(cfg("")), "w/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := LoadHF(strings.NewReader(cfg(`, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]`)), "w/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Params() != listed.Params() || plain.KVBytesPerToken(model.BF16) != listed.KVBytesPerToken(model.BF16) {
+		t.Errorf("listed layer types changed the model: %v against %v parameters, %v against %v KV bytes per token",
+			listed.Params(), plain.Params(), listed.KVBytesPerToken(model.BF16), plain.KVBytesPerToken(model.BF16))
 	}
 }
