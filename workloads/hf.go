@@ -399,7 +399,16 @@ func (h *hfReader) window(c *Config, gated bool) {
 		return
 	}
 	if c.MaxContext > 0 && w >= c.MaxContext {
-		return // a window as long as the context changes nothing
+		// A window as long as the context changes nothing: its layers
+		// are full attention, but the list is still checked.
+		h.layerTypes(c)
+		c.Window = 0
+		for i, t := range c.LayerTypes {
+			if t == MixerSliding {
+				c.LayerTypes[i] = MixerFull
+			}
+		}
+		return
 	}
 	c.Window = w
 	if gated {
