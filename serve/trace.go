@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/perfsim/perfsim/internal/jsonkeys"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -128,8 +130,17 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 		return nil
 	}
 	col := map[string]int{}
+	dup := false
 	for i, h := range header {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		k := strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if j, ok := col[k]; ok && slices.Contains([]string{"arrival_s", "input_tokens", "output_tokens", "prefix_id"}, k) {
+			add(1, k, fmt.Errorf("the header names it twice (columns %d and %d)", j+1, i+1))
+			dup = true
+		}
+		col[k] = i
+	}
+	if dup {
+		return nil
 	}
 	var missing []string
 	for _, k := range []string{"arrival_s", "input_tokens", "output_tokens"} {
@@ -218,6 +229,10 @@ func readJSONL(data []byte, add func(int, string, error), ids prefixIDs) []Reque
 			continue
 		}
 		bad := false
+		for _, d := range jsonkeys.Duplicates(b) {
+			add(line, d.Key, errors.New("given twice (JSON keeps the last; say which one you mean)"))
+			bad = true
+		}
 		for _, f := range []struct {
 			key string
 			nil bool

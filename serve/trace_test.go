@@ -22,6 +22,10 @@ func TestReadTrace(t *testing.T) {
 		{"empty", "arrival_s,input_tokens,output_tokens\n", 0, []string{"no requests"}},
 		{"header", "time,in,out\n0,1,1\n", 0, []string{"t.csv:1: the header lacks arrival_s, input_tokens, output_tokens"}},
 		{"bad values", "arrival_s,input_tokens,output_tokens\nx,1,1\n0,0,1\n0,1,y\n-1,1,1\n", 0, []string{"t.csv:2: arrival_s", "t.csv:3: input_tokens", "t.csv:4: output_tokens", "t.csv:5: arrival_s"}},
+		// encoding/json keeps the last of a key given twice; the trace
+		// had replayed the request at 0 s, silently.
+		{"json duplicate", `{"arrival_s": 1, "input_tokens": 10, "output_tokens": 5, "arrival_s": 0}` + "\n", 0, []string{"t.csv:1: arrival_s: given twice"}},
+		{"csv duplicate column", "arrival_s,input_tokens,output_tokens,arrival_s\n0,10,5,3\n", 0, []string{"t.csv:1: arrival_s: the header names it twice"}},
 		{"json missing", `{"arrival_s": 0, "input_tokens": 10}` + "\n" + `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 1, "x": 1}`, 0, []string{"t.csv:1: output_tokens: missing", "t.csv:2: want a JSON object"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/perfsim/perfsim/internal/jsonkeys"
 )
 
 // HFArchitectures lists the HuggingFace architectures LoadHF reads.
@@ -53,8 +55,8 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		return nil, &ConfigError{File: file, Err: fmt.Errorf("not a JSON object: %w", err)}
 	}
 	h := hfReader{raw: raw, file: file, src: src, asked: map[string]bool{}}
-	for _, d := range duplicateKeys(src) {
-		h.errs = append(h.errs, &ConfigError{File: file, Line: d.line, Key: d.key, Err: errors.New("given twice (JSON keeps the last; say which one you mean)")})
+	for _, d := range jsonkeys.Duplicates(src) {
+		h.errs = append(h.errs, &ConfigError{File: file, Line: d.Line, Key: d.Key, Err: errors.New("given twice (JSON keeps the last; say which one you mean)")})
 	}
 	c := h.config()
 	if c.Kind == "" { // no architecture, or an unsupported one
@@ -380,58 +382,6 @@ func (h *hfReader) locate(err error) error {
 		out[i] = &c
 	}
 	return errors.Join(out...)
-}
-
-// A duplicate is a JSON object key given twice in one object.
-type duplicate struct {
-	key  string // dotted path, e.g. "rope_scaling.factor"
-	line int
-}
-
-// duplicateKeys returns the keys src gives twice in the same object, at
-// the line of the second; encoding/json keeps the last silently.
-func duplicateKeys(src []byte) []duplicate {
-	dec := json.NewDecoder(bytes.NewReader(src))
-	var out []duplicate
-	var walk func(prefix string) bool
-	walk = func(prefix string) bool {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return false
-				}
-				k, _ := kt.(string)
-				if seen[k] {
-					line := 1 + bytes.Count(src[:min(int(dec.InputOffset()), len(src))], []byte("\n"))
-					out = append(out, duplicate{prefix + k, line})
-				}
-				seen[k] = true
-				if !walk(prefix + k + ".") {
-					return false
-				}
-			}
-			_, err = dec.Token() // }
-			return err == nil
-		case json.Delim('['):
-			for dec.More() {
-				if !walk(prefix) {
-					return false
-				}
-			}
-			_, err = dec.Token() // ]
-			return err == nil
-		}
-		return true
-	}
-	walk("")
-	return out
 }
 
 // window reads a sliding window: sliding_window (null for none), applied

@@ -172,8 +172,13 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	if o.disagg && o.maxRate {
 		errs = append(errs, usagef("--disagg: not with --max-rate (a plan searches disaggregated deployments; --max-rate takes one aggregated deployment)"))
 	}
-	if o.requests < 1 || o.maxGPUs < 1 || o.dp < 1 {
-		errs = append(errs, usagef("--requests, --max-gpus, --dp: must be at least 1"))
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"requests", o.requests}, {"max-gpus", o.maxGPUs}, {"dp", o.dp}} {
+		if f.v < 1 {
+			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
+		}
 	}
 	var dts []model.DType
 	for _, s := range o.dtypes {

@@ -30,3 +30,20 @@ func TestServe_horizon(t *testing.T) {
 		t.Errorf("plan serve --rate 1e-300: exit %d, want 2 naming --rate: %s", code, stderr)
 	}
 }
+
+// TestPlanServe_countFlags: each count flag below 1 is named alone; one
+// message had blamed "--requests, --max-gpus, --dp" for any of them.
+func TestPlanServe_countFlags(t *testing.T) {
+	base := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s"}
+	for _, flag := range []string{"--requests", "--max-gpus"} {
+		_, stderr, code := perfsim(t, append(base, flag, "0")...)
+		if code != 2 || !strings.Contains(stderr, flag+": must be at least 1, got 0") {
+			t.Errorf("%s 0: exit %d: %s", flag, code, stderr)
+		}
+		for _, other := range []string{"--requests", "--max-gpus", "--dp"} {
+			if other != flag && strings.Contains(stderr, other) {
+				t.Errorf("%s 0: the error names %s too: %s", flag, other, stderr)
+			}
+		}
+	}
+}
