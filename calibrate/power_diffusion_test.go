@@ -155,7 +155,7 @@ func TestPower_mlenergyV3diffusion(t *testing.T) {
 	dir := powerDir(t)
 	type errs struct{ power, time, energy []float64 }
 	byGPU := map[string]*errs{}
-	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlenergy_v3_diffusion_inference.csv")) {
+	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlenergy_v3_diffusion_inference.csv"), "gpu_model", "model_id", "num_gpus", "height", "width", "inference_steps") {
 		if row["model_id"] != "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS" || row["num_gpus"] != "1" || row["height"] != "1024" || row["width"] != "1024" {
 			continue
 		}

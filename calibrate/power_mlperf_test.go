@@ -52,7 +52,7 @@ func TestPower_mlperfNode(t *testing.T) {
 	}
 	offline := map[string]mlperf.Result{}
 	devs := float64(sys.Devices())
-	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlperf_inference_v4.0_dgx_h100_maxq_power.csv")) {
+	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlperf_inference_v4.0_dgx_h100_maxq_power.csv"), "benchmark", "scenario") {
 		name := row["benchmark"]
 		b, err := mlperf.Find(name)
 		if err != nil {

@@ -95,7 +95,7 @@ func mlenergyPoints(t testing.TB, dir, gpu string) (*hardware.Device, []calibrat
 		t.Fatal(err)
 	}
 	var pts []calibrate.PowerPoint
-	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlenergy_v3_llm_inference.csv")) {
+	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlenergy_v3_llm_inference.csv"), "gpu_model", "model_id", "task", "weight_precision") {
 		name, ok := mlenergyModels[row["model_id"]]
 		if !ok || row["gpu_model"] != gpu || row["task"] != "lm-arena-chat" {
 			continue

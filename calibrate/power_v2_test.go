@@ -60,7 +60,7 @@ func (p v2Point) predict(step model.Seconds, gap model.Watts) model.Joules {
 func mlenergyV2Points(t *testing.T, dir string) []v2Point {
 	var out []v2Point
 	devs := map[string]*hardware.Device{}
-	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlenergy_v2_llm_inference.csv")) {
+	for _, row := range csvtest.Rows(t, filepath.Join(dir, "mlenergy_v2_llm_inference.csv"), "gpu", "model_id", "task", "pipeline_parallel") {
 		name, ok := mlenergyV2Models[row["model_id"]]
 		dn := mlenergyV2Devices[row["gpu"]]
 		if !ok || dn == "" || row["task"] != "llm_text_generation/chat" || row["pipeline_parallel"] != "1" {

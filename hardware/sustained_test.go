@@ -21,7 +21,7 @@ import (
 // the (n, k) counted and how many of them slow down.
 func sustainedShare(t *testing.T, path string) (share float64, families, below int) {
 	t.Helper()
-	col, recs := csvtest.Read(t, path)
+	col, recs := csvtest.Read(t, path, "gemm_dtype", "m", "n", "k", "latency")
 	type nk struct{ n, k int }
 	short, long := map[nk][]float64{}, map[nk][]float64{}
 	for _, r := range recs {

@@ -25,7 +25,7 @@ type megatronRow struct {
 // readMegatron reads the Megatron-Core weak-scaling runs, or skips.
 func readMegatron(t testing.TB) []megatronRow {
 	t.Helper()
-	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "validation", "e2e", "megatron_core_h100_weak_scaling.csv"))
+	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "validation", "e2e", "megatron_core_h100_weak_scaling.csv"), "model_size", "attention_heads", "hidden_size", "layers", "tensor_parallel", "pipeline_parallel", "data_parallel", "global_batch_size", "num_gpus")
 	var rows []megatronRow
 	for _, r := range recs {
 		n := func(k string) int {

@@ -170,7 +170,7 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 // trtllm-bench's own heuristic (serve.TRTLLMBench); nothing is fitted
 // per row. By default every 12th row runs; PERFSIM_LONG=1 runs all.
 func TestValidate_trtllm(t *testing.T) {
-	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "trtllm_0.14_inflight_a100_h100.csv"))
+	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "trtllm_0.14_inflight_a100_h100.csv"), "gpu", "precision", "model", "tp", "pp", "isl", "osl", "value")
 	var errs []float64
 	misses := 0
 	for i, row := range rows {
@@ -219,7 +219,7 @@ func quantile(x []float64, p float64) float64 {
 // to them; the 70B latencies, which do not, to guards by default and to
 // the goals with PERFSIM_LONG=1.
 func TestValidate_vllm(t *testing.T) {
-	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
+	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"), "model", "scenario", "request_rate_rps", "num_prompts")
 	for _, row := range rows {
 		res := vllmRow(t, row, serve.VLLM06SeqOverhead)
 		name := row["model"] + " " + row["scenario"] + " " + row["request_rate_rps"]
@@ -305,7 +305,7 @@ func vllmRow(t testing.TB, row map[string]string, seq model.Seconds) *serve.Resu
 // (throughput falls as the overhead grows). The preset's value must be
 // that fit, to the microsecond.
 func TestFit_vllm06(t *testing.T) {
-	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"))
+	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "vllm_0.6_sharegpt.csv"), "model", "scenario", "request_rate_rps", "num_prompts")
 	var train map[string]string
 	for _, row := range rows {
 		if strings.Contains(row["model"], "8B") && row["scenario"] == "offline" {

@@ -24,7 +24,7 @@ type dleRow struct {
 
 func readDLE(t *testing.T) []dleRow {
 	t.Helper()
-	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "validation", "e2e", "dle_resnet50_pytorch.csv"))
+	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "validation", "e2e", "dle_resnet50_pytorch.csv"), "system", "mode", "precision", "num_gpus", "batch_size", "metric", "value")
 	var rows []dleRow
 	for _, r := range recs {
 		gpus, _ := strconv.Atoi(r[col["num_gpus"]])

@@ -51,7 +51,7 @@ func TestKernels_InferSimH800(t *testing.T) {
 	}
 	// MLA decode: 128 heads, latent 512 + rope 64.
 	var mla []float64
-	for _, r := range csvtest.Rows(t, filepath.Join(root, "mla", "decode", "h800", "128-512-64.csv")) {
+	for _, r := range csvtest.Rows(t, filepath.Join(root, "mla", "decode", "h800", "128-512-64.csv"), "batch_size", "kv_len", "kv_dtype", "latency_us") {
 		kv := model.BF16
 		if r["kv_dtype"] == "fp8" {
 			kv = model.FP8
@@ -64,7 +64,7 @@ func TestKernels_InferSimH800(t *testing.T) {
 	var moe []float64
 	floor := float64(sys.Device.Memory.Bandwidth)
 	for _, p := range []string{"decode", "prefill"} {
-		for _, r := range csvtest.Rows(t, filepath.Join(root, "grouped_gemm", p, "h800", "data.csv")) {
+		for _, r := range csvtest.Rows(t, filepath.Join(root, "grouped_gemm", p, "h800", "data.csv"), "num_local_experts", "tokens_per_expert", "hidden_size", "intermediate_size", "up_proj_us", "down_proj_us") {
 			e, per := num(r["num_local_experts"]), num(r["tokens_per_expert"])
 			h, in := int(num(r["hidden_size"])), int(num(r["intermediate_size"]))
 			for _, g := range []struct {

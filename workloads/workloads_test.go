@@ -122,7 +122,7 @@ var seedPhase = Phase{Kind: Prefill, Batch: 1, Seq: 2048, Embedding: EmbedOneHot
 // where the row is per head; its Q·Kᵀ row (all 96 heads at once, k =
 // 12288) as 96 per-head GEMMs (k = 128) of the same MACs; and the totals.
 func TestSeedGPT3Table(t *testing.T) {
-	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "data", "seed-gpt3-gemm-table.csv"))
+	col, recs := csvtest.Read(t, filepath.Join("..", "..", "shared", "data", "seed-gpt3-gemm-table.csv"), "stage", "op", "m", "k", "n", "per", "macs")
 	m := mustResolve(t, "gpt3-175b")
 	ops := ExpandAttention(mustOps(t, m, seedPhase))
 	byName := map[string]model.Op{}

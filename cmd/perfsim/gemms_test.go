@@ -45,7 +45,7 @@ func TestGemmsGolden(t *testing.T) {
 // row of seed 003's GPT-3 175B table (../shared/data/seed-gpt3-gemm-table.csv)
 // and its total.
 func TestGemmsSeedTable(t *testing.T) {
-	scol, seed := csvtest.Read(t, filepath.Join("..", "..", "..", "shared", "data", "seed-gpt3-gemm-table.csv"))
+	scol, seed := csvtest.Read(t, filepath.Join("..", "..", "..", "shared", "data", "seed-gpt3-gemm-table.csv"), "op", "m", "k", "n", "per", "macs")
 	stdout, stderr, code := perfsim(t, "gemms", "--model", "gpt3-175b", "--seq", "2048", "--batch", "1", "--phase", "prefill", "--format", "csv")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

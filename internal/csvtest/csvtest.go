@@ -8,16 +8,19 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 // Read reads the CSV file at path and returns its header as column
-// indexes by name and its records after the header. A file whose folder
+// indexes by name and its records after the header. Every column named in
+// need must be in the header, or the test fails naming each one missing (a
+// missing name would otherwise index column 0). A file whose folder
 // is absent skips the test, saying ../shared is absent; a file missing
 // from a folder that is there, or one that cannot be read or parsed or has
 // no header, fails it: the data are beside the clone but not as the test
 // expects them, which a skip would hide.
-func Read(t testing.TB, path string) (map[string]int, [][]string) {
+func Read(t testing.TB, path string, need ...string) (map[string]int, [][]string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -38,14 +41,24 @@ func Read(t testing.TB, path string) (map[string]int, [][]string) {
 	for i, h := range recs[0] {
 		col[h] = i
 	}
+	var missing []string
+	for _, n := range need {
+		if _, ok := col[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("%s: no column %s in its header (%s)", path, strings.Join(missing, ", "), strings.Join(recs[0], ","))
+	}
 	return col, recs[1:]
 }
 
-// Rows reads the CSV file at path as Read does and returns each record
-// after the header as a map from the header's names to its fields.
-func Rows(t testing.TB, path string) []map[string]string {
+// Rows reads the CSV file at path as Read does (need names the columns
+// the test reads) and returns each record after the header as a map from
+// the header's names to its fields.
+func Rows(t testing.TB, path string, need ...string) []map[string]string {
 	t.Helper()
-	col, recs := Read(t, path)
+	col, recs := Read(t, path, need...)
 	out := make([]map[string]string, 0, len(recs))
 	for _, r := range recs {
 		m := make(map[string]string, len(col))

@@ -1,10 +1,12 @@
 package csvtest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -60,16 +62,50 @@ func TestRead_missingFileFails(t *testing.T) {
 	}
 }
 
+// TestRead_missingColumnFails: a column the test reads that the header
+// lacks fails, naming it, rather than reading column 0.
+func TestRead_missingColumnFails(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte("a,b\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		need []string
+		fail bool
+	}{
+		{nil, false},
+		{[]string{"a", "b"}, false},
+		{[]string{"a", "c"}, true},
+		{[]string{"c", "d"}, true},
+	} {
+		ft := &fakeTB{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Rows(ft, p, tt.need...)
+		}()
+		<-done
+		if ft.failed != tt.fail {
+			t.Errorf("need %v: failed %v, want %v", tt.need, ft.failed, tt.fail)
+		}
+		if tt.fail && !strings.Contains(ft.msg, tt.need[len(tt.need)-1]) {
+			t.Errorf("need %v: message %q does not name the missing column", tt.need, ft.msg)
+		}
+	}
+}
+
 // fakeTB records a fatal failure or a skip and ends the goroutine, as
 // testing.T does, without failing or skipping the test around it.
 type fakeTB struct {
 	testing.TB
 	failed, skipped bool
+	msg             string
 }
 
 func (f *fakeTB) Helper() {}
 func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.failed = true
+	f.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
 func (f *fakeTB) Skipf(format string, args ...any) {
