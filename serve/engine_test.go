@@ -34,3 +34,18 @@ func TestEngine_validate(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_kvTokensBelowBlock: a KV cache smaller than one block is
+// refused naming --kv-tokens; it had become "the KV cache of 0 tokens"
+// in every request's error.
+func TestEngine_kvTokensBelowBlock(t *testing.T) {
+	e, _ := serve.Preset("vllm", 80<<30)
+	e.KVTokens = e.BlockSize - 1
+	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "--kv-tokens") || !strings.Contains(err.Error(), "block") {
+		t.Errorf("--kv-tokens %d with blocks of %d: error %v", e.KVTokens, e.BlockSize, err)
+	}
+	e.KVTokens = e.BlockSize
+	if err := e.Validate(); err != nil {
+		t.Errorf("--kv-tokens of one block: %v", err)
+	}
+}
