@@ -154,6 +154,8 @@ func (e *Engine) Validate() error {
 	}
 	if e.KVTokens < 0 {
 		bad("kv-tokens", "must not be negative, got %d", e.KVTokens)
+	} else if e.KVTokens > 0 && e.BlockSize >= 1 && e.KVTokens < e.BlockSize {
+		bad("kv-tokens", "%d tokens is less than one KV block of %d (--block-size)", e.KVTokens, e.BlockSize)
 	}
 	for _, o := range []struct {
 		flag string
