@@ -53,3 +53,19 @@ func TestOutputs_checkedFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTrain_formatAndGPUs: plan train has no CSV: --format csv is a
+// usage error naming the formats it has (it printed the table); a GPU
+// count beyond the limit names --gpus (it was "hardware: H100 SXM:
+// 12500000 nodes of 8 devices is more than 16777216 devices", exit 1).
+func TestPlanTrain_formatAndGPUs(t *testing.T) {
+	base := []string{"plan", "train", "--model", "llama3-8b", "--system", "dgx-h100", "--global-batch", "64", "--seq", "2048"}
+	out, stderr, code := perfsim(t, append(base, "--gpus", "8", "--format", "csv")...)
+	if code != 2 || !strings.Contains(stderr, "--format") || !strings.Contains(stderr, "table or json") || out != "" {
+		t.Errorf("--format csv: exit %d, stdout %d bytes: %s", code, len(out), stderr)
+	}
+	_, stderr, code = perfsim(t, append(base, "--gpus", "100000000")...)
+	if code != 2 || !strings.Contains(stderr, "--gpus") {
+		t.Errorf("--gpus 1e8: exit %d, want 2 naming --gpus: %s", code, stderr)
+	}
+}
