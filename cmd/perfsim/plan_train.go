@@ -58,7 +58,7 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.scaling, "scaling", "", "GPU counts for strong scaling (the global batch fixed) and weak scaling (the batch per GPU fixed), e.g. 256,512,1024")
 	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns, a bar per layout, into this file: .svg, .png or .pdf")
 	fs.StringVar(&o.scalingPlot, "scaling-plot", "", "also draw the scaling curve (strong and weak efficiency against GPUs; needs --scaling) into this file: .svg, .png or .pdf")
-	addFormatFlag(fs, &o.format)
+	fs.StringVar(&o.format, "format", "table", "output format: table or json")
 }
 
 func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -68,19 +68,19 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err := parseFlagsNoArgs(fs, args, "plan train"); err != nil {
 		return err
 	}
-	f, err := parseFormat(o.format)
-	if err != nil {
-		return err
-	}
 	var errs []error
+	f := format(o.format)
+	if f != formatTable && f != formatJSON {
+		errs = append(errs, usagef("--format: unknown format %q (plan train writes table or json)", o.format))
+	}
 	if o.model == "" {
 		errs = append(errs, usagef("--model: no model given"))
 	}
 	if o.system == "" {
 		errs = append(errs, usagef("--system: no system given (%s)", strings.Join(hardware.SystemNames(), ", ")))
 	}
-	if o.gpus < 1 {
-		errs = append(errs, usagef("--gpus: must be at least 1, got %d", o.gpus))
+	if o.gpus < 1 || o.gpus > sim.MaxDevices {
+		errs = append(errs, usagef("--gpus: want 1 to %d, got %d", sim.MaxDevices, o.gpus))
 	}
 	if o.gb < 1 {
 		errs = append(errs, usagef("--global-batch: must be at least 1, got %d", o.gb))
