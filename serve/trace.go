@@ -306,8 +306,10 @@ func ParseLengths(s string) (Lengths, error) {
 		if len(v) == 4 {
 			lo, hi = v[2], v[3]
 		}
-		if !(v[0] >= 1) || !(v[1] >= 0) || v[0] > 1<<30 || !posInt(lo) || !posInt(hi) || hi < lo {
-			return nil, fmt.Errorf("%q: want %s:MEAN:SD[:MIN:MAX] with MEAN ≥ 1, SD ≥ 0 and 1 ≤ MIN ≤ MAX whole tokens", s, parts[0])
+		// An SD beyond the largest length (2^30 tokens) is no distribution
+		// of lengths, and overflows the lognormal's parameters.
+		if !(v[0] >= 1) || !(v[1] >= 0) || v[0] > 1<<30 || v[1] > 1<<30 || !posInt(lo) || !posInt(hi) || hi < lo {
+			return nil, fmt.Errorf("%q: want %s:MEAN:SD[:MIN:MAX] with 1 ≤ MEAN ≤ 2^30, 0 ≤ SD ≤ 2^30 and 1 ≤ MIN ≤ MAX whole tokens", s, parts[0])
 		}
 		if parts[0] == "normal" {
 			return Normal{v[0], v[1], int(lo), int(hi)}, nil
