@@ -17,6 +17,9 @@ import (
 // arriving there had a TTFT of 0 and the run's energy was +Inf J).
 const MaxTime = 1e8
 
+// MaxRequests bounds the requests of one run.
+const MaxRequests = 0
+
 // A Request is one prompt sent to the server.
 type Request struct {
 	ID      int
