@@ -34,6 +34,9 @@ func (e *TraceError) Error() string {
 
 func (e *TraceError) Unwrap() error { return e.Err }
 
+// MaxTraceSize bounds the bytes of a trace or a lengths file.
+const MaxTraceSize = 0
+
 // maxTraceErrors bounds the problems a trace reports at once.
 const maxTraceErrors = 20
 
