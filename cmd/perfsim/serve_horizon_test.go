@@ -59,3 +59,15 @@ func TestServe_lengthSD(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_traceNotRegular: --trace and --input file: take regular
+// files of at most serve.MaxTraceSize: /dev/zero is refused at once,
+// naming the flag (it had been read without end).
+func TestServe_traceNotRegular(t *testing.T) {
+	for _, args := range [][]string{{"--trace", "/dev/zero"}, {"--rate", "5", "--requests", "10", "--input", "file:/dev/zero"}} {
+		_, stderr, code := perfsim(t, append([]string{"serve", "--hw", "h100", "--model", "llama3-8b"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, args[len(args)-2]) || !strings.Contains(stderr, "character device") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
