@@ -135,10 +135,8 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 	w := trtModel(t, row["model"])
 	sc := sim.Default()
 	sc.TP, sc.PP = tp, pp
-	bytes := 2.0
 	if row["precision"] == "FP8" {
 		sc.Weights, sc.Act, sc.KV = model.FP8, model.FP8, model.FP8
-		bytes = 1
 	}
 	e, err := serve.Preset("trtllm", sys.Device.Memory.Limit())
 	if err != nil {
@@ -148,7 +146,19 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.MaxSeqs, e.MaxTokens = serve.TRTLLMBench(sys.Device.Memory.Limit(), tp*pp, pp, w.Params(), bytes, w.KVBytesPerToken(sc.KV), isl, osl)
+	// trtllm-bench v0.14 read these from benchmark_config.yml by the
+	// HuggingFace name; it lists no Llama 3.1 model, though NVIDIA's
+	// perf-overview says its workflow ran only the models it lists, so
+	// each Llama 3.1 row takes the entry of its Llama 3 twin (the same
+	// architecture and sizes; an assumption, docs/serving.md).
+	hf := map[string]string{
+		"LLaMA v3 70B": "meta-llama/Meta-Llama-3-70B", "LLaMA v3.1 70B": "meta-llama/Meta-Llama-3-70B",
+		"LLaMA v3.1 8B": "meta-llama/Meta-Llama-3-8B", "Mistral 7B": "mistralai/Mistral-7B-v0.1",
+	}[row["model"]]
+	e.MaxSeqs, e.MaxTokens, err = serve.TRTLLMBench014(hf, tp, pp, isl+osl)
+	if err != nil {
+		t.Fatalf("%s tp%d: %v", row["model"], tp, err)
+	}
 	n := trtRequests[[2]int{isl, osl}]
 	reqs, err := (&serve.Workload{N: n, Arrival: serve.AllAtOnce, Input: serve.Fixed(isl), Output: serve.Fixed(osl)}).Requests()
 	if err != nil {
@@ -166,9 +176,9 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 
 // TestValidate_trtllm compares the trtllm preset's throughput at maximum
 // load with TensorRT-LLM v0.14's published figures (217 rows): median
-// |error| ≤ 10%. max_batch_size and max_num_tokens come from
-// trtllm-bench's own heuristic (serve.TRTLLMBench); nothing is fitted
-// per row. By default every 12th row runs; PERFSIM_LONG=1 runs all.
+// |error| ≤ 10%. max_batch_size and max_num_tokens are those v0.14's
+// trtllm-bench build read from its benchmark_config.yml
+// (serve.TRTLLMBench014); nothing is fitted per row. By default every 12th row runs; PERFSIM_LONG=1 runs all.
 func TestValidate_trtllm(t *testing.T) {
 	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "trtllm_0.14_inflight_a100_h100.csv"), "gpu", "precision", "model", "tp", "pp", "isl", "osl", "value")
 	var errs []float64
