@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -273,7 +274,7 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 	var base *Device
 	if strings.HasSuffix(strings.ToLower(baseName), ".toml") {
 		p := filepath.Join(filepath.Dir(file), baseName)
-		b, rerr := os.ReadFile(p)
+		b, rerr := fileio.ReadFile(p, maxFileSize, "hardware file")
 		if rerr != nil {
 			return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: rerr}
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfsim/perfsim/model"
 )
@@ -103,5 +104,32 @@ func TestDerive_file(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.name) {
 			t.Errorf("%s: %v, want an error naming the file and %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestDerive_baseNotRegular: a derived file's base file is read as every
+// hardware file is, a regular file of at most MaxFileSize: a base linked
+// to /dev/zero was read without end (os.ReadFile).
+func TestDerive_baseNotRegular(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.toml")); err != nil {
+		t.Skip(err)
+	}
+	p := filepath.Join(dir, "d.toml")
+	if err := os.WriteFile(p, []byte("base = \"zero.toml\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := LoadFile(p); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "base") || !strings.Contains(err.Error(), "character device") {
+			t.Errorf("base linked to /dev/zero: error %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("base linked to /dev/zero: still reading after 10 s")
 	}
 }

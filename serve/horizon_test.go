@@ -97,3 +97,23 @@ func TestHorizon_finiteOutput(t *testing.T) {
 		t.Errorf("result does not encode: %v", err)
 	}
 }
+
+// TestWorkload_maxRequests: a run's requests are bounded (MaxRequests,
+// each a few hundred bytes with its metrics): serve --requests 1e11 had
+// died of "fatal error: runtime: out of memory" allocating them, and
+// 3e7 grew past 10 GB.
+func TestWorkload_maxRequests(t *testing.T) {
+	fixed := serve.Fixed(16)
+	w := serve.Workload{N: serve.MaxRequests + 1, Arrival: serve.AllAtOnce, Input: fixed, Output: fixed}
+	if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "--requests") {
+		t.Errorf("%d requests: error %v, want one naming --requests", w.N, err)
+	}
+	w.N = 100_000_000_000
+	if _, err := w.Requests(); err == nil {
+		t.Errorf("1e11 requests: no error")
+	}
+	w.N = serve.MaxRequests
+	if err := w.Validate(); err != nil {
+		t.Errorf("MaxRequests: %v", err)
+	}
+}

@@ -36,9 +36,9 @@ const maxLengthErrors = 20
 // ignored; every value is drawn with equal weight. Problems name
 // file:line, up to 20 at once.
 func ReadLengths(r io.Reader, file string) (Empirical, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	data, err := readLimited(r, file, "lengths file")
 	if err != nil {
-		return nil, fmt.Errorf("serve: %s: %w", file, err)
+		return nil, err
 	}
 	var out Empirical
 	var errs []error

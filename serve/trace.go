@@ -34,6 +34,10 @@ func (e *TraceError) Error() string {
 
 func (e *TraceError) Unwrap() error { return e.Err }
 
+// MaxTraceSize bounds the bytes of a trace or a lengths file: 64 MiB is
+// over ten million rows, more than MaxRequests.
+const MaxTraceSize = 64 << 20
+
 // maxTraceErrors bounds the problems a trace reports at once.
 const maxTraceErrors = 20
 
@@ -47,9 +51,9 @@ const maxTraceErrors = 20
 // maxContext > 0, their sum at most maxContext. Every problem is
 // reported at once (up to 20), each with its file:line:key.
 func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
-	data, err := io.ReadAll(r)
+	data, err := readLimited(r, file, "trace")
 	if err != nil {
-		return nil, fmt.Errorf("serve: %s: %w", file, err)
+		return nil, err
 	}
 	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	var reqs []Request
@@ -68,6 +72,9 @@ func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
 	if len(errs) == 0 && len(reqs) == 0 {
 		return nil, fmt.Errorf("serve: %s: the trace holds no requests", file)
 	}
+	if len(reqs) > MaxRequests {
+		return nil, fmt.Errorf("serve: %s: %d requests, over the %d a run simulates", file, len(reqs), MaxRequests)
+	}
 	prev := model.Seconds(0)
 	for i := range reqs {
 		q := &reqs[i]
@@ -84,6 +91,19 @@ func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
 		return nil, errors.Join(errs...)
 	}
 	return reqs, nil
+}
+
+// readLimited reads r whole up to MaxTraceSize bytes; past them it is an
+// error, not a file cut short.
+func readLimited(r io.Reader, file, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxTraceSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("serve: %s: %w", file, err)
+	}
+	if len(data) > MaxTraceSize {
+		return nil, fmt.Errorf("serve: %s: over the %d MiB limit for a %s", file, MaxTraceSize>>20, what)
+	}
+	return data, nil
 }
 
 // traceValue checks one request's fields; ID is the line.
@@ -306,8 +326,10 @@ func ParseLengths(s string) (Lengths, error) {
 		if len(v) == 4 {
 			lo, hi = v[2], v[3]
 		}
-		if !(v[0] >= 1) || !(v[1] >= 0) || v[0] > 1<<30 || !posInt(lo) || !posInt(hi) || hi < lo {
-			return nil, fmt.Errorf("%q: want %s:MEAN:SD[:MIN:MAX] with MEAN ≥ 1, SD ≥ 0 and 1 ≤ MIN ≤ MAX whole tokens", s, parts[0])
+		// An SD beyond the largest length (2^30 tokens) is no distribution
+		// of lengths, and overflows the lognormal's parameters.
+		if !(v[0] >= 1) || !(v[1] >= 0) || v[0] > 1<<30 || v[1] > 1<<30 || !posInt(lo) || !posInt(hi) || hi < lo {
+			return nil, fmt.Errorf("%q: want %s:MEAN:SD[:MIN:MAX] with 1 ≤ MEAN ≤ 2^30, 0 ≤ SD ≤ 2^30 and 1 ≤ MIN ≤ MAX whole tokens", s, parts[0])
 		}
 		if parts[0] == "normal" {
 			return Normal{v[0], v[1], int(lo), int(hi)}, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -163,41 +164,60 @@ func runGemmsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // gemms decomposes the model and builds the report.
 func gemms(o gemmsOptions) (*gemmsReport, error) {
+	// Every flag problem at once, before the model is read.
+	var errs []error
 	kind, err := workloads.ParsePhaseKind(o.phase)
 	if err != nil {
-		return nil, usagef("--phase: %v", err)
+		errs = append(errs, usagef("--phase: %v", err))
 	}
 	if o.batch <= 0 {
-		return nil, usagef("--batch %d: must be positive", o.batch)
+		errs = append(errs, usagef("--batch %d: must be positive", o.batch))
 	}
 	if o.seq <= 0 {
-		return nil, usagef("--seq %d: must be positive", o.seq)
+		errs = append(errs, usagef("--seq %d: must be positive", o.seq))
 	}
 	if o.context < 0 {
-		return nil, usagef("--context %d: must not be negative", o.context)
+		errs = append(errs, usagef("--context %d: must not be negative", o.context))
 	}
 	if o.tp <= 0 {
-		return nil, usagef("--tp %d: must be positive", o.tp)
+		errs = append(errs, usagef("--tp %d: must be positive", o.tp))
 	}
 	ph := workloads.Phase{Kind: kind, Batch: o.batch, Seq: o.seq, Context: o.context, TP: o.tp,
 		PerHead: !o.fusedQKV, AllLogits: true, Embedding: workloads.EmbedGather}
 	switch o.embedding {
 	case "auto", "onehot", "one-hot", "gather":
 	default:
-		return nil, usagef("--embedding: unknown %q (want auto, gather or onehot)", o.embedding)
+		errs = append(errs, usagef("--embedding: unknown %q (want auto, gather or onehot)", o.embedding))
 	}
 	switch o.logits {
 	case "all":
 	case "last":
 		ph.AllLogits = false
 	default:
-		return nil, usagef("--logits: unknown %q (want all or last)", o.logits)
+		errs = append(errs, usagef("--logits: unknown %q (want all or last)", o.logits))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	m, err := resolveModel(o.model)
 	if err != nil {
 		return nil, err
 	}
 	sh := m.Shape()
+	if sh.Kind != workloads.Decoder && sh.Kind != workloads.Encoder {
+		// A CNN or a ViT has no sequence to set: the flags would be ignored.
+		for _, f := range []struct {
+			name    string
+			changed bool
+		}{{"seq", o.seqChanged}, {"context", o.ctxChanged}} {
+			if f.changed {
+				errs = append(errs, usagef("--%s: %s is a %s, without a token sequence to set", f.name, m.Name(), sh.Kind))
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+	}
 	// The seed's table is GPT-3's, with the embedding as a one-hot GEMM:
 	// auto shows GPT-3 so and every other model as it runs, a lookup.
 	if o.embedding == "onehot" || o.embedding == "one-hot" || (o.embedding == "auto" && strings.HasPrefix(m.Name(), "gpt3")) {
@@ -339,6 +359,9 @@ func writeGemmsTable(w io.Writer, rep *gemmsReport, all bool) error {
 		fmt.Fprintf(w, ", context %d", rep.Context)
 	case rep.Seq > 0:
 		fmt.Fprintf(w, ", seq %d", rep.Seq)
+		if rep.Context > 0 {
+			fmt.Fprintf(w, ", context %d", rep.Context)
+		}
 	}
 	if rep.TP > 1 {
 		fmt.Fprintf(w, ", tp %d (one device)", rep.TP)

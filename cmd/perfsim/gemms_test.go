@@ -158,3 +158,28 @@ func TestGemmsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGemms_flagsReviewed: every flag problem at once; --seq and
+// --context on a model without a token sequence (a CNN) are refused, not
+// ignored; a prefill's --context shows in the table's title. gemms had
+// stopped at the first bad flag, printed resnet50's GEMMs for --seq 100
+// as if it applied, and titled a prefill after 100 cached tokens "seq
+// 2048" alone.
+func TestGemms_flagsReviewed(t *testing.T) {
+	_, stderr, code := perfsim(t, "gemms", "--model", "llama3-8b", "--phase", "sideways", "--batch", "0", "--seq", "-1", "--tp", "0")
+	for _, want := range []string{"--phase", "--batch", "--seq", "--tp"} {
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("four bad flags: exit %d, %s not named: %s", code, want, stderr)
+		}
+	}
+	for _, flag := range []string{"--seq", "--context"} {
+		_, stderr, code := perfsim(t, "gemms", "--model", "resnet50", flag, "100")
+		if code != 2 || !strings.Contains(stderr, flag) {
+			t.Errorf("resnet50 %s 100: exit %d: %s", flag, code, stderr)
+		}
+	}
+	out, stderr, code := perfsim(t, "gemms", "--model", "llama3-8b", "--context", "100")
+	if code != 0 || !strings.HasPrefix(out, "llama3-8b, prefill, batch 1, seq 2048, context 100;") {
+		t.Errorf("prefill after 100 tokens: exit %d, title %q: %s", code, strings.SplitN(out, "\n", 2)[0], stderr)
+	}
+}

@@ -180,6 +180,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
 	}
+	if o.requests > serve.MaxRequests {
+		errs = append(errs, usagef("--requests: want 1 to %d, got %d", serve.MaxRequests, o.requests))
+	}
 	var dts []model.DType
 	for _, s := range o.dtypes {
 		d, err := model.ParseDType(s)

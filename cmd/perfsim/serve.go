@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
 	"github.com/perfsim/perfsim/sim"
@@ -231,7 +231,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	}
 	var reqs []serve.Request
 	if o.trace != "" {
-		f, err := os.Open(o.trace)
+		f, err := fileio.Open(o.trace, serve.MaxTraceSize, "trace")
 		if err != nil {
 			return nil, usagef("--trace: %v", err)
 		}

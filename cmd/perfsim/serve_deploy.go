@@ -1,12 +1,12 @@
 package main
 
 import (
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
 	"github.com/perfsim/perfsim/sim"
@@ -128,7 +128,7 @@ func (o *deployOptions) device(hw string) (*hardware.Device, error) {
 // distribution, one token count per line.
 func lengths(flag, s string) (serve.Lengths, error) {
 	if path, ok := strings.CutPrefix(s, "file:"); ok {
-		f, err := os.Open(path)
+		f, err := fileio.Open(path, serve.MaxTraceSize, "lengths file")
 		if err != nil {
 			return nil, usagef("--%s: %v", flag, err)
 		}

@@ -47,3 +47,27 @@ func TestPlanServe_countFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_lengthSD: a length distribution's SD beyond the largest
+// length is a usage error naming --input; lognormal:100:1e308 had drawn
+// -9223372036854775808 tokens for every request (exit 1).
+func TestServe_lengthSD(t *testing.T) {
+	for _, in := range []string{"lognormal:100:1e308", "normal:100:1e308"} {
+		_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--requests", "20", "--input", in)
+		if code != 2 || !strings.Contains(stderr, "--input") || strings.Contains(stderr, "-9223372036854775808") {
+			t.Errorf("--input %s: exit %d: %s", in, code, stderr)
+		}
+	}
+}
+
+// TestServe_traceNotRegular: --trace and --input file: take regular
+// files of at most serve.MaxTraceSize: /dev/zero is refused at once,
+// naming the flag (it had been read without end).
+func TestServe_traceNotRegular(t *testing.T) {
+	for _, args := range [][]string{{"--trace", "/dev/zero"}, {"--rate", "5", "--requests", "10", "--input", "file:/dev/zero"}} {
+		_, stderr, code := perfsim(t, append([]string{"serve", "--hw", "h100", "--model", "llama3-8b"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, args[len(args)-2]) || !strings.Contains(stderr, "character device") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
