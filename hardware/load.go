@@ -20,7 +20,9 @@ import (
 // gives no memory.reserve: the CUDA (or ROCm) context, library workspaces
 // (cuBLAS, NCCL buffers) and allocator slack. It is an assumption, not a
 // measurement: a PyTorch process holds about 0.5 GiB of context before it
-// allocates a tensor; the rest is headroom.
+// allocates a tensor; the rest is headroom. A serving engine's own
+// buffers that its code sizes are counted apart from it (package serve,
+// TRTLLMBuffers); the reserve stays for what no source sizes.
 const DefaultReserve = model.Bytes(2 << 30)
 
 // GPUUsableFraction is the share of a GPU's physical memory that programs

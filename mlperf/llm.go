@@ -78,6 +78,10 @@ func replica(dev *hardware.Device, w sim.Workload, b Benchmark, tp, in, out int)
 		return nil, err
 	}
 	e.MaxSeqs, e.MaxTokens = serve.TRTLLMBench(capacity, tp, 1, w.Params(), b.Precision.Size(), w.KVBytesPerToken(sc.KV), in, out)
+	// trtllm-bench builds for the dataset's longest request
+	// (tensorrt_llm/bench/build/build.py: max_seq_len = isl + osl); the
+	// runtime's buffers are sized by it (serve.TRTLLMBuffers).
+	e.MaxSeqLen = in + out
 	if _, _, err := e.KVCapacity(p); err != nil {
 		return nil, err
 	}

@@ -123,6 +123,12 @@ type Engine struct {
 	// batch only after (what Run in package sim prices, and
 	// TensorRT-LLM's old gptSessionBenchmark).
 	Static bool
+	// Buffers says how the engine's own runtime buffers, sized by its
+	// build limits, are counted before the KV cache (NoBuffers: left to
+	// the device's reserve); MaxSeqLen is the build's max_seq_len those
+	// buffers are sized by (0: the model's context).
+	Buffers   BufferModel
+	MaxSeqLen int
 	// Source says where the preset's settings come from.
 	Source string
 }
@@ -167,6 +173,9 @@ func (e *Engine) Validate() error {
 	}
 	if e.SchedulerSteps < 0 {
 		bad("scheduler-steps", "must not be negative, got %d", e.SchedulerSteps)
+	}
+	if e.MaxSeqLen < 0 {
+		bad("max-seq-len", "must not be negative, got %d", e.MaxSeqLen)
 	}
 	return errors.Join(errs...)
 }
@@ -255,8 +264,8 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88, disable_overlap_schedule false), managers/scheduler.py (prefill batches first); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
-			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve,
-			Source: "TensorRT-LLM v0.14: docs/source/advanced/gpt-attention.md (in-flight batching, chunked context), KvCacheConfig free_gpu_memory_fraction 0.9, CapacitySchedulerPolicy GUARANTEED_NO_EVICT, BuildConfig max_batch_size 256 max_num_tokens 8192 tokens_per_block 64"}, nil
+			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve, Buffers: TRTLLM014Buffers,
+			Source: "TensorRT-LLM v0.14: docs/source/advanced/gpt-attention.md (in-flight batching, chunked context), KvCacheConfig free_gpu_memory_fraction 0.9, CapacitySchedulerPolicy GUARANTEED_NO_EVICT, BuildConfig max_batch_size 256 max_num_tokens 8192 tokens_per_block 64; runtime and decoder buffers before the KV cache (serve.TRTLLMBuffers)"}, nil
 	}
 	return Engine{}, fmt.Errorf("unknown engine %q (want %s)", name, strings.Join(Engines(), ", "))
 }
@@ -303,7 +312,8 @@ func TRTLLMBench(capacity model.Bytes, devices, pp int, params float64, weightBy
 
 // KVCapacity returns the KV cache of one replica in tokens, from the
 // memory of one device as p sizes it (weights, the activations of an
-// iteration of MaxTokens tokens, the framework reserve) and the
+// iteration of MaxTokens tokens, the framework reserve, and the
+// engine's runtime buffers under its buffer model, m.Buffers) and the
 // engine's fraction of it, or e.KVTokens when set. Err: nothing left for
 // the KV cache.
 func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
@@ -311,6 +321,7 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	if err != nil {
 		return 0, m, err
 	}
+	m.Buffers = e.RuntimeBuffers(p)
 	if e.KVTokens > 0 {
 		return e.KVTokens, m, nil
 	}
@@ -318,22 +329,25 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	if c <= 0 {
 		c = float64(m.Capacity)
 	}
+	// Buffers allocated before the KV cache come off what it is sized
+	// from in full (TRTLLMBufferSet: TensorRT-LLM allocates them first).
+	held := float64(m.Weights + m.Activations + m.Reserve + m.Buffers)
 	var kv float64
 	switch e.MemBase {
 	case OfTotal:
-		kv = c*e.MemFraction - float64(m.Weights+m.Activations+m.Reserve)
+		kv = c*e.MemFraction - held
 	case OfTotalStatic:
 		kv = c*e.MemFraction - float64(m.Weights)
 	case OfFree:
-		kv = e.MemFraction * (c - float64(m.Weights+m.Activations+m.Reserve))
+		kv = e.MemFraction * (c - held)
 	}
 	if !(m.KVPerToken > 0) {
 		return 0, m, errors.New("serve: the model has no KV cache")
 	}
 	tokens := math.Floor(kv / float64(m.KVPerToken))
 	if tokens < float64(e.BlockSize) {
-		return 0, m, fmt.Errorf("serve: no memory left for the KV cache: %s per device holds %s of weights, %s of activations and %s reserved (engine %s, fraction %.2f)",
-			model.Bytes(c), m.Weights, m.Activations, m.Reserve, e.Name, e.MemFraction)
+		return 0, m, fmt.Errorf("serve: no memory left for the KV cache: %s per device holds %s of weights, %s of activations, %s of runtime buffers and %s reserved (engine %s, fraction %.2f)",
+			model.Bytes(c), m.Weights, m.Activations, m.Buffers, m.Reserve, e.Name, e.MemFraction)
 	}
 	return int(math.Min(tokens, 1<<40)), m, nil
 }

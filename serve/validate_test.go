@@ -159,6 +159,10 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 	if err != nil {
 		t.Fatalf("%s tp%d: %v", row["model"], tp, err)
 	}
+	// trtllm-bench build sets max_seq_len to the dataset's isl + osl
+	// (bench/build/build.py @b0880169); the runtime's buffers are sized
+	// by it (serve.TRTLLMBuffers).
+	e.MaxSeqLen = isl + osl
 	n := trtRequests[[2]int{isl, osl}]
 	reqs, err := (&serve.Workload{N: n, Arrival: serve.AllAtOnce, Input: serve.Fixed(isl), Output: serve.Fixed(osl)}).Requests()
 	if err != nil {

@@ -354,6 +354,9 @@ func (p *Pricer) fail(err error) {
 	}
 }
 
+// Shape returns the model's shape as the pricer sees it.
+func (p *Pricer) Shape() Shape { return p.r.shape }
+
 // Err returns the first error pricing met (a decomposition that failed),
 // nil when none did.
 func (p *Pricer) Err() error { return p.r.c.err }

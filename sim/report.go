@@ -160,8 +160,12 @@ type Memory struct {
 	Gradients   model.Bytes
 	Optimizer   model.Bytes // master weights and moments
 	Reserve     model.Bytes // framework, CUDA context, workspace
-	Total       model.Bytes
-	Capacity    model.Bytes // physical memory
+	// Buffers is a serving engine's own runtime buffers, sized by its
+	// build limits (package serve sets it where it models them; sim
+	// leaves it 0 and Total does not count it).
+	Buffers  model.Bytes
+	Total    model.Bytes
+	Capacity model.Bytes // physical memory
 	// Usable is what programs can allocate (hardware.Memory.Limit): the
 	// figure a fit is sized against.
 	Usable model.Bytes

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
 )
 
 // statsJSON is one metric's summary, in seconds.
@@ -23,37 +24,41 @@ func statsOf(s serve.Stats) statsJSON { return statsJSON(s) }
 
 // serveSummary is perfsim serve's result: JSON keys in base units.
 type serveSummary struct {
-	Schema               string    `json:"schema"`
-	Model                string    `json:"model"`
-	Hardware             string    `json:"hardware"`
-	Calibration          string    `json:"calibration"`
-	Engine               string    `json:"engine"`
-	TP                   int       `json:"tp"`
-	PP                   int       `json:"pp"`
-	DP                   int       `json:"dp"`
-	GPUs                 int       `json:"gpus"`
-	Requests             int       `json:"requests"`
-	MaxSeqs              int       `json:"max_seqs"`
-	MaxTokens            int       `json:"max_tokens"`
-	KVCacheTokens        int       `json:"kv_cache_tokens"`
-	DurationS            float64   `json:"duration_s"`
-	QueueS               statsJSON `json:"queue_s"`
-	TTFTS                statsJSON `json:"ttft_s"`
-	TPOTS                statsJSON `json:"tpot_s"`
-	ITLS                 statsJSON `json:"itl_s"`
-	E2ES                 statsJSON `json:"e2e_s"`
-	RequestsPerS         float64   `json:"requests_per_s"`
-	OutputTokensPerS     float64   `json:"output_tokens_per_s"`
-	OutputTokensPerSGPU  float64   `json:"output_tokens_per_s_per_gpu"`
-	GoodputRequestsPerS  float64   `json:"goodput_requests_per_s"`
-	TTFTSLOS             float64   `json:"ttft_slo_s"`
-	TPOTSLOS             float64   `json:"tpot_slo_s"`
-	Utilization          float64   `json:"utilization"`
-	MeanRequestsInSystem float64   `json:"mean_requests_in_system"`
-	Iterations           int       `json:"iterations"`
-	Preemptions          int       `json:"preemptions"`
-	Overloaded           bool      `json:"overloaded"`
-	Verdict              string    `json:"verdict"`
+	Schema        string `json:"schema"`
+	Model         string `json:"model"`
+	Hardware      string `json:"hardware"`
+	Calibration   string `json:"calibration"`
+	Engine        string `json:"engine"`
+	TP            int    `json:"tp"`
+	PP            int    `json:"pp"`
+	DP            int    `json:"dp"`
+	GPUs          int    `json:"gpus"`
+	Requests      int    `json:"requests"`
+	MaxSeqs       int    `json:"max_seqs"`
+	MaxTokens     int    `json:"max_tokens"`
+	KVCacheTokens int    `json:"kv_cache_tokens"`
+	// RuntimeBuffersBytes is the engine's own runtime buffers on one
+	// device, counted before the KV cache (trtllm only).
+	RuntimeBuffersBytes  int64      `json:"runtime_buffers_bytes,omitempty"`
+	DurationS            float64    `json:"duration_s"`
+	QueueS               statsJSON  `json:"queue_s"`
+	TTFTS                statsJSON  `json:"ttft_s"`
+	TPOTS                statsJSON  `json:"tpot_s"`
+	ITLS                 statsJSON  `json:"itl_s"`
+	E2ES                 statsJSON  `json:"e2e_s"`
+	RequestsPerS         float64    `json:"requests_per_s"`
+	OutputTokensPerS     float64    `json:"output_tokens_per_s"`
+	OutputTokensPerSGPU  float64    `json:"output_tokens_per_s_per_gpu"`
+	GoodputRequestsPerS  float64    `json:"goodput_requests_per_s"`
+	TTFTSLOS             float64    `json:"ttft_slo_s"`
+	TPOTSLOS             float64    `json:"tpot_slo_s"`
+	Utilization          float64    `json:"utilization"`
+	MeanRequestsInSystem float64    `json:"mean_requests_in_system"`
+	Iterations           int        `json:"iterations"`
+	Preemptions          int        `json:"preemptions"`
+	Overloaded           bool       `json:"overloaded"`
+	Verdict              string     `json:"verdict"`
+	mem                  sim.Memory // one device as the KV cache was sized (the table's memory line)
 	// Present only where they apply (serve_deploy.go).
 	Router      string     `json:"router,omitempty"`
 	Users       int        `json:"users,omitempty"`
@@ -106,6 +111,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
 		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
+		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
 		DurationS: float64(res.Duration),
 		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), ITLS: statsOf(res.ITL), E2ES: statsOf(res.E2E),
 		RequestsPerS: res.RequestsPerSecond, OutputTokensPerS: res.OutputTokensPerSecond,
@@ -121,6 +127,10 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	fmt.Fprintf(tw, "model\t%s\n", s.Model)
 	fmt.Fprintf(tw, "hardware\t%s (%s)\n", s.Hardware, s.Calibration)
 	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, KV cache %d tokens per replica)\n", s.Engine, s.MaxSeqs, s.MaxTokens, s.KVCacheTokens)
+	if m := s.mem; m.Buffers > 0 {
+		fmt.Fprintf(tw, "memory\tper device before the KV cache: %s weights, %s activations, %s runtime buffers, %s reserve\n",
+			m.Weights.BinaryString(), m.Activations.BinaryString(), m.Buffers.BinaryString(), m.Reserve.BinaryString())
+	}
 	switch {
 	case s.KVTransferS != nil:
 		p, d := s.Pools[0], s.Pools[1]
