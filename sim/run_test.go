@@ -537,3 +537,19 @@ func TestScenario_Validate_trainingBounds(t *testing.T) {
 		t.Errorf("15T tokens at 0.5 samples/s: %v", err)
 	}
 }
+
+// TestScenario_Validate_imbalanceDense: an expert imbalance on a model
+// without experts is refused rather than ignored (simulate --model
+// llama3-8b --expert-imbalance 5 printed the balanced figures).
+func TestScenario_Validate_imbalanceDense(t *testing.T) {
+	sc := Default()
+	sc.ExpertImbalance = 5
+	var se *ScenarioError
+	if err := sc.Validate(tinyLlama().Shape()); !errors.As(err, &se) || se.Field != "expert-imbalance" {
+		t.Errorf("dense model, imbalance 5: Validate = %v", err)
+	}
+	sc.ExpertImbalance = 1
+	if err := sc.Validate(tinyLlama().Shape()); err != nil {
+		t.Errorf("dense model, imbalance 1: %v", err)
+	}
+}

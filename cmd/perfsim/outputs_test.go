@@ -79,3 +79,18 @@ func TestPlanTrain_tokens(t *testing.T) {
 		t.Errorf("--tokens 1e308: exit %d: %s", code, stderr)
 	}
 }
+
+// TestExpertImbalance_dense: --expert-imbalance on a dense model names
+// the flag in simulate and plan train (simulate ignored it; plan train
+// would refuse every layout).
+func TestExpertImbalance_dense(t *testing.T) {
+	for _, args := range [][]string{
+		{"simulate", "--hw", "h100", "--model", "llama3-8b", "--expert-imbalance", "5"},
+		{"plan", "train", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "64", "--seq", "2048", "--expert-imbalance", "2"},
+	} {
+		_, stderr, code := perfsim(t, args...)
+		if code != 2 || !strings.Contains(stderr, "--expert-imbalance") {
+			t.Errorf("%v: exit %d: %s", args[:2], code, stderr)
+		}
+	}
+}
