@@ -415,6 +415,9 @@ func (sc Scenario) Validate(s Shape) error {
 			bad(field, "%d prompt tokens in chunks of %d (--max-num-tokens) are %d prefill iterations, over the limit of %d", sc.Input, n.MaxNumTokens, it, MaxPrefillIterations)
 		}
 	}
+	if sc.ExpertImbalance > 1 && s.Experts == 0 {
+		bad("expert-imbalance", "%g for a model without experts (the factor is a MoE's busiest expert rank over the mean)", sc.ExpertImbalance)
+	}
 	if s.Arch != CNN {
 		// Megatron-LM splits heads, KV heads and FFN columns evenly.
 		switch {

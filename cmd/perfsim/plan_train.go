@@ -119,6 +119,9 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	w := simWorkload{M: m}
+	if o.imbalance > 1 && w.Shape().Experts == 0 {
+		return usagef("--expert-imbalance: %g for %s, a model without experts", o.imbalance, m.Name())
+	}
 	base := sim.Default()
 	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
 	base.NoOverlap, base.ExpertImbalance, base.GradType = o.noOverlap, o.imbalance, grad
