@@ -121,8 +121,23 @@ func split(text string) (amount float64, currency, unit string, err error) {
 	if amount < 0 {
 		return 0, "", "", errors.New("a price must not be negative")
 	}
+	if amount > MaxAmount {
+		return 0, "", "", fmt.Errorf("%g is over the largest amount perfsim takes, %g", amount, float64(MaxAmount))
+	}
 	return amount, currency, unit, nil
 }
+
+// MaxAmount bounds an amount of money (a purchase, a price per hour or
+// per kWh): a trillion in any currency is beyond any device's price, and
+// keeps every cost perfsim derives from it finite.
+const MaxAmount = 1e12
+
+// MinYears and MaxYears bound a TCO's amortisation period: from a day to
+// a century (a shorter period made the cost per second overflow).
+const (
+	MinYears = 1.0 / 365
+	MaxYears = 100.0
+)
 
 // ParseRate parses a price per device-hour ("2.5/h", "2.1 EUR/h",
 // "$3/hour") or per kWh ("0.12/kWh"). A rate without a unit is an error;
@@ -231,8 +246,8 @@ func (p *Pricing) Check() error {
 		if !(p.Purchase.Amount > 0) {
 			bad("purchase", "a TCO needs the device's purchase price")
 		}
-		if !(p.Years > 0) || math.IsInf(p.Years, 0) {
-			bad("years", "a TCO needs a positive amortisation period in years, got %v", p.Years)
+		if !(p.Years >= MinYears && p.Years <= MaxYears) {
+			bad("years", "a TCO needs an amortisation period from %.3g to %g years, got %v", MinYears, MaxYears, p.Years)
 		}
 		if p.Energy.Per == 0 {
 			bad("energy-price", "a TCO needs a price per kWh")

@@ -47,6 +47,23 @@ func TestParseRate(t *testing.T) {
 	}
 }
 
+// TestParse_hugeAmounts: a price beyond MaxAmount is an error, not a
+// number whose products overflow to +Inf ("1e308/h" made serve's JSON
+// fail with "json: unsupported value: +Inf").
+func TestParse_hugeAmounts(t *testing.T) {
+	for _, s := range []string{"1e308/h", "1e13 USD/h", "1e300/kWh"} {
+		if _, err := ParseRate(s); err == nil {
+			t.Errorf("ParseRate(%q): no error", s)
+		}
+	}
+	if _, err := ParseMoney("1e308 USD"); err == nil {
+		t.Errorf("ParseMoney(1e308 USD): no error")
+	}
+	if _, err := ParseRate("1e12/h"); err != nil {
+		t.Errorf("ParseRate(1e12/h): %v", err)
+	}
+}
+
 func TestParseMoney(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
@@ -107,6 +124,10 @@ func TestPricing_Check(t *testing.T) {
 		{"tco without years or energy", Pricing{Purchase: Money{1, "USD"}}, []string{"--years:", "--energy-price: a TCO needs"}},
 		{"tco currencies", Pricing{Purchase: Money{1, "USD"}, Years: 3, Energy: Rate{0.1, "EUR", PerKWh}}, []string{"--energy-price: is in EUR, the purchase in USD"}},
 		{"both", Pricing{Hourly: Rate{2, "USD", PerHour}, Purchase: Money{1, "USD"}, Years: 3, Energy: Rate{0.1, "USD", PerKWh}}, []string{"--price: give either"}},
+		// An amortisation over 1e-300 years made the cost +Inf (and the
+		// JSON output fail): a period under a day is refused.
+		{"years tiny", Pricing{Purchase: Money{25000, "USD"}, Years: 1e-300, Energy: Rate{0.1, "USD", PerKWh}}, []string{"--years:"}},
+		{"years huge", Pricing{Purchase: Money{25000, "USD"}, Years: 1e6, Energy: Rate{0.1, "USD", PerKWh}}, []string{"--years:"}},
 	} {
 		err := tt.p.Check()
 		if len(tt.errs) == 0 {

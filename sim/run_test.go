@@ -508,3 +508,32 @@ func BenchmarkRun_fake(b *testing.B) {
 		}
 	}
 }
+
+// TestScenario_Validate_trainingBounds: the training token budget and the
+// input pipeline's rate are bounded so that the time to train stays
+// finite: --tokens 1e308 printed a time to train of 1.2e304 s and --loader-rate
+// 1e-300 a step of 1e300 s (their products with a price or a power
+// overflowed to +Inf).
+func TestScenario_Validate_trainingBounds(t *testing.T) {
+	shape := tinyLlama().Shape()
+	for _, tt := range []struct {
+		field string
+		edit  func(*Scenario)
+	}{
+		{"tokens", func(s *Scenario) { s.Tokens = 1e308 }},
+		{"loader-rate", func(s *Scenario) { s.LoaderRate = 1e-300 }},
+	} {
+		sc := Default()
+		sc.Mode = Training
+		tt.edit(&sc)
+		var se *ScenarioError
+		if err := sc.Validate(shape); !errors.As(err, &se) || se.Field != tt.field {
+			t.Errorf("%s: Validate = %v", tt.field, err)
+		}
+	}
+	sc := Default()
+	sc.Mode, sc.Tokens, sc.LoaderRate = Training, 15e12, 0.5
+	if err := sc.Validate(shape); err != nil {
+		t.Errorf("15T tokens at 0.5 samples/s: %v", err)
+	}
+}

@@ -260,6 +260,15 @@ const MaxTokens = 1 << 40
 // 10 M tokens (Llama 4 Scout's context) in chunks of 512.
 const MaxPrefillIterations = 1 << 15
 
+// MaxTrainTokens bounds a training token budget (Scenario.Tokens):
+// 10^18 is over 60,000 times the 15 T tokens Llama 3 was trained on, and
+// keeps the time to train and its energy and cost finite.
+const MaxTrainTokens = 1e18
+
+// MinLoaderRate bounds a positive input-pipeline rate (samples per
+// second) from below: one sample in 1000 s, so that a step stays finite.
+const MinLoaderRate = 1e-3
+
 // MaxDevices bounds the devices of one scenario (the product of its
 // parallel degrees), so that the product cannot overflow: 2^24 is over a
 // hundred times today's largest training clusters (about 100,000 GPUs).
@@ -360,11 +369,11 @@ func (sc Scenario) Validate(s Shape) error {
 	if g := sc.GradType; g != model.Invalid && (!g.Valid() || !g.IsFloat() || g.Size() < 2) {
 		bad("grad-dtype", "gradients are kept in a float type of 16 or 32 bits, not %s", g)
 	}
-	if sc.Tokens < 0 || sc.Tokens != sc.Tokens {
-		bad("tokens", "token budget must not be negative")
+	if !(sc.Tokens >= 0 && sc.Tokens <= MaxTrainTokens) {
+		bad("tokens", "want a token budget from 0 to %g, got %v", MaxTrainTokens, sc.Tokens)
 	}
-	if r := sc.LoaderRate; !(r >= 0) || math.IsInf(r, 0) {
-		bad("loader-rate", "want a non-negative number of samples per second, got %v", r)
+	if r := sc.LoaderRate; !(r == 0 || r >= MinLoaderRate && !math.IsInf(r, 0)) {
+		bad("loader-rate", "want 0 (no bound) or at least %g samples per second, got %v", MinLoaderRate, r)
 	}
 	n := sc.normalized()
 	if sc.Batch > 0 && lengthsOK {

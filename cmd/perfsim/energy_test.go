@@ -100,7 +100,7 @@ func TestEnergy_badInput(t *testing.T) {
 		{[]string{"--power-cap", "800W"}, `--power-cap: 800 W is above H100 SXM's cap, 700 W`},
 		{[]string{"--power-cap", "500"}, `"500" is not a power: missing unit`},
 		{[]string{"--purchase", "25000"}, `--purchase: "25000" is not an amount of money with its currency`},
-		{[]string{"--purchase", "25000 USD"}, `--years: a TCO needs a positive amortisation period in years, got 0`},
+		{[]string{"--purchase", "25000 USD"}, `--years: a TCO needs an amortisation period from 0.00274 to 100 years, got 0`},
 		{[]string{"--purchase", "25000 USD", "--years", "4", "--energy-price", "0.1 EUR/kWh"}, `--energy-price: is in EUR, the purchase in USD`},
 		{[]string{"--prices", "testdata/energy/prices.toml", "--hw", "b200"}, `--prices: testdata/energy/prices.toml has no price for B200`},
 		{[]string{"--price-name", "own"}, `--price-name: needs --prices`},

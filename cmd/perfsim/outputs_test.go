@@ -69,3 +69,13 @@ func TestPlanTrain_formatAndGPUs(t *testing.T) {
 		t.Errorf("--gpus 1e8: exit %d, want 2 naming --gpus: %s", code, stderr)
 	}
 }
+
+// TestPlanTrain_tokens: a token budget beyond sim.MaxTrainTokens names
+// --tokens; every layout had been refused and the report said "no layout
+// divides the model and the GPUs".
+func TestPlanTrain_tokens(t *testing.T) {
+	_, stderr, code := perfsim(t, "plan", "train", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "64", "--seq", "2048", "--tokens", "1e308")
+	if code != 2 || !strings.Contains(stderr, "--tokens") {
+		t.Errorf("--tokens 1e308: exit %d: %s", code, stderr)
+	}
+}

@@ -91,8 +91,8 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if o.top < 1 {
 		errs = append(errs, usagef("--top: must be at least 1, got %d", o.top))
 	}
-	if math.IsNaN(o.tokens) || math.IsInf(o.tokens, 0) || o.tokens < 0 {
-		errs = append(errs, usagef("--tokens: must be a non-negative number, got %v", o.tokens))
+	if !(o.tokens >= 0 && o.tokens <= sim.MaxTrainTokens) {
+		errs = append(errs, usagef("--tokens: want a token budget from 0 to %g, got %v", sim.MaxTrainTokens, o.tokens))
 	}
 	if math.IsNaN(o.imbalance) || o.imbalance < 1 || o.imbalance > 64 {
 		errs = append(errs, usagef("--expert-imbalance: want a factor from 1 to 64, got %v", o.imbalance))
