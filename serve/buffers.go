@@ -31,18 +31,24 @@ const (
 // free_gpu_memory_fraction (0.9) of the memory free at that moment: every
 // buffer here therefore reduces the KV cache by its full size, as the
 // engine's activation memory (TllmRuntime, allocated at engine load)
-// does. The batch manager was closed source in v0.14; the order and the
-// batch-manager buffers are read from its first open version
-// (NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/
-// trtGptModelInflightBatching.cpp, runtimeBuffers.cpp,
-// transformerBuffers.cpp, decoderBuffers.cpp as stored, the versions
-// with TrtGptModelOptionalParams), which logs "[MemUsageChange]
-// Allocated … GPU memory for runtime buffers" and "… for decoder"
-// before the KV cache, as v0.14-era logs do. The decoder is read at
-// v0.14.0 itself (b0880169: runtime/gptDecoderBatched.cpp,
+// does. The batch manager was closed source in v0.14, so the order and
+// its buffers are read from later open versions of
+// NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/:
+// trtGptModelInflightBatching.cpp @00825c4e (the constructor's order,
+// logging "[MemUsageChange] Allocated … GPU memory for runtime buffers"
+// and "… for decoder" before the KV cache, as v0.14-era logs do),
+// runtimeBuffers.cpp @092a5a15 (logits preallocated at the maximum),
+// transformerBuffers.cpp @0165bd7a (cacheIndirection) and
+// decoderBuffers.cpp @000a01de (SlotDecoderBuffers); DecoderBuffers'
+// cacheIndirectionInput/Output and the resolution of the Auto decoding
+// mode come from earlier versions of those files that the code index
+// found by text without naming their repository (2024 headers; the
+// tensors later moved to runtime::decoder::DecoderState). The decoder is
+// read at v0.14.0 itself (b0880169: runtime/gptDecoderBatched.cpp,
 // runtime/gptDecoder.cpp). trtllm-bench v0.14 sets no decoding mode, so
-// the runtime resolves Auto to TopKTopP, which carries kUsePenalties
-// (executor/types.h DecodingMode); CUDA graphs are off (no graph pool).
+// the runtime resolves Auto to TopKTopP at one beam, which carries
+// kUsePenalties (executor/types.h DecodingMode); CUDA graphs are off
+// (no graph pool).
 //
 // Symbols: B is max_batch_size (one beam, no draft tokens), S the
 // engine's max_seq_len (also its max attention window), V the vocabulary,

@@ -48,6 +48,7 @@ type serveOptions struct {
 	maxSeqs, maxTokens      int
 	blockSize, kvTokens     int
 	schedulerSteps          int
+	maxSeqLen               int
 	memFraction             float64
 	chunked, static, graphs bool
 	stepOverhead, reqOverhd model.Seconds
@@ -88,6 +89,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cache capacity per replica in tokens (default: from memory)")
 	fs.Float64Var(&o.memFraction, "mem-fraction", 0, "the engine's memory fraction (gpu_memory_utilization, mem_fraction_static, kv_cache_free_gpu_mem_fraction)")
 	fs.IntVar(&o.schedulerSteps, "scheduler-steps", 0, "decode steps per scheduling decision (vLLM's --num-scheduler-steps)")
+	fs.IntVar(&o.maxSeqLen, "max-seq-len", 0, "max_seq_len the engine was built for, which sizes trtllm's runtime buffers (default: the model's context)")
 	fs.BoolVar(&o.chunked, "chunked-prefill", true, "split prompts over iterations to fit the token budget (default: the engine's)")
 	fs.BoolVar(&o.static, "static", false, "static batching: a batch of --max-seqs requests prefilled and decoded together (what simulate prices)")
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay decode iterations as CUDA graphs (default: the engine's)")
@@ -279,6 +281,9 @@ func (o *serveOptions) override(fs *pflag.FlagSet, e *serve.Engine) {
 	}
 	if fs.Changed("scheduler-steps") {
 		e.SchedulerSteps = o.schedulerSteps
+	}
+	if fs.Changed("max-seq-len") {
+		e.MaxSeqLen = o.maxSeqLen
 	}
 	if fs.Changed("chunked-prefill") {
 		e.Chunked = o.chunked

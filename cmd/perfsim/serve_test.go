@@ -122,3 +122,36 @@ func TestServingDocCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_runtimeBuffers checks that the trtllm preset reports its
+// runtime buffers (runtime_buffers_bytes, sized by --max-seq-len), that
+// other engines report none, and that a negative --max-seq-len is
+// refused naming the flag.
+func TestServe_runtimeBuffers(t *testing.T) {
+	buffers := func(args ...string) int64 {
+		t.Helper()
+		out, stderr, code := perfsim(t, append([]string{"serve", "--hw", "h100", "--model", "llama3-70b", "--tp", "8",
+			"--requests", "20", "--arrival", "all", "--input", "128", "--output", "64", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var j struct {
+			Buffers int64 `json:"runtime_buffers_bytes"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.Buffers
+	}
+	short, long := buffers("--engine", "trtllm", "--max-seq-len", "192"), buffers("--engine", "trtllm", "--max-seq-len", "8192")
+	if !(short > 0 && long > short) {
+		t.Errorf("trtllm runtime buffers %d bytes at max_seq_len 192, %d at 8192: want positive and growing", short, long)
+	}
+	if v := buffers("--engine", "vllm"); v != 0 {
+		t.Errorf("vllm: runtime_buffers_bytes %d, want none", v)
+	}
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--engine", "trtllm", "--arrival", "all", "--max-seq-len", "-1")
+	if code != 2 || !strings.Contains(stderr, "--max-seq-len") {
+		t.Errorf("--max-seq-len -1: exit %d, stderr %q; want 2 naming the flag", code, stderr)
+	}
+}
