@@ -62,8 +62,8 @@ func TestReadTrace(t *testing.T) {
 	}
 }
 
-// FuzzReadTrace: no input panics; what is read back is valid and in
-// order.
+// FuzzReadTrace: no input panics; what is read back is valid, within
+// serve.MaxTime and in order.
 func FuzzReadTrace(f *testing.F) {
 	f.Add("arrival_s,input_tokens,output_tokens\n0,10,5\n0.5,20,7\n")
 	f.Add(`{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5}`)
@@ -74,7 +74,7 @@ func FuzzReadTrace(f *testing.F) {
 			return
 		}
 		for i, r := range reqs {
-			if r.Input < 1 || r.Output < 1 || r.Arrival < 0 || (i > 0 && r.Arrival < reqs[i-1].Arrival) {
+			if r.Input < 1 || r.Output < 1 || r.Arrival < 0 || r.Arrival > serve.MaxTime || (i > 0 && r.Arrival < reqs[i-1].Arrival) {
 				t.Fatalf("request %d: %+v", i, r)
 			}
 		}
