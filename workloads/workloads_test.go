@@ -612,3 +612,23 @@ func TestResolve_dirAndSuggestion(t *testing.T) {
 		}
 	}
 }
+
+// TestLoad_typesAndValues: a key of the wrong type (vocab = 1e308, a
+// float) is reported with the other keys' value errors, not instead of
+// them: every problem at once.
+func TestLoad_typesAndValues(t *testing.T) {
+	_, err := Resolve(filepath.Join("testdata", "bad", "types-and-values.toml"))
+	for _, want := range []string{
+		"types-and-values.toml:10: vocab: want an integer, found the float 1e+308",
+		"types-and-values.toml:5: layers:",
+		"types-and-values.toml:9: ffn: must be positive, got -1",
+		"types-and-values.toml:12: norm: unknown norm",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error\n%v\nlacks %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "vocab: missing") {
+		t.Errorf("the wrongly typed key is also reported missing:\n%v", err)
+	}
+}
