@@ -60,9 +60,10 @@ func parseTOML(src []byte, file string) (*Model, error) {
 			return nil, &ConfigError{File: file, Line: pe.Position.Line, Err: errors.New(pe.Message)}
 		}
 		// A value of the wrong type: the TOML package stops at the first;
-		// report every one, each with its line and key.
+		// report every one, each with its line and key, and the other
+		// keys' value errors with them.
 		if errs := typeErrors(src, file); len(errs) > 0 {
-			return nil, errors.Join(errs...)
+			return nil, locate(errors.Join(append(errs, valueErrorsWithout(src, errs)...)...), src, file)
 		}
 		return nil, &ConfigError{File: file, Err: err}
 	}
@@ -302,6 +303,71 @@ func loadDir(dir string) (*Model, error) {
 // typeErrors decodes src without a schema and checks each value against
 // the type of its field in Config or Layer, so that every value of the
 // wrong type is reported with its line and key.
+// valueErrorsWithout returns the problems New finds in src's values once
+// the keys of the type errors bad are left out (those keys' own
+// "missing" errors dropped): a key of the wrong type then hides no other
+// problem. It returns nil where src cannot be decoded without them.
+func valueErrorsWithout(src []byte, bad []error) []error {
+	var raw map[string]any
+	if _, err := toml.Decode(string(src), &raw); err != nil {
+		return nil
+	}
+	drop := map[string]bool{}
+	for _, e := range bad {
+		var ce *ConfigError
+		if !errors.As(e, &ce) {
+			return nil
+		}
+		drop[ce.Key] = true
+		var i int
+		var k string
+		if n, _ := fmt.Sscanf(strings.Replace(ce.Key, "].", "] ", 1), "layer[%d] %s", &i, &k); n == 2 {
+			if layers, ok := raw["layer"].([]map[string]any); ok && i < len(layers) {
+				delete(layers[i], k)
+			}
+			continue
+		}
+		delete(raw, ce.Key)
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(raw); err != nil {
+		return nil
+	}
+	var c Config
+	md, err := toml.NewDecoder(&buf).Decode(&c)
+	if err != nil {
+		return nil
+	}
+	var out []error
+	for _, k := range md.Undecoded() {
+		out = append(out, &ConfigError{Line: keyLine(src, undecodedKey(k)), Key: k.String(), Err: errors.New("unknown key")})
+	}
+	_, err = New(c)
+	for _, e := range unjoinAll(err) {
+		var ce *ConfigError
+		if errors.As(e, &ce) && drop[ce.Key] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// unjoinAll flattens joined errors into a list.
+func unjoinAll(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, x := range j.Unwrap() {
+			out = append(out, unjoinAll(x)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
 func typeErrors(src []byte, file string) []error {
 	var raw map[string]any
 	if _, err := toml.Decode(string(src), &raw); err != nil {
