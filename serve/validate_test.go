@@ -182,13 +182,15 @@ func trtRow(t testing.TB, row map[string]string) (got, want float64, ok bool) {
 // load with TensorRT-LLM v0.14's published figures (217 rows): median
 // |error| ≤ 10%. max_batch_size and max_num_tokens are those v0.14's
 // trtllm-bench build read from its benchmark_config.yml
-// (serve.TRTLLMBench014); nothing is fitted per row. By default every 12th row runs; PERFSIM_LONG=1 runs all.
+// (serve.TRTLLMBench014); nothing is fitted per row. Every row runs
+// (about 11 s), held to the goal; with -short every 12th, held to a 14%
+// guard.
 func TestValidate_trtllm(t *testing.T) {
 	rows := csvtest.Rows(t, filepath.Join(e2eDir(t), "trtllm_0.14_inflight_a100_h100.csv"), "gpu", "precision", "model", "tp", "pp", "isl", "osl", "value")
 	var errs []float64
 	misses := 0
 	for i, row := range rows {
-		if !long() && i%12 != 0 {
+		if testing.Short() && i%12 != 0 {
 			continue
 		}
 		got, want, ok := trtRow(t, row)
@@ -207,7 +209,11 @@ func TestValidate_trtllm(t *testing.T) {
 	slices.Sort(errs)
 	med, p90 := quantile(errs, 0.5), quantile(errs, 0.9)
 	t.Logf("TensorRT-LLM v0.14 throughput, %d rows (%d not runnable): median |error| %.1f%%, p90 %.1f%%", len(errs), misses, 100*med, 100*p90)
-	if lim := tol(0.10, 0.14); med > lim {
+	lim := 0.10
+	if testing.Short() {
+		lim = 0.14
+	}
+	if med > lim {
 		t.Errorf("median |error| %.1f%% > %.0f%%", 100*med, 100*lim)
 	}
 }
