@@ -94,3 +94,23 @@ func TestExpertImbalance_dense(t *testing.T) {
 		}
 	}
 }
+
+// TestPlot_noTokens: plot sweep and plot energy draw output tokens; for a
+// model that generates none (a CNN, an encoder, a ViT) they say so,
+// naming --model and the model, before any work, and write nothing. They
+// had failed with "chart: no line has a point that can be drawn".
+func TestPlot_noTokens(t *testing.T) {
+	dir := t.TempDir()
+	for _, chartName := range []string{"sweep", "energy"} {
+		for _, m := range []string{"resnet50", "bert-large", "vit-b16"} {
+			path := filepath.Join(dir, chartName+"-"+m+".svg")
+			_, stderr, code := perfsim(t, "plot", chartName, "--hw", "h100", "--model", m, "-o", path)
+			if code != 2 || !strings.Contains(stderr, "--model") || !strings.Contains(stderr, m) || !strings.Contains(stderr, "tokens") {
+				t.Errorf("plot %s --model %s: exit %d: %s", chartName, m, code, stderr)
+			}
+			if _, err := os.Stat(path); err == nil {
+				t.Errorf("plot %s --model %s: wrote %s", chartName, m, path)
+			}
+		}
+	}
+}
