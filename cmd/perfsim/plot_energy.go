@@ -44,6 +44,9 @@ func runPlotEnergy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(s.Input) != 1 {
 		return usagef("plot energy: one --input")
 	}
+	if err := generatesTokens(s, "energy"); err != nil {
+		return err
+	}
 	if err := en.sweep(fs, s); err != nil {
 		return err
 	}

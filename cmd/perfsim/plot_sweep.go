@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
 	"github.com/perfsim/perfsim/sim"
+	"github.com/perfsim/perfsim/workloads"
 )
 
 const plotSweepSynopsis = "perfsim plot sweep --hw A,B[,...] --model NAME|FILE --batch 1..256x2 [--input S] [--output G] [--tp N] [--dtype T] [--speedup --input 1024..32768x2 [--metric e2e|ttft|tpot]] [-o FILE]"
@@ -50,6 +51,11 @@ func runPlotSweep(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !speedup && len(s.Input) != 1 {
 		return usagef("plot sweep: one --input for the throughput–latency chart (or --speedup for a batch × context heat map)")
 	}
+	if !speedup {
+		if err := generatesTokens(s, "sweep"); err != nil {
+			return err
+		}
+	}
 	res, err := simulateAll(ctx, s)
 	if err != nil {
 		return err
@@ -68,6 +74,19 @@ func runPlotSweep(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	noteCalibration(c, s.HW)
 	return out.write(c, stdout, stderr)
+}
+
+// generatesTokens refuses, naming --model, each model that generates no
+// output tokens (a CNN, an encoder, a ViT): the chart draws them, and had
+// no point to draw.
+func generatesTokens(s *sweepSpec, chartName string) error {
+	var errs []error
+	for _, m := range s.Models {
+		if m.Kind() != workloads.Decoder {
+			errs = append(errs, usagef("--model: %s is a %s: it generates no output tokens, which plot %s draws (perfsim simulate gives its throughput)", m.Name(), m.Kind(), chartName))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // fitsSomewhere fails, naming the model, the hardware and a layout that
