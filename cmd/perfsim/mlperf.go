@@ -177,6 +177,14 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return usagef("--system: %v", err)
 		}
+		if gpus != 0 && sys.Devices() != gpus {
+			// The catalog's systems come in whole nodes.
+			hw := fmt.Sprintf("%q", sys.Device.Name)
+			if len(sys.Device.Aliases) > 0 {
+				hw = sys.Device.Aliases[0]
+			}
+			return usagef("--gpus: %s has %d GPUs a node: give a multiple of %d, or --hw %s --gpus %d", o.system, sys.DevicesPerNode, sys.DevicesPerNode, hw, gpus)
+		}
 		o.gpus = sys.Devices()
 	default:
 		dev, err := resolveHardware(o.hw)

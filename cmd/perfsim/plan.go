@@ -111,6 +111,9 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
+	}
 	fmt.Fprintf(stderr, "perfsim: %d layouts seen, %d pruned, %d simulations, %.1f s\n", p.Seen, p.Pruned, p.Simulated, p.Elapsed.Seconds())
 	if o.frontPlot != "" {
 		if err := savePlanFront(o.frontPlot, p, stdout); err != nil {
@@ -287,6 +290,9 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 	p, e, err := q.Deploy(l)
 	if err != nil {
 		return scenarioUsage(err)
+	}
+	for _, w := range p.Warnings() {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
 	}
 	r, res, err := plan.MaxRate(p, e, o.dp, q.Workload, q.SLO, 0.01)
 	if err != nil {
