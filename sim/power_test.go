@@ -68,7 +68,8 @@ func TestPower_idleGEMMDecode(t *testing.T) {
 
 // TestEnergy_sumOfKernelsAndGaps: a run's energy is its kernels' power
 // times their time on the devices that run them, plus idle power on the
-// devices that wait, and nothing else.
+// devices that wait, and nothing else. (A training step's energy is over
+// the step: TestEnergy_trainingPipeline.)
 func TestEnergy_sumOfKernelsAndGaps(t *testing.T) {
 	for _, tt := range []struct {
 		name          string
@@ -81,7 +82,6 @@ func TestEnergy_sumOfKernelsAndGaps(t *testing.T) {
 		{"one GPU", "h100", "llama3-8b", 1, 1, 1, false, sim.ExecGraph, 0},
 		{"tp 2", "h100", "llama3-8b", 2, 2, 1, false, sim.ExecGraph, 0},
 		{"pp 2: half the devices wait", "h100", "llama3-8b", 2, 1, 2, false, sim.ExecGraph, 0.5},
-		{"training", "h100", "gpt3-1.3b", 1, 1, 1, true, sim.ExecGraph, 0},
 		{"eager: the device waits on the host", "h100", "resnet50", 1, 1, 1, false, sim.ExecEager, 0.3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
