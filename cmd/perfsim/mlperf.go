@@ -73,6 +73,7 @@ type mlperfJSON struct {
 	P99TTFT   float64  `json:"p99_ttft_s,omitempty"`
 	P99TPOT   float64  `json:"p99_tpot_s,omitempty"`
 	TP        int      `json:"tp,omitempty"`
+	Engine    string   `json:"engine,omitempty"`
 	Note      string   `json:"note,omitempty"`
 }
 
@@ -284,7 +285,7 @@ func mlperfRow(r mlperf.Result) mlperfJSON {
 	b := r.Benchmark
 	j := mlperfJSON{Benchmark: b.Name, Round: b.Round, Scenario: r.Scenario.String(), Model: b.Model, Precision: b.Precision.String(),
 		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99),
-		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP}
+		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP, Engine: r.Engine}
 	if r.Scenario == mlperf.Server {
 		j.Bound, j.TTFT, j.TPOT = float64(b.Latency), float64(b.TTFT), float64(b.TPOT)
 	}
