@@ -27,6 +27,9 @@ type LinePoint struct {
 type Line struct {
 	Name   string
 	Points []LinePoint
+	// Scatter draws the points as marks alone, not joined: a set whose
+	// order means nothing (the candidates of a plan).
+	Scatter bool
 }
 
 // Lines is the data of a line chart: a line per series, its points
@@ -104,6 +107,7 @@ func (l Lines) Chart() (*Chart, error) {
 				Style: draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}})
 		}
 		c.record(ln.Name, raw)
+		c.Data[len(c.Data)-1].Joined = true
 		if len(unfit) > 0 {
 			c.record(ln.Name+" (does not fit)", unfit)
 			anyUnfit = true
