@@ -22,7 +22,9 @@ func TestPlanFrontLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Lines) != 2 || l.Lines[0].Scatter || !l.Lines[1].Scatter || len(l.Lines[1].Points) != 5 {
-		t.Fatalf("lines %+v: want the front joined and the 5 candidates as marks alone", l.Lines)
+	// The candidates off the front, marks alone, drawn first; then the
+	// front, joined, over them.
+	if len(l.Lines) != 2 || !l.Lines[0].Scatter || l.Lines[1].Scatter || len(l.Lines[0].Points) != 3 || len(l.Lines[1].Points) != 2 {
+		t.Fatalf("lines %+v: want the 3 candidates off the front as marks alone, then the front of 2 joined", l.Lines)
 	}
 }
