@@ -172,12 +172,13 @@ func (d *Device) Calibration() Calibration {
 // where they are KindDefaults', where they came from.
 func (d *Device) CalibrationLabel() string {
 	c := d.Calibration()
-	g := d.Eff.GEMM[model.BF16]
 	switch c.Kind {
 	case "calibrated":
-		return fmt.Sprintf("calibrated: fitted to measured kernels (bf16 GEMM held out: median %.1f%%, p90 %.1f%%)", 100*g.ErrMedian, 100*g.ErrP90)
+		t, g := d.labelGEMM(func(g model.GEMMParams) bool { return g.Points > 0 })
+		return fmt.Sprintf("calibrated: fitted to measured kernels (%s GEMM held out: median %.1f%%, p90 %.1f%%)", t, 100*g.ErrMedian, 100*g.ErrP90)
 	case "transferred":
-		return fmt.Sprintf("transferred from %s: its fitted efficiencies scaled by datasheet ratios (measured transfer error: GEMM median %.0f%%, p90 %.0f%%)", c.From, 100*g.ErrMedian, 100*g.ErrP90)
+		t, g := d.labelGEMM(func(g model.GEMMParams) bool { return g.ErrP90 > 0 })
+		return fmt.Sprintf("transferred from %s: its fitted efficiencies scaled by datasheet ratios (measured transfer error: %s GEMM median %.0f%%, p90 %.0f%%)", c.From, t, 100*g.ErrMedian, 100*g.ErrP90)
 	}
 	t := d.mainType()
 	eta := d.Eff.GEMM[t].Compute
@@ -192,6 +193,22 @@ func (d *Device) CalibrationLabel() string {
 		s += fmt.Sprintf("; default efficiencies of %s, the nearest calibrated %s, not measured on this device", d.DefaultsFrom, d.Kind)
 	}
 	return s
+}
+
+// labelGEMM returns the GEMM type a calibrated or transferred device's
+// label quotes, and its parameters: bf16 where its entry has figures (ok),
+// else the first type in model.DTypes order that has them (a V100 carries
+// only an fp16 fit, a CPU fp32 and fp64 ones), else bf16's empty entry.
+func (d *Device) labelGEMM(ok func(model.GEMMParams) bool) (model.DType, model.GEMMParams) {
+	if g := d.Eff.GEMM[model.BF16]; ok(g) {
+		return model.BF16, g
+	}
+	for _, t := range model.DTypes {
+		if g, has := d.Eff.GEMM[t]; has && ok(g) {
+			return t, g
+		}
+	}
+	return model.BF16, d.Eff.GEMM[model.BF16]
 }
 
 // mainType is the GEMM type an uncalibrated device's label quotes: bf16

@@ -143,3 +143,30 @@ func TestTransfer_attention(t *testing.T) {
 		t.Errorf("softmax rate %v, want the H100's special-function rate %v", a.SoftmaxRate, sfu)
 	}
 }
+
+func TestCalibrationLabel_noBF16(t *testing.T) {
+	// A device without a bf16 GEMM quotes the GEMM its efficiencies were
+	// fitted or transferred for, not the absent bf16 entry's zeros: the
+	// V100 and T4 (fp16 tensor cores) carry the A100's fp16 fit with the
+	// cross-generation band, and a CPU fitted in fp32 and fp64 quotes its
+	// own held-out figures.
+	for _, name := range []string{"v100", "t4"} {
+		d, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "measured transfer error: fp16 GEMM median 13%, p90 33%"
+		if l := d.CalibrationLabel(); !strings.Contains(l, want) {
+			t.Errorf("%s: label %q, want it to contain %q", name, l, want)
+		}
+	}
+	cpu := &Device{Name: "CPU", Kind: "cpu", Vector: map[model.DType]model.FLOPRate{model.FP64: 1e11, model.FP32: 2e11}}
+	cpu.Eff.GEMM = map[model.DType]model.GEMMParams{
+		model.FP32: {Points: 45, ErrMedian: 0.018, ErrP90: 0.065},
+		model.FP64: {Points: 45, ErrMedian: 0.032, ErrP90: 0.077},
+	}
+	want := "calibrated: fitted to measured kernels (fp64 GEMM held out: median 3.2%, p90 7.7%)"
+	if l := cpu.CalibrationLabel(); l != want {
+		t.Errorf("cpu fitted in fp32 and fp64: label %q, want %q", l, want)
+	}
+}

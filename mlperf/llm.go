@@ -13,8 +13,10 @@ import (
 
 // The LLM benchmarks run on package serve as NVIDIA's submissions run
 // them: TensorRT-LLM's in-flight batching (the trtllm preset, with
-// max_batch_size and max_num_tokens as trtllm-bench derives them from
-// memory and the mean lengths), every GPU group of TP devices one
+// max_batch_size and max_num_tokens as NVIDIA's submission sets them for
+// the device and scenario, else as trtllm-bench derives them from
+// memory and the mean lengths; max_seq_len the benchmark's longest
+// request: engineLimits), every GPU group of TP devices one
 // replica, the replicas sharing the load evenly. Requests are the
 // benchmark's mean input and output lengths, fixed (the datasets'
 // distributions are not modelled). Offline sends every request at once
@@ -52,40 +54,39 @@ func llmLengths(b Benchmark, o Options) (in, out int, note string) {
 
 // llmReplica is one serving replica of TP devices.
 type llmReplica struct {
-	tp int
-	p  *sim.Pricer
-	e  serve.Engine
+	tp  int
+	p   *sim.Pricer
+	e   serve.Engine
+	lim llmLimits
 }
 
-// replica builds a replica of tp devices, or an error when the model
-// does not fit them.
-func replica(dev *hardware.Device, w sim.Workload, b Benchmark, tp, in, out int) (*llmReplica, error) {
+// replica builds a replica of tp devices for scenario sc, or an error
+// when the model does not fit them.
+func replica(dev *hardware.Device, w sim.Workload, b Benchmark, sc Scenario, tp, in, out int) (*llmReplica, error) {
 	sys, err := hardware.NewSystem(dev, tp, 1)
 	if err != nil {
 		return nil, err
 	}
-	sc := sim.Default()
-	sc.TP = tp
-	sc.Weights, sc.Act, sc.KV = b.Precision, b.Precision, b.Precision
-	sc.Strict = false
-	capacity := dev.Memory.Capacity
-	e, err := serve.Preset("trtllm", capacity)
+	ssc := sim.Default()
+	ssc.TP = tp
+	ssc.Weights, ssc.Act, ssc.KV = b.Precision, b.Precision, b.Precision
+	ssc.Strict = false
+	e, err := serve.Preset("trtllm", dev.Memory.Capacity)
 	if err != nil {
 		return nil, err
 	}
-	p, err := sim.NewPricer(sys, w, e.Scenario(sc))
+	p, err := sim.NewPricer(sys, w, e.Scenario(ssc))
 	if err != nil {
 		return nil, err
 	}
-	e.MaxSeqs, e.MaxTokens = serve.TRTLLMBench(capacity, tp, 1, w.Params(), b.Precision.Size(), w.KVBytesPerToken(sc.KV), in, out)
-	// trtllm-bench builds for the dataset's longest request
-	// (tensorrt_llm/bench/build/build.py: max_seq_len = isl + osl); the
+	// The engine is built for the benchmark's longest request; the
 	// runtime's buffers are sized by it (serve.TRTLLMBuffers).
-	e.MaxSeqLen = in + out
+	lim := engineLimits(dev, w, b, sc, ssc.KV, tp, in, out)
+	e.MaxSeqs, e.MaxTokens, e.MaxSeqLen = lim.MaxSeqs, lim.MaxTokens, lim.MaxSeqLen
 	if _, _, err := e.KVCapacity(p); err != nil {
 		return nil, err
 	}
-	return &llmReplica{tp: tp, p: p, e: e}, nil
+	return &llmReplica{tp: tp, p: p, e: e, lim: lim}, nil
 }
 
 // serveRun serves n requests at rate (per replica; 0: all at once).
@@ -102,8 +103,8 @@ func (r *llmReplica) serveRun(n, in, out int, rate float64, seed uint64) (*serve
 }
 
 // runLLM runs an LLM benchmark: the tensor-parallel degree (a power of
-// two dividing the GPUs) of the highest Offline throughput, then the
-// scenario on it.
+// two dividing the GPUs) of the highest Offline throughput under the
+// scenario's engine limits, then the scenario on it.
 func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Options, res *Result) {
 	in, out, note := llmLengths(b, o)
 	if note != "" {
@@ -118,7 +119,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		if gpus%tp != 0 {
 			continue
 		}
-		r, err := replica(sys.Device, w, b, tp, in, out)
+		r, err := replica(sys.Device, w, b, sc, tp, in, out)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -140,7 +141,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		res.Note = fmt.Sprintf("does not fit at tensor parallelism up to %d: %v", min(gpus, 8), firstErr)
 		return
 	}
-	res.TP = best.tp
+	res.TP, res.Engine = best.tp, best.lim.String()
 	replicas := float64(gpus / best.tp)
 	if sc == Offline {
 		res.Value = bestRate

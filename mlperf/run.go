@@ -47,8 +47,10 @@ type Result struct {
 	// whole request); P99TTFT and P99TPOT an LLM's first token and time
 	// per output token.
 	P99, P99TTFT, P99TPOT model.Seconds
-	// TP is an LLM replica's tensor-parallel degree.
-	TP int
+	// TP is an LLM replica's tensor-parallel degree; Engine says its
+	// engine's limits and where they come from.
+	TP     int
+	Engine string
 	// Note says why there is no value (a capability perfsim lacks, a
 	// model that does not fit), or qualifies it.
 	Note     string

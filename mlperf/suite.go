@@ -56,6 +56,12 @@ type Benchmark struct {
 	// from; 0 where no count in the model's tokens was found.
 	Input, Output float64
 	LengthSource  string
+	// MaxSeqLen is the longest request, input and output tokens, of an
+	// LLM benchmark: the max_seq_len its engines are built for, by
+	// which TensorRT-LLM sizes its runtime buffers (serve.TRTLLMBuffers);
+	// SeqLenSource says where it comes from. 0: the mean input + output.
+	MaxSeqLen    int
+	SeqLenSource string
 	// Precision is what submissions run: int8 for vision and BERT, fp8
 	// for the LLMs where the hardware has it.
 	Precision model.DType
@@ -225,19 +231,23 @@ func Suite() []Benchmark {
 		{Name: "gptj-99", Round: "v5.0", Task: "summarization", Dataset: "CNN/DailyMail (13,368 samples)",
 			Model: "gpt-j-6b", Kind: LLM, Precision: model.FP8, Latency: 20000 * ms,
 			Output:       gptjOutputTokens,
-			LengthSource: "output: 69 tokens a sample, LoadGen's gptj.*.token_latency_scaling_factor, loadgen/mlperf.conf (mlcommons/inference #1699), with which LoadGen turns GPT-J's samples/s into tokens/s (outputs capped at 128 tokens, max_new_tokens, language/gpt-j/backend_PyTorch.py); input: no count in GPT-J's tokens published (prompts truncated at 1,919 tokens, language/gpt-j/dataset.py)"},
+			LengthSource: "output: 69 tokens a sample, LoadGen's gptj.*.token_latency_scaling_factor, loadgen/mlperf.conf (mlcommons/inference #1699), with which LoadGen turns GPT-J's samples/s into tokens/s (outputs capped at 128 tokens, max_new_tokens, language/gpt-j/backend_PyTorch.py); input: no count in GPT-J's tokens published (prompts truncated at 1,919 tokens, language/gpt-j/dataset.py)",
+			MaxSeqLen:    nvidiaGPTJSeqLen, SeqLenSource: "1,919 input tokens at most (language/gpt-j/dataset.py) + 128 output (max_new_tokens, backend_PyTorch.py): NVIDIA's engine max_input_len 1919, max_seq_len 2047 (" + sourceNVIDIAConfigs + ", gptj.py)"},
 		{Name: "llama2-70b-99", Round: "v5.0", Task: "question answering", Dataset: "OpenOrca (24,576 samples)",
 			Model: "llama2-70b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
 			Input: float64(openOrcaInputTokens) / openOrcaSamples, Output: 294.45,
-			LengthSource: "input: 5,463,976 tokens over 24,576 samples, " + sourceCounted + "/llama2-70b-99.csv and FlashLab-MBZUAI/HBFSim validation/calibration/h100-llama2-70b-calibration-protocol.json; output: 'Tokens per sample: 294.45', language/llama2-70b/README.md"},
+			LengthSource: "input: 5,463,976 tokens over 24,576 samples, " + sourceCounted + "/llama2-70b-99.csv and FlashLab-MBZUAI/HBFSim validation/calibration/h100-llama2-70b-calibration-protocol.json; output: 'Tokens per sample: 294.45', language/llama2-70b/README.md",
+			MaxSeqLen:    nvidiaLlama2SeqLen, SeqLenSource: "inputs and outputs under 1,024 tokens each (processorca.py --seqlen_limit=1024, language/llama2-70b/README.md), generation capped at max_new_tokens 1024 (language/llama2-70b/SUT.py): NVIDIA's engine max_input_len 1024, max_seq_len 2048 (" + sourceNVIDIAConfigs + ", llama2-70b.py)"},
 		{Name: "llama3.1-405b", Round: "v5.0", Task: "long-context question answering and summarization", Dataset: "LongBench, LongDataCollections, Ruler, GovReport",
 			Model: "llama3.1-405b", Kind: LLM, Precision: model.FP8, TTFT: 6000 * ms, TPOT: 175 * ms,
 			Input: float64(llama405InputTokens) / llama405Samples, Output: 684.68,
-			LengthSource: "input: 78,380,323 tokens over 8,313 samples, " + sourceCounted + "/llama3-1-405b.csv; output: tokens_per_sample 684.68, language/llama3.1-405b/README.md"},
+			LengthSource: "input: 78,380,323 tokens over 8,313 samples, " + sourceCounted + "/llama3-1-405b.csv; output: tokens_per_sample 684.68, language/llama3.1-405b/README.md",
+			MaxSeqLen:    nvidiaLlama405SeqLen, SeqLenSource: "generation capped at max_tokens 2000 (language/llama3.1-405b/SUT_VLLM.py): NVIDIA's engine max_input_len 20000, max_seq_len 22000 (" + sourceNVIDIAConfigs + ", llama3_1-405b.py)"},
 		{Name: "mixtral-8x7b", Round: "v5.0", Task: "question answering, math and code", Dataset: "OpenOrca, GSM8K, MBXP (15,000 samples)",
 			Model: "mixtral-8x7b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
 			Input: float64(mixtralInputTokens) / mixtralSamples, Output: 144.84,
-			LengthSource: "input: 6,410,905 tokens over 15,000 samples, " + sourceCounted + "/mixtral-8x7b.csv; output: tokens_per_sample 144.84, language/mixtral-8x7b/README.md"},
+			LengthSource: "input: 6,410,905 tokens over 15,000 samples, " + sourceCounted + "/mixtral-8x7b.csv; output: tokens_per_sample 144.84, language/mixtral-8x7b/README.md",
+			MaxSeqLen:    nvidiaMixtralSeqLen, SeqLenSource: "generation capped at max_new_tokens 1024 (language/mixtral-8x7b/SUT.py): NVIDIA's engine max_input_len 2048, max_seq_len 3072 (" + sourceNVIDIAConfigs + ", mixtral-8x7b.py)"},
 		{Name: "stable-diffusion-xl", Round: "v5.0", Task: "text to image", Dataset: "COCO 2014 (5,000 captions), 1024x1024",
 			Model: "sdxl-unet", Kind: Fixed, Precision: model.FP8, Latency: 20000 * ms,
 			// A sample: both text encoders on the prompt and the negative

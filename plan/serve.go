@@ -116,6 +116,9 @@ type ServePlan struct {
 	Seen, Pruned, Simulated int
 	Elapsed                 time.Duration
 	Problems                []error // why layouts were pruned as unrunnable
+	// Warnings are what pricing the searched data types fell back on (a
+	// type the device has no peak for), each once, in search order.
+	Warnings []error
 }
 
 // Serve searches q's layouts: for each, the fewest replicas (from the
@@ -136,7 +139,7 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &ServePlan{}
+	plan := &ServePlan{Warnings: dtypeWarnings(q)}
 	var mu sync.Mutex
 	// A work item is a layout (aggregated) or a pair (disaggregated).
 	type item struct {
@@ -194,6 +197,31 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	plan.Front = front(plan.All)
 	plan.Elapsed = time.Since(start)
 	return plan, nil
+}
+
+// dtypeWarnings prices the first runnable layout of each data type of q
+// and returns the pricers' warnings, each once.
+func dtypeWarnings(q ServeQuery) []error {
+	var out []error
+	done := map[model.DType]bool{}
+	said := map[string]bool{}
+	for _, l := range q.Layouts {
+		if done[l.DType] {
+			continue
+		}
+		p, _, err := q.Deploy(l)
+		if err != nil {
+			continue
+		}
+		done[l.DType] = true
+		for _, w := range p.Warnings() {
+			if !said[w.Error()] {
+				said[w.Error()] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 func compareCand(a, b Candidate) int {

@@ -215,3 +215,36 @@ func FuzzLoadTable(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadTable_reviewed: a bare number where a price with its unit is
+// wanted names its file:line:key (it was "not valid TOML: ... incompatible
+// types: TOML value has type float64; destination has type string"); a
+// date that is no date is refused (2025-13-45 was taken); two entries of
+// the same hardware and name are ambiguous (Find took the first
+// silently).
+func TestLoadTable_reviewed(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"bare number", "[[price]]\nhardware = \"h100\"\nhourly = 2.5\nsource = \"s\"\ndate = \"2026-01\"\n\n[[price]]\nhardware = \"a100\"\npurchase = 25000\nyears = \"4\"\nenergy = \"0.1/kWh\"\nsource = \"s\"\ndate = \"2026-01\"\n",
+			[]string{"t.toml:3: price[1].hourly: want a string with a unit", "t.toml:9: price[2].purchase: want a string", "t.toml:10: price[2].years: want a number"}},
+		{"bad date", "[[price]]\nhardware = \"h100\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"2025-13-45\"\n",
+			[]string{"t.toml:5: price[1].date:"}},
+		{"duplicate", "[[price]]\nhardware = \"h100\"\nname = \"x\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"2026-01\"\n\n[[price]]\nhardware = \"H100\"\nname = \"x\"\nhourly = \"3/h\"\nsource = \"t\"\ndate = \"2026-01-15\"\n",
+			[]string{"t.toml:10: price[2].name:", "price[1]"}},
+	} {
+		_, err := LoadTable(strings.NewReader(tt.text), "t.toml")
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want %q", tt.name, err, w)
+			}
+		}
+	}
+	for _, d := range []string{"2026", "2026-01", "2026-01-15"} {
+		text := "[[price]]\nhardware = \"h100\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"" + d + "\"\n"
+		if _, err := LoadTable(strings.NewReader(text), "t.toml"); err != nil {
+			t.Errorf("date %s: %v", d, err)
+		}
+	}
+}

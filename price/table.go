@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -112,6 +113,11 @@ func LoadTable(r io.Reader, file string) (*Table, error) {
 		if errors.As(err, &pe) {
 			return nil, &TableError{File: file, Line: pe.Position.Line, Err: fmt.Errorf("not valid TOML: %s", strings.TrimSuffix(pe.Message, "."))}
 		}
+		// A value of the wrong type (a bare number for a price): every one,
+		// with its line and key.
+		if errs := typeErrors(data, file); len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
 		return nil, &TableError{File: file, Err: fmt.Errorf("not valid TOML: %w", err)}
 	}
 	starts := entryLines(data)
@@ -144,6 +150,17 @@ func LoadTable(r io.Reader, file string) (*Table, error) {
 		for _, req := range []struct{ key, v string }{{"hardware", raw.Hardware}, {"source", raw.Source}, {"date", raw.Date}} {
 			if strings.TrimSpace(req.v) == "" {
 				bad(req.key, errors.New("missing: every price needs the hardware it is for, its source and its date"))
+			}
+		}
+		if d := strings.TrimSpace(raw.Date); d != "" && !validDate(d) {
+			bad("date", fmt.Errorf("%q is not a date (want YYYY, YYYY-MM or YYYY-MM-DD)", raw.Date))
+		}
+		if raw.Name != "" {
+			for j, o := range t.Entries {
+				if strings.EqualFold(o.Name, raw.Name) && strings.EqualFold(strings.TrimSpace(o.Hardware), strings.TrimSpace(raw.Hardware)) {
+					bad("name", fmt.Errorf("%q for %s is also price[%d]'s (line %d): --price-name would take the first", raw.Name, raw.Hardware, j+1, o.Line))
+					break
+				}
 			}
 		}
 		ok := true
@@ -200,6 +217,69 @@ func LoadTable(r io.Reader, file string) (*Table, error) {
 		return nil, errors.Join(errs...)
 	}
 	return t, nil
+}
+
+// validDate says whether s is a date as the table writes them: YYYY,
+// YYYY-MM or YYYY-MM-DD.
+func validDate(s string) bool {
+	for _, layout := range []string{"2006", "2006-01", "2006-01-02"} {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// typeErrors returns, for a table the TOML decoder refused on a type,
+// every key of the wrong type with its line: the prices, names, sources
+// and dates are strings (a price with its unit), years and pue numbers.
+func typeErrors(data []byte, file string) []error {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		return nil
+	}
+	entries, ok := doc["price"].([]map[string]any)
+	if !ok {
+		return nil
+	}
+	starts := entryLines(data)
+	var errs []error
+	for i, e := range entries {
+		for _, k := range sortedKeys(e) {
+			v := e[k]
+			var want string
+			switch k {
+			case "hourly", "purchase", "energy":
+				if _, isStr := v.(string); !isStr {
+					want = `a string with a unit, e.g. "2.5 USD/h", "25000 USD" or "0.10 USD/kWh"`
+				}
+			case "hardware", "name", "source", "date":
+				if _, isStr := v.(string); !isStr {
+					want = "a string"
+				}
+			case "years", "pue":
+				switch v.(type) {
+				case int64, float64:
+				default:
+					want = "a number"
+				}
+			}
+			if want != "" {
+				errs = append(errs, &TableError{File: file, Line: keyLine(data, starts, i, k), Key: fmt.Sprintf("price[%d].%s", i+1, k), Err: fmt.Errorf("want %s, found %v", want, v)})
+			}
+		}
+	}
+	sort.SliceStable(errs, func(a, b int) bool { return errs[a].(*TableError).Line < errs[b].(*TableError).Line })
+	return errs
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // flagField returns the flag a Check message names ("--pue: ..." → "pue").

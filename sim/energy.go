@@ -129,16 +129,45 @@ func (r *runner) energy(e *Energy) {
 		}
 	}
 	if tr := rep.Training; tr != nil {
+		// A training step keeps its pipeline's stages busy at once
+		// (micro-batches in flight), so its energy is over the step, on
+		// every device; the stages are not priced one after another as
+		// an inference batch through PP is. A device runs its kernels
+		// for the step's compute and optimizer (Breakdown: the phases'
+		// kernels stretched by the sustained clocks and the
+		// attention backward's rate, at the kernels' power) and waits,
+		// at the wait power, for the rest: exposed communication, the
+		// pipeline's bubble, the loader.
 		micro := float64(tr.MicroBatches)
-		var wall model.Seconds
+		var kernels, waits, busyTime float64
 		for _, x := range []struct {
 			ph    *PhaseReport
 			times float64
 		}{{&tr.Forward, micro}, {&tr.Backward, micro}, {tr.Recompute, micro}, {tr.Gradients, 1}, {&tr.Optimizer, 1}} {
-			_, t := add(x.ph, x.times)
-			wall += t
+			if x.ph == nil {
+				continue
+			}
+			kernels += x.times * busy * float64(x.ph.Energy)
+			waits += x.times * busy * float64(x.ph.Wait)
+			busyTime += x.times * busy * float64(x.ph.Time)
 		}
-		e.Wall = wall
+		perDevice := busyTime / devs // the phases' time on one device
+		active := perDevice
+		if b := tr.Breakdown; b != nil {
+			active = float64(b.Compute + b.Optimizer)
+		}
+		active = min(active, float64(tr.StepTime))
+		stretch := 1.0
+		if perDevice > 0 {
+			stretch = active / perDevice
+		}
+		e.Wall = tr.StepTime
+		e.Kernels = model.Joules(stretch * kernels)
+		rest := float64(tr.StepTime) - active
+		if rest <= 1e-9*float64(tr.StepTime) {
+			rest = 0 // the step is its compute and optimizer, to rounding
+		}
+		e.Gaps = e.Wait.Over(model.Seconds(stretch*waits + devs*rest))
 	}
 	e.GPU = e.Kernels + e.Gaps
 	e.Node = e.GPU + (e.NodeShare * model.Watts(e.Devices)).Over(e.Wall)

@@ -68,7 +68,8 @@ func TestPower_idleGEMMDecode(t *testing.T) {
 
 // TestEnergy_sumOfKernelsAndGaps: a run's energy is its kernels' power
 // times their time on the devices that run them, plus idle power on the
-// devices that wait, and nothing else.
+// devices that wait, and nothing else. (A training step's energy is over
+// the step: TestEnergy_trainingPipeline.)
 func TestEnergy_sumOfKernelsAndGaps(t *testing.T) {
 	for _, tt := range []struct {
 		name          string
@@ -81,7 +82,6 @@ func TestEnergy_sumOfKernelsAndGaps(t *testing.T) {
 		{"one GPU", "h100", "llama3-8b", 1, 1, 1, false, sim.ExecGraph, 0},
 		{"tp 2", "h100", "llama3-8b", 2, 2, 1, false, sim.ExecGraph, 0},
 		{"pp 2: half the devices wait", "h100", "llama3-8b", 2, 1, 2, false, sim.ExecGraph, 0.5},
-		{"training", "h100", "gpt3-1.3b", 1, 1, 1, true, sim.ExecGraph, 0},
 		{"eager: the device waits on the host", "h100", "resnet50", 1, 1, 1, false, sim.ExecEager, 0.3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,5 +184,66 @@ func TestPowerCap(t *testing.T) {
 	var se *sim.ScenarioError
 	if !errors.As(err, &se) || se.Field != "power-cap" {
 		t.Errorf("a 50 W limit: %v, want a --power-cap error", err)
+	}
+}
+
+// TestEnergy_trainingPipeline: a pipelined training step keeps every
+// stage busy at once (micro-batches in flight), so its energy is over the
+// step time, on every device: its mean power lies between idle and the
+// cap, and the wall is the step. Pricing the stages one after another (as
+// an inference batch through PP runs) had given gpt3-1.3b at PP 4 a step
+// energy whose mean over the step exceeded the cap while its printed
+// average power was near the wait power.
+func TestEnergy_trainingPipeline(t *testing.T) {
+	for _, pp := range []int{1, 4} {
+		sys, w := load(t, "h100", "gpt3-1.3b", 4)
+		sc := sim.Default()
+		sc.Mode, sc.Seq, sc.Batch, sc.PP, sc.DP, sc.GlobalBatch = sim.Training, 2048, 1, pp, 4/pp, 32
+		rep, err := sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, step := rep.Energy, rep.Training.StepTime
+		if !close(float64(e.Wall), float64(step)) {
+			t.Errorf("pp %d: energy over %v, the step is %v", pp, e.Wall, step)
+		}
+		mean := model.Watts(float64(e.GPU) / float64(e.Devices) / float64(step))
+		if mean > e.Cap || mean < e.Idle || !close(float64(mean), float64(e.AveragePower)) {
+			t.Errorf("pp %d: step energy %v over %d devices and %v is %v a device (printed average %v): want one figure between idle %v and cap %v", pp, e.GPU, e.Devices, step, mean, e.AveragePower, e.Idle, e.Cap)
+		}
+		// The pipeline's bubble and the exposed communication are waits
+		// on every device.
+		b := rep.Training.Breakdown
+		idle := b.Bubble + b.TPComm + b.CPComm + b.EPComm + b.PPComm + b.DPComm + b.Overlap
+		if least := float64(e.Wait) * float64(e.Devices) * float64(idle); float64(e.Gaps) < least*(1-1e-9) {
+			t.Errorf("pp %d: gaps %v, want at least the wait power over the bubble and exposed communication on every device, %v", pp, e.Gaps, least)
+		}
+	}
+	// One device, nothing exposed: the step is its kernels, stretched
+	// (sustained clocks) at their own power, so the mean power is the
+	// kernels' mean power and the step's energy is over the step.
+	sys, w := load(t, "h100", "gpt3-1.3b", 1)
+	sc := sim.Default()
+	sc.Mode, sc.Seq, sc.Batch, sc.GlobalBatch = sim.Training, 1024, 1, 4
+	rep, err := sim.Run(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, e := rep.Training, rep.Energy
+	var energy, time float64
+	for _, x := range []struct {
+		ph    *sim.PhaseReport
+		times float64
+	}{{&tr.Forward, float64(tr.MicroBatches)}, {&tr.Backward, float64(tr.MicroBatches)}, {tr.Recompute, float64(tr.MicroBatches)}, {&tr.Optimizer, 1}} {
+		if x.ph != nil {
+			energy += x.times * float64(x.ph.Energy)
+			time += x.times * float64(x.ph.Time)
+		}
+	}
+	if !(tr.StepTime > model.Seconds(time)) {
+		t.Fatalf("step %v, kernels back to back %v: want the step longer (sustained clocks)", tr.StepTime, time)
+	}
+	if want := energy / time; !close(float64(e.AveragePower), want) || float64(e.Gaps) > 1e-9*float64(e.GPU) || !close(float64(e.Wall), float64(tr.StepTime)) {
+		t.Errorf("one device: average %v, gaps %v, wall %v; want the kernels' mean power %v W, no gaps, the step %v", e.AveragePower, e.Gaps, e.Wall, want, tr.StepTime)
 	}
 }

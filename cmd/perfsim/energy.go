@@ -34,11 +34,23 @@ func (o *energyOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.pue, "pue", 0, "facility power usage effectiveness (≥ 1) for the facility energy; default 1, or the price table's")
 }
 
+// checkCap refuses an explicit --power-cap of 0 W, which would silently
+// mean no limit (the flag's unset value).
+func (o *energyOptions) checkCap(fs *pflag.FlagSet) error {
+	if fs.Changed("power-cap") && o.powerCap == 0 {
+		return usagef("--power-cap: 0 W is no limit (leave the flag out for none)")
+	}
+	return nil
+}
+
 // pricing returns the pricing the flags describe for dev, nil when none
 // is asked for; every problem at once, each naming its flag.
 func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price.Pricing, error) {
 	var p price.Pricing
 	var errs []error
+	if err := o.checkCap(fs); err != nil {
+		errs = append(errs, err)
+	}
 	if o.prices != "" {
 		if o.price != "" || o.purchase != "" {
 			errs = append(errs, usagef("--prices: give a price table or --price/--purchase, not both"))
@@ -371,6 +383,9 @@ func plural(n int, what string) string {
 // sweep applies the energy flags to a sweep: the power limit to every
 // point, and a pricing per hardware (a price table gives each its own).
 func (o *energyOptions) sweep(fs *pflag.FlagSet, s *sweepSpec) error {
+	if err := o.checkCap(fs); err != nil {
+		return err
+	}
 	if o.powerCap != 0 {
 		if s.Base.Batch == 0 {
 			s.Base = sim.Default()

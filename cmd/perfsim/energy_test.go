@@ -99,6 +99,8 @@ func TestEnergy_badInput(t *testing.T) {
 		{[]string{"--power-cap", "50W"}, `--power-cap: 50 W is at or below H100 SXM's idle power, 70 W`},
 		{[]string{"--power-cap", "800W"}, `--power-cap: 800 W is above H100 SXM's cap, 700 W`},
 		{[]string{"--power-cap", "500"}, `"500" is not a power: missing unit`},
+		// An explicit 0 W had silently meant no limit.
+		{[]string{"--power-cap", "0W"}, `--power-cap: 0 W is no limit (leave the flag out for none)`},
 		{[]string{"--purchase", "25000"}, `--purchase: "25000" is not an amount of money with its currency`},
 		{[]string{"--purchase", "25000 USD"}, `--years: a TCO needs an amortisation period from 0.00274 to 100 years, got 0`},
 		{[]string{"--purchase", "25000 USD", "--years", "4", "--energy-price", "0.1 EUR/kWh"}, `--energy-price: is in EUR, the purchase in USD`},

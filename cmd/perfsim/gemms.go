@@ -40,8 +40,9 @@ func (o *gemmsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "catalog name, or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.phase, "phase", "prefill", "prefill, decode, train-fwd or train-bwd")
 	fs.IntVar(&o.batch, "batch", 1, "sequences (images) per batch")
-	fs.IntVar(&o.seq, "seq", 2048, "new tokens per sequence (capped at the model's context when not given)")
-	fs.IntVar(&o.context, "context", 0, "tokens already in the KV cache (decode default: --seq)")
+	o.seq = 2048
+	fs.Var(intCount{&o.seq}, "seq", "new tokens per sequence (capped at the model's context when not given)")
+	fs.Var(intCount{&o.context}, "context", "tokens already in the KV cache (decode default: --seq)")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree: the GEMMs of one device")
 	addFormatFlag(fs, &o.format)
 	fs.BoolVar(&o.all, "all", false, "also list the non-GEMM ops (norms, activations, gathers, collectives)")

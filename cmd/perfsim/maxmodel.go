@@ -44,9 +44,10 @@ func (o *maxModelOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.devices, "devices", 1, "devices in the node: training shards the model states over them (with --shard-optimizer), inference splits the layers")
 	fs.StringVar(&o.family, "family", "gpt3", "model family to scale: "+strings.Join(workloads.Families, " or "))
 	fs.IntVar(&o.batch, "batch", 1, "sequences per device (training: the micro-batch)")
-	fs.IntVar(&o.seq, "seq", 2048, "training sequence length")
-	fs.IntVar(&o.input, "input", 2048, "inference: prompt tokens per sequence")
-	fs.IntVar(&o.output, "output", 128, "inference: generated tokens per sequence")
+	o.seq, o.input, o.output = 2048, 2048, 128
+	fs.Var(intCount{&o.seq}, "seq", "training sequence length")
+	fs.Var(intCount{&o.input}, "input", "inference: prompt tokens per sequence")
+	fs.Var(intCount{&o.output}, "output", "inference: generated tokens per sequence")
 	o.dtype = model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of weights and activations (and KV cache)")
 	fs.StringVar(&o.recompute, "recompute", "none", "training: activation recomputation none, selective or full")

@@ -73,6 +73,7 @@ type mlperfJSON struct {
 	P99TTFT   float64  `json:"p99_ttft_s,omitempty"`
 	P99TPOT   float64  `json:"p99_tpot_s,omitempty"`
 	TP        int      `json:"tp,omitempty"`
+	Engine    string   `json:"engine,omitempty"`
 	Note      string   `json:"note,omitempty"`
 }
 
@@ -176,6 +177,14 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return usagef("--system: %v", err)
 		}
+		if gpus != 0 && sys.Devices() != gpus {
+			// The catalog's systems come in whole nodes.
+			hw := fmt.Sprintf("%q", sys.Device.Name)
+			if len(sys.Device.Aliases) > 0 {
+				hw = sys.Device.Aliases[0]
+			}
+			return usagef("--gpus: %s has %d GPUs a node: give a multiple of %d, or --hw %s --gpus %d", o.system, sys.DevicesPerNode, sys.DevicesPerNode, hw, gpus)
+		}
 		o.gpus = sys.Devices()
 	default:
 		dev, err := resolveHardware(o.hw)
@@ -276,7 +285,7 @@ func mlperfRow(r mlperf.Result) mlperfJSON {
 	b := r.Benchmark
 	j := mlperfJSON{Benchmark: b.Name, Round: b.Round, Scenario: r.Scenario.String(), Model: b.Model, Precision: b.Precision.String(),
 		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99),
-		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP}
+		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP, Engine: r.Engine}
 	if r.Scenario == mlperf.Server {
 		j.Bound, j.TTFT, j.TPOT = float64(b.Latency), float64(b.TTFT), float64(b.TPOT)
 	}

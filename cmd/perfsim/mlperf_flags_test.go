@@ -31,3 +31,17 @@ func TestMLPerf_suiteFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerf_systemGPUs: --gpus with --system that is not whole nodes is
+// refused, naming --gpus; mlperf --system dgx-h100 --gpus 3 had run and
+// reported 8 GPUs.
+func TestMLPerf_systemGPUs(t *testing.T) {
+	_, stderr, code := perfsim(t, "mlperf", "--system", "dgx-h100", "--gpus", "3", "--benchmark", "resnet50", "--scenario", "offline")
+	if code != 2 || !strings.Contains(stderr, "--gpus") {
+		t.Errorf("--system dgx-h100 --gpus 3: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := perfsim(t, "mlperf", "--system", "dgx-h100", "--gpus", "16", "--benchmark", "resnet50", "--scenario", "offline")
+	if code != 0 || !strings.Contains(out, "16 × H100") {
+		t.Errorf("--system dgx-h100 --gpus 16: exit %d: %s%s", code, out, stderr)
+	}
+}

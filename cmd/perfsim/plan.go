@@ -111,6 +111,9 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
+	}
 	fmt.Fprintf(stderr, "perfsim: %d layouts seen, %d pruned, %d simulations, %.1f s\n", p.Seen, p.Pruned, p.Simulated, p.Elapsed.Seconds())
 	if o.frontPlot != "" {
 		if err := savePlanFront(o.frontPlot, p, stdout); err != nil {
@@ -288,6 +291,9 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 	if err != nil {
 		return scenarioUsage(err)
 	}
+	for _, w := range p.Warnings() {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
+	}
 	r, res, err := plan.MaxRate(p, e, o.dp, q.Workload, q.SLO, 0.01)
 	if err != nil {
 		return err
@@ -452,24 +458,40 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 
 // savePlanFront draws every candidate that kept up, and the front.
 func savePlanFront(path string, p *plan.ServePlan, stdout io.Writer) error {
-	l := chart.Lines{Title: "Serving: throughput per GPU against speed per user", XLabel: "output tokens/s per user (1/mean TPOT)", YLabel: "output tokens/s per GPU"}
-	var all, fr []chart.LinePoint
-	for _, c := range p.All {
-		if !c.Overloaded {
-			all = append(all, chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU})
-		}
-	}
-	for _, c := range p.Front {
-		fr = append(fr, chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU, Label: c.String()})
-	}
-	if len(fr) == 0 {
-		return errors.New("no candidate kept up with the load")
-	}
-	l.Lines = []chart.Line{{Name: "Pareto front", Points: fr}}
-	if len(all) > len(fr) {
-		l.Lines = append(l.Lines, chart.Line{Name: "other candidates", Points: all})
+	l, err := planFrontLines(p)
+	if err != nil {
+		return err
 	}
 	return saveChart(path, l, stdout)
+}
+
+// planFrontLines is the front chart's data: the Pareto front, joined in
+// order of tokens/s per user, and the other candidates that kept up.
+func planFrontLines(p *plan.ServePlan) (chart.Lines, error) {
+	l := chart.Lines{Title: "Serving: throughput per GPU against speed per user", XLabel: "output tokens/s per user (1/mean TPOT)", YLabel: "output tokens/s per GPU"}
+	var others, fr []chart.LinePoint
+	onFront := make(map[chart.LinePoint]bool, len(p.Front))
+	for _, c := range p.Front {
+		pt := chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU}
+		onFront[pt] = true
+		pt.Label = c.String()
+		fr = append(fr, pt)
+	}
+	if len(fr) == 0 {
+		return l, errors.New("no candidate kept up with the load")
+	}
+	for _, c := range p.All {
+		pt := chart.LinePoint{X: c.TokensPerSecondPerUser, Y: c.TokensPerSecondPerGPU}
+		if !c.Overloaded && !onFront[pt] {
+			others = append(others, pt)
+		}
+	}
+	// The other candidates first, so that the front is drawn over them.
+	if len(others) > 0 {
+		l.Lines = append(l.Lines, chart.Line{Name: "other candidates", Points: others, Scatter: true})
+	}
+	l.Lines = append(l.Lines, chart.Line{Name: "Pareto front", Points: fr})
+	return l, nil
 }
 
 // saveLoadPlot simulates the deployment at fractions of its max rate and

@@ -38,8 +38,9 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.StringArrayVar(&sets, "set", nil, setFlagUsage)
 	fs.StringVar(&mdl, "model", "", "model: a catalog name or a model file")
 	fs.IntVar(&batch, "batch", 8, "sequences per batch (TTFT and TPOT are at this batch)")
-	fs.IntVar(&input, "input", 2048, "prompt tokens per sequence")
-	fs.IntVar(&output, "output", 128, "generated tokens per sequence")
+	input, output = 2048, 128
+	fs.Var(intCount{&input}, "input", "prompt tokens per sequence")
+	fs.Var(intCount{&output}, "output", "generated tokens per sequence")
 	fs.IntVar(&tp, "tp", 1, "tensor-parallel degree")
 	slo = 50e-3
 	fs.Var(&slo, "slo-tpot", "the TPOT SLO the throughput is measured at, with a unit (default 50ms)")

@@ -71,3 +71,16 @@ func TestServe_traceNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanServe_dtypeFallbackWarned: a searched data type the device has
+// no peak for is warned about, as simulate and serve warn (plan serve
+// ranked "tp1 pp1 fp4" on an H100 without a word).
+func TestPlanServe_dtypeFallbackWarned(t *testing.T) {
+	_, stderr, code := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s", "--requests", "50", "--tp", "1", "--pp", "1", "--dtypes", "bf16,fp4", "--max-seqs", "0")
+	if code != 0 || !strings.Contains(stderr, "warning: H100 SXM has no fp4 peak") {
+		t.Errorf("exit %d, no fp4 warning: %s", code, stderr)
+	}
+	if strings.Count(stderr, "no fp4 peak") != 1 {
+		t.Errorf("the warning is not given once: %s", stderr)
+	}
+}

@@ -34,7 +34,8 @@ const sweepExamples = `  # batch sizes 1, 2, 4, ..., 256 on two devices
   perfsim sweep --hw h100 --model llama3-8b --batch 1..8+1 --format json
 
 A list is values and ranges separated by commas: 1,2,4; lo..hi (step 1);
-lo..hi+d (additive); lo..hixf or lo..hi*f (multiplicative). Points run in
+lo..hi+d (additive); lo..hixf or lo..hi*f (multiplicative). A value takes
+simulate's count suffixes: 1k..128kx2, 4Ki. Points run in
 parallel on every core and stream out as they complete, in a fixed order:
 hardware, model, dtype, tp, pp, batch, input, output, the last varying
 fastest. A point

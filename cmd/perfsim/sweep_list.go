@@ -107,7 +107,12 @@ func positiveInt(s string) (int, error) {
 		return 0, fmt.Errorf("%s is over the largest integer, %d", s, math.MaxInt)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", s)
+		// A count with a suffix, as simulate's flags take it: 128k, 4Ki.
+		var n int
+		if cerr := (intCount{&n}).Set(s); cerr != nil {
+			return 0, fmt.Errorf("%q is not a whole number (a count with an optional k, M, Ki, Mi suffix)", s)
+		}
+		v = n
 	}
 	if v < 1 {
 		return 0, fmt.Errorf("%d must be at least 1", v)

@@ -28,7 +28,9 @@ func TestParseIntList(t *testing.T) {
 		{"", nil, "empty list"},
 		{"0", nil, "at least 1"},
 		{"-1", nil, "at least 1"},
-		{"4k", nil, "not a whole number"},
+		{"4k,2Ki", []int{4000, 2048}, ""}, // simulate's count suffixes
+		{"4q", nil, "not a whole number"},
+		{"1.5", nil, "not a whole number"},
 		{"8..1", nil, "below its start"},
 		{"1..8x1", nil, "factor of at least 2"},
 		{"1..8+0", nil, "at least 1"},

@@ -71,7 +71,7 @@ func TestLinesReview(t *testing.T) {
 			tpot := (20 + 0.2*float64(b)) / float64(i+1) * 1e-3
 			pts = append(pts, LinePoint{X: tpot * 1e3, Y: float64(b) / tpot / 8, Label: itoa(b)})
 		}
-		ls = append(ls, Line{hw, pts})
+		ls = append(ls, Line{Name: hw, Points: pts})
 	}
 	c, err := Lines{Title: "Throughput vs latency — llama3-70b, tp 8, 2048 in / 128 out", XLabel: "TPOT (ms)", YLabel: "output tokens/s per GPU", Lines: ls, LogY: true}.Chart()
 	if err != nil {
@@ -146,7 +146,7 @@ func TestStackedBarsData(t *testing.T) {
 
 func TestLinesData(t *testing.T) {
 	l := Lines{Title: "t", XLabel: "x", YLabel: "y", LogY: true, Lines: []Line{
-		{"a", []LinePoint{{X: 1, Y: 10, Label: "1"}, {X: 2, Y: math.NaN(), Label: "2"}, {X: 3, Y: 0, Label: "3"}, {X: 4, Y: 40, Label: "4"}}},
+		{Name: "a", Points: []LinePoint{{X: 1, Y: 10, Label: "1"}, {X: 2, Y: math.NaN(), Label: "2"}, {X: 3, Y: 0, Label: "3"}, {X: 4, Y: 40, Label: "4"}}},
 	}}
 	c, err := l.Chart()
 	if err != nil {
@@ -210,5 +210,24 @@ func TestLogTicks(t *testing.T) {
 	}
 	if n := len(ts); n != 4*9+1 {
 		t.Errorf("%d ticks, want 37 (9 per decade and the last)", n)
+	}
+}
+
+// TestLinesScatter: a Scatter line's points are marks alone, not joined
+// in their (meaningless) order; a plain line's are joined.
+func TestLinesScatter(t *testing.T) {
+	pts := []LinePoint{{X: 3, Y: 1}, {X: 1, Y: 3}, {X: 2, Y: 2}}
+	c, err := Lines{Title: "t", XLabel: "x", YLabel: "y", Lines: []Line{
+		{Name: "front", Points: pts},
+		{Name: "others", Points: pts, Scatter: true},
+	}}.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.joined("front") || c.joined("others") {
+		t.Errorf("joined: front %v, others %v; want true, false", c.joined("front"), c.joined("others"))
+	}
+	if xys, _ := c.Series("others"); len(xys) != 3 {
+		t.Errorf("others: %v, want its 3 points", xys)
 	}
 }

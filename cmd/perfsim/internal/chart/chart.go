@@ -34,6 +34,8 @@ const (
 type Series struct {
 	Name string
 	XYs  plotter.XYs
+	// Joined says the points were drawn joined by a line.
+	Joined bool
 }
 
 // A Chart is a figure: a title, one or more panels side by side, and a
@@ -62,7 +64,17 @@ func (c *Chart) Series(name string) (plotter.XYs, bool) {
 }
 
 func (c *Chart) record(name string, xys plotter.XYs) {
-	c.Data = append(c.Data, Series{name, xys})
+	c.Data = append(c.Data, Series{Name: name, XYs: xys})
+}
+
+// joined returns whether the series named name was drawn joined by a line.
+func (c *Chart) joined(name string) bool {
+	for _, s := range c.Data {
+		if s.Name == name {
+			return s.Joined
+		}
+	}
+	return false
 }
 
 // Draw draws the chart on dc, filling it.

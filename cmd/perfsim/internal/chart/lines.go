@@ -27,6 +27,9 @@ type LinePoint struct {
 type Line struct {
 	Name   string
 	Points []LinePoint
+	// Scatter draws the points as marks alone, not joined: a set whose
+	// order means nothing (the candidates of a plan).
+	Scatter bool
 }
 
 // Lines is the data of a line chart: a line per series, its points
@@ -104,15 +107,21 @@ func (l Lines) Chart() (*Chart, error) {
 				Style: draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}})
 		}
 		c.record(ln.Name, raw)
+		c.Data[len(c.Data)-1].Joined = !ln.Scatter
 		if len(unfit) > 0 {
 			c.record(ln.Name+" (does not fit)", unfit)
 			anyUnfit = true
+		}
+		glyph := glyphThumb{draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}}
+		if ln.Scatter {
+			c.Legend.Add(ln.Name, glyph)
+			continue
 		}
 		style := draw.LineStyle{Color: colorOf(i), Width: vg.Points(2)}
 		if len(xys) > 0 {
 			addLine(p, xys, style, false, false)
 		}
-		c.Legend.Add(ln.Name, lineThumb(style), glyphThumb{draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}})
+		c.Legend.Add(ln.Name, lineThumb(style), glyph)
 	}
 	if anyUnfit {
 		c.Legend.Add("does not fit in memory (times as if it did)", glyphThumb{draw.GlyphStyle{Color: color.Gray{Y: 90}, Radius: vg.Points(4.5), Shape: draw.CrossGlyph{}}})

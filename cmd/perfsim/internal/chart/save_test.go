@@ -58,7 +58,7 @@ func charts(t *testing.T) map[string]*Chart {
 	pre, dec := breakdownData()
 	c, err = StackedBars("breakdown", pre, dec)
 	add("breakdown", c, err)
-	c, err = Lines{Title: "lines", XLabel: "x", YLabel: "y", LogY: true, Lines: []Line{{"a", []LinePoint{{X: 1, Y: 10, Label: "1"}, {X: 2, Y: 100, Label: "2"}}}}}.Chart()
+	c, err = Lines{Title: "lines", XLabel: "x", YLabel: "y", LogY: true, Lines: []Line{{Name: "a", Points: []LinePoint{{X: 1, Y: 10, Label: "1"}, {X: 2, Y: 100, Label: "2"}}}}}.Chart()
 	add("lines", c, err)
 	c, err = Heatmap{Title: "heat", Cols: []string{"1", "2"}, Rows: []string{"a"}, Values: [][]float64{{1.5, 0.5}}}.Chart()
 	add("heatmap", c, err)
