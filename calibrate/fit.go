@@ -71,6 +71,7 @@ type ClassFit struct {
 	Class    string      // gemm, attention_prefill, attention_decode, stream, collective
 	DType    model.DType // for gemm; Invalid otherwise
 	Points   int
+	Dropped  int   // points left out as physically impossible (beatsDRAM), not in Points
 	Fitted   bool  // false when the class kept its defaults
 	InSample Stats // on the points it was fitted to
 	HeldOut  Stats // k-fold cross-validated; N = 0 when not run

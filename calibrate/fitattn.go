@@ -191,10 +191,15 @@ func attnTable(e *model.Efficiency, mla bool) *model.AttentionParams {
 // axes, trying each discrete variant on all points; the k-fold scores
 // refit the continuous parameters and the table with the chosen variant.
 func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Options, rng *rand.Rand) (ClassFit, []error) {
-	cf := ClassFit{Class: class, Points: len(ms)}
+	ms, dropped, dropWarn := dropBeatsDRAM(dev, class, ms)
+	var warns []error
+	if dropWarn != nil {
+		warns = append(warns, dropWarn)
+	}
+	cf := ClassFit{Class: class, Points: len(ms), Dropped: dropped}
 	if len(ms) < minAttentionPoints {
 		cf.InSample = scoreClass(dev, ms)
-		return cf, []error{fmt.Errorf("%s: %d points (want at least %d): the parameters keep their defaults", class, len(ms), minAttentionPoints)}
+		return cf, append(warns, fmt.Errorf("%s: %d points (want at least %d): the parameters keep their defaults", class, len(ms), minAttentionPoints))
 	}
 	decode := class == KernelAttentionDecode || class == KernelMLADecode
 	mla := class == KernelMLAPrefill || class == KernelMLADecode
@@ -366,5 +371,5 @@ func fitAttention(dev *hardware.Device, class string, ms []Measurement, opt Opti
 		a.ErrMedian, a.ErrP90 = 0, 0
 	}
 	a.ErrMedian, a.ErrP90 = math.Max(a.ErrMedian, round4(cf.HeldOut.Median)), math.Max(a.ErrP90, round4(cf.HeldOut.P90))
-	return cf, nil
+	return cf, warns
 }

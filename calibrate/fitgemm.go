@@ -461,6 +461,9 @@ func provenance(opt Options, ms []Measurement, cf ClassFit) string {
 	names := sortedKeys(files)
 	sort.Strings(names)
 	s := fmt.Sprintf("fitted: perfsim calibrate fit, %d points", cf.Points)
+	if cf.Dropped > 0 {
+		s += fmt.Sprintf(" (%d more dropped: faster than DRAM allows)", cf.Dropped)
+	}
 	if opt.Date != "" {
 		s += ", " + opt.Date
 	}

@@ -195,7 +195,7 @@ func Engines() []string { return []string{"vllm", "vllm-0.6", "sglang", "trtllm"
 // same order as Vidur's profile of vLLM V0 (microsoft/vidur
 // data/profiling/a100/cpu_overheads.csv: PROCESS_MODEL_OUTPUTS 4.1 ms and
 // SAMPLER_E2E 1.4 ms a step at batch 64, Llama-2-7B on an A100).
-const VLLM06SeqOverhead = model.Seconds(42e-6)
+const VLLM06SeqOverhead = model.Seconds(36.5e-6)
 
 // gib is 2^30 bytes.
 const gib = 1 << 30
@@ -216,7 +216,7 @@ const gib = 1 << 30
 //     batch never mixes prefill and decode), max_num_seqs 256,
 //     max_num_batched_tokens max(max_model_len, 2048), the rest as vllm;
 //     the asynchronous output processor on (AsyncOutput: on by default
-//     since v0.6.0, vllm-project/vllm#7049); SeqOverhead 42 µs, the one
+//     since v0.6.0, vllm-project/vllm#7049); SeqOverhead 36.5 µs, the one
 //     fitted setting (VLLM06SeqOverhead).
 //   - sglang: SGLang (v0.4): prefill-first, chunked_prefill_size 8192,
 //     mem_fraction_static 0.88 of total memory for weights and KV pool
@@ -345,6 +345,9 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		return 0, m, errors.New("serve: the model has no KV cache")
 	}
 	tokens := math.Floor(kv / float64(m.KVPerToken))
+	if tokens >= 1 && tokens < float64(e.BlockSize) {
+		return 0, m, fmt.Errorf("--block-size: a block of %d tokens is more than the whole KV cache, %.0f tokens (engine %s, fraction %.2f)", e.BlockSize, tokens, e.Name, e.MemFraction)
+	}
 	if tokens < float64(e.BlockSize) {
 		return 0, m, fmt.Errorf("serve: no memory left for the KV cache: %s per device holds %s of weights, %s of activations, %s of runtime buffers and %s reserved (engine %s, fraction %.2f)",
 			model.Bytes(c), m.Weights, m.Activations, m.Buffers, m.Reserve, e.Name, e.MemFraction)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
 )
 
 // TestEngine_validate: every bad setting is reported, naming its flag;
@@ -47,5 +48,19 @@ func TestEngine_kvTokensBelowBlock(t *testing.T) {
 	e.KVTokens = e.BlockSize
 	if err := e.Validate(); err != nil {
 		t.Errorf("--kv-tokens of one block: %v", err)
+	}
+}
+
+// TestKVCapacity_blockLargerThanCache: a block larger than the whole KV
+// cache names --block-size; it had been "no memory left for the KV
+// cache" with 60 GB free.
+func TestKVCapacity_blockLargerThanCache(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	e, _ := serve.Preset("vllm", 80<<30)
+	e.BlockSize = 1 << 30
+	p := pricer(t, sys, w, e.Scenario(sim.Default()))
+	_, _, err := e.KVCapacity(p)
+	if err == nil || !strings.Contains(err.Error(), "--block-size") {
+		t.Errorf("blocks of 2^30 tokens: error %v, want one naming --block-size", err)
 	}
 }

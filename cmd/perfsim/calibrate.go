@@ -236,6 +236,7 @@ func printFit(w io.Writer, f format, res *calibrate.Result) error {
 	type class struct {
 		Class    string `json:"class"`
 		Points   int    `json:"points"`
+		Dropped  int    `json:"dropped,omitempty"` // left out as faster than DRAM allows
 		Fitted   bool   `json:"fitted"`
 		InSample stats  `json:"in_sample"`
 		HeldOut  stats  `json:"held_out"`
@@ -243,7 +244,7 @@ func printFit(w io.Writer, f format, res *calibrate.Result) error {
 	conv := func(s calibrate.Stats) stats { return stats{s.N, s.Median, s.P90, s.Max} }
 	var cs []class
 	for _, c := range res.Classes {
-		cs = append(cs, class{c.Name(), c.Points, c.Fitted, conv(c.InSample), conv(c.HeldOut)})
+		cs = append(cs, class{c.Name(), c.Points, c.Dropped, c.Fitted, conv(c.InSample), conv(c.HeldOut)})
 	}
 	switch f {
 	case formatJSON:
@@ -275,7 +276,15 @@ func printFit(w io.Writer, f format, res *calibrate.Result) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", c.Class, c.Points, fitted, pct(c.InSample.Median), pct(c.InSample.P90), pct(c.InSample.Max), ho)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.Dropped > 0 {
+			fmt.Fprintf(w, "%s: %d more points dropped, not fitted: faster than the device's DRAM bandwidth allows for a working set larger than its L2\n", c.Class, c.Dropped)
+		}
+	}
+	return nil
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

@@ -84,3 +84,14 @@ func TestPlanServe_dtypeFallbackWarned(t *testing.T) {
 		t.Errorf("the warning is not given once: %s", stderr)
 	}
 }
+
+// TestSweep_warnings: what simulate warns about (a data type emulated at
+// another's rate, lengths beyond the trained context) a sweep says once
+// on stderr; its table and CSV had said nothing (only the JSON rows carry
+// a warnings key).
+func TestSweep_warnings(t *testing.T) {
+	_, stderr, code := perfsim(t, "sweep", "--hw", "a100", "--model", "llama3-8b", "--dtype", "fp8", "--batch", "1,2,4", "--format", "csv")
+	if code != 0 || strings.Count(stderr, "warning: A100 80GB SXM has no fp8 peak") != 1 {
+		t.Errorf("exit %d, want the fp8 warning once: %s", code, stderr)
+	}
+}

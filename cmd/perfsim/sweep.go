@@ -175,7 +175,14 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		// points, and keeps the default.)
 		defer debug.SetGCPercent(debug.SetGCPercent(sweepGCPercent))
 	}
-	skipped, err := writeSweep(ctx, stdout, s, f, o.workers, o.phases, progressLine(stderr))
+	skipped, warnings, err := writeSweep(ctx, stdout, s, f, o.workers, o.phases, progressLine(stderr))
+	for i, w := range warnings {
+		if i == maxSweepWarnings {
+			fmt.Fprintf(stderr, "perfsim: warning: (%d more)\n", len(warnings)-i)
+			break
+		}
+		fmt.Fprintf(stderr, "perfsim: warning: %s\n", w)
+	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "perfsim: sweep: %d of %.0f points left out: %s\n", countSkipped(skipped), s.size(), summarize(skipped))
 	}
@@ -190,7 +197,7 @@ func runSweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // left out, by message; when none could run it writes nothing and fails.
 // The inverse queries (max_batch, max_context) are not answered per
 // point: they are 0.
-func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, workers int, phases bool, progress func(done, total int)) (map[string]int, error) {
+func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, workers int, phases bool, progress func(done, total int)) (map[string]int, []string, error) {
 	sw := &sweepWriter{s: s, f: f, phases: phases, out: bufio.NewWriterSize(w, 64<<10), skipped: map[string]int{}}
 	for _, d := range s.HW {
 		l := d.CalibrationLabel()
@@ -202,8 +209,11 @@ func writeSweep(ctx context.Context, w io.Writer, s *sweepSpec, f format, worker
 	if err == nil {
 		err = sw.close()
 	}
-	return sw.skipped, err
+	return sw.skipped, sw.warnings, err
 }
+
+// maxSweepWarnings bounds the distinct warnings a sweep prints.
+const maxSweepWarnings = 10
 
 // A sweepWriter renders sweep rows (in the workers) and writes them in
 // order (in the emitting goroutine).
@@ -218,6 +228,9 @@ type sweepWriter struct {
 	labels  []string // per device of the sweep, its calibration label
 	// labelsCSV are the labels as CSV fields.
 	labelsCSV [][]byte
+	// warnings are the points' distinct warnings, in point order.
+	warnings []string
+	warned   map[string]bool
 }
 
 // render turns r's report into its output row (r.Row) and drops the
@@ -226,6 +239,7 @@ func (sw *sweepWriter) render(r *sweepResult) {
 	if r.Err != nil {
 		return
 	}
+	r.Warnings = r.Report.Warnings
 	if sw.f == formatCSV {
 		e, c := sweepEnergy(sw.s, r)
 		r.Row = appendSweepRow(r.Row, r.Report, sw.labelsCSV[r.Point.HW], e, c)
@@ -256,6 +270,15 @@ func (sw *sweepWriter) emit(r *sweepResult) error {
 	if r.Err != nil {
 		sw.skipped[r.Err.Error()]++
 		return nil
+	}
+	for _, w := range r.Warnings {
+		if m := w.Error(); !sw.warned[m] {
+			if sw.warned == nil {
+				sw.warned = map[string]bool{}
+			}
+			sw.warned[m] = true
+			sw.warnings = append(sw.warnings, m)
+		}
 	}
 	first := sw.rows == 0
 	sw.rows++

@@ -22,7 +22,7 @@ func BenchmarkSweepCSV(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(sweepGCPercent)) // as the command runs
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := writeSweep(context.Background(), io.Discard, s, formatCSV, 1, false, nil); err != nil {
+		if _, _, err := writeSweep(context.Background(), io.Discard, s, formatCSV, 1, false, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

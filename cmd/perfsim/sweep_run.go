@@ -90,6 +90,8 @@ type sweepResult struct {
 	// Row is what a Keep rendered for the point (a line of output); its
 	// buffer is reused from point to point in a stream.
 	Row []byte
+	// Warnings are the report's warnings, kept when a Keep drops it.
+	Warnings []error
 }
 
 // sweepOptions tune runSweep and streamSweep.

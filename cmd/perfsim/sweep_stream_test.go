@@ -57,7 +57,7 @@ func TestSweepStream_sameBytes(t *testing.T) {
 	tw.Flush()
 	for f, w := range want {
 		var got bytes.Buffer
-		skipped, err := writeSweep(context.Background(), &got, s, f, 2, false, nil)
+		skipped, _, err := writeSweep(context.Background(), &got, s, f, 2, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -135,10 +135,10 @@ func TestSweepDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	var one, many bytes.Buffer
-	if _, err := writeSweep(context.Background(), &one, s, formatJSON, 1, false, nil); err != nil {
+	if _, _, err := writeSweep(context.Background(), &one, s, formatJSON, 1, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeSweep(context.Background(), &many, s, formatJSON, 7, false, nil); err != nil {
+	if _, _, err := writeSweep(context.Background(), &many, s, formatJSON, 7, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(one.Bytes(), many.Bytes()) {
