@@ -116,7 +116,7 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stderr, "perfsim: %d layouts seen, %d pruned, %d simulations, %.1f s\n", p.Seen, p.Pruned, p.Simulated, p.Elapsed.Seconds())
 	if o.frontPlot != "" {
-		if err := savePlanFront(o.frontPlot, p, stdout); err != nil {
+		if err := savePlanFront(o.frontPlot, p, o.chartTitle(q, dev), dev); err != nil {
 			return fmt.Errorf("--front-plot: %w", err)
 		}
 	}
@@ -299,7 +299,8 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 		return err
 	}
 	if o.loadPlot != "" {
-		if err := saveLoadPlot(o.loadPlot, p, e, o.dp, q, r); err != nil {
+		what := fmt.Sprintf("%s on %s, %s × dp %d (%s)", o.model, dev.Name, l, o.dp, e.Name)
+		if err := saveLoadPlot(o.loadPlot, p, e, o.dp, q, r, what, dev); err != nil {
 			return fmt.Errorf("--load-plot: %w", err)
 		}
 	}
@@ -456,13 +457,28 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 	return tw.Flush()
 }
 
-// savePlanFront draws every candidate that kept up, and the front.
-func savePlanFront(path string, p *plan.ServePlan, stdout io.Writer) error {
+// savePlanFront draws every candidate that kept up, and the front, under
+// the subtitle what (chartTitle).
+func savePlanFront(path string, p *plan.ServePlan, what string, dev *hardware.Device) error {
 	l, err := planFrontLines(p)
 	if err != nil {
 		return err
 	}
-	return saveChart(path, l, stdout)
+	l.Title += "\n" + what
+	return saveChart(path, l, dev)
+}
+
+// chartTitle is the second line of plan serve's charts: the model on the
+// device, the load and the objectives.
+func (o *planOptions) chartTitle(q *plan.ServeQuery, dev *hardware.Device) string {
+	s := fmt.Sprintf("%s on %s, %s req/s", o.model, dev.Name, fnum(q.Workload.Rate))
+	if v := q.SLO.TTFTP99; v > 0 {
+		s += ", p99 TTFT ≤ " + v.String()
+	}
+	if v := q.SLO.TPOTP99; v > 0 {
+		s += ", p99 TPOT ≤ " + v.String()
+	}
+	return s
 }
 
 // planFrontLines is the front chart's data: the Pareto front, joined in
@@ -497,7 +513,7 @@ func planFrontLines(p *plan.ServePlan) (chart.Lines, error) {
 // saveLoadPlot simulates the deployment at fractions of its max rate and
 // draws p50 and p99 TTFT and TPOT against the rate, with the SLOs as
 // lines and the knee (the max rate) marked.
-func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.ServeQuery, knee float64) error {
+func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.ServeQuery, knee float64, what string, dev *hardware.Device) error {
 	if knee <= 0 {
 		return errors.New("the deployment meets the objectives at no rate")
 	}
@@ -533,14 +549,17 @@ func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.Se
 			lines = append(lines, chart.Line{Name: s.name, Points: []chart.LinePoint{{X: 0.2 * knee, Y: 1e3 * float64(s.v)}, {X: 1.2 * knee, Y: 1e3 * float64(s.v)}}})
 		}
 	}
-	return saveChart(path, chart.Lines{Title: "Latency against load", XLabel: "arrival rate (requests/s)", YLabel: "latency (ms)", LogY: true, Lines: lines}, nil)
+	return saveChart(path, chart.Lines{Title: "Latency against load\n" + what, XLabel: "arrival rate (requests/s)", YLabel: "latency (ms)", LogY: true, Lines: lines}, dev)
 }
 
-func saveChart(path string, l chart.Lines, stdout io.Writer) error {
+// saveChart draws l to path; devs, the devices the chart prices, add
+// their calibration to its title (noteCalibration).
+func saveChart(path string, l chart.Lines, devs ...*hardware.Device) error {
 	c, err := l.Chart()
 	if err != nil {
 		return err
 	}
+	noteCalibration(c, devs)
 	if _, err := chart.FormatOf(path); err != nil {
 		return usagef("%v", err)
 	}

@@ -140,12 +140,14 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	if o.plot != "" {
-		if err := savePlanTrainChart(o.plot, m.Name(), p); err != nil {
+		what := fmt.Sprintf("%s on %s × %d GPUs\nglobal batch %d × %d tokens", m.Name(), o.system, req.GPUs, req.GlobalBatch, req.Seq)
+		if err := savePlanTrainChart(o.plot, what, p); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}
 	if o.scalingPlot != "" {
-		if err := saveScalingChart(o.scalingPlot, m.Name(), sc); err != nil {
+		what := fmt.Sprintf("%s on %s\nglobal batch %d × %d tokens at %d GPUs", m.Name(), o.system, req.GlobalBatch, req.Seq, req.GPUs)
+		if err := saveScalingChart(o.scalingPlot, what, sc); err != nil {
 			return fmt.Errorf("--scaling-plot: %w", err)
 		}
 	}

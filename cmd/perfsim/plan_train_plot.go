@@ -38,7 +38,7 @@ func planTrainChart(name string, p *plan.TrainPlan) (*chart.Chart, error) {
 			b.Stacks = append(b.Stacks, chart.Stack{Name: n, Values: vals[j]})
 		}
 	}
-	return chart.StackedBars(name+": training layouts", b)
+	return chart.StackedBars("Training layouts — "+name, b)
 }
 
 // scalingChart draws the scaling curve: strong-scaling efficiency (the
@@ -62,12 +62,13 @@ func scalingChart(name string, sc []scalingRow) (*chart.Chart, error) {
 		if r.WeakFits {
 			w = 100 * r.WeakEff
 		}
-		label := fmt.Sprint(r.GPUs)
-		strong.Points = append(strong.Points, chart.LinePoint{X: x, Y: s, Label: label})
-		weak.Points = append(weak.Points, chart.LinePoint{X: x, Y: w, Label: label})
+		// The GPU count labels the strong line's points only: on both
+		// lines they overlapped where the two meet.
+		strong.Points = append(strong.Points, chart.LinePoint{X: x, Y: s, Label: fmt.Sprint(r.GPUs)})
+		weak.Points = append(weak.Points, chart.LinePoint{X: x, Y: w})
 		lin.Points = append(lin.Points, chart.LinePoint{X: x, Y: 100})
 	}
-	return chart.Lines{Title: name + ": scaling", XLabel: "GPUs", YLabel: "efficiency (%)", LogX: true,
+	return chart.Lines{Title: "Scaling — " + name, XLabel: "GPUs", YLabel: "efficiency (%)", LogX: true,
 		Lines: []chart.Line{strong, weak, lin}}.Chart()
 }
 

@@ -336,7 +336,11 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	if o.seriesPlot != "" {
-		if err := saveSeriesPlot(o.seriesPlot, res); err != nil {
+		what := fmt.Sprintf("%s on %s, %s, tp %d × pp %d × dp %d: replica 0", s.w.Name(), s.dev.Name, res.Engine.Name, o.tp, o.pp, s.dp)
+		if o.deploy.disagg != "" {
+			what = fmt.Sprintf("%s on %s, %s, %s on %d GPUs: the first decode scheduler", s.w.Name(), s.dev.Name, res.Engine.Name, o.deploy.disagg, s.gpus)
+		}
+		if err := saveSeriesPlot(o.seriesPlot, res, what, s.dev); err != nil {
 			return fmt.Errorf("--series-plot: %w", err)
 		}
 	}
@@ -367,7 +371,7 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // saveSeriesPlot draws a run's time series: requests waiting, requests
 // running, and the KV cache in use (percent), against time.
-func saveSeriesPlot(path string, res *serve.Result) error {
+func saveSeriesPlot(path string, res *serve.Result, what string, dev *hardware.Device) error {
 	if len(res.Series) == 0 {
 		return errors.New("the run recorded no iterations")
 	}
@@ -378,5 +382,5 @@ func saveSeriesPlot(path string, res *serve.Result) error {
 		lines[1].Points = append(lines[1].Points, chart.LinePoint{X: t, Y: float64(s.Running)})
 		lines[2].Points = append(lines[2].Points, chart.LinePoint{X: t, Y: 100 * s.KVUsed})
 	}
-	return saveChart(path, chart.Lines{Title: "Engine state over time (" + res.Engine.Name + ")", XLabel: "time (s)", YLabel: "requests, or percent of the KV cache", Lines: lines}, nil)
+	return saveChart(path, chart.Lines{Title: "Engine state over time\n" + what, XLabel: "time (s)", YLabel: "requests, or percent of the KV cache", Lines: lines}, dev)
 }
