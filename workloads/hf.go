@@ -85,6 +85,13 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
+	if q, ok := h.raw["quantization_config"].(map[string]any); ok && !h.asked["quantization_config"] {
+		// Quantized weights change the cost: say that these are not
+		// applied, and how to price them.
+		h.asked["quantization_config"] = true
+		method, _ := q["quant_method"].(string)
+		h.warn(fmt.Errorf("quantization_config: quant_method %q is not applied; the weights are priced in --weights (e.g. --weights int4 for 4-bit weights)", method))
+	}
 	if unk := h.unknownKeys(); len(unk) > 0 {
 		h.warn(fmt.Errorf("keys not read (none is known to change the cost): %s", strings.Join(unk, ", ")))
 	}
