@@ -234,6 +234,32 @@ func simulateAll(ctx context.Context, s *sweepSpec) ([]sweepResult, error) {
 	return res, nil
 }
 
+// warnPoints prints the distinct warnings of a plot's points on stderr,
+// once each in point order, as sweep does (a data type emulated at
+// another's rate, lengths beyond the trained context).
+func warnPoints(stderr io.Writer, res []sweepResult) {
+	said := map[string]bool{}
+	n := 0
+	for _, r := range res {
+		if r.Report == nil {
+			continue
+		}
+		for _, w := range r.Report.Warnings {
+			m := w.Error()
+			if said[m] {
+				continue
+			}
+			said[m] = true
+			if n++; n <= maxSweepWarnings {
+				fmt.Fprintf(stderr, "perfsim: warning: %s\n", m)
+			}
+		}
+	}
+	if n > maxSweepWarnings {
+		fmt.Fprintf(stderr, "perfsim: warning: (%d more)\n", n-maxSweepWarnings)
+	}
+}
+
 // scenarioText describes a scenario for a chart's title: "2048 in / 128
 // out, bf16, tp 8".
 func scenarioText(r *sim.Report, withBatch bool) string {

@@ -42,6 +42,7 @@ func runPlotBreakdown(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	warnPoints(stderr, res)
 	title, panels := breakdownBars(res)
 	c, err := chart.StackedBars(title, panels...)
 	if err != nil {

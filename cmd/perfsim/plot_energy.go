@@ -61,6 +61,7 @@ func runPlotEnergy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	warnPoints(stderr, res)
 	first := res[0].Report
 	l := chart.Lines{XLabel: "batch size", LogX: true, LogY: true}
 	what := "Output tokens per joule (GPU)"

@@ -40,6 +40,7 @@ func runPlotMemory(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	warnPoints(stderr, res)
 	title, bars := memoryBars(res)
 	c, err := chart.StackedBars(title, bars)
 	if err != nil {

@@ -44,6 +44,7 @@ func runPlotRoofline(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	warnPoints(stderr, res)
 	c, err := rooflineData(s.HW[0], res).Chart()
 	if err != nil {
 		return err

@@ -60,6 +60,7 @@ func runPlotSweep(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	warnPoints(stderr, res)
 	if err := fitsSomewhere(s, res); err != nil {
 		return err
 	}

@@ -95,3 +95,16 @@ func TestSweep_warnings(t *testing.T) {
 		t.Errorf("exit %d, want the fp8 warning once: %s", code, stderr)
 	}
 }
+
+// TestPlot_warnings: the plots built on a sweep say its warnings once, as
+// sweep does (plot sweep --hw a100 --dtype fp8 drew fp8 at the fp16 rate
+// without a word).
+func TestPlot_warnings(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []string{"sweep", "breakdown", "roofline", "energy"} {
+		_, stderr, code := perfsim(t, "plot", c, "--hw", "a100", "--model", "llama3-8b", "--dtype", "fp8", "-o", dir+"/"+c+".svg")
+		if code != 0 || strings.Count(stderr, "warning: A100 80GB SXM has no fp8 peak") != 1 {
+			t.Errorf("plot %s: exit %d, want the fp8 warning once: %s", c, code, stderr)
+		}
+	}
+}
