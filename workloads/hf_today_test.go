@@ -198,3 +198,21 @@ func TestHF_quantizationNotApplied(t *testing.T) {
 		t.Errorf("warnings:\n%s", text)
 	}
 }
+
+// TestHF_severalArchitectures: a config.json listing several different
+// architectures is read as the first, and says so (it was silent).
+func TestHF_severalArchitectures(t *testing.T) {
+	src := `{"architectures": ["LlamaForCausalLM", "MistralForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+	"num_key_value_heads": 8, "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 4096}`
+	m, err := LoadHF(strings.NewReader(src), "a/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range m.Warnings() {
+		found = found || strings.Contains(w.Error(), "architectures") && strings.Contains(w.Error(), "LlamaForCausalLM")
+	}
+	if !found {
+		t.Errorf("no warning naming the architecture read: %v", m.Warnings())
+	}
+}
