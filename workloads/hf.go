@@ -229,6 +229,12 @@ func (h *hfReader) config() Config {
 		if len(a) > 0 {
 			arch, _ = a[0].(string)
 		}
+		for _, x := range a[min(1, len(a)):] {
+			if other, _ := x.(string); other != arch {
+				h.warn(fmt.Errorf("architectures: %d listed; read as the first, %s", len(a), arch))
+				break
+			}
+		}
 	case nil:
 	default:
 		h.bad("architectures", fmt.Errorf("want a list of names such as [%q], got %v", HFArchitectures[0], a))
