@@ -85,6 +85,13 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
+	if q, ok := h.raw["quantization_config"].(map[string]any); ok && !h.asked["quantization_config"] {
+		// Quantized weights change the cost: say that these are not
+		// applied, and how to price them.
+		h.asked["quantization_config"] = true
+		method, _ := q["quant_method"].(string)
+		h.warn(fmt.Errorf("quantization_config: quant_method %q is not applied; the weights are priced in --weights (e.g. --weights int4 for 4-bit weights)", method))
+	}
 	if unk := h.unknownKeys(); len(unk) > 0 {
 		h.warn(fmt.Errorf("keys not read (none is known to change the cost): %s", strings.Join(unk, ", ")))
 	}
@@ -221,6 +228,12 @@ func (h *hfReader) config() Config {
 	case []any:
 		if len(a) > 0 {
 			arch, _ = a[0].(string)
+		}
+		for _, x := range a[min(1, len(a)):] {
+			if other, _ := x.(string); other != arch {
+				h.warn(fmt.Errorf("architectures: %d listed; read as the first, %s", len(a), arch))
+				break
+			}
 		}
 	case nil:
 	default:

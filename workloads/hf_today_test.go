@@ -176,3 +176,43 @@ func TestHF_layerTypesWideWindow(t *testing.T) {
 			listed.Params(), plain.Params(), listed.KVBytesPerToken(model.BF16), plain.KVBytesPerToken(model.BF16))
 	}
 }
+
+// TestHF_quantizationNotApplied: a quantization_config perfsim does not
+// apply (an AWQ 4-bit Llama) is warned about as such, naming the flag
+// that prices it; it had been listed among "keys not read (none is known
+// to change the cost)", which 4-bit weights do.
+func TestHF_quantizationNotApplied(t *testing.T) {
+	src := `{"architectures": ["LlamaForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+	"num_key_value_heads": 8, "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 4096,
+	"quantization_config": {"quant_method": "awq", "bits": 4}}`
+	m, err := LoadHF(strings.NewReader(src), "q/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, w := range m.Warnings() {
+		all = append(all, w.Error())
+	}
+	text := strings.Join(all, "\n")
+	if !strings.Contains(text, "quantization_config") || !strings.Contains(text, "--weights") || strings.Contains(text, "none is known to change the cost): quantization_config") {
+		t.Errorf("warnings:\n%s", text)
+	}
+}
+
+// TestHF_severalArchitectures: a config.json listing several different
+// architectures is read as the first, and says so (it was silent).
+func TestHF_severalArchitectures(t *testing.T) {
+	src := `{"architectures": ["LlamaForCausalLM", "MistralForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+	"num_key_value_heads": 8, "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 4096}`
+	m, err := LoadHF(strings.NewReader(src), "a/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range m.Warnings() {
+		found = found || strings.Contains(w.Error(), "architectures") && strings.Contains(w.Error(), "LlamaForCausalLM")
+	}
+	if !found {
+		t.Errorf("no warning naming the architecture read: %v", m.Warnings())
+	}
+}
