@@ -6,12 +6,21 @@ import (
 	"math"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/model"
 )
 
 // Footprint returns the memory of scenario sc on one device of sys
 // without pricing any op (the inference working set needs the prefill's
 // decomposition). The inverse queries call it.
 func Footprint(sys *hardware.System, w Workload, sc Scenario) (Memory, error) {
+	return footprint(sys, w, sc, false)
+}
+
+// footprint is Footprint; seed sizes a transformer's training step as
+// MaxModel's seed assumptions do (trainingMemory: Korthikanti et al.'s
+// activations with the attention scores kept, every layer on the device
+// of its pipeline's share), not as Run does.
+func footprint(sys *hardware.System, w Workload, sc Scenario, seed bool) (Memory, error) {
 	if sys == nil || sys.Device == nil || w == nil {
 		return Memory{}, errors.New("sim: no system or workload")
 	}
@@ -24,7 +33,25 @@ func Footprint(sys *hardware.System, w Workload, sc Scenario) (Memory, error) {
 	defer r.release()
 	r.sys, r.w, r.sc, r.shape, r.rep, r.c, r.dc = sys, w, sc, shape, nil, nil, nil // no pricing here
 	if sc.Mode == Training {
-		return r.trainingMemory(), nil
+		if shape.Arch == CNN || seed {
+			return r.trainingMemory(), nil
+		}
+		// As trainingScaled sizes it: the most loaded stage's model
+		// states and the activations its schedule keeps in flight, with
+		// FlashAttention's where the attention is fused.
+		ph := r.phase(TrainForward)
+		ph.Seq = sc.Seq / sc.CP
+		fwd, err := r.ops(ph, nil)
+		if err != nil {
+			return Memory{}, err
+		}
+		fused := true
+		for _, o := range fwd {
+			if a, ok := o.Kernel.(model.Attention); ok && !a.Fused {
+				fused = false
+			}
+		}
+		return r.scaledMemory(fused, sc.GlobalBatch/(sc.Batch*sc.DP)), nil
 	}
 	_, working, err := r.prefillOps(nil, false)
 	if err != nil {
@@ -82,7 +109,9 @@ func MaxBatch(sys *hardware.System, w Workload, sc Scenario) (int, error) {
 		s := sc
 		s.Batch = b
 		if s.Mode == Training {
-			s.GlobalBatch = 0
+			// The same micro-batches a step, each of b sequences: a
+			// pipeline schedule's count stays valid.
+			s.GlobalBatch = b * max(sc.DP, 1) * microBatches(sc)
 		}
 		m, err := Footprint(sys, w, s)
 		return m.Fits, err
@@ -139,7 +168,11 @@ type MaxModelResult struct {
 // The seed's figures (seed 002: about 3.5–4 B parameters trainable on one
 // 80–96 GB H100, about 16 B on a node of four) follow from mixed-precision
 // Adam's 16 bytes per parameter plus activations; see TestMaxModel_seed002
-// for the scenario under which they hold.
+// for the scenario under which they hold. A training member is sized as
+// those assumptions state (Korthikanti et al. 2022's activations with the
+// attention scores kept unless recomputed), not as Run sizes a step,
+// whose FlashAttention keeps no scores: simulate of the member found
+// reports less memory than MaxModel's.
 func MaxModel(sys *hardware.System, fam Family, sc Scenario, lo, hi float64) (*MaxModelResult, error) {
 	if !(lo > 0 && hi > lo) {
 		return nil, fmt.Errorf("sim: max model: bad search range [%g, %g]", lo, hi)
@@ -150,7 +183,7 @@ func MaxModel(sys *hardware.System, fam Family, sc Scenario, lo, hi float64) (*M
 		if err != nil {
 			return false, err
 		}
-		m, err := Footprint(sys, w, sc)
+		m, err := footprint(sys, w, sc, true)
 		if err != nil {
 			return false, err
 		}
@@ -196,4 +229,13 @@ func MaxModel(sys *hardware.System, fam Family, sc Scenario, lo, hi float64) (*M
 		}
 	}
 	return res, nil
+}
+
+// microBatches returns sc's micro-batches a step: GlobalBatch over
+// Batch·DP, 1 when the global batch is unset.
+func microBatches(sc Scenario) int {
+	if sc.GlobalBatch <= 0 || sc.Batch <= 0 {
+		return 1
+	}
+	return max(1, sc.GlobalBatch/(sc.Batch*max(sc.DP, 1)))
 }
