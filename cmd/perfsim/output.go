@@ -120,3 +120,8 @@ func checkOutputs(outs ...outputFile) []error {
 	}
 	return errs
 }
+
+// gpuCount says n GPUs, singular for one.
+func gpuCount(n int) string {
+	return fmt.Sprintf("%d GPUs", n)
+}
