@@ -103,6 +103,9 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 			so.dp = o.gpus / per
 		}
 	}
+	if fs.Changed("router") && so.dp == 1 {
+		errs = append(errs, usagef("--router: one replica has nothing to route (give --dp or --gpus for more, or --disagg)"))
+	}
 	return errs
 }
 

@@ -108,3 +108,15 @@ func TestPlot_warnings(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_routerOneReplica: --router with a single replica would be
+// ignored, and is refused (issue 17 item 11's rule); with --dp 2 it runs.
+func TestServe_routerOneReplica(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--requests", "20", "--router", "least-outstanding"}
+	if _, stderr, code := perfsim(t, base...); code != 2 || !strings.Contains(stderr, "--router") {
+		t.Errorf("one replica: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := perfsim(t, append(base, "--dp", "2")...); code != 0 {
+		t.Errorf("--dp 2: exit %d: %s", code, stderr)
+	}
+}
