@@ -120,3 +120,11 @@ func checkOutputs(outs ...outputFile) []error {
 	}
 	return errs
 }
+
+// gpuCount says n GPUs, singular for one.
+func gpuCount(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
+}

@@ -316,7 +316,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 			[][]string{{out.Layout, strconv.Itoa(out.DP), strconv.Itoa(out.GPUs), num(r), num(out.TTFTP99S), num(out.TPOTP99S), num(out.OutputTokensPerS)}})
 	}
 	tw := newTable(stdout)
-	fmt.Fprintf(tw, "deployment\t%s × dp %d = %d GPUs (%s)\n", out.Layout, out.DP, out.GPUs, e.Name)
+	fmt.Fprintf(tw, "deployment\t%s × dp %d = %s (%s)\n", out.Layout, out.DP, gpuCount(out.GPUs), e.Name)
 	fmt.Fprintf(tw, "max rate\t%s req/s under p99 TTFT ≤ %v and p99 TPOT ≤ %v (0: none)\n", fnum(r), q.SLO.TTFTP99, q.SLO.TPOTP99)
 	if res != nil {
 		fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(out.TTFTP99S), model.Seconds(out.TPOTP99S), fnum(out.OutputTokensPerS))
@@ -436,7 +436,7 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 		fmt.Fprintf(tw, "best\tno layout within %d GPUs meets the objectives\n", q.MaxGPUs)
 	} else {
 		b := p.Best
-		fmt.Fprintf(tw, "best\t%v = %d GPUs: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b, b.GPUs,
+		fmt.Fprintf(tw, "best\t%v = %s: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b, gpuCount(b.GPUs),
 			model.Seconds(b.TTFTP99), model.Seconds(b.TPOTP99), fnum(b.TokensPerSecondPerGPU))
 		if priced {
 			fmt.Fprintf(tw, "cost\t%s per hour, %s per million output tokens (by %s; %s)\n", money(b.CostPerHour), money(b.CostPerMillionTokens), o.objective, o.costInputs)

@@ -134,11 +134,11 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	switch {
 	case s.KVTransferS != nil:
 		p, d := s.Pools[0], s.Pools[1]
-		fmt.Fprintf(tw, "layout\tprefill %d × (tp %d × pp %d) + decode %d × (tp %d × pp %d) = %d GPUs, %s router\n", p.Instances, p.TP, p.PP, d.Instances, d.TP, d.PP, s.GPUs, s.Router)
+		fmt.Fprintf(tw, "layout\tprefill %d × (tp %d × pp %d) + decode %d × (tp %d × pp %d) = %s, %s router\n", p.Instances, p.TP, p.PP, d.Instances, d.TP, d.PP, gpuCount(s.GPUs), s.Router)
 	case s.Router != "":
-		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %d GPUs, %s router\n", s.TP, s.PP, s.DP, s.GPUs, s.Router)
+		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s, %s router\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs), s.Router)
 	default:
-		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %d GPUs\n", s.TP, s.PP, s.DP, s.GPUs)
+		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs))
 	}
 	if s.Users > 0 {
 		fmt.Fprintf(tw, "closed loop\t%d users, %v think time\n", s.Users, model.Seconds(s.ThinkS))
