@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -66,6 +67,7 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var k model.Kernel
 	var shape string
+	var errs []error
 	switch kind := fs.Arg(0); kind {
 	case "gemm":
 		for _, d := range []struct {
@@ -73,14 +75,13 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			v    int
 		}{{"m", o.m}, {"k", o.k}, {"n", o.n}, {"batch", o.batch}} {
 			if d.v < 1 {
-				return usagef("--%s: must be at least 1, got %d", d.name, d.v)
-			}
-			if d.v > 1<<24 {
-				return usagef("--%s: %d is over the limit of %d", d.name, d.v, 1<<24)
+				errs = append(errs, usagef("--%s: must be at least 1, got %d", d.name, d.v))
+			} else if d.v > 1<<24 {
+				errs = append(errs, usagef("--%s: %d is over the limit of %d", d.name, d.v, 1<<24))
 			}
 		}
 		if fs.Changed("bytes") {
-			return usagef("--bytes: a gemm is sized by --m, --k and --n")
+			errs = append(errs, usagef("--bytes: a gemm is sized by --m, --k and --n"))
 		}
 		out := o.out
 		if !fs.Changed("out") {
@@ -96,17 +97,22 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	case "copy":
 		if !(o.size > 0) || o.size > 1e15 {
-			return usagef("--bytes: a copy needs a positive size below 1 PB, e.g. --bytes 4GB")
+			errs = append(errs, usagef("--bytes: a copy needs a positive size below 1 PB, e.g. --bytes 4GB"))
 		}
 		for _, n := range []string{"m", "k", "n"} {
 			if fs.Changed(n) {
-				return usagef("--%s: a copy is sized by --bytes", n)
+				errs = append(errs, usagef("--%s: a copy is sized by --bytes", n))
 			}
 		}
+		// A copy moves bytes: it has no data type or batch to ignore.
+		errs = append(errs, ignoredFlags(fs, "a gemm's flag: a copy is sized by --bytes alone", "dtype", "out", "batch")...)
 		k = model.Elementwise{Kind: "copy", Elements: float64(o.size), Read: o.size, Written: o.size}
 		shape = fmt.Sprintf("copy of %v", o.size)
 	default:
 		return usagef("kernel: unknown kind %q (want gemm or copy)", kind)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	dev, err := resolveHardware(o.hw)
 	if err != nil {

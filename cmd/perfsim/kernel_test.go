@@ -78,3 +78,21 @@ func TestKernelBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestKernel_flagsReviewed: a copy refuses the gemm-only flags it would
+// ignore (--dtype, --out, --batch: kernel copy --dtype fp8 had printed
+// "computed at fp32"), and every bad flag is named at once.
+func TestKernel_flagsReviewed(t *testing.T) {
+	for _, flag := range [][]string{{"--dtype", "fp8"}, {"--out", "bf16"}, {"--batch", "4"}} {
+		_, stderr, code := perfsim(t, append([]string{"kernel", "copy", "--hw", "h100", "--bytes", "1GB"}, flag...)...)
+		if code != 2 || !strings.Contains(stderr, flag[0]) {
+			t.Errorf("copy %v: exit %d: %s", flag, code, stderr)
+		}
+	}
+	_, stderr, code := perfsim(t, "kernel", "gemm", "--hw", "h100", "--m", "0", "--k", "-1", "--n", "1", "--bytes", "1GB")
+	for _, w := range []string{"--m", "--k", "--bytes"} {
+		if code != 2 || !strings.Contains(stderr, w) {
+			t.Errorf("gemm with three bad flags: exit %d, %s not named: %s", code, w, stderr)
+		}
+	}
+}
