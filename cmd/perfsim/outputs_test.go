@@ -114,3 +114,18 @@ func TestPlot_noTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTrain_flagsReviewed: --grad-dtype fp8 is a usage error naming
+// the flag (every layout had been refused and the report said "no layout
+// divides the model and the GPUs"); a --scaling count beyond the device
+// limit names --scaling before the search (it failed after it, exit 1,
+// "hardware: ... nodes of 8 devices is more than 16777216 devices").
+func TestPlanTrain_flagsReviewed(t *testing.T) {
+	base := []string{"plan", "train", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "64", "--seq", "2048"}
+	for _, tt := range [][]string{{"--grad-dtype", "fp8"}, {"--scaling", "8,16,1000000000"}} {
+		_, stderr, code := perfsim(t, append(base, tt...)...)
+		if code != 2 || !strings.Contains(stderr, tt[0]) || strings.Contains(stderr, "configurations") {
+			t.Errorf("%v: exit %d: %s", tt, code, stderr)
+		}
+	}
+}

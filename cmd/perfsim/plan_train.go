@@ -188,6 +188,9 @@ func parseCounts(s string) ([]int, error) {
 		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%d", &n); err != nil || n < 1 || fmt.Sprint(n) != strings.TrimSpace(f) {
 			return nil, fmt.Errorf("%q is not a positive GPU count", f)
 		}
+		if n > sim.MaxDevices {
+			return nil, fmt.Errorf("%d GPUs is over the limit of %d", n, sim.MaxDevices)
+		}
 		out = append(out, n)
 	}
 	sort.Ints(out)
