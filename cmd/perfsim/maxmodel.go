@@ -181,10 +181,15 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "  the next size, %.3g B, needs %s\n", res.Next.Params()/1e9, res.NextMemory.Total.BinaryString())
 	}
 	if sc.Mode == sim.Training {
-		fmt.Fprintf(stdout, "assumptions: mixed-precision %s (%g bytes of model state per parameter before sharding), micro-batch %d × %d tokens, recompute %s, ZeRO %d over %d devices\n",
-			sc.Optimizer, 4+map[bool]float64{true: 8, false: 12}[sc.Optimizer == sim.SGD], sc.Batch, sc.Seq, sc.Recompute, sc.ZeRO, max(sc.DP, 1))
+		scores := ""
+		if sc.Recompute == sim.RecomputeNone {
+			// sim.MaxModel sizes as its seed assumptions do.
+			scores = " (the attention scores kept, as without FlashAttention: simulate, which fuses attention, needs less)"
+		}
+		fmt.Fprintf(stdout, "assumptions: mixed-precision %s (%g bytes of model state per parameter before sharding), micro-batch %d × %d tokens, recompute %s%s, ZeRO %d over %s\n",
+			sc.Optimizer, 4+map[bool]float64{true: 8, false: 12}[sc.Optimizer == sim.SGD], sc.Batch, sc.Seq, sc.Recompute, scores, sc.ZeRO, deviceCount(max(sc.DP, 1)))
 	} else {
-		fmt.Fprintf(stdout, "assumptions: batch %d, %d tokens in and %d out, %s weights, layers split over %d devices\n", sc.Batch, sc.Input, sc.Output, sc.Weights, max(sc.PP, 1))
+		fmt.Fprintf(stdout, "assumptions: batch %d, %d tokens in and %d out, %s weights, layers split over %s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, deviceCount(max(sc.PP, 1)))
 	}
 	return nil
 }

@@ -128,3 +128,11 @@ func gpuCount(n int) string {
 	}
 	return fmt.Sprintf("%d GPUs", n)
 }
+
+// deviceCount says n devices, singular for one.
+func deviceCount(n int) string {
+	if n == 1 {
+		return "1 device"
+	}
+	return fmt.Sprintf("%d devices", n)
+}
