@@ -78,6 +78,9 @@ type TrainPlan struct {
 	// ClosestMiss is, when nothing fits, the candidate with the least
 	// shortfall.
 	ClosestMiss *TrainCandidate
+	// Warnings are the simulations' distinct warnings (a data type the
+	// device has no peak for), each once, in enumeration order.
+	Warnings []error
 }
 
 // divisors returns n's divisors in ascending order.
@@ -229,6 +232,7 @@ func Train(sys *hardware.System, w sim.Workload, req TrainRequest) (*TrainPlan, 
 	space := trainSpace(sys, w.Shape(), req)
 	res := make([]TrainCandidate, len(space))
 	state := make([]uint8, len(space)) // 0 invalid, 1 no fit, 2 fits
+	warns := make([][]error, len(space))
 	var wg sync.WaitGroup
 	workers := max(1, runtime.GOMAXPROCS(0))
 	for k := range workers {
@@ -240,6 +244,7 @@ func Train(sys *hardware.System, w sim.Workload, req TrainRequest) (*TrainPlan, 
 				if err != nil {
 					continue
 				}
+				warns[i] = rep.Warnings
 				tr := rep.Training
 				c := TrainCandidate{Scenario: rep.Scenario, Step: tr.StepTime, MFU: tr.MFU, Tokens: tr.TokensPerSecond,
 					Memory: rep.Memory, TimeToTrain: tr.TimeToTrain}
@@ -256,6 +261,15 @@ func Train(sys *hardware.System, w sim.Workload, req TrainRequest) (*TrainPlan, 
 	}
 	wg.Wait()
 	p := &TrainPlan{Seen: len(space)}
+	said := map[string]bool{}
+	for _, ws := range warns {
+		for _, w := range ws {
+			if !said[w.Error()] {
+				said[w.Error()] = true
+				p.Warnings = append(p.Warnings, w)
+			}
+		}
+	}
 	best := map[TrainLayout]int{}
 	var miss *TrainCandidate
 	for i := range res {

@@ -129,3 +129,13 @@ func TestPlanTrain_flagsReviewed(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTrain_dtypeWarned: a data type the system's device has no peak
+// for is warned about once (plan train ranked fp8 layouts on a DGX A100,
+// priced at the fp16 rate, without a word).
+func TestPlanTrain_dtypeWarned(t *testing.T) {
+	_, stderr, code := perfsim(t, "plan", "train", "--model", "llama3-8b", "--system", "dgx-a100", "--gpus", "8", "--global-batch", "64", "--seq", "2048", "--dtype", "fp8")
+	if code != 0 || strings.Count(stderr, "warning: A100 80GB SXM has no fp8 peak") != 1 {
+		t.Errorf("exit %d, want the fp8 warning once: %s", code, stderr)
+	}
+}

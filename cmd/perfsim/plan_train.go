@@ -131,6 +131,9 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
+	}
 	fmt.Fprintf(stderr, "perfsim: plan train: %d configurations, %d refused, %d simulated, %d out of memory, in %.2f s\n",
 		p.Seen, p.Invalid, p.Simulated, p.NoFit, time.Since(start).Seconds())
 	var sc []scalingRow
