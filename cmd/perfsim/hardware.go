@@ -233,7 +233,11 @@ func showFields(d *hardware.Device) []field {
 	m := d.Memory
 	str("memory.type", m.Type)
 	quantity("memory.capacity", "bytes", float64(m.Capacity), sizeString(m.Capacity), true)
-	quantity("memory.usable", "bytes", float64(m.Limit()), sizeString(m.Limit()), true)
+	usable := sizeString(m.Limit())
+	if sizeString(m.Capacity) == m.Capacity.BinaryString() {
+		usable = m.Limit().BinaryString() // in the capacity's units, to compare at a glance
+	}
+	quantity("memory.usable", "bytes", float64(m.Limit()), usable, true)
 	quantity("memory.bandwidth", "bytes_per_s", float64(m.Bandwidth), m.Bandwidth.String(), true)
 	quantity("memory.l2", "bytes", float64(m.L2), sizeString(m.L2), false)
 	quantity("memory.reserve", "bytes", float64(m.Reserve), sizeString(m.Reserve), true)

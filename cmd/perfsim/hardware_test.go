@@ -149,3 +149,27 @@ func TestResolveHardware(t *testing.T) {
 		t.Errorf("resolveHardware(bad file) = %v, want a failure", err)
 	}
 }
+
+// TestHardwareShow_usableUnits: the usable memory is printed in the
+// capacity's units, so the two compare at a glance: an H100's "80 GiB"
+// capacity beside "79.11 GiB" usable, not "84.94 GB" (more than 80, read
+// quickly).
+func TestHardwareShow_usableUnits(t *testing.T) {
+	out, errOut, code := perfsim(t, "hardware", "show", "h100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	found := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == "memory.usable" {
+			found = true
+			if f[1] != "79.11" || f[2] != "GiB" {
+				t.Errorf("usable: %q, want 79.11 GiB beside the 80 GiB capacity", line)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no memory.usable row in:\n%s", out)
+	}
+}
