@@ -208,7 +208,12 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	rep := mlperfReport{Schema: "perfsim.mlperf/v1", System: sys.Name, Hardware: dev.Name, GPUs: o.gpus, Source: []string{mlperf.SourceSuite, mlperf.SourceLatency}}
 	var results []mlperf.Result
+	proc := dev.Processor()
 	for _, b := range suite {
+		if to, ok := proc.Supported(b.Precision); !ok && to.Valid() {
+			fmt.Fprintf(stderr, "perfsim: warning: %s has no %s peak: %s is emulated, computed at the %s rate (%s runs in %s, as submissions do)\n",
+				dev.Name, b.Precision, b.Precision, to, b.Name, b.Precision)
+		}
 		for _, s := range scenarios {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -45,3 +45,17 @@ func TestMLPerf_systemGPUs(t *testing.T) {
 		t.Errorf("--system dgx-h100 --gpus 16: exit %d: %s%s", code, out, stderr)
 	}
 }
+
+// TestMLPerf_precisionWarned: a benchmark run in a precision the device
+// has no peak for (llama2-70b-99 in fp8 on an A100) is warned about, as
+// simulate warns; mlperf had priced it at the fp16 rate silently.
+func TestMLPerf_precisionWarned(t *testing.T) {
+	_, stderr, code := perfsim(t, "mlperf", "--hw", "a100", "--benchmark", "llama2-70b-99", "--scenario", "offline")
+	if code != 0 || !strings.Contains(stderr, "warning: A100 80GB SXM has no fp8 peak") || !strings.Contains(stderr, "llama2-70b-99") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	_, stderr, _ = perfsim(t, "mlperf", "--hw", "h100", "--benchmark", "llama2-70b-99", "--scenario", "offline")
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("H100 has fp8, yet: %s", stderr)
+	}
+}
