@@ -87,8 +87,13 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	fmt.Fprintf(stdout, "%s on %s, batch %d, %d tokens in, %d out, tp %d\n", w.Name(), dev.Name, batch, input, output, tp)
 	fmt.Fprintf(stdout, "%s: %s\n", dev.Name, dev.CalibrationLabel())
-	fmt.Fprintf(stdout, "base: TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %s tokens/s (batch %d)\n",
+	fmt.Fprintf(stdout, "base (the what-if device with nothing changed, priced as every row is: efficiencies carried, no residual table): TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %s tokens/s (batch %d)\n",
 		base.TTFT, base.TPOT, base.MaxBatch, slo, fnum(base.SLOThroughput), base.SLOBatch)
+	if sys, err := systemFor(dev, tp); err == nil {
+		if rep, err := sim.Run(sys, w, sc); err == nil && rep.Inference != nil && rep.Inference.Decode != nil {
+			fmt.Fprintf(stdout, "simulate prices the device itself at TTFT %v, TPOT %v\n", rep.Inference.TTFT, rep.Inference.TPOT)
+		}
+	}
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "+%.0f%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)
 	pct := func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }

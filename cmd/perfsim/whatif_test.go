@@ -158,3 +158,31 @@ func TestServe_hardwareFile(t *testing.T) {
 		t.Errorf("serve --hw testdata/hardware-user.toml: exit %d: %s", code, stderr)
 	}
 }
+
+// TestSensitivityCmd_base: the base every row is relative to is the
+// what-if device with nothing changed (efficiencies carried, without a
+// calibrated device's residual table), which is not what simulate prints
+// for the device: the report says so and gives simulate's figures beside
+// it. It had printed "base: TTFT 359 ms, TPOT 7.063 ms" under "H100 SXM:
+// calibrated", where simulate gives 362.6 ms and 7.274 ms.
+func TestSensitivityCmd_base(t *testing.T) {
+	out, stderr, code := perfsim(t, "sensitivity", "--hw", "h100", "--model", "llama3-8b")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sim, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--batch", "8")
+	if code != 0 {
+		t.Fatalf("simulate: exit %d: %s", code, stderr)
+	}
+	var ttft string
+	for _, l := range strings.Split(sim, "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == "TTFT" {
+			ttft = "TTFT " + f[1] + " " + f[2]
+		}
+	}
+	for _, want := range []string{"base (the what-if device with nothing changed", "simulate prices the device itself at " + ttft} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
