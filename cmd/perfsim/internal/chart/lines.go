@@ -108,6 +108,7 @@ func (l Lines) Chart() (*Chart, error) {
 		}
 		c.record(ln.Name, raw)
 		c.Data[len(c.Data)-1].Joined = !ln.Scatter
+		c.Data[len(c.Data)-1].Marked = true
 		if len(unfit) > 0 {
 			c.record(ln.Name+" (does not fit)", unfit)
 			anyUnfit = true
