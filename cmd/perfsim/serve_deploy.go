@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -66,6 +67,12 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 	}
 	if !(o.think >= 0 && o.think <= serve.MaxTime) {
 		errs = append(errs, usagef("--think: must be a time from 0 to %g s, got %v", serve.MaxTime, o.think))
+	} else if o.users > 0 && so.requests > 0 {
+		// Each user thinks once per request it sends: the run spans at
+		// least that, which must stay within the clock's horizon.
+		if span := float64(o.think) * math.Ceil(float64(so.requests)/float64(o.users)); span > serve.MaxTime {
+			errs = append(errs, usagef("--think: %v between each user's %.0f requests spans %.3g s, beyond the %g s a run simulates", o.think, math.Ceil(float64(so.requests)/float64(o.users)), span, serve.MaxTime))
+		}
 	}
 	for _, f := range []struct {
 		name string

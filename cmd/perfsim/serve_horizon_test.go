@@ -120,3 +120,14 @@ func TestServe_routerOneReplica(t *testing.T) {
 		t.Errorf("--dp 2: exit %d: %s", code, stderr)
 	}
 }
+
+// TestServe_closedLoopHorizon: a closed loop's think time over the
+// requests each user sends is bounded by serve.MaxTime like an open
+// loop's arrivals: --users 1 --think 1e8s --requests 100000 ran to
+// 1e13 s, where TTFTs came out in steps of 2^-7 s.
+func TestServe_closedLoopHorizon(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--users", "1", "--think", "1e8s", "--requests", "100000", "--input", "128", "--output", "8")
+	if code != 2 || !strings.Contains(stderr, "--think") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
