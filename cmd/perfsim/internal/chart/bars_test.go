@@ -231,3 +231,31 @@ func TestLinesScatter(t *testing.T) {
 		t.Errorf("others: %v, want its 3 points", xys)
 	}
 }
+
+// TestLinesDense: a line of many points (a run's time series, 150
+// samples) is drawn as a line alone, its labelled points still marked,
+// where a marker on every point had buried the lines under glyphs; a
+// short line keeps a marker on each point.
+func TestLinesDense(t *testing.T) {
+	var dense, short []LinePoint
+	for i := range 150 {
+		p := LinePoint{X: float64(i), Y: float64(i % 7)}
+		if i == 75 {
+			p.Label = "knee"
+		}
+		dense = append(dense, p)
+	}
+	for i := range 8 {
+		short = append(short, LinePoint{X: float64(i), Y: float64(i)})
+	}
+	c, err := Lines{Title: "t", XLabel: "x", YLabel: "y", Lines: []Line{{Name: "dense", Points: dense}, {Name: "short", Points: short}}}.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.marked("dense") || !c.marked("short") {
+		t.Errorf("marked: dense %v, short %v; want false, true", c.marked("dense"), c.marked("short"))
+	}
+	if xys, _ := c.Series("dense"); len(xys) != 150 || !c.joined("dense") {
+		t.Errorf("dense: %d points, joined %v", len(xys), c.joined("dense"))
+	}
+}

@@ -36,6 +36,8 @@ type Series struct {
 	XYs  plotter.XYs
 	// Joined says the points were drawn joined by a line.
 	Joined bool
+	// Marked says each point was drawn with a marker.
+	Marked bool
 }
 
 // A Chart is a figure: a title, one or more panels side by side, and a
@@ -72,6 +74,17 @@ func (c *Chart) joined(name string) bool {
 	for _, s := range c.Data {
 		if s.Name == name {
 			return s.Joined
+		}
+	}
+	return false
+}
+
+// marked returns whether the series named name was drawn with a marker
+// at each point.
+func (c *Chart) marked(name string) bool {
+	for _, s := range c.Data {
+		if s.Name == name {
+			return s.Marked
 		}
 	}
 	return false

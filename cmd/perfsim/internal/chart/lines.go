@@ -23,6 +23,9 @@ type LinePoint struct {
 	Unfit bool
 }
 
+// maxMarked is the most points a joined line draws a marker on each of.
+const maxMarked = 40
+
 // A Line is a named series of points, drawn in order.
 type Line struct {
 	Name   string
@@ -87,6 +90,10 @@ func (l Lines) Chart() (*Chart, error) {
 	anyUnfit := false
 	for i, ln := range l.Lines {
 		var raw, xys, unfit plotter.XYs
+		// A joined line of many points (a time series) is drawn as a
+		// line alone, its labelled points still marked: a marker on
+		// each would bury the lines.
+		marked := ln.Scatter || len(kept[i]) <= maxMarked
 		for _, pt := range kept[i] {
 			x, y := pt.X, pt.Y
 			if l.LogX {
@@ -103,11 +110,14 @@ func (l Lines) Chart() (*Chart, error) {
 			}
 			raw = append(raw, plotter.XY{X: pt.X, Y: pt.Y})
 			xys = append(xys, plotter.XY{X: x, Y: y})
-			mk.Points = append(mk.Points, marker{X: x, Y: y, Label: pt.Label,
-				Style: draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}})
+			if marked || pt.Label != "" {
+				mk.Points = append(mk.Points, marker{X: x, Y: y, Label: pt.Label,
+					Style: draw.GlyphStyle{Color: colorOf(i), Radius: vg.Points(3.5), Shape: shapes[i%len(shapes)]}})
+			}
 		}
 		c.record(ln.Name, raw)
 		c.Data[len(c.Data)-1].Joined = !ln.Scatter
+		c.Data[len(c.Data)-1].Marked = marked
 		if len(unfit) > 0 {
 			c.record(ln.Name+" (does not fit)", unfit)
 			anyUnfit = true
@@ -120,6 +130,10 @@ func (l Lines) Chart() (*Chart, error) {
 		style := draw.LineStyle{Color: colorOf(i), Width: vg.Points(2)}
 		if len(xys) > 0 {
 			addLine(p, xys, style, false, false)
+		}
+		if !marked {
+			c.Legend.Add(ln.Name, lineThumb(style))
+			continue
 		}
 		c.Legend.Add(ln.Name, lineThumb(style), glyph)
 	}
