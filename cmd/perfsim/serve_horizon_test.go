@@ -131,3 +131,21 @@ func TestServe_closedLoopHorizon(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// TestServe_disaggPoolFlags: a pool's own layout flag is named when it is
+// at fault, for both pools at once (--prefill-tp 3 was blamed on --tp,
+// --decode-pp 64 on --pp, and the decode pool was not checked after a bad
+// prefill pool).
+func TestServe_disaggPoolFlags(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--requests", "30", "--disagg", "1P1D", "--prefill-tp", "3", "--decode-pp", "64")
+	for _, w := range []string{"--prefill-tp: tensor parallelism 3", "--decode-pp: 64 pipeline stages"} {
+		if code != 2 || !strings.Contains(stderr, w) {
+			t.Errorf("exit %d, %q not in: %s", code, w, stderr)
+		}
+	}
+	// Without the pool's own flag, the shared one is at fault.
+	_, stderr, code = perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--requests", "30", "--disagg", "1P1D", "--tp", "3")
+	if code != 2 || !strings.Contains(stderr, "--tp: tensor parallelism 3") {
+		t.Errorf("--tp 3: exit %d: %s", code, stderr)
+	}
+}
