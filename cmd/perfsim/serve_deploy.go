@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"strings"
 
@@ -116,6 +117,14 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 	return errs
 }
 
+// unjoinErr returns the errors a joined error holds, or err alone.
+func unjoinErr(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
 // device resolves --hw, or the device of --system with the system's
 // network tiers (its scale-up domain, and its NICs' bandwidth per
 // device as the scale-out tier: hardware.LookupSystem), from which
@@ -172,24 +181,33 @@ func (o *deployOptions) deployment(fs *pflag.FlagSet, so *serveOptions, dev *har
 		}
 		return def
 	}
-	pool := func(flag string, tp, pp, n int) (serve.Pool, error) {
+	// pool builds one pool; a layout problem names the pool's own flag
+	// (--prefill-tp, --decode-pp) where it was given, else the shared one.
+	pool := func(role string, tp, pp, n int) (serve.Pool, error) {
 		s := sc
 		s.TP, s.PP = tp, pp
 		sys, err := systemFor(dev, tp*pp)
 		if err != nil {
-			return serve.Pool{}, usagef("--%s: %d devices: %v", flag, tp*pp, err)
+			return serve.Pool{}, usagef("--%s-tp: %d devices: %v", role, tp*pp, err)
 		}
 		pr, err := sim.NewPricer(sys, w, s)
 		if err != nil {
-			return serve.Pool{}, scenarioUsage(err)
+			var out []error
+			for _, e := range unjoinErr(err) {
+				var se *sim.ScenarioError
+				if errors.As(e, &se) && (se.Field == "tp" || se.Field == "pp") && fs.Changed(role+"-"+se.Field) {
+					e = &sim.ScenarioError{Field: role + "-" + se.Field, Err: se.Err}
+				}
+				out = append(out, e)
+			}
+			return serve.Pool{}, scenarioUsage(errors.Join(out...))
 		}
 		return serve.Pool{Pricer: pr, Engine: e, Instances: n}, nil
 	}
-	var err error
-	if d.Serve, err = pool("prefill-tp", or(o.prefillTP, so.tp), or(o.prefill, so.pp), np); err != nil {
-		return d, err
-	}
-	if d.Decode, err = pool("decode-tp", or(o.decodeTP, so.tp), or(o.decodePP, so.pp), nd); err != nil {
+	var perr, derr error
+	d.Serve, perr = pool("prefill", or(o.prefillTP, so.tp), or(o.prefill, so.pp), np)
+	d.Decode, derr = pool("decode", or(o.decodeTP, so.tp), or(o.decodePP, so.pp), nd)
+	if err := errors.Join(perr, derr); err != nil {
 		return d, err
 	}
 	total := d.GPUs()
