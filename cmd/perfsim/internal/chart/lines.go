@@ -42,6 +42,9 @@ type Lines struct {
 	XLabel, YLabel string
 	Lines          []Line
 	LogX, LogY     bool
+	// XTicks, when given, are the x axis's labelled ticks (data units),
+	// in place of the automatic ones: the GPU counts of a scaling chart.
+	XTicks []float64
 }
 
 // Chart builds the line chart. Points that are not finite, or ≤ 0 on a
