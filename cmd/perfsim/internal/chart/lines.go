@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -82,6 +83,9 @@ func (l Lines) Chart() (*Chart, error) {
 	} else {
 		p.X.Tick.Marker = siTicks{}
 		p.X.Min, p.X.Max = math.Min(0, xlo), xhi*1.08
+	}
+	if len(l.XTicks) > 0 {
+		p.X.Tick.Marker = valueTicks{values: l.XTicks, log: l.LogX}
 	}
 	if l.LogY {
 		setLog(&p.Y, ylo/1.5, yhi*1.5)
@@ -267,4 +271,28 @@ func (h Heatmap) Chart() (*Chart, error) {
 	c.Legend.Add("– "+missing, &bars{Color: noValue})
 	c.Panels = append(c.Panels, p)
 	return c, nil
+}
+
+// valueTicks labels the given values (data units; on a log axis, placed
+// at their logarithms), with %g.
+type valueTicks struct {
+	values []float64
+	log    bool
+}
+
+func (v valueTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	for _, x := range v.values {
+		at := x
+		if v.log {
+			if !(x > 0) {
+				continue
+			}
+			at = lg(x)
+		}
+		if at >= min-1e-9 && at <= max+1e-9 {
+			ts = append(ts, plot.Tick{Value: at, Label: fmt.Sprintf("%g", x)})
+		}
+	}
+	return ts
 }
