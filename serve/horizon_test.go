@@ -117,3 +117,18 @@ func TestWorkload_maxRequests(t *testing.T) {
 		t.Errorf("MaxRequests: %v", err)
 	}
 }
+
+// TestEngine_overheadsPerIteration: the per-iteration host overheads are
+// bounded by a second, as simulate's --host-overhead per kernel is: they
+// add up over every iteration, and --step-overhead 1e7s over a thousand
+// iterations ran the clock past serve.MaxTime.
+func TestEngine_overheadsPerIteration(t *testing.T) {
+	e, _ := serve.Preset("vllm", 80<<30)
+	e.StepOverhead, e.SeqOverhead = 2, 2
+	err := e.Validate()
+	for _, flag := range []string{"--step-overhead", "--seq-overhead"} {
+		if err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("2 s: error %v does not name %s", err, flag)
+		}
+	}
+}
