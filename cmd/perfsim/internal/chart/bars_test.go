@@ -281,3 +281,18 @@ func TestLinesXTicks(t *testing.T) {
 		t.Errorf("x tick labels %v, want [512 1024 2048]", labels)
 	}
 }
+
+// TestLinesReference: a reference line (an SLO) is drawn without markers,
+// so it does not read as two measured points.
+func TestLinesReference(t *testing.T) {
+	c, err := Lines{Title: "t", XLabel: "x", YLabel: "y", Lines: []Line{
+		{Name: "p99", Points: []LinePoint{{X: 1, Y: 1}, {X: 2, Y: 3}}},
+		{Name: "SLO", Points: []LinePoint{{X: 1, Y: 2}, {X: 2, Y: 2}}, Reference: true},
+	}}.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.marked("p99") || c.marked("SLO") || !c.joined("SLO") {
+		t.Errorf("marked: p99 %v, SLO %v; SLO joined %v; want true, false, true", c.marked("p99"), c.marked("SLO"), c.joined("SLO"))
+	}
+}

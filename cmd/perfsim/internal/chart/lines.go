@@ -34,6 +34,9 @@ type Line struct {
 	// Scatter draws the points as marks alone, not joined: a set whose
 	// order means nothing (the candidates of a plan).
 	Scatter bool
+	// Reference draws a dashed line without markers: a bound, not data
+	// (an SLO).
+	Reference bool
 }
 
 // Lines is the data of a line chart: a line per series, its points
