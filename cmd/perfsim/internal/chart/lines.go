@@ -103,7 +103,7 @@ func (l Lines) Chart() (*Chart, error) {
 		// A joined line of many points (a time series) is drawn as a
 		// line alone, its labelled points still marked: a marker on
 		// each would bury the lines.
-		marked := ln.Scatter || len(kept[i]) <= maxMarked
+		marked := ln.Scatter || (!ln.Reference && len(kept[i]) <= maxMarked)
 		for _, pt := range kept[i] {
 			x, y := pt.X, pt.Y
 			if l.LogX {
@@ -138,6 +138,9 @@ func (l Lines) Chart() (*Chart, error) {
 			continue
 		}
 		style := draw.LineStyle{Color: colorOf(i), Width: vg.Points(2)}
+		if ln.Reference {
+			style.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
 		if len(xys) > 0 {
 			addLine(p, xys, style, false, false)
 		}
