@@ -546,7 +546,7 @@ func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.Se
 		v    model.Seconds
 	}{{"TTFT SLO", q.SLO.TTFTP99}, {"TPOT SLO", q.SLO.TPOTP99}} {
 		if s.v > 0 {
-			lines = append(lines, chart.Line{Name: s.name, Points: []chart.LinePoint{{X: 0.2 * knee, Y: 1e3 * float64(s.v)}, {X: 1.2 * knee, Y: 1e3 * float64(s.v)}}})
+			lines = append(lines, chart.Line{Name: s.name, Points: []chart.LinePoint{{X: 0.2 * knee, Y: 1e3 * float64(s.v)}, {X: 1.2 * knee, Y: 1e3 * float64(s.v)}}, Reference: true})
 		}
 	}
 	return saveChart(path, chart.Lines{Title: "Latency against load\n" + what, XLabel: "arrival rate (requests/s)", YLabel: "latency (ms)", LogY: true, Lines: lines}, dev)

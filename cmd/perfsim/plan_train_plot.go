@@ -62,13 +62,18 @@ func scalingChart(name string, sc []scalingRow) (*chart.Chart, error) {
 		if r.WeakFits {
 			w = 100 * r.WeakEff
 		}
-		// The GPU count labels the strong line's points only: on both
-		// lines they overlapped where the two meet.
-		strong.Points = append(strong.Points, chart.LinePoint{X: x, Y: s, Label: fmt.Sprint(r.GPUs)})
+		// The x axis is labelled at the GPU counts (XTicks): the points
+		// carry no label of their own, which overlapped where the lines
+		// meet.
+		strong.Points = append(strong.Points, chart.LinePoint{X: x, Y: s})
 		weak.Points = append(weak.Points, chart.LinePoint{X: x, Y: w})
 		lin.Points = append(lin.Points, chart.LinePoint{X: x, Y: 100})
 	}
-	return chart.Lines{Title: "Scaling — " + name, XLabel: "GPUs", YLabel: "efficiency (%)", LogX: true,
+	var ticks []float64
+	for _, r := range sc {
+		ticks = append(ticks, float64(r.GPUs))
+	}
+	return chart.Lines{Title: "Scaling — " + name, XLabel: "GPUs", YLabel: "efficiency (%)", LogX: true, XTicks: ticks,
 		Lines: []chart.Line{strong, weak, lin}}.Chart()
 }
 

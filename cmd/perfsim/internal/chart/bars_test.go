@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -257,5 +258,41 @@ func TestLinesDense(t *testing.T) {
 	}
 	if xys, _ := c.Series("dense"); len(xys) != 150 || !c.joined("dense") {
 		t.Errorf("dense: %d points, joined %v", len(xys), c.joined("dense"))
+	}
+}
+
+// TestLinesXTicks: given ticks label the x axis at those values, on a log
+// axis too (a scaling chart's 512, 1024 and 2048 GPUs had been labelled
+// 500, 1k and 2k, none at a point).
+func TestLinesXTicks(t *testing.T) {
+	pts := []LinePoint{{X: 512, Y: 100}, {X: 1024, Y: 98}, {X: 2048, Y: 93}}
+	c, err := Lines{Title: "t", XLabel: "GPUs", YLabel: "%", LogX: true, XTicks: []float64{512, 1024, 2048}, Lines: []Line{{Name: "a", Points: pts}}}.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := c.Panels[0].X
+	var labels []string
+	for _, tk := range x.Tick.Marker.Ticks(x.Min, x.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if fmt.Sprint(labels) != "[512 1024 2048]" {
+		t.Errorf("x tick labels %v, want [512 1024 2048]", labels)
+	}
+}
+
+// TestLinesReference: a reference line (an SLO) is drawn without markers,
+// so it does not read as two measured points.
+func TestLinesReference(t *testing.T) {
+	c, err := Lines{Title: "t", XLabel: "x", YLabel: "y", Lines: []Line{
+		{Name: "p99", Points: []LinePoint{{X: 1, Y: 1}, {X: 2, Y: 3}}},
+		{Name: "SLO", Points: []LinePoint{{X: 1, Y: 2}, {X: 2, Y: 2}}, Reference: true},
+	}}.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.marked("p99") || c.marked("SLO") || !c.joined("SLO") {
+		t.Errorf("marked: p99 %v, SLO %v; SLO joined %v; want true, false, true", c.marked("p99"), c.marked("SLO"), c.joined("SLO"))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -33,6 +34,9 @@ type Line struct {
 	// Scatter draws the points as marks alone, not joined: a set whose
 	// order means nothing (the candidates of a plan).
 	Scatter bool
+	// Reference draws a dashed line without markers: a bound, not data
+	// (an SLO).
+	Reference bool
 }
 
 // Lines is the data of a line chart: a line per series, its points
@@ -42,6 +46,9 @@ type Lines struct {
 	XLabel, YLabel string
 	Lines          []Line
 	LogX, LogY     bool
+	// XTicks, when given, are the x axis's labelled ticks (data units),
+	// in place of the automatic ones: the GPU counts of a scaling chart.
+	XTicks []float64
 }
 
 // Chart builds the line chart. Points that are not finite, or ≤ 0 on a
@@ -80,6 +87,9 @@ func (l Lines) Chart() (*Chart, error) {
 		p.X.Tick.Marker = siTicks{}
 		p.X.Min, p.X.Max = math.Min(0, xlo), xhi*1.08
 	}
+	if len(l.XTicks) > 0 {
+		p.X.Tick.Marker = valueTicks{values: l.XTicks, log: l.LogX}
+	}
 	if l.LogY {
 		setLog(&p.Y, ylo/1.5, yhi*1.5)
 	} else {
@@ -93,7 +103,7 @@ func (l Lines) Chart() (*Chart, error) {
 		// A joined line of many points (a time series) is drawn as a
 		// line alone, its labelled points still marked: a marker on
 		// each would bury the lines.
-		marked := ln.Scatter || len(kept[i]) <= maxMarked
+		marked := ln.Scatter || (!ln.Reference && len(kept[i]) <= maxMarked)
 		for _, pt := range kept[i] {
 			x, y := pt.X, pt.Y
 			if l.LogX {
@@ -128,6 +138,9 @@ func (l Lines) Chart() (*Chart, error) {
 			continue
 		}
 		style := draw.LineStyle{Color: colorOf(i), Width: vg.Points(2)}
+		if ln.Reference {
+			style.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
 		if len(xys) > 0 {
 			addLine(p, xys, style, false, false)
 		}
@@ -264,4 +277,28 @@ func (h Heatmap) Chart() (*Chart, error) {
 	c.Legend.Add("– "+missing, &bars{Color: noValue})
 	c.Panels = append(c.Panels, p)
 	return c, nil
+}
+
+// valueTicks labels the given values (data units; on a log axis, placed
+// at their logarithms), with %g.
+type valueTicks struct {
+	values []float64
+	log    bool
+}
+
+func (v valueTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	for _, x := range v.values {
+		at := x
+		if v.log {
+			if !(x > 0) {
+				continue
+			}
+			at = lg(x)
+		}
+		if at >= min-1e-9 && at <= max+1e-9 {
+			ts = append(ts, plot.Tick{Value: at, Label: fmt.Sprintf("%g", x)})
+		}
+	}
+	return ts
 }
