@@ -339,6 +339,8 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 			*w = contextWarning{in: sc.Input, out: sc.Output, model: r.w.Name(), trained: mc}
 			rep.Warnings = append(rep.Warnings, w)
 		}
+	} else if mc := r.shape.MaxContext; r.shape.Arch == Encoder && mc > 0 && sc.Input > mc {
+		rep.Warnings = append(rep.Warnings, fmt.Errorf("%d tokens exceed %s's trained context of %d", sc.Input, r.w.Name(), mc))
 	} else if res.TTFT > 0 && (r.shape.Arch == CNN || r.shape.Arch == Vision) {
 		res.ImagesPerSecond = float64(sc.Batch) / float64(res.TTFT)
 		if lr := sc.LoaderRate; lr > 0 && res.ImagesPerSecond > lr/float64(rep.Devices) {

@@ -253,6 +253,36 @@ func scenarioUsage(err error) error {
 	return err
 }
 
+// archIgnored refuses the inference flags the model's architecture has
+// no use for, which the run would ignore (issue 17 item 11's rule): a
+// CNN or a ViT reads no prompt and generates nothing; an encoder reads
+// its --input in one pass, without a KV cache or a token budget; a CNN
+// has no attention.
+func archIgnored(fs *pflag.FlagSet, model string, arch sim.Arch, mode sim.Mode) error {
+	if mode != sim.Inference {
+		return nil
+	}
+	var flags []string
+	switch arch {
+	case sim.CNN:
+		flags = []string{"input", "output", "kv", "max-num-tokens", "attention"}
+	case sim.Vision:
+		flags = []string{"input", "output", "kv", "max-num-tokens"}
+	case sim.Encoder:
+		flags = []string{"output", "kv", "max-num-tokens"}
+	}
+	return errors.Join(ignoredFlags(fs, fmt.Sprintf("%s is %s model, which has no use for it", model, archArticle(arch)), flags...)...)
+}
+
+// archArticle names an architecture with its article: "a cnn", "an
+// encoder".
+func archArticle(a sim.Arch) string {
+	if a == sim.Encoder {
+		return "an encoder"
+	}
+	return "a " + a.String()
+}
+
 func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o simulateOptions
 	fs := newFlagSet("simulate", simulateSynopsis, simulateExamples, stderr)
@@ -294,7 +324,8 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	var vErr error
 	switch {
 	case m != nil && scErr == nil:
-		vErr = scenarioUsage(sc.Validate(simWorkload{M: m}.Shape()))
+		shape := simWorkload{M: m}.Shape()
+		vErr = errors.Join(scenarioUsage(sc.Validate(shape)), archIgnored(fs, m.Name(), shape.Arch, sc.Mode))
 	case scErr == nil:
 		// Without a model, the checks that need none (--batch 0, ...),
 		// as for a decoder.

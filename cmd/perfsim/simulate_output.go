@@ -440,7 +440,11 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 			fmt.Fprintf(tw, "E2E\t%s\n", span(in.E2E, in.E2ELow, in.E2EHigh, r.Interval))
 			fmt.Fprintf(tw, "output tokens/s\t%s\tsystem (%s per device)\n", fnum(in.OutputTokensPerSecond), fnum(in.OutputTokensPerSecondPerDevice))
 		} else {
-			fmt.Fprintf(tw, "scenario\tbatch %d; weights %s, activations %s%s\n", sc.Batch, sc.Weights, sc.Act, execNote(sc))
+			tokens := ""
+			if r.Arch == sim.Encoder {
+				tokens = fmt.Sprintf(", %d tokens", sc.Input)
+			}
+			fmt.Fprintf(tw, "scenario\tbatch %d%s; weights %s, activations %s%s\n", sc.Batch, tokens, sc.Weights, sc.Act, execNote(sc))
 			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.ImagesPerSecond > 0 {
 				fmt.Fprintf(tw, "images/s\t%s%s\n", fnum(in.ImagesPerSecond), map[bool]string{true: "\tinput-pipeline-bound"}[in.LoaderBound])
