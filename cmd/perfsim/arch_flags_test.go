@@ -33,3 +33,26 @@ func TestSimulate_archFlags(t *testing.T) {
 		t.Errorf("bert-large --input 1024: exit %d:\n%s%s", code, out, stderr)
 	}
 }
+
+// TestSimulate_cnnOnlyFlags: --amp and --exec fused change only a CNN
+// (fused: its inference); elsewhere they were ignored (llama3-8b with
+// --weights fp32 --amp printed the same 473.8 ms TTFT as without).
+func TestSimulate_cnnOnlyFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--model", "llama3-8b", "--weights", "fp32", "--act", "bf16", "--amp"},
+		{"--model", "llama3-8b", "--exec", "fused"},
+		{"--model", "resnet50", "--mode", "training", "--batch", "32", "--exec", "fused"},
+	} {
+		_, stderr, code := perfsim(t, append([]string{"simulate", "--hw", "h100"}, args...)...)
+		flag := args[len(args)-1]
+		if flag == "fused" {
+			flag = "--exec"
+		}
+		if code != 2 || !strings.Contains(stderr, flag+":") {
+			t.Errorf("%v: exit %d, %s not named: %s", args, code, flag, stderr)
+		}
+	}
+	if _, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "resnet50", "--exec", "fused", "--weights", "fp32", "--act", "bf16", "--amp"); code != 0 {
+		t.Errorf("resnet50 --exec fused --amp: exit %d: %s", code, stderr)
+	}
+}
