@@ -258,9 +258,18 @@ func scenarioUsage(err error) error {
 // CNN or a ViT reads no prompt and generates nothing; an encoder reads
 // its --input in one pass, without a KV cache or a token budget; a CNN
 // has no attention.
-func archIgnored(fs *pflag.FlagSet, model string, arch sim.Arch, mode sim.Mode) error {
-	if mode != sim.Inference {
-		return nil
+func archIgnored(fs *pflag.FlagSet, model string, arch sim.Arch, sc sim.Scenario) error {
+	var errs []error
+	// A CNN's alone: autocast's weight casts, and a fused engine's
+	// folded batch norms (in inference).
+	if arch != sim.CNN {
+		errs = append(errs, ignoredFlags(fs, fmt.Sprintf("casts a CNN's convolutions; %s is %s model", model, archArticle(arch)), "amp")...)
+	}
+	if sc.Exec == sim.ExecFused && (arch != sim.CNN || sc.Mode != sim.Inference) {
+		errs = append(errs, usagef("--exec: fused folds a CNN's batch norms in inference; %s in %s would run as graph", model, sc.Mode))
+	}
+	if sc.Mode != sim.Inference {
+		return errors.Join(errs...)
 	}
 	var flags []string
 	switch arch {
@@ -271,7 +280,8 @@ func archIgnored(fs *pflag.FlagSet, model string, arch sim.Arch, mode sim.Mode) 
 	case sim.Encoder:
 		flags = []string{"output", "kv", "max-num-tokens"}
 	}
-	return errors.Join(ignoredFlags(fs, fmt.Sprintf("%s is %s model, which has no use for it", model, archArticle(arch)), flags...)...)
+	errs = append(errs, ignoredFlags(fs, fmt.Sprintf("%s is %s model, which has no use for it", model, archArticle(arch)), flags...)...)
+	return errors.Join(errs...)
 }
 
 // archArticle names an architecture with its article: "a cnn", "an
@@ -325,7 +335,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	switch {
 	case m != nil && scErr == nil:
 		shape := simWorkload{M: m}.Shape()
-		vErr = errors.Join(scenarioUsage(sc.Validate(shape)), archIgnored(fs, m.Name(), shape.Arch, sc.Mode))
+		vErr = errors.Join(scenarioUsage(sc.Validate(shape)), archIgnored(fs, m.Name(), shape.Arch, sc))
 	case scErr == nil:
 		// Without a model, the checks that need none (--batch 0, ...),
 		// as for a decoder.
