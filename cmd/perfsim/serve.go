@@ -88,7 +88,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.blockSize, "block-size", 0, "tokens per KV-cache block (default: the engine's)")
 	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cache capacity per replica in tokens (default: from memory)")
 	fs.Float64Var(&o.memFraction, "mem-fraction", 0, "the engine's memory fraction (gpu_memory_utilization, mem_fraction_static, kv_cache_free_gpu_mem_fraction)")
-	fs.IntVar(&o.schedulerSteps, "scheduler-steps", 0, "decode steps per scheduling decision (vLLM's --num-scheduler-steps)")
+	fs.IntVar(&o.schedulerSteps, "scheduler-steps", 0, "decode steps per scheduling decision (vLLM's --num-scheduler-steps; default: the engine's)")
 	fs.IntVar(&o.maxSeqLen, "max-seq-len", 0, "max_seq_len the engine was built for, which sizes trtllm's runtime buffers (default: the model's context)")
 	fs.BoolVar(&o.chunked, "chunked-prefill", true, "split prompts over iterations to fit the token budget (default: the engine's)")
 	fs.BoolVar(&o.static, "static", false, "static batching: a batch of --max-seqs requests prefilled and decoded together (what simulate prices)")
@@ -127,6 +127,17 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"requests", o.requests}} {
 		if f.v < 1 {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
+		}
+	}
+	// Leaving these out means the engine's own value; an explicit 0
+	// would silently mean the same, so it is refused (negatives are
+	// the engine's Validate's to name).
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"kv-tokens", o.kvTokens}, {"scheduler-steps", o.schedulerSteps}} {
+		if fs.Changed(f.name) && f.v == 0 {
+			errs = append(errs, usagef("--%s: must be at least 1, got 0 (leave the flag out for the engine's own value)", f.name))
 		}
 	}
 	arr, arrErr := serve.ParseArrival(o.arrival)
