@@ -131,11 +131,11 @@ func loadMeasurements(o calibrateOptions, stderr io.Writer) (*hardware.Device, [
 	names := append([]string{dev.Name}, dev.Aliases...)
 	var all []calibrate.Measurement
 	var errs []error
-	for _, path := range strings.Split(o.measurements, ",") {
-		path = strings.TrimSpace(path)
-		if path == "" {
-			continue
-		}
+	paths, err := parseNameList("measurements", o.measurements)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, path := range paths {
 		ms, warns, err := calibrate.ReadFile(path, o.format, strings.Join(names, "|"))
 		if err != nil {
 			errs = append(errs, err)

@@ -66,6 +66,9 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 			return usagef("calibrate measure: --kernels: unknown kernel %q (want %s)", k, strings.Join(calibrate.CPUKernels, ","))
 		}
 	}
+	if err := repeated("kernels", o.kernels); err != nil {
+		return err
+	}
 	if o.threads < 0 {
 		return usagef("calibrate measure: --threads %d: want at least 1 (0: all)", o.threads)
 	}

@@ -161,6 +161,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		if len(l.v) == 0 {
 			errs = append(errs, usagef("--%s: empty list", l.name))
 		}
+		if err := repeated(l.name, l.v); err != nil {
+			errs = append(errs, err)
+		}
 		for _, v := range l.v {
 			if v < l.min {
 				errs = append(errs, usagef("--%s: %d is below %d", l.name, v, l.min))
@@ -187,12 +190,17 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		errs = append(errs, usagef("--requests: want 1 to %d, got %d", serve.MaxRequests, o.requests))
 	}
 	var dts []model.DType
+	dtsOK := true
 	for _, s := range o.dtypes {
 		d, err := model.ParseDType(s)
 		if err != nil {
 			errs = append(errs, usagef("--dtypes: %v", err))
+			dtsOK = false
 		}
 		dts = append(dts, d)
+	}
+	if err := repeated("dtypes", dts); err != nil && dtsOK {
+		errs = append(errs, err)
 	}
 	wl := serve.Workload{N: o.requests, Arrival: serve.Poisson, Rate: o.rate, Seed: o.seed}
 	if o.maxRate {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -193,6 +194,9 @@ func parseCounts(s string) ([]int, error) {
 		}
 		if n > sim.MaxDevices {
 			return nil, fmt.Errorf("%d GPUs is over the limit of %d", n, sim.MaxDevices)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%d is in the list twice", n)
 		}
 		out = append(out, n)
 	}

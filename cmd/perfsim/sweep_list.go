@@ -17,7 +17,8 @@ const maxListLen = 1 << 20
 // step d) or lo..hi×f / lo..hi*f / lo..hixf (multiplicative factor f ≥ 2);
 // it includes hi when the steps land on it. "1,2,4", "1..256x2" (1, 2, 4,
 // ..., 256), "1..8+1" and "512..4096x2,6144" are all lists. The result
-// keeps the order given, without duplicates.
+// keeps the order given; a value given twice (also through overlapping
+// ranges) is an error naming it.
 func parseIntList(flag, s string) ([]int, error) {
 	bad := func(format string, args ...any) error {
 		return usagef("--%s %q: %s", flag, s, fmt.Sprintf(format, args...))
@@ -28,10 +29,11 @@ func parseIntList(flag, s string) ([]int, error) {
 	var out []int
 	seen := map[int]bool{}
 	add := func(v int) error {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
+		if seen[v] {
+			return bad("%d is in the list twice", v)
 		}
+		seen[v] = true
+		out = append(out, v)
 		if len(out) > maxListLen {
 			return bad("more than %d values", maxListLen)
 		}
@@ -121,20 +123,42 @@ func positiveInt(s string) (int, error) {
 }
 
 // parseNameList splits a comma list of names (hardware, models, dtypes),
-// dropping empty items and duplicates, keeping the order given.
+// keeping the order given. An empty item (h100,,a100) or a name given
+// twice is a usage error naming the flag: neither is dropped silently.
 func parseNameList(flag, s string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" || seen[item] {
-			continue
-		}
-		seen[item] = true
-		out = append(out, item)
-	}
-	if len(out) == 0 {
+	if strings.TrimSpace(s) == "" {
 		return nil, usagef("--%s: empty list", flag)
 	}
+	var out []string
+	var errs []error
+	seen := map[string]bool{}
+	for i, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "":
+			errs = append(errs, usagef("--%s %q: empty item %d (a stray comma?)", flag, s, i+1))
+		case seen[item]:
+			errs = append(errs, usagef("--%s %q: %s is in the list twice", flag, s, item))
+		default:
+			seen[item] = true
+			out = append(out, item)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// repeated is a usage error naming the first value a list flag holds
+// twice, or nil.
+func repeated[T comparable](flag string, vs []T) error {
+	seen := map[T]bool{}
+	for _, v := range vs {
+		if seen[v] {
+			return usagef("--%s: %v is in the list twice", flag, v)
+		}
+		seen[v] = true
+	}
+	return nil
 }

@@ -17,3 +17,60 @@ func TestServe_explicitZero(t *testing.T) {
 		}
 	}
 }
+
+// TestLists_emptyOrRepeated: an empty item or a repeated value in a
+// comma list flag is a usage error naming the flag (and the value),
+// never dropped silently.
+func TestLists_emptyOrRepeated(t *testing.T) {
+	for _, tt := range []struct {
+		in, want string
+	}{
+		{"h100,,a100", "empty item"},
+		{"h100,a100,", "empty item"},
+		{"h100, ,a100", "empty item"},
+		{"h100,a100,h100", "h100 is in the list twice"},
+	} {
+		_, err := parseNameList("hw", tt.in)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--hw") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseNameList(%q): %v; want a usage error naming --hw and %q", tt.in, err, tt.want)
+		}
+	}
+	if _, err := parseCounts("8,16,8"); err == nil || !strings.Contains(err.Error(), "8 is in the list twice") {
+		t.Errorf("parseCounts(8,16,8): %v; want one naming the repeated 8", err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--hw", "h100,,a100", "--model", "llama3-8b"}, "--hw"},
+		{[]string{"sweep", "--hw", "h100", "--model", "llama3-8b,llama3-8b"}, "--model"},
+		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--tp", "1,1,1"}, "--tp"},
+		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--pp", "1,2,1"}, "--pp"},
+		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--max-seqs", "0,64,0"}, "--max-seqs"},
+		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--dtypes", "bf16,BF16"}, "--dtypes"},
+		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--dtypes", "bf16,,fp8"}, "--dtypes"},
+	} {
+		_, errOut, code := perfsim(t, tt.args...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %s", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+// TestCalibrate_listItems: calibrate's --measurements and --kernels
+// refuse an empty or repeated item, naming the flag.
+func TestCalibrate_listItems(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "validate", "--hw", "h100", "--measurements", "a.csv,,b.csv"}, "--measurements"},
+		{[]string{"calibrate", "validate", "--hw", "h100", "--measurements", "a.csv,a.csv"}, "--measurements"},
+		{[]string{"calibrate", "measure", "--kernels", "gemm,gemm", "-o", t.TempDir() + "/m.csv"}, "--kernels"},
+	} {
+		_, errOut, code := perfsim(t, tt.args...)
+		if code != 2 || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, "twice") && !strings.Contains(errOut, "empty item") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %s", tt.args, code, errOut, tt.want)
+		}
+	}
+}
