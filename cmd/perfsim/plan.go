@@ -150,8 +150,15 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	if !fs.Changed("ttft-p99") && !fs.Changed("tpot-p99") {
 		errs = append(errs, usagef("--ttft-p99, --tpot-p99: give at least one objective, with a unit (1s, 50ms)"))
 	}
-	if o.ttft < 0 || o.tpot < 0 {
-		errs = append(errs, usagef("--ttft-p99, --tpot-p99: must not be negative"))
+	for _, f := range []struct {
+		name string
+		v    model.Seconds
+	}{{"ttft-p99", o.ttft}, {"tpot-p99", o.tpot}} {
+		if fs.Changed(f.name) {
+			if err := checkSLO(f.name, f.v); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	for _, l := range []struct {
 		name string

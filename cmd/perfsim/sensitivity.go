@@ -44,7 +44,7 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.IntVar(&tp, "tp", 1, "tensor-parallel degree")
 	slo = 50e-3
 	fs.Var(&slo, "slo-tpot", "the TPOT SLO the throughput is measured at, with a unit (default 50ms)")
-	fs.Float64Var(&step, "step", 0.1, "the relative increase of each number")
+	fs.Float64Var(&step, "step", 0.1, "the relative increase of each number, from 0.001 (0.1%) to 1 (100%)")
 	if err := parseFlagsNoArgs(fs, args, "sensitivity"); err != nil {
 		return err
 	}
@@ -55,11 +55,12 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if mdl == "" {
 		errs = append(errs, usagef("--model: required (a catalog name or a model file)"))
 	}
-	if !(step > 0 && step <= 1) {
-		errs = append(errs, usagef("--step %g: want a fraction in (0, 1]", step))
+	// Below 0.1% the rows print as "+0%" and say nothing.
+	if !(step >= minStep && step <= 1) {
+		errs = append(errs, usagef("--step %g: want a fraction from %g (0.1%%) to 1 (100%%)", step, minStep))
 	}
-	if !(slo > 0) || math.IsInf(float64(slo), 0) {
-		errs = append(errs, usagef("--slo-tpot %v: want a positive time", slo))
+	if err := checkSLO("slo-tpot", slo); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -105,4 +106,20 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
 	}
 	return tw.Flush()
+}
+
+// minStep is the smallest --step sensitivity takes: 0.1%.
+const minStep = 1e-3
+
+// minSLO is the shortest latency objective taken: below a nanosecond
+// no step of any device meets it, and it prints as nonsense (1e-288 ps).
+const minSLO model.Seconds = 1e-9
+
+// checkSLO is a usage error naming the flag unless v is a finite time
+// of at least minSLO.
+func checkSLO(flag string, v model.Seconds) error {
+	if !(v >= minSLO) || math.IsInf(float64(v), 0) {
+		return usagef("--%s %v: want a time of at least 1ns", flag, v)
+	}
+	return nil
 }

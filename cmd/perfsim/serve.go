@@ -152,7 +152,17 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	for _, f := range []struct {
 		name string
 		v    model.Seconds
-	}{{"ttft-slo", o.ttftSLO}, {"tpot-slo", o.tpotSLO}, {"step-overhead", o.stepOverhead}, {"request-overhead", o.reqOverhd}} {
+	}{{"ttft-slo", o.ttftSLO}, {"tpot-slo", o.tpotSLO}} {
+		if fs.Changed(f.name) {
+			if err := checkSLO(f.name, f.v); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    model.Seconds
+	}{{"step-overhead", o.stepOverhead}, {"request-overhead", o.reqOverhd}} {
 		if f.v < 0 || math.IsInf(float64(f.v), 0) {
 			errs = append(errs, usagef("--%s: must be a non-negative time, got %v", f.name, f.v))
 		}

@@ -74,3 +74,32 @@ func TestCalibrate_listItems(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitivity_bounds: --step below 0.1% printed "+0%" rows and an
+// SLO below a nanosecond printed "1e-288 ps"; both are usage errors
+// naming the flag, as are SLOs under 1 ns in serve and plan serve.
+func TestSensitivity_bounds(t *testing.T) {
+	sens := []string{"sensitivity", "--hw", "h100", "--model", "llama3-8b"}
+	planArgs := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1"}
+	serveArgs := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--requests", "20"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{append(append([]string{}, sens...), "--step", "1e-300"), "--step"},
+		{append(append([]string{}, sens...), "--step", "0.0009"), "--step"},
+		{append(append([]string{}, sens...), "--slo-tpot", "1e-300s"), "--slo-tpot"},
+		{append(append([]string{}, planArgs...), "--ttft-p99", "1e-300s"), "--ttft-p99"},
+		{append(append([]string{}, planArgs...), "--ttft-p99", "1s", "--tpot-p99", "0.5ns"), "--tpot-p99"},
+		{append(append([]string{}, serveArgs...), "--ttft-slo", "1e-300s"), "--ttft-slo"},
+		{append(append([]string{}, serveArgs...), "--tpot-slo", "0s"), "--tpot-slo"},
+	} {
+		_, errOut, code := perfsim(t, tt.args...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %s", tt.args[len(tt.args)-2:], code, errOut, tt.want)
+		}
+	}
+	if _, errOut, code := perfsim(t, append(append([]string{}, sens...), "--step", "0.001", "--slo-tpot", "1ns")...); code == 2 {
+		t.Errorf("--step 0.001 --slo-tpot 1ns (the bounds): %s", errOut)
+	}
+}
