@@ -350,13 +350,18 @@ var hfKeys = map[string][]string{
 	"layers": {"num_hidden_layers", "n_layer"}, "d_model": {"hidden_size", "n_embd"},
 	"heads": {"num_attention_heads", "n_head"}, "kv_heads": {"num_key_value_heads"},
 	"head_dim": {"head_dim"}, "ffn": {"intermediate_size", "n_inner"}, "vocab": {"vocab_size"},
-	"max_context": {"max_position_embeddings", "n_positions"}, "experts": {"num_local_experts"},
-	"top_k": {"num_experts_per_tok"}, "expert_ffn": {"intermediate_size"},
+	"max_context": {"max_position_embeddings", "n_positions"}, "experts": {"num_local_experts", "n_routed_experts", "num_experts"},
+	"top_k": {"num_experts_per_tok", "experts_per_token"},
+	// Where a model has both, the experts' width is moe_intermediate_size
+	// (DeepSeek, Qwen3-MoE); Mixtral and gpt-oss give intermediate_size.
+	"expert_ffn": {"moe_intermediate_size", "intermediate_size"},
 	"image_size": {"image_size"}, "patch_size": {"patch_size"}, "channels": {"num_channels"},
 	"type_vocab":       {"type_vocab_size"},
 	"linear_key_heads": {"linear_num_key_heads"}, "linear_value_heads": {"linear_num_value_heads"},
 	"linear_key_head_dim": {"linear_key_head_dim"}, "linear_value_head_dim": {"linear_value_head_dim"},
 	"linear_conv": {"linear_conv_kernel_dim"},
+	// DeepSeek's MoE layout.
+	"first_dense_layers": {"first_k_dense_replace"}, "shared_experts": {"n_shared_experts"},
 }
 
 // locate renames the Config keys in err's *ConfigErrors to config.json
@@ -390,6 +395,16 @@ func (h *hfReader) locate(err error) error {
 			if !found && h.asked[k] {
 				c.Key, c.Line = k, 0
 				break
+			}
+		}
+		if _, ok := h.raw[c.Key]; ok && !found {
+			c.Line, found = h.line(c.Key), true // a key of the same name in both
+		}
+		// Config cannot tell a size left out from one given as 0: a
+		// "missing" value the file does give is said as given.
+		if v, ok := h.raw[c.Key]; ok && found && v != nil {
+			if rest, ok := strings.CutPrefix(c.Err.Error(), "missing: "); ok {
+				c.Err = fmt.Errorf("got %v: %s", v, rest)
 			}
 		}
 		out[i] = &c

@@ -30,7 +30,7 @@ func validate(c *Config) []*ConfigError {
 	size := func(key string, v int, required bool) {
 		switch {
 		case v == 0 && required:
-			bad(key, "missing: a positive size is required")
+			bad(key, "missing: want a positive size")
 		case v < 0:
 			bad(key, "must be positive, got %d", v)
 		case v > maxDim:
