@@ -147,7 +147,11 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintf(tw, "kernel\t%s on %s\n", shape, dev.Name)
 	fmt.Fprintf(tw, "hardware\t%s\n", j.Calibration)
 	fmt.Fprintf(tw, "time\t%s\n", span(r.Time, r.Low, r.High, r.Interval))
-	fmt.Fprintf(tw, "bound\t%s\tcomputed at %s\n", r.Bound, dtypeName(r.DType))
+	if _, ok := k.(model.GEMM); ok {
+		fmt.Fprintf(tw, "bound\t%s\tcomputed at %s\n", r.Bound, dtypeName(r.DType))
+	} else {
+		fmt.Fprintf(tw, "bound\t%s\ta copy moves bytes: no arithmetic\n", r.Bound)
+	}
 	fmt.Fprintf(tw, "FLOPs\t%v\n", r.FLOPs)
 	fmt.Fprintf(tw, "bytes\t%v\n", r.Bytes)
 	fmt.Fprintf(tw, "intensity\t%s FLOP/B\n", strconv.FormatFloat(float64(r.Intensity), 'g', 4, 64))

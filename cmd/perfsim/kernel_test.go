@@ -96,3 +96,15 @@ func TestKernel_flagsReviewed(t *testing.T) {
 		}
 	}
 }
+
+// TestKernel_copyWording: a copy does no arithmetic, so its table does
+// not say it was "computed at" a data type.
+func TestKernel_copyWording(t *testing.T) {
+	out, errOut, code := perfsim(t, "kernel", "copy", "--hw", "h100", "--bytes", "1GB")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "computed at") || !strings.Contains(out, "no arithmetic") {
+		t.Errorf("kernel copy:\n%s\nwant no \"computed at\" and a bound line saying there is no arithmetic", out)
+	}
+}
