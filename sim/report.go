@@ -12,6 +12,11 @@ type Report struct {
 	Arch     Arch
 	Scenario Scenario // normalised: parallel degrees at least 1
 	Devices  int      // devices the scenario runs on: TP·PP·DP
+	// Unit names the samples of a model without decode, plural, for
+	// "/s": "images" for an image input (a CNN or ViT over more than
+	// one pixel), else "samples" (a BERT sequence, a DLRM user-item
+	// pair, an R-GAT seed node: a 1×1 "image" is not one).
+	Unit string
 
 	// Params and ActiveParams are the workload's parameter counts.
 	Params, ActiveParams float64
@@ -55,6 +60,11 @@ type InferenceResult struct {
 	OutputTokensPerSecond          float64
 	OutputTokensPerSecondPerDevice float64
 	ImagesPerSecond                float64 // CNNs and vision transformers
+	// SamplesPerSecond is Batch/TTFT for every model without decode
+	// (images, BERT sequences, DLRM user-item pairs, R-GAT seed nodes),
+	// bounded by the input pipeline as ImagesPerSecond is; Report.Unit
+	// names what one sample is.
+	SamplesPerSecond float64
 	// LoaderBound says the input pipeline (Scenario.LoaderRate), not the
 	// device, bounds ImagesPerSecond.
 	LoaderBound bool

@@ -108,7 +108,7 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 		ctx   contextWarning
 		warns [1]error
 	}{rep: Report{
-		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need,
+		Model: w.Name(), Hardware: sys.Device.Name, Arch: shape.Arch, Scenario: sc, Devices: need, Unit: sampleUnit(shape),
 		Params: w.Params(), ActiveParams: w.ActiveParams(), Interval: intervalName(&p.Eff),
 	}}
 	r.rep = &out.rep
@@ -347,6 +347,12 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 			res.ImagesPerSecond, res.LoaderBound = lr/float64(rep.Devices), true
 		}
 	}
+	if res.TTFT > 0 && r.shape.Arch != Decoder {
+		res.SamplesPerSecond = float64(sc.Batch) / float64(res.TTFT)
+		if res.ImagesPerSecond > 0 {
+			res.SamplesPerSecond = res.ImagesPerSecond // the loader's bound applied
+		}
+	}
 	rep.Memory = r.inferenceMemory(working)
 	return nil
 }
@@ -464,4 +470,13 @@ type contextWarning struct {
 
 func (w *contextWarning) Error() string {
 	return fmt.Sprintf("%d tokens in and %d out exceed %s's trained context of %d", w.in, w.out, w.model, w.trained)
+}
+
+// sampleUnit names one sample of a model without decode, plural: images
+// for an image input of more than one pixel, else samples.
+func sampleUnit(s Shape) string {
+	if (s.Arch == CNN || s.Arch == Vision) && s.ImageSize > 1 {
+		return "images"
+	}
+	return "samples"
 }

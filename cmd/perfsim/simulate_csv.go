@@ -54,6 +54,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 	addf("output_tokens_per_s", j.OutTok)
 	addf("output_tokens_per_s_per_device", j.OutTokDevice)
 	addf("images_per_s", j.Images)
+	addf("samples_per_s", j.Samples)
 	if j.PrefillBound != "" {
 		add("prefill_bound", j.PrefillBound)
 	}

@@ -39,6 +39,7 @@ type simJSON struct {
 	OutTok       *float64 `json:"output_tokens_per_s,omitempty"`
 	OutTokDevice *float64 `json:"output_tokens_per_s_per_device,omitempty"`
 	Images       *float64 `json:"images_per_s,omitempty"`
+	Samples      *float64 `json:"samples_per_s,omitempty"`
 	PrefillBound string   `json:"prefill_bound,omitempty"`
 	DecodeBound  string   `json:"decode_bound,omitempty"`
 
@@ -218,8 +219,11 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 				j.DecodeBound = in.Decode.Bound.String()
 			}
 		}
-		if r.Arch == sim.CNN || r.Arch == sim.Vision {
+		if r.Unit == "images" {
 			j.Images = fp(in.ImagesPerSecond)
+		}
+		if r.Arch != sim.Decoder {
+			j.Samples = fp(in.SamplesPerSecond)
 		}
 	}
 	if tr := r.Training; tr != nil {
@@ -446,8 +450,8 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 			}
 			fmt.Fprintf(tw, "scenario\tbatch %d%s; weights %s, activations %s%s\n", sc.Batch, tokens, sc.Weights, sc.Act, execNote(sc))
 			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
-			if in.ImagesPerSecond > 0 {
-				fmt.Fprintf(tw, "images/s\t%s%s\n", fnum(in.ImagesPerSecond), map[bool]string{true: "\tinput-pipeline-bound"}[in.LoaderBound])
+			if in.SamplesPerSecond > 0 {
+				fmt.Fprintf(tw, "%s/s\t%s%s\n", r.Unit, fnum(in.SamplesPerSecond), map[bool]string{true: "\tinput-pipeline-bound"}[in.LoaderBound])
 			}
 		}
 	}
@@ -460,7 +464,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act, commNote(sc), execNote(sc))
 		fmt.Fprintf(tw, "step time\t%s%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval), map[bool]string{true: "\tinput-pipeline-bound"}[tr.LoaderBound])
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
-			fmt.Fprintf(tw, "images/s\t%s\tsystem\n", fnum(tr.SamplesPerSecond))
+			fmt.Fprintf(tw, "%s/s\t%s\tsystem\n", r.Unit, fnum(tr.SamplesPerSecond))
 		} else {
 			fmt.Fprintf(tw, "tokens/s\t%s\tsystem\n", fnum(tr.TokensPerSecond))
 		}

@@ -103,3 +103,26 @@ func TestSensitivity_bounds(t *testing.T) {
 		t.Errorf("--step 0.001 --slo-tpot 1ns (the bounds): %s", errOut)
 	}
 }
+
+// TestSimulate_sampleUnit: a model without decode prints its throughput
+// in its own unit: images/s for an image model, samples/s for DLRM
+// (user-item pairs), R-GAT (seed nodes) and BERT (sequences), which
+// printed none.
+func TestSimulate_sampleUnit(t *testing.T) {
+	for _, tt := range []struct {
+		model, want, not string
+	}{
+		{"resnet50", "images/s", "samples/s"},
+		{"dlrm-dcnv2", "samples/s", "images/s"},
+		{"rgat", "samples/s", "images/s"},
+		{"bert-large", "samples/s", "images/s"},
+	} {
+		out, errOut, code := perfsim(t, "simulate", "--hw", "h100", "--model", tt.model)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.model, code, errOut)
+		}
+		if !strings.Contains(out, "\n"+tt.want) || strings.Contains(out, tt.not) {
+			t.Errorf("%s:\n%s\nwant a %s row and no %s", tt.model, out, tt.want, tt.not)
+		}
+	}
+}
