@@ -332,6 +332,16 @@ func sig4(v float64) string {
 	return b.String()
 }
 
+// sig4Trim is sig4 without the trailing zeros of a fraction: 4 epochs,
+// not 4.000 (2,120 keeps its zero, a digit of the whole part).
+func sig4Trim(v float64) string {
+	s := sig4(v)
+	if strings.Contains(s, ".") {
+		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
 func finiteNum(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // systemByName returns the catalog system name with gpus devices, or one

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -116,6 +117,24 @@ func TestSig4(t *testing.T) {
 	for v, want := range map[float64]string{494812.3: "494,800", 22.7512: "22.75", 1234.56: "1,235", 0.012345: "0.01235", 5681.9: "5,682", 123456789: "123,500,000"} {
 		if got := sig4(v); got != want {
 			t.Errorf("sig4(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestMLPerfTraining_numberStyle: the convergence column writes epochs
+// as it writes samples (thousands grouped, four significant digits, no
+// trailing zeros): it had mixed "2127 epochs" with "2,414,000 samples".
+func TestMLPerfTraining_numberStyle(t *testing.T) {
+	out, errOut, code := perfsim(t, "mlperf", "--suite", "training", "--system", "dgx-h100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if m := regexp.MustCompile(`(^|[^\d.,])\d{4,}(\.\d+)? (epochs|samples)`).FindString(out); m != "" {
+		t.Errorf("%q: a count of four or more digits without grouping", m)
+	}
+	for _, want := range []string{"2,127 epochs", " 4 epochs", "35.15 epochs", "2,414,000 samples"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
 }

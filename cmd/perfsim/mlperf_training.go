@@ -98,7 +98,7 @@ func runMLPerfTraining(stdout io.Writer, f format, sys *hardware.System, bench s
 		}
 		conv := sig4(r.Samples) + " samples"
 		if e := rep.Results[i].Epochs; e > 0 {
-			conv = fmt.Sprintf("%.4g epochs", e)
+			conv = sig4Trim(e) + " epochs"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s samples/s\t%v\t%v\t%s\n", b.Name, b.Round, r.GlobalBatch, conv, r.StepTime, sig4(r.Throughput), r.EvalTime, minutes(float64(r.Total)), r.Note)
 	}
