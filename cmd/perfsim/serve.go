@@ -135,7 +135,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"kv-tokens", o.kvTokens}, {"scheduler-steps", o.schedulerSteps}} {
+	}{{"kv-tokens", o.kvTokens}, {"scheduler-steps", o.schedulerSteps}, {"max-seq-len", o.maxSeqLen}} {
 		if fs.Changed(f.name) && f.v == 0 {
 			errs = append(errs, usagef("--%s: must be at least 1, got 0 (leave the flag out for the engine's own value)", f.name))
 		}

@@ -10,7 +10,7 @@ import (
 // "the default" (the default is what leaving the flag out means).
 func TestServe_explicitZero(t *testing.T) {
 	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--requests", "20"}
-	for _, flag := range []string{"--kv-tokens", "--scheduler-steps"} {
+	for _, flag := range []string{"--kv-tokens", "--scheduler-steps", "--max-seq-len"} {
 		_, errOut, code := perfsim(t, append(append([]string{}, base...), flag, "0")...)
 		if code != 2 || !strings.Contains(errOut, flag) {
 			t.Errorf("%s 0: exit %d, stderr %q; want exit 2 naming %s", flag, code, errOut, flag)
