@@ -401,7 +401,7 @@ var sweepColumns = []string{
 	"model", "hardware", "calibration", "mode", "devices", "params",
 	"scenario.batch", "scenario.input_tokens", "scenario.output_tokens", "scenario.tp", "scenario.pp",
 	"scenario.weights", "scenario.act", "scenario.kv",
-	"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "output_tokens_per_s_per_device", "images_per_s",
+	"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "output_tokens_per_s_per_device", "images_per_s", "samples_per_s",
 	"prefill_bound", "decode_bound", "fits",
 	"memory.weights_bytes", "memory.kv_cache_bytes", "memory.activations_bytes", "memory.reserve_bytes",
 	"memory.total_bytes", "memory.capacity_bytes", "memory.usable_bytes", "memory.headroom_bytes",

@@ -44,10 +44,10 @@ func appendSweepRow(dst []byte, r *sim.Report, calCSV []byte, e *energyJSON, c *
 		dst = append(dst, ',')
 		dst = appendCSVField(dst, s)
 	}
-	// ttft, tpot, e2e, tokens/s, tokens/s per device, images/s: empty
-	// where simulate's JSON has none.
-	var vals [6]float64
-	var has [6]bool
+	// ttft, tpot, e2e, tokens/s, tokens/s per device, images/s,
+	// samples/s: empty where simulate's JSON has none.
+	var vals [7]float64
+	var has [7]bool
 	var prefillBound, decodeBound string
 	if in := r.Inference; in != nil {
 		vals[0], vals[2] = float64(in.TTFT), float64(in.E2E)
@@ -60,8 +60,11 @@ func appendSweepRow(dst []byte, r *sim.Report, calCSV []byte, e *energyJSON, c *
 				decodeBound = in.Decode.Bound.String()
 			}
 		}
-		if r.Arch == sim.CNN || r.Arch == sim.Vision {
+		if r.Unit == "images" {
 			vals[5], has[5] = in.ImagesPerSecond, true
+		}
+		if r.Arch != sim.Decoder {
+			vals[6], has[6] = in.SamplesPerSecond, true
 		}
 	}
 	for i, v := range vals {

@@ -97,7 +97,7 @@ func sweepCSVRow(j *simJSON) []string {
 	row := []string{j.Model, j.Hardware, j.Calibration, j.Mode, strconv.Itoa(j.Devices), strconv.FormatInt(j.Params, 10),
 		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
 		sc.Weights, sc.Act, sc.KV,
-		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images),
+		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images), optNum(j.Samples),
 		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
 		itoa64(m.Weights), itoa64(m.KVCache), itoa64(m.Activations), itoa64(m.Reserve), itoa64(m.Total), itoa64(m.Capacity), itoa64(m.Usable), itoa64(m.Headroom)}
 	return append(row, sweepEnergyCells(*j)...)
