@@ -135,13 +135,18 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Achieved: float64(r.Achieved), AchievedBandwidth: float64(r.AchievedBandwidth),
 		Peak: float64(r.Peak), Bandwidth: float64(r.Bandwidth), Efficiency: r.Efficiency,
 	}
+	peak := num(j.Peak)
+	if _, ok := k.(model.GEMM); !ok {
+		// A copy computes nothing: no data type, no FLOP/s peak.
+		j.DType, j.Peak, peak = "", 0, ""
+	}
 	switch f {
 	case formatJSON:
 		return writeJSON(stdout, j)
 	case formatCSV:
 		return writeCSV(stdout,
 			[]string{"hardware", "calibration", "kernel", "shape", "dtype", "flops", "bytes", "intensity_flop_per_byte", "bound", "time_s", "time_s_low", "time_s_high", "interval", "achieved_flop_per_s", "achieved_bytes_per_s", "peak_flop_per_s", "bandwidth_bytes_per_s", "efficiency"},
-			[][]string{{j.Hardware, j.Calibration, j.Kernel, j.Shape, j.DType, num(j.FLOPs), num(j.Bytes), num(j.Intensity), j.Bound, num(j.Time), num(j.TimeLow), num(j.TimeHigh), j.Interval, num(j.Achieved), num(j.AchievedBandwidth), num(j.Peak), num(j.Bandwidth), num(j.Efficiency)}})
+			[][]string{{j.Hardware, j.Calibration, j.Kernel, j.Shape, j.DType, num(j.FLOPs), num(j.Bytes), num(j.Intensity), j.Bound, num(j.Time), num(j.TimeLow), num(j.TimeHigh), j.Interval, num(j.Achieved), num(j.AchievedBandwidth), peak, num(j.Bandwidth), num(j.Efficiency)}})
 	}
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "kernel\t%s on %s\n", shape, dev.Name)
@@ -171,7 +176,7 @@ type kernelJSON struct {
 	Calibration       string  `json:"calibration"`
 	Kernel            string  `json:"kernel"`
 	Shape             string  `json:"shape"`
-	DType             string  `json:"dtype"`
+	DType             string  `json:"dtype,omitempty"`
 	FLOPs             float64 `json:"flops"`
 	Bytes             float64 `json:"bytes"`
 	Intensity         float64 `json:"intensity_flop_per_byte"`
@@ -182,7 +187,7 @@ type kernelJSON struct {
 	Interval          string  `json:"interval"`
 	Achieved          float64 `json:"achieved_flop_per_s"`
 	AchievedBandwidth float64 `json:"achieved_bytes_per_s"`
-	Peak              float64 `json:"peak_flop_per_s"`
+	Peak              float64 `json:"peak_flop_per_s,omitempty"`
 	Bandwidth         float64 `json:"bandwidth_bytes_per_s"`
 	Efficiency        float64 `json:"efficiency"`
 }

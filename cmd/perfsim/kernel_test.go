@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"strings"
@@ -106,5 +107,32 @@ func TestKernel_copyWording(t *testing.T) {
 	}
 	if strings.Contains(out, "computed at") || !strings.Contains(out, "no arithmetic") {
 		t.Errorf("kernel copy:\n%s\nwant no \"computed at\" and a bound line saying there is no arithmetic", out)
+	}
+}
+
+// TestKernel_copyJSON: a copy's JSON names no data type and no FLOP/s
+// peak (it had "dtype": "fp32" and the fp32 peak), and its CSV leaves
+// those cells empty.
+func TestKernel_copyJSON(t *testing.T) {
+	out, errOut, code := perfsim(t, "kernel", "copy", "--hw", "h100", "--bytes", "1GB", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, `"dtype"`) || strings.Contains(out, `"peak_flop_per_s"`) {
+		t.Errorf("kernel copy JSON:\n%s\nwant no dtype and no peak_flop_per_s", out)
+	}
+	out, errOut, code = perfsim(t, "kernel", "copy", "--hw", "h100", "--bytes", "1GB", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("kernel copy CSV: %d records, %v", len(recs), err)
+	}
+	head, row := recs[0], recs[1]
+	for i, k := range head {
+		if (k == "dtype" || k == "peak_flop_per_s") && i < len(row) && row[i] != "" {
+			t.Errorf("kernel copy CSV: %s = %q, want empty", k, row[i])
+		}
 	}
 }
