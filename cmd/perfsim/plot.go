@@ -194,9 +194,12 @@ func (o *plotScenario) spec() (*sweepSpec, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if strings.TrimSpace(o.hw) == "" {
+		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
+	}
 	names, err := parseNameList("hw", o.hw)
 	if err != nil {
-		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
+		return nil, err
 	}
 	if n := len(names) * len(batch) * len(input); n > maxPlotPoints {
 		return nil, usagef("plot: %d scenarios (%d hardware × %d batch sizes × %d prompt lengths) is more than the %d a chart can show; narrow --batch or --input (perfsim sweep takes more)",

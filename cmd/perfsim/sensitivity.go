@@ -119,7 +119,7 @@ const minSLO model.Seconds = 1e-9
 // of at least minSLO.
 func checkSLO(flag string, v model.Seconds) error {
 	if !(v >= minSLO) || math.IsInf(float64(v), 0) {
-		return usagef("--%s %v: want a time of at least 1ns", flag, v)
+		return usagef("--%s %g s: want a time of at least 1ns", flag, float64(v))
 	}
 	return nil
 }

@@ -105,13 +105,15 @@ func (o *sweepFlags) spec() (*sweepSpec, error) {
 		s.DTypes = append(s.DTypes, t)
 	}
 	hws, err := parseNameList("hw", o.hw)
-	if err != nil {
-		errs = append(errs, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)"))
+	if strings.TrimSpace(o.hw) == "" {
+		err = usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
 	}
+	errs = append(errs, err)
 	models, err := parseNameList("model", o.model)
-	if err != nil {
-		errs = append(errs, usagef("--model is required (a catalog name such as llama3-8b, or a model file)"))
+	if strings.TrimSpace(o.model) == "" {
+		err = usagef("--model is required (a catalog name such as llama3-8b, or a model file)")
 	}
+	errs = append(errs, err)
 	if o.workers < 0 {
 		errs = append(errs, usagef("--workers: must not be negative, got %d", o.workers))
 	}

@@ -42,8 +42,9 @@ func TestLists_emptyOrRepeated(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sweep", "--hw", "h100,,a100", "--model", "llama3-8b"}, "--hw"},
-		{[]string{"sweep", "--hw", "h100", "--model", "llama3-8b,llama3-8b"}, "--model"},
+		{[]string{"sweep", "--hw", "h100,,a100", "--model", "llama3-8b"}, `--hw "h100,,a100": empty item 2`},
+		{[]string{"sweep", "--hw", "h100", "--model", "llama3-8b,llama3-8b"}, "llama3-8b is in the list twice"},
+		{[]string{"plot", "sweep", "--hw", "h100,a100,h100", "--model", "llama3-8b", "-o", "x.svg"}, "h100 is in the list twice"},
 		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--tp", "1,1,1"}, "--tp"},
 		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--pp", "1,2,1"}, "--pp"},
 		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "1", "--ttft-p99", "1s", "--max-seqs", "0,64,0"}, "--max-seqs"},
@@ -88,7 +89,7 @@ func TestSensitivity_bounds(t *testing.T) {
 	}{
 		{append(append([]string{}, sens...), "--step", "1e-300"), "--step"},
 		{append(append([]string{}, sens...), "--step", "0.0009"), "--step"},
-		{append(append([]string{}, sens...), "--slo-tpot", "1e-300s"), "--slo-tpot"},
+		{append(append([]string{}, sens...), "--slo-tpot", "1e-300s"), "--slo-tpot 1e-300 s: want"},
 		{append(append([]string{}, planArgs...), "--ttft-p99", "1e-300s"), "--ttft-p99"},
 		{append(append([]string{}, planArgs...), "--ttft-p99", "1s", "--tpot-p99", "0.5ns"), "--tpot-p99"},
 		{append(append([]string{}, serveArgs...), "--ttft-slo", "1e-300s"), "--ttft-slo"},
