@@ -98,6 +98,9 @@ func (r *runner) energy(e *Energy) {
 	// devices, Devices/PP run each kernel (a TP group per replica) and the
 	// rest wait.
 	busy := devs / float64(max(r.sc.PP, 1))
+	// An inference run's DP replicas each serve a batch: the energy per
+	// token or image is over all of theirs.
+	reps := float64(max(r.sc.DP, 1))
 	*e = Energy{Idle: pm.Idle, Cap: pm.Cap, Limit: pm.LimitOrCap(), Wait: pm.WaitPower(), Devices: rep.Devices}
 	per := max(r.sys.DevicesPerNode, 1)
 	e.Nodes = (rep.Devices + per - 1) / per
@@ -115,14 +118,15 @@ func (r *runner) energy(e *Energy) {
 	if in := rep.Inference; in != nil {
 		ep, tp := add(&in.Prefill, 1)
 		e.PrefillPower = ep.Per(tp) / model.Watts(devs)
-		if toks := float64(r.sc.Batch) * float64(r.sc.Input); toks > 0 && (r.shape.Arch == Decoder || r.shape.Arch == Encoder) {
+		// The devices' energy is every DP replica's, each serving a batch.
+		if toks := reps * float64(r.sc.Batch) * float64(r.sc.Input); toks > 0 && (r.shape.Arch == Decoder || r.shape.Arch == Encoder) {
 			e.PrefillPerToken = model.Joules(float64(ep) / toks)
 		}
 		e.Wall = tp
 		if d := in.Decode; d != nil {
 			ed, td := add(d, 1)
 			e.DecodePower = ed.Per(td) / model.Watts(devs)
-			if toks := float64(r.sc.Batch) * float64(d.Steps); toks > 0 {
+			if toks := reps * float64(r.sc.Batch) * float64(d.Steps); toks > 0 {
 				e.DecodePerToken = model.Joules(float64(ed) / toks)
 			}
 			e.Wall += td
@@ -173,12 +177,12 @@ func (r *runner) energy(e *Energy) {
 	e.Node = e.GPU + (e.NodeShare * model.Watts(e.Devices)).Over(e.Wall)
 	e.AveragePower = e.GPU.Per(e.Wall) / model.Watts(devs)
 	if in := rep.Inference; in != nil && r.shape.Arch == Decoder {
-		if toks := float64(r.sc.Batch) * float64(r.sc.Output); toks > 0 {
+		if toks := reps * float64(r.sc.Batch) * float64(r.sc.Output); toks > 0 {
 			e.PerOutputToken = model.Joules(float64(e.GPU) / toks)
 		}
 	}
 	if in := rep.Inference; in != nil && (r.shape.Arch == CNN || r.shape.Arch == Vision) && r.sc.Batch > 0 {
-		e.PerImage = model.Joules(float64(e.GPU) / float64(r.sc.Batch))
+		e.PerImage = model.Joules(float64(e.GPU) / (reps * float64(r.sc.Batch)))
 	}
 	if tr := rep.Training; tr != nil && tr.TimeToTrain > 0 && e.Wall > 0 {
 		steps := float64(tr.TimeToTrain) / float64(e.Wall)

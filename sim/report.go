@@ -54,13 +54,14 @@ type InferenceResult struct {
 	// E2E is the latency of a request: TTFT plus every decode step.
 	E2E, E2ELow, E2EHigh model.Seconds
 
-	// OutputTokensPerSecond is Batch·Output/E2E for the whole system;
-	// PerDevice divides by the devices. Images and sequences per second
-	// are Batch/TTFT for models without decode.
+	// OutputTokensPerSecond is DP·Batch·Output/E2E for the whole system
+	// (each DP replica serves a batch); PerDevice divides by the devices.
+	// Images and samples per second are DP·Batch/TTFT, the whole
+	// system's, for models without decode.
 	OutputTokensPerSecond          float64
 	OutputTokensPerSecondPerDevice float64
 	ImagesPerSecond                float64 // CNNs and vision transformers
-	// SamplesPerSecond is Batch/TTFT for every model without decode
+	// SamplesPerSecond is DP·Batch/TTFT for every model without decode
 	// (images, BERT sequences, DLRM user-item pairs, R-GAT seed nodes),
 	// bounded by the input pipeline as ImagesPerSecond is; Report.Unit
 	// names what one sample is.

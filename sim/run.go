@@ -342,13 +342,15 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 	} else if mc := r.shape.MaxContext; r.shape.Arch == Encoder && mc > 0 && sc.Input > mc {
 		rep.Warnings = append(rep.Warnings, fmt.Errorf("%d tokens exceed %s's trained context of %d", sc.Input, r.w.Name(), mc))
 	} else if res.TTFT > 0 && (r.shape.Arch == CNN || r.shape.Arch == Vision) {
-		res.ImagesPerSecond = float64(sc.Batch) / float64(res.TTFT)
-		if lr := sc.LoaderRate; lr > 0 && res.ImagesPerSecond > lr/float64(rep.Devices) {
-			res.ImagesPerSecond, res.LoaderBound = lr/float64(rep.Devices), true
+		// DP replicas each serve a batch; the input pipeline's rate is
+		// the whole system's (--loader-rate).
+		res.ImagesPerSecond = float64(max(sc.DP, 1)) * float64(sc.Batch) / float64(res.TTFT)
+		if lr := sc.LoaderRate; lr > 0 && res.ImagesPerSecond > lr {
+			res.ImagesPerSecond, res.LoaderBound = lr, true
 		}
 	}
 	if res.TTFT > 0 && r.shape.Arch != Decoder {
-		res.SamplesPerSecond = float64(sc.Batch) / float64(res.TTFT)
+		res.SamplesPerSecond = float64(max(sc.DP, 1)) * float64(sc.Batch) / float64(res.TTFT)
 		if res.ImagesPerSecond > 0 {
 			res.SamplesPerSecond = res.ImagesPerSecond // the loader's bound applied
 		}

@@ -235,18 +235,20 @@ func costOf(r *sim.Report, p *price.Pricing) (*costJSON, error) {
 	devs := r.Devices
 	if in := r.Inference; in != nil {
 		sc := r.Scenario
-		pre := p.Cost(devs, in.Prefill.Time, nodeEnergy(e, model.Joules(float64(e.PrefillPerToken)*float64(sc.Batch*sc.Input)), in.Prefill.Time)).Amount
+		// The devices serve every DP replica's batch.
+		reqs := float64(max(sc.DP, 1)) * float64(sc.Batch)
+		pre := p.Cost(devs, in.Prefill.Time, nodeEnergy(e, model.Joules(float64(e.PrefillPerToken)*reqs*float64(sc.Input)), in.Prefill.Time)).Amount
 		run := pre
-		if toks := float64(sc.Batch) * float64(sc.Input); toks > 0 {
+		if toks := reqs * float64(sc.Input); toks > 0 {
 			c.PerMInput = fp(pre / toks * 1e6)
 		}
 		if d := in.Decode; d != nil {
-			dec := p.Cost(devs, d.Time, nodeEnergy(e, model.Joules(float64(e.DecodePerToken)*float64(sc.Batch*d.Steps)), d.Time)).Amount
+			dec := p.Cost(devs, d.Time, nodeEnergy(e, model.Joules(float64(e.DecodePerToken)*reqs*float64(d.Steps)), d.Time)).Amount
 			run += dec
-			c.PerMOutput = fp(dec / (float64(sc.Batch) * float64(d.Steps)) * 1e6)
+			c.PerMOutput = fp(dec / (reqs * float64(d.Steps)) * 1e6)
 		}
 		c.Run = run
-		c.PerRequest = fp(run / float64(sc.Batch))
+		c.PerRequest = fp(run / reqs)
 	}
 	if tr := r.Training; tr != nil {
 		c.Run = p.Cost(devs, tr.StepTime, e.Node).Amount

@@ -451,7 +451,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 			fmt.Fprintf(tw, "scenario\tbatch %d%s; weights %s, activations %s%s\n", sc.Batch, tokens, sc.Weights, sc.Act, execNote(sc))
 			fmt.Fprintf(tw, "latency\t%s\t%s-bound\n", span(in.TTFT, in.TTFTLow, in.TTFTHigh, r.Interval), phaseBound(&in.Prefill))
 			if in.SamplesPerSecond > 0 {
-				fmt.Fprintf(tw, "%s/s\t%s%s\n", r.Unit, fnum(in.SamplesPerSecond), map[bool]string{true: "\tinput-pipeline-bound"}[in.LoaderBound])
+				fmt.Fprintf(tw, "%s/s\t%s\tsystem (%s per device)%s\n", r.Unit, fnum(in.SamplesPerSecond), fnum(in.SamplesPerSecond/float64(max(r.Devices, 1))), map[bool]string{true: ", input-pipeline-bound"}[in.LoaderBound])
 			}
 		}
 	}
