@@ -181,7 +181,9 @@ func validateArch(c *Config, n layerCounts, bad func(key, format string, args ..
 		key string
 		v   int
 	}{{"q_lora_rank", c.QLoraRank}, {"kv_lora_rank", c.KVLoraRank}, {"qk_nope_head_dim", c.QKNopeDim}, {"qk_rope_head_dim", c.QKRopeDim}, {"v_head_dim", c.VHeadDim}} {
-		size(k.key, k.v, c.mla() && k.key != "q_lora_rank")
+		// A kv_lora_rank given, even a bad one, asks for latent attention:
+		// its other sizes are checked too, so every problem shows at once.
+		size(k.key, k.v, c.KVLoraRank != 0 && k.key != "q_lora_rank")
 	}
 	if c.KVLoraRank == 0 && (c.QLoraRank != 0 || c.QKNopeDim != 0 || c.QKRopeDim != 0 || c.VHeadDim != 0) {
 		bad("kv_lora_rank", "missing: want a positive rank; q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim describe multi-head latent attention, which kv_lora_rank turns on")

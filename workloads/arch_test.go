@@ -14,6 +14,7 @@ func TestArch_badInput(t *testing.T) {
 		name, extra, key, want string
 	}{
 		{"inconsistent MLA dims", "ffn = 1024\nkv_lora_rank = 64\nqk_nope_head_dim = 32\nqk_rope_head_dim = 16\nv_head_dim = 32\nhead_dim = 64\n", "head_dim", "is not qk_nope_head_dim"},
+		{"MLA with a bad rank still checks its sizes", "ffn = 1024\nkv_lora_rank = -5\nqk_nope_head_dim = 32\nv_head_dim = 32\n", "qk_rope_head_dim", "missing"},
 		{"MLA without its rank", "ffn = 1024\nqk_nope_head_dim = 32\n", "kv_lora_rank", "missing"},
 		{"window over the context", "ffn = 1024\nwindow = 8192\n", "window", "larger than the context"},
 		{"top-k over the experts", "experts = 4\ntop_k = 5\nexpert_ffn = 256\n", "top_k", "more than experts"},
