@@ -38,10 +38,14 @@ var SetKeys = []string{
 // base is itself transferred or uncalibrated, base's own; it names base
 // in its name and its calibration label. Every problem with sets comes
 // back at once, each naming the flag.
-func Derive(base *Device, sets []string) (*Device, error) { return derive(base, sets, "--set ") }
+func Derive(base *Device, sets []string) (*Device, error) {
+	return derive(base, sets, "--set ", func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
+}
 
-// derive is Derive; flag prefixes each setting in messages.
-func derive(base *Device, sets []string, flag string) (*Device, error) {
+// derive is Derive; flag prefixes each setting in the device's sources
+// and in a malformed or repeated one's message, and wrap places a bad
+// value's error (the flag, or a derived file's line and key).
+func derive(base *Device, sets []string, flag string, wrap func(k, v string, err error) error) (*Device, error) {
 	if base == nil {
 		return nil, errors.New("hardware: no base device to derive from")
 	}
@@ -62,7 +66,7 @@ func derive(base *Device, sets []string, flag string) (*Device, error) {
 		}
 		given[k] = v
 		if err := setKey(d, base, k, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s%s=%s: %w", flag, k, v, err))
+			errs = append(errs, wrap(k, v, err))
 			continue
 		}
 		d.Sources[k] = "what-if: " + flag + k + "=" + v
@@ -251,14 +255,8 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 	if err != nil {
 		return nil, tomlError(file, err)
 	}
-	line := func(key string) int {
-		for n, l := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l), key) {
-				return n + 1
-			}
-		}
-		return 0
-	}
+	lines := scanKeyLines(data)
+	line := func(key string) int { return lines[key] }
 	baseName, ok := doc["base"].(string)
 	if !ok || strings.TrimSpace(baseName) == "" {
 		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: errors.New("expected the name of a catalog device or a .toml file")}
@@ -293,8 +291,14 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 	delete(doc, "name")
 	var sets []string
 	flattenSets("", doc, &sets)
-	d, err := derive(base, sets, "")
+	d, err := derive(base, sets, "", func(k, v string, err error) error {
+		return &ParseError{File: file, Line: line(k), Key: k, Err: err}
+	})
 	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			return nil, err // each setting's own file:line:key
+		}
 		return nil, &ParseError{File: file, Err: err}
 	}
 	if name != "" {

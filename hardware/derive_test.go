@@ -92,8 +92,9 @@ func TestDerive_file(t *testing.T) {
 		{"self.toml", "base = \"self.toml\"\n", "names itself"},
 		{"selfname.toml", "base = \"h100\"\nname = \"h100\"\n", "names itself"},
 		{"nobase.toml", "base = \"h999\"\n", "unknown device"},
-		{"nounit.toml", "base = \"h100\"\n[memory]\nbandwidth = \"8\"\n", "memory.bandwidth=8: \"8\" is not a bandwidth: missing unit"},
-		{"badkey.toml", "base = \"h100\"\n[memory]\nspeed = \"8 TB/s\"\n", "unknown key \"memory.speed\""},
+		{"nounit.toml", "base = \"h100\"\n[memory]\nbandwidth = \"8\"\n", "nounit.toml:3: memory.bandwidth: \"8\" is not a bandwidth: missing unit"},
+		{"badkey.toml", "base = \"h100\"\n[memory]\nspeed = \"8 TB/s\"\n", "badkey.toml:3: memory.speed: unknown key \"memory.speed\""},
+		{"twobad.toml", "base = \"h100\"\n[memory]\nbandwidth = \"8\"\n[peak.matrix]\nfp8 = \"-1 PFLOP/s\"\n", "twobad.toml:5: peak.matrix.fp8: want a positive compute rate"},
 		{"cycle-a.toml", "base = \"cycle-b.toml\"\n", "cycle"},
 	} {
 		p := write(tc.name, tc.body)
