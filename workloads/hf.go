@@ -246,9 +246,11 @@ func (h *hfReader) config() Config {
 	}
 	name := h.string("_name_or_path", "")
 	if name == "" {
-		name = filepath.Base(filepath.Dir(h.file))
-		if name == "." || name == "/" || name == "" {
-			name = strings.TrimSuffix(filepath.Base(h.file), filepath.Ext(h.file))
+		// A config.json is named by its directory (a HuggingFace model
+		// directory); any other file by its own name.
+		name = strings.TrimSuffix(filepath.Base(h.file), filepath.Ext(h.file))
+		if dir := filepath.Base(filepath.Dir(h.file)); strings.EqualFold(filepath.Base(h.file), "config.json") && dir != "." && dir != "/" && dir != "" {
+			name = dir
 		}
 	}
 	c := Config{Name: name, Source: "HuggingFace config.json: " + h.file}
