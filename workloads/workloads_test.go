@@ -421,7 +421,7 @@ func TestHF(t *testing.T) {
 		}
 	}
 	_, err = Resolve(filepath.Join("testdata", "hf", "bad-sizes.json"))
-	for _, want := range []string{"num_hidden_layers", "intermediate_size", "num_key_value_heads", "bad-sizes.json:"} {
+	for _, want := range []string{"num_hidden_layers: want an integer, got the string \"thirty-two\"", "intermediate_size", "num_key_value_heads", "bad-sizes.json:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("bad-sizes.json: err = %v, want it to mention %q", err, want)
 		}
