@@ -421,7 +421,7 @@ func TestHF(t *testing.T) {
 		}
 	}
 	_, err = Resolve(filepath.Join("testdata", "hf", "bad-sizes.json"))
-	for _, want := range []string{"num_hidden_layers", "intermediate_size", "num_key_value_heads", "bad-sizes.json:"} {
+	for _, want := range []string{"num_hidden_layers: want an integer, got the string \"thirty-two\"", "intermediate_size", "num_key_value_heads", "bad-sizes.json:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("bad-sizes.json: err = %v, want it to mention %q", err, want)
 		}
@@ -620,7 +620,7 @@ func TestLoad_typesAndValues(t *testing.T) {
 	_, err := Resolve(filepath.Join("testdata", "bad", "types-and-values.toml"))
 	for _, want := range []string{
 		"types-and-values.toml:10: vocab: want an integer, found the float 1e+308",
-		"types-and-values.toml:5: layers:",
+		"types-and-values.toml:5: layers: got 0: want a positive size",
 		"types-and-values.toml:9: ffn: must be positive, got -1",
 		"types-and-values.toml:12: norm: unknown norm",
 	} {
