@@ -419,9 +419,7 @@ func (h *hfReader) locate(err error) error {
 		// Config cannot tell a size left out from one given as 0: a
 		// "missing" value the file does give is said as given.
 		if v, ok := h.raw[c.Key]; ok && found && v != nil {
-			if rest, ok := strings.CutPrefix(c.Err.Error(), "missing: "); ok {
-				c.Err = fmt.Errorf("got %v: %s", v, rest)
-			}
+			c.Err = saidAsGiven(c.Err, v)
 		}
 		out[i] = &c
 	}

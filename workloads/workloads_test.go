@@ -620,7 +620,7 @@ func TestLoad_typesAndValues(t *testing.T) {
 	_, err := Resolve(filepath.Join("testdata", "bad", "types-and-values.toml"))
 	for _, want := range []string{
 		"types-and-values.toml:10: vocab: want an integer, found the float 1e+308",
-		"types-and-values.toml:5: layers:",
+		"types-and-values.toml:5: layers: got 0: want a positive size",
 		"types-and-values.toml:9: ffn: must be positive, got -1",
 		"types-and-values.toml:12: norm: unknown norm",
 	} {
