@@ -107,6 +107,9 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if err := sim.TrainingWeights(o.dtype); err != nil {
+		errs = append(errs, usagef("--dtype: %v", err))
+	}
 	grad, err := parseGradDType(o.gradType)
 	if err != nil {
 		errs = append(errs, err)
