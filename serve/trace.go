@@ -259,6 +259,15 @@ func readJSONL(data []byte, add func(int, string, error), ids prefixIDs) []Reque
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&v); err != nil {
+			// A value of the wrong type names its key, not Go's struct
+			// ("cannot unmarshal string into Go struct field
+			// .input_tokens of type int64").
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				want := map[string]string{"arrival_s": "seconds (a number)", "input_tokens": "an integer", "output_tokens": "an integer"}[te.Field]
+				add(line, te.Field, fmt.Errorf("want %s, got a JSON %s", want, te.Value))
+				continue
+			}
 			add(line, "", fmt.Errorf("want a JSON object with arrival_s, input_tokens, output_tokens: %v", err))
 			continue
 		}
