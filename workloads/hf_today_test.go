@@ -216,3 +216,28 @@ func TestHF_severalArchitectures(t *testing.T) {
 		t.Errorf("no warning naming the architecture read: %v", m.Warnings())
 	}
 }
+
+// TestHF_name: a config.json's model is named by its directory, any other
+// JSON file by its own name; "_name_or_path" wins over both. Every file
+// under testdata/hf/today had been named "today", their directory, so a
+// sweep over two of them printed two rows named alike.
+func TestHF_name(t *testing.T) {
+	src := `{"architectures": ["LlamaForCausalLM"], %s"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+	"num_key_value_heads": 8, "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 4096}`
+	for _, tc := range []struct{ file, extra, want string }{
+		{"models/llama-x/config.json", "", "llama-x"},
+		{"models/llama-x/CONFIG.JSON", "", "llama-x"},
+		{"today/phi-4.json", "", "phi-4"},
+		{"phi-4.json", "", "phi-4"},
+		{"config.json", "", "config"},
+		{"today/phi-4.json", `"_name_or_path": "microsoft/phi-4", `, "microsoft/phi-4"},
+	} {
+		m, err := LoadHF(strings.NewReader(strings.Replace(src, "%s", tc.extra, 1)), tc.file)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if m.Name() != tc.want {
+			t.Errorf("%s %s: name %q, want %q", tc.file, tc.extra, m.Name(), tc.want)
+		}
+	}
+}
