@@ -102,6 +102,9 @@ type diag struct {
 	// noRows: phases are priced into their totals alone, without op
 	// and class rows (RunTotals).
 	noRows bool
+	// names are the labels of the rows' names and stages, remembered
+	// from run to run by the runner (label.go); nil for none.
+	names *labelMemo
 }
 
 // opRows returns an empty slice of capacity n for a phase's op rows.
@@ -453,24 +456,24 @@ func (c *coster) vectorPeak(d model.DType) model.FLOPRate {
 }
 
 // kindOf names a kernel's kind for reports.
-func kindOf(k model.Kernel) string {
+func kindOf(k model.Kernel) Label {
 	switch k.(type) {
 	case model.GEMM:
-		return "gemm"
+		return kindGEMM
 	case model.Attention:
-		return "attention"
+		return kindAttention
 	case model.Elementwise:
-		return "elementwise"
+		return kindElementwise
 	case model.Gather:
-		return "gather"
+		return kindGather
 	case model.Collective:
-		return "collective"
+		return kindCollective
 	case model.GroupedGEMM:
-		return "grouped_gemm"
+		return kindGrouped
 	case model.Scan:
-		return "scan"
+		return kindScan
 	}
-	return "other"
+	return kindOther
 }
 
 // pass builds the report of one pass over ops, each op's launch priced
@@ -484,15 +487,16 @@ func (c *coster) pass(name string, ops []model.Op) PhaseReport {
 		return ph
 	}
 	ph := PhaseReport{Name: name, Steps: 1, Ops: c.opRows(len(ops))}
-	for _, o := range ops {
+	for i, o := range ops {
 		if o.Count <= 0 || o.Kernel == nil {
 			continue
 		}
 		co, rel := c.cost(o.Kernel)
 		n := float64(o.Count)
 		t := model.Seconds(n * float64(co.Time))
+		name, stage := c.names.of(i, o.Name, o.Stage)
 		ph.Ops = append(ph.Ops, OpRow{
-			Name: o.Name, Stage: o.Stage, Class: o.Class, Kind: kindOf(o.Kernel), Count: o.Count,
+			Name: name, Stage: stage, Class: o.Class, Kind: kindOf(o.Kernel), Count: o.Count,
 			FLOPs: model.FLOPs(n * float64(co.FLOPs)), Bytes: model.Bytes(n * float64(co.Bytes)),
 			Time: t, Low: model.Seconds(low(float64(t), rel)), High: model.Seconds(high(float64(t), rel)),
 			Bound: co.Bound, DType: co.DType, Energy: model.Joules(n * float64(co.Energy())),

@@ -44,6 +44,8 @@ type runner struct {
 	ctxWarning *contextWarning
 	// rowsHint and classesHint are the report rows the last run wanted.
 	rowsHint, classesHint int
+	// names are the labels of the ops' names and stages last priced.
+	names labelMemo
 }
 
 // Run simulates one scenario of workload w on system sys and returns the
@@ -152,7 +154,7 @@ func newRunner(sys *hardware.System, w Workload, sc Scenario, shape Shape) *runn
 // processor).
 func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape, p model.Processor) {
 	r.sys, r.w, r.sc, r.shape, r.rep = sys, w, sc, shape, nil
-	r.diag = diag{}
+	r.diag = diag{names: &r.names}
 	r.costers[0].init(p, sys, sc.Strict, &r.diag)
 	ar := engineAllReduce(sc, sys)
 	r.costers[0].ar, r.costers[1].ar = ar, ar

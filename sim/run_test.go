@@ -86,7 +86,7 @@ func TestRun_invariants(t *testing.T) {
 					if o.Time < o.FLOPs.At(best)*(1-1e-12) {
 						t.Errorf("%s/%s: time %v < FLOPs/peak %v", p.Name, o.Name, o.Time, o.FLOPs.At(best))
 					}
-					if o.Kind != "collective" && o.Time < o.Bytes.At(sys.Device.Memory.Bandwidth)*(1-1e-12) {
+					if o.Kind.String() != "collective" && o.Time < o.Bytes.At(sys.Device.Memory.Bandwidth)*(1-1e-12) {
 						t.Errorf("%s/%s: time %v < bytes/bandwidth %v", p.Name, o.Name, o.Time, o.Bytes.At(sys.Device.Memory.Bandwidth))
 					}
 					if !(o.Low <= o.Time && o.Time <= o.High) {

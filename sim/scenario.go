@@ -316,6 +316,18 @@ func (sc Scenario) normalized() Scenario {
 	return sc
 }
 
+// TrainingWeights reports whether training can keep its weights in d:
+// any float type, fp8 and fp4 beside the optimizer's fp32 master copy
+// (Transformer Engine's fp8 training; NVIDIA's MLPerf Training runs,
+// docs/mlperf.md), but no integer type, which has no backward pass or
+// optimizer update.
+func TrainingWeights(d model.DType) error {
+	if !d.IsFloat() {
+		return fmt.Errorf("training keeps floating-point weights (fp32, bf16, fp16, or fp8 or fp4 beside the optimizer's fp32 master copy), not %s", d)
+	}
+	return nil
+}
+
 // Validate checks sc against the workload's shape and reports every
 // problem at once, each a *ScenarioError.
 func (sc Scenario) Validate(s Shape) error {
@@ -372,6 +384,11 @@ func (sc Scenario) Validate(s Shape) error {
 	}{{"weights", sc.Weights}, {"act", sc.Act}, {"kv", sc.KV}} {
 		if !d.v.Valid() {
 			bad(d.name, "no data type given")
+		}
+	}
+	if sc.Mode == Training && sc.Weights.Valid() {
+		if err := TrainingWeights(sc.Weights); err != nil {
+			errs = append(errs, &ScenarioError{"weights", err})
 		}
 	}
 	if sc.Comm != model.Invalid && !sc.Comm.Valid() {

@@ -632,3 +632,36 @@ func TestLoad_typesAndValues(t *testing.T) {
 		t.Errorf("the wrongly typed key is also reported missing:\n%v", err)
 	}
 }
+
+// TestLoad_zeroAndDerived: a size written as 0 is said as given, at its
+// line ("layers: missing" had been said of `layers = 0`), and a negative
+// ffn that an MoE model's expert_ffn defaults to is reported once, at
+// ffn's line (it had also been blamed on expert_ffn, a key not in the
+// file, with no line).
+func TestLoad_zeroAndDerived(t *testing.T) {
+	src := `name = "x"
+kind = "decoder"
+layers = 0
+d_model = 1024
+heads = 8
+ffn = -3
+vocab = 1000
+experts = 8
+top_k = 2
+`
+	_, err := Load(strings.NewReader(src), "z.toml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{"z.toml:3: layers: got 0: want a positive size", "z.toml:6: ffn: must be positive, got -3"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	for _, not := range []string{"layers: missing", "expert_ffn"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("error %q says %q", msg, not)
+		}
+	}
+}

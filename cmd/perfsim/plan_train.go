@@ -107,6 +107,9 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if err := sim.TrainingWeights(o.dtype); err != nil {
+		errs = append(errs, usagef("--dtype: %v", err))
+	}
 	grad, err := parseGradDType(o.gradType)
 	if err != nil {
 		errs = append(errs, err)
@@ -252,8 +255,9 @@ func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest
 // leading names the biggest part of a candidate's step after compute.
 func leading(c *plan.TrainCandidate) string {
 	b := c.Break
-	names := []string{"TP comm", "CP comm", "EP comm", "PP comm", "bubble", "DP comm"}
-	vals := []model.Seconds{b.TPComm, b.CPComm, b.EPComm, b.PPComm, b.Bubble, b.DPComm}
+	// Every part of the step but compute, as plan.Why weighs them.
+	names := []string{"TP comm", "CP comm", "EP comm", "PP comm", "bubble", "DP comm", "overlap", "optimizer", "input"}
+	vals := []model.Seconds{b.TPComm, b.CPComm, b.EPComm, b.PPComm, b.Bubble, b.DPComm, b.Overlap, b.Optimizer, b.Input}
 	at := 0
 	for i := range vals {
 		if vals[i] > vals[at] {

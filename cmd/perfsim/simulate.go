@@ -253,6 +253,42 @@ func scenarioUsage(err error) error {
 	return err
 }
 
+// dtypeFlagged names --dtype in err's scenario errors about the weights',
+// activations' or KV cache's type where --dtype set it (the flag of the
+// field, --weights, --act or --kv, was not given), so that the flag the
+// user wrote is the one blamed; other errors are kept.
+func dtypeFlagged(fs *pflag.FlagSet, err error) error {
+	if err == nil {
+		return nil
+	}
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, len(list))
+	for i, e := range list {
+		out[i] = e
+		var se *sim.ScenarioError
+		if !errors.As(e, &se) {
+			continue
+		}
+		switch se.Field {
+		case "weights", "act", "kv":
+			if !fs.Changed(se.Field) {
+				c := *se
+				c.Field = "dtype"
+				out[i] = scenarioUsage(&c)
+			}
+		}
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return errors.Join(out...)
+}
+
 // archIgnored refuses the inference flags the model's architecture has
 // no use for, which the run would ignore (issue 17 item 11's rule): a
 // CNN or a ViT reads no prompt and generates nothing; an encoder reads
@@ -335,11 +371,11 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	switch {
 	case m != nil && scErr == nil:
 		shape := simWorkload{M: m}.Shape()
-		vErr = errors.Join(scenarioUsage(sc.Validate(shape)), archIgnored(fs, m.Name(), shape.Arch, sc))
+		vErr = errors.Join(dtypeFlagged(fs, scenarioUsage(sc.Validate(shape))), archIgnored(fs, m.Name(), shape.Arch, sc))
 	case scErr == nil:
 		// Without a model, the checks that need none (--batch 0, ...),
 		// as for a decoder.
-		vErr = scenarioUsage(sc.Validate(sim.Shape{Arch: sim.Decoder}))
+		vErr = dtypeFlagged(fs, scenarioUsage(sc.Validate(sim.Shape{Arch: sim.Decoder})))
 	}
 	if dev != nil && sc.Reserve != nil && *sc.Reserve >= dev.Memory.Capacity {
 		vErr = errors.Join(vErr, usagef("--reserve: %v leaves nothing of the %s's %v of memory", *sc.Reserve, dev.Name, dev.Memory.Capacity))
