@@ -125,7 +125,7 @@ func (r *runner) training() error {
 func matrixFLOPs(rows []OpRow) model.FLOPs {
 	var f model.FLOPs
 	for i := range rows {
-		if k := rows[i].Kind; k == "gemm" || k == "attention" {
+		if k := rows[i].Kind; k == kindGEMM || k == kindAttention {
 			f += rows[i].FLOPs
 		}
 	}
