@@ -405,3 +405,20 @@ func TestCatalogHead(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSystem_givenZero: a system file that gives devices_per_node or
+// nodes as 0 (or less) is told so at the key's line; devices_per_node 0
+// had taken the device's own domain (8 on an H100) without a word, as
+// leaving the key out does, and nodes 0 had named no file or line.
+func TestLoadSystem_givenZero(t *testing.T) {
+	_, err := LoadSystem(strings.NewReader("device = \"h100\"\nsource = \"x\"\ndevices_per_node = 0\nnodes = 0\n"), "zero.toml")
+	want := `hardware: zero.toml:3: devices_per_node: must be at least 1, not 0 (leave the key out for the device's own, 8)` + "\n" +
+		`hardware: zero.toml:4: nodes: must be at least 1, not 0`
+	if err == nil || err.Error() != want {
+		t.Errorf("LoadSystem(zeros) = %v\nwant %s", err, want)
+	}
+	s, err := LoadSystem(strings.NewReader("device = \"h100\"\nsource = \"x\"\n"), "absent.toml")
+	if err != nil || s.DevicesPerNode != 8 || s.Nodes != 1 {
+		t.Errorf("LoadSystem(keys left out) = %+v, %v; want the device's 8 per node, 1 node", s, err)
+	}
+}

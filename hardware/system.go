@@ -75,10 +75,13 @@ func LoadSystem(r io.Reader, file string) (*System, error) {
 	if ok && strings.TrimSpace(name) == "" {
 		d.fail(t.lines["device"], "device", errors.New("empty: want a catalog name such as h100, or a .toml file"))
 	}
-	perNode, _ := t.integer("devices_per_node", false)
+	perNode, perNodeGiven := t.integer("devices_per_node", false)
 	nodes, ok := t.integer("nodes", false)
 	if !ok && !d.bad["nodes"] {
 		nodes = 1
+	}
+	if ok && nodes < 1 {
+		d.fail(t.lines["nodes"], "nodes", fmt.Errorf("must be at least 1, not %d", nodes))
 	}
 	var dev *Device
 	if strings.TrimSpace(name) != "" {
@@ -90,6 +93,15 @@ func LoadSystem(r io.Reader, file string) (*System, error) {
 		if err != nil {
 			d.fail(t.lines["device"], "device", err)
 		}
+	}
+	// NewSystem reads 0 as the device's own domain, which is what leaving
+	// the key out means; a file that writes 0 (or less) is told so.
+	if perNodeGiven && perNode < 1 {
+		own := ""
+		if dev != nil {
+			own = fmt.Sprintf(" (leave the key out for the device's own, %d)", max(1, dev.Intra.DevicesPerNode))
+		}
+		d.fail(t.lines["devices_per_node"], "devices_per_node", fmt.Errorf("must be at least 1, not %d%s", perNode, own))
 	}
 	var intra, inter Network
 	if dev != nil {

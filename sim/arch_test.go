@@ -51,7 +51,7 @@ func mixtral(t *testing.T, sys *hardware.System, w sim.Workload, strict bool) {
 	expertBytes := func(r *sim.Report) (e, all float64) {
 		for _, o := range r.Inference.Decode.Ops {
 			all += float64(o.Bytes)
-			if strings.HasPrefix(o.Name, "expert.") && o.Class == model.ClassExperts {
+			if strings.HasPrefix(o.Name.String(), "expert.") && o.Class == model.ClassExperts {
 				e += float64(o.Bytes)
 			}
 		}
@@ -77,11 +77,11 @@ func mixtral(t *testing.T, sys *hardware.System, w sim.Workload, strict bool) {
 	// memory-bound part's time must follow its own bytes within 10%.
 	memBound := map[string]bool{}
 	for _, o := range one.Inference.Decode.Ops {
-		memBound[o.Name] = o.Bound == model.MemoryBound
+		memBound[o.Name.String()] = o.Bound == model.MemoryBound
 	}
 	split := func(r *sim.Report) (tm, bm, fixed float64) {
 		for _, o := range r.Inference.Decode.Ops {
-			if memBound[o.Name] {
+			if memBound[o.Name.String()] {
 				tm += float64(o.Time)
 				bm += float64(o.Bytes)
 			} else {

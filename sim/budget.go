@@ -84,7 +84,7 @@ func (r *runner) prefillOps(extra []model.Op, needOps bool) ([]model.Op, model.B
 		if err != nil {
 			return nil, 0, err
 		}
-		return ops, workingSet(ops), nil
+		return ops, r.decomps.workingSetOf(ops), nil
 	}
 	all := r.chunkBuf[:0]
 	var working model.Bytes

@@ -114,7 +114,7 @@ func TestDecode_llama2_7b(t *testing.T) {
 			if d.Eff.GEMM[model.FP16].Residual != nil {
 				var gemm float64
 				for _, op := range r.Inference.Decode.Ops {
-					if op.Kind == "gemm" {
+					if op.Kind.String() == "gemm" {
 						gemm += float64(op.Time)
 					}
 				}

@@ -42,9 +42,12 @@ type coster struct {
 	ew     []memo[model.Elementwise]
 	gather []memo[model.Gather]
 	coll   []memo[model.Collective]
-	group  []memo[model.GroupedGEMM]
-	scan   []memo[model.Scan]
-	store  costerStore
+	// ar is the engine's own all-reduce kernel the intra-node link
+	// carries (Scenario.AllReduce); zero for the device's.
+	ar    model.AllReduceKernel
+	group []memo[model.GroupedGEMM]
+	scan  []memo[model.Scan]
+	store costerStore
 }
 
 // costerStore is the initial room of a coster's memo: enough for the
@@ -99,6 +102,9 @@ type diag struct {
 	// noRows: phases are priced into their totals alone, without op
 	// and class rows (RunTotals).
 	noRows bool
+	// names are the labels of the rows' names and stages, remembered
+	// from run to run by the runner (label.go); nil for none.
+	names *labelMemo
 }
 
 // opRows returns an empty slice of capacity n for a phase's op rows.
@@ -393,7 +399,18 @@ func (c *coster) link(k model.Collective) model.Link {
 	if k.Tier == model.IntraNode && k.Ranks > c.sys.DevicesPerNode && c.sys.DevicesPerNode > 0 {
 		return c.sys.Link(model.InterNode)
 	}
+	if k.Tier == model.IntraNode {
+		return c.intra()
+	}
 	return c.sys.Link(k.Tier)
+}
+
+// intra returns the intra-node link, carrying the engine's all-reduce
+// kernel when the run names one.
+func (c *coster) intra() model.Link {
+	l := c.sys.Link(model.IntraNode)
+	l.Engine = c.ar
+	return l
 }
 
 // dequant adds the dequantisation of a weight stored narrower than the
@@ -439,24 +456,24 @@ func (c *coster) vectorPeak(d model.DType) model.FLOPRate {
 }
 
 // kindOf names a kernel's kind for reports.
-func kindOf(k model.Kernel) string {
+func kindOf(k model.Kernel) Label {
 	switch k.(type) {
 	case model.GEMM:
-		return "gemm"
+		return kindGEMM
 	case model.Attention:
-		return "attention"
+		return kindAttention
 	case model.Elementwise:
-		return "elementwise"
+		return kindElementwise
 	case model.Gather:
-		return "gather"
+		return kindGather
 	case model.Collective:
-		return "collective"
+		return kindCollective
 	case model.GroupedGEMM:
-		return "grouped_gemm"
+		return kindGrouped
 	case model.Scan:
-		return "scan"
+		return kindScan
 	}
-	return "other"
+	return kindOther
 }
 
 // pass builds the report of one pass over ops, each op's launch priced
@@ -470,15 +487,16 @@ func (c *coster) pass(name string, ops []model.Op) PhaseReport {
 		return ph
 	}
 	ph := PhaseReport{Name: name, Steps: 1, Ops: c.opRows(len(ops))}
-	for _, o := range ops {
+	for i, o := range ops {
 		if o.Count <= 0 || o.Kernel == nil {
 			continue
 		}
 		co, rel := c.cost(o.Kernel)
 		n := float64(o.Count)
 		t := model.Seconds(n * float64(co.Time))
+		name, stage := c.names.of(i, o.Name, o.Stage)
 		ph.Ops = append(ph.Ops, OpRow{
-			Name: o.Name, Stage: o.Stage, Class: o.Class, Kind: kindOf(o.Kernel), Count: o.Count,
+			Name: name, Stage: stage, Class: o.Class, Kind: kindOf(o.Kernel), Count: o.Count,
 			FLOPs: model.FLOPs(n * float64(co.FLOPs)), Bytes: model.Bytes(n * float64(co.Bytes)),
 			Time: t, Low: model.Seconds(low(float64(t), rel)), High: model.Seconds(high(float64(t), rel)),
 			Bound: co.Bound, DType: co.DType, Energy: model.Joules(n * float64(co.Energy())),

@@ -96,7 +96,8 @@ func (c *coster) decodeRows(rep *PhaseReport, ops0, ops1 []model.Op, steps int, 
 			continue
 		}
 		k0, k1 := o.Kernel, ops1[i].Kernel
-		row := OpRow{Name: o.Name, Stage: o.Stage, Class: o.Class, Kind: kindOf(k0), Count: o.Count}
+		name, stage := c.names.of(i, o.Name, o.Stage)
+		row := OpRow{Name: name, Stage: stage, Class: o.Class, Kind: kindOf(k0), Count: o.Count}
 		cnt := float64(o.Count)
 		if k0 == k1 {
 			co, rel := memo.cost(c, i, k0)
@@ -188,7 +189,7 @@ func alike(a, b []model.Op) bool {
 		if a[i].Name != b[i].Name || a[i].Count != b[i].Count || a[i].Class != b[i].Class {
 			return false
 		}
-		if kindOf(a[i].Kernel) != kindOf(b[i].Kernel) || kindOf(a[i].Kernel) == "other" {
+		if kindOf(a[i].Kernel) != kindOf(b[i].Kernel) || kindOf(a[i].Kernel) == kindOther {
 			return false
 		}
 	}

@@ -52,7 +52,7 @@ func TestAttentionFA2(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range rep.Inference.Prefill.Ops {
-			if r.Kind == "attention" {
+			if r.Kind.String() == "attention" {
 				return r.Time, r.Count
 			}
 		}

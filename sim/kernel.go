@@ -51,7 +51,7 @@ func Kernel(d *hardware.Device, k model.Kernel, strict bool) (*KernelReport, err
 		return nil, c.err
 	}
 	r := &KernelReport{
-		Kind: kindOf(k), FLOPs: co.FLOPs, Bytes: co.Bytes, Intensity: co.Intensity(), Bound: co.Bound, DType: co.DType,
+		Kind: kindOf(k).String(), FLOPs: co.FLOPs, Bytes: co.Bytes, Intensity: co.Intensity(), Bound: co.Bound, DType: co.DType,
 		Time: co.Time, Low: model.Seconds(low(float64(co.Time), rel)), High: model.Seconds(high(float64(co.Time), rel)),
 		Interval: intervalName(&c.p.Eff), Bandwidth: c.p.Bandwidth, Warnings: c.warnings,
 		Power: co.Power, Energy: co.Energy(),

@@ -42,6 +42,9 @@ type opsEntry struct {
 	ph  Phase
 	ops []model.Op
 	ver uint64 // the fill that put ops here: with the slot, their identity
+	// ws is workingSet(ops) once wsSet (workingSetOf).
+	ws    model.Bytes
+	wsSet bool
 }
 
 // An opsID identifies a decomposition the opsCache holds, for as long as
@@ -90,7 +93,7 @@ func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 	}
 	e := &oc.entries[oc.next]
 	ops, err := decomposeInto(e.ops[:0], w, ph)
-	e.w, e.ph, e.ops, e.ver = nil, Phase{}, ops[:0], 0 // empty until it holds ops
+	e.w, e.ph, e.ops, e.ver, e.wsSet = nil, Phase{}, ops[:0], 0, false // empty until it holds ops
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +101,20 @@ func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 	oc.ver++
 	e.w, e.ph, e.ops, e.ver = w, ph, ops, oc.ver
 	return e.ops, nil
+}
+
+// workingSetOf returns workingSet(ops), kept with the decomposition when
+// ops are one oc holds: a recurring prefill's is not summed again.
+func (oc *opsCache) workingSetOf(ops []model.Op) model.Bytes {
+	id := oc.idOf(ops)
+	if id == (opsID{}) {
+		return workingSet(ops)
+	}
+	e := &oc.entries[id.slot]
+	if !e.wsSet {
+		e.ws, e.wsSet = workingSet(ops), true
+	}
+	return e.ws
 }
 
 // decomposeInto returns w's ops for ph in buf (its contents overwritten,

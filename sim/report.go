@@ -145,17 +145,20 @@ type ClassRow struct {
 }
 
 // An OpRow is one op of a phase, totalled over its Count launches per
-// pass and over the phase's Steps.
+// pass and over the phase's Steps. Its strings are Labels (label.go), so
+// that a row holds no pointer.
 type OpRow struct {
-	Name, Stage     string
+	Name, Stage Label
+	// Kind is the kernel's kind: gemm, grouped_gemm, attention,
+	// elementwise, gather, collective, scan or other.
+	Kind            Label
 	Class           model.Class
-	Kind            string // gemm, attention, elementwise, gather, collective
-	Count           int    // launches per pass
+	Bound           model.Bound
+	DType           model.DType // the type it computed at
+	Count           int         // launches per pass
 	FLOPs           model.FLOPs
 	Bytes           model.Bytes
 	Time, Low, High model.Seconds
-	Bound           model.Bound
-	DType           model.DType  // the type it computed at
 	Energy          model.Joules // one device's, over Count launches and Steps
 }
 

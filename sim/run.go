@@ -44,6 +44,8 @@ type runner struct {
 	ctxWarning *contextWarning
 	// rowsHint and classesHint are the report rows the last run wanted.
 	rowsHint, classesHint int
+	// names are the labels of the ops' names and stages last priced.
+	names labelMemo
 }
 
 // Run simulates one scenario of workload w on system sys and returns the
@@ -152,8 +154,10 @@ func newRunner(sys *hardware.System, w Workload, sc Scenario, shape Shape) *runn
 // processor).
 func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape, p model.Processor) {
 	r.sys, r.w, r.sc, r.shape, r.rep = sys, w, sc, shape, nil
-	r.diag = diag{}
+	r.diag = diag{names: &r.names}
 	r.costers[0].init(p, sys, sc.Strict, &r.diag)
+	ar := engineAllReduce(sc, sys)
+	r.costers[0].ar, r.costers[1].ar = ar, ar
 	r.costers[0].pc, r.costers[1].pc = nil, nil
 	if r.prices != nil {
 		r.costers[0].pc = r.prices[0].use(&p)
@@ -481,4 +485,19 @@ func sampleUnit(s Shape) string {
 		return "images"
 	}
 	return "samples"
+}
+
+// engineAllReduce returns the engine's all-reduce kernel sc names as
+// measured on sys's device, or the zero kernel (the device's own
+// collectives) when sc names none or it has not been measured there.
+// Validate has checked the name.
+func engineAllReduce(sc Scenario, sys *hardware.System) model.AllReduceKernel {
+	if sc.AllReduce == "" {
+		return model.AllReduceKernel{}
+	}
+	k, ok, err := hardware.EngineAllReduceOn(sc.AllReduce, sys.Device)
+	if err != nil || !ok {
+		return model.AllReduceKernel{}
+	}
+	return k
 }

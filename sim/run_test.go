@@ -86,7 +86,7 @@ func TestRun_invariants(t *testing.T) {
 					if o.Time < o.FLOPs.At(best)*(1-1e-12) {
 						t.Errorf("%s/%s: time %v < FLOPs/peak %v", p.Name, o.Name, o.Time, o.FLOPs.At(best))
 					}
-					if o.Kind != "collective" && o.Time < o.Bytes.At(sys.Device.Memory.Bandwidth)*(1-1e-12) {
+					if o.Kind.String() != "collective" && o.Time < o.Bytes.At(sys.Device.Memory.Bandwidth)*(1-1e-12) {
 						t.Errorf("%s/%s: time %v < bytes/bandwidth %v", p.Name, o.Name, o.Time, o.Bytes.At(sys.Device.Memory.Bandwidth))
 					}
 					if !(o.Low <= o.Time && o.Time <= o.High) {
@@ -295,6 +295,7 @@ func TestScenario_Validate(t *testing.T) {
 		// memory; a budget of 1 token makes a 2^20-token prompt as many.
 		{"prefill iterations", func(s *Scenario) { s.Input = 1e12 }, "input"},
 		{"prefill budget", func(s *Scenario) { s.Input, s.MaxNumTokens = 1<<20, 1 }, "max-num-tokens"},
+		{"unknown all-reduce kernel", func(s *Scenario) { s.AllReduce = "nccl2" }, "all-reduce"},
 	}
 	for _, tt := range tests {
 		sc := Default()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -203,6 +204,14 @@ type Scenario struct {
 	// each decode step as a CUDA graph (see GraphLaunch).
 	NoGraphs bool
 
+	// AllReduce names the serving engine's own all-reduce kernel
+	// (hardware.AllReduceKernels: "vllm"), which then prices the
+	// all-reduces within a node on a device it has been measured on
+	// (hardware.EngineAllReduceOn), NCCL's ring those it hands on; ""
+	// prices them with the device's fitted kernels (the cheaper of the
+	// one-shot kernel and the ring).
+	AllReduce string
+
 	// PowerCap is a device power limit below the hardware's cap (0: the
 	// cap): kernels that would draw more run at lower clocks (energy.go).
 	PowerCap model.Watts
@@ -307,6 +316,18 @@ func (sc Scenario) normalized() Scenario {
 	return sc
 }
 
+// TrainingWeights reports whether training can keep its weights in d:
+// any float type, fp8 and fp4 beside the optimizer's fp32 master copy
+// (Transformer Engine's fp8 training; NVIDIA's MLPerf Training runs,
+// docs/mlperf.md), but no integer type, which has no backward pass or
+// optimizer update.
+func TrainingWeights(d model.DType) error {
+	if !d.IsFloat() {
+		return fmt.Errorf("training keeps floating-point weights (fp32, bf16, fp16, or fp8 or fp4 beside the optimizer's fp32 master copy), not %s", d)
+	}
+	return nil
+}
+
 // Validate checks sc against the workload's shape and reports every
 // problem at once, each a *ScenarioError.
 func (sc Scenario) Validate(s Shape) error {
@@ -316,6 +337,11 @@ func (sc Scenario) Validate(s Shape) error {
 	}
 	if sc.Batch <= 0 {
 		bad("batch", "batch must be at least 1, got %d", sc.Batch)
+	}
+	if sc.AllReduce != "" {
+		if _, _, err := hardware.EngineAllReduceOn(sc.AllReduce, nil); err != nil {
+			bad("all-reduce", "%v", strings.TrimPrefix(err.Error(), "hardware: "))
+		}
 	}
 	for _, f := range []struct {
 		name string
@@ -358,6 +384,11 @@ func (sc Scenario) Validate(s Shape) error {
 	}{{"weights", sc.Weights}, {"act", sc.Act}, {"kv", sc.KV}} {
 		if !d.v.Valid() {
 			bad(d.name, "no data type given")
+		}
+	}
+	if sc.Mode == Training && sc.Weights.Valid() {
+		if err := TrainingWeights(sc.Weights); err != nil {
+			errs = append(errs, &ScenarioError{"weights", err})
 		}
 	}
 	if sc.Comm != model.Invalid && !sc.Comm.Valid() {

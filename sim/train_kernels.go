@@ -154,7 +154,7 @@ func matrixPerLayer(p *PhaseReport, L int) (layer, rest model.Seconds) {
 	for i := range p.Ops {
 		o := &p.Ops[i]
 		switch o.Kind {
-		case "gemm", "grouped_gemm", "attention":
+		case kindGEMM, kindGrouped, kindAttention:
 		default:
 			continue
 		}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/model"
@@ -59,8 +60,8 @@ func TestTraining_backwardCosts(t *testing.T) {
 		}
 		got := map[string]model.Bytes{}
 		for _, o := range rep.Training.Optimizer.Ops {
-			if len(o.Name) > 5 && o.Name[:5] == "grad." {
-				got[o.Name] = o.Bytes
+			if name := o.Name.String(); strings.HasPrefix(name, "grad.") {
+				got[name] = o.Bytes
 			}
 		}
 		if len(got) != len(want) {

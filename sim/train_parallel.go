@@ -175,7 +175,7 @@ func perLayer(p *PhaseReport, L int) (layer, attn, first, last model.Seconds) {
 			last += o.Time
 		default:
 			layer += o.Time
-			if o.Kind == "attention" {
+			if o.Kind == kindAttention {
 				attn += o.Time
 			}
 		}
@@ -233,7 +233,7 @@ func matrixWork(rows []OpRow) model.FLOPs {
 	var f model.FLOPs
 	for i := range rows {
 		switch rows[i].Kind {
-		case "gemm", "grouped_gemm", "attention":
+		case kindGEMM, kindGrouped, kindAttention:
 			f += rows[i].FLOPs
 		}
 	}

@@ -27,7 +27,7 @@ func tpBlocks(fwd, bwd *PhaseReport, L int) (b [2]tpBlock, n int) {
 	add := func(rows []OpRow, backward bool) {
 		for i := range rows {
 			o := &rows[i]
-			if (o.Kind != "gemm" && o.Kind != "grouped_gemm") || o.Count < L {
+			if (o.Kind != kindGEMM && o.Kind != kindGrouped) || o.Count < L {
 				continue
 			}
 			var k int
@@ -40,7 +40,7 @@ func tpBlocks(fwd, bwd *PhaseReport, L int) (b [2]tpBlock, n int) {
 				continue
 			}
 			seen[k] = true
-			name := o.Name
+			name := o.Name.String()
 			grad := byte(0)
 			if backward {
 				switch {

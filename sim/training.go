@@ -7,14 +7,26 @@ import (
 // gradType is the type gradients are kept and reduced in:
 // Scenario.GradType, or the weights' type, or bf16 when weights are
 // narrower than 16 bits (training keeps 16-bit gradients).
-func (r *runner) gradType() model.DType {
-	if g := r.sc.GradType; g != model.Invalid {
+func (r *runner) gradType() model.DType { return r.sc.gradType() }
+
+func (sc Scenario) gradType() model.DType {
+	if g := sc.GradType; g != model.Invalid {
 		return g
 	}
-	if r.sc.Weights.Size() < 2 {
+	if sc.Weights.Size() < 2 {
 		return model.BF16
 	}
-	return r.sc.Weights
+	return sc.Weights
+}
+
+// ModelStateBytes returns the model state training keeps per parameter
+// before ZeRO sharding, as trainingMemory sizes it: the weights in their
+// type, the gradients in theirs (gradType) and the optimizer's fp32
+// state (stateBytes). Mixed-precision Adam with bf16 weights: 2 + 2 + 12
+// = 16 bytes (Rajbhandari et al. 2020, §3.1); fp8 weights beside their
+// fp32 master copy: 1 + 2 + 12 = 15; fp32 weights: 4 + 4 + 12 = 20.
+func (sc Scenario) ModelStateBytes() float64 {
+	return sc.Weights.Size() + sc.gradType().Size() + sc.Optimizer.stateBytes()
 }
 
 // training simulates one optimizer step. A transformer's goes to
@@ -113,7 +125,7 @@ func (r *runner) training() error {
 func matrixFLOPs(rows []OpRow) model.FLOPs {
 	var f model.FLOPs
 	for i := range rows {
-		if k := rows[i].Kind; k == "gemm" || k == "attention" {
+		if k := rows[i].Kind; k == kindGEMM || k == kindAttention {
 			f += rows[i].FLOPs
 		}
 	}

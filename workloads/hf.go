@@ -134,9 +134,23 @@ func (h *hfReader) number(key, want string) (json.Number, bool) {
 	}
 	n, ok := v.(json.Number)
 	if !ok {
-		h.bad(key, fmt.Errorf("want %s, got %v", want, v))
+		h.bad(key, fmt.Errorf("want %s, got %s", want, jsonValue(v)))
 	}
 	return n, ok
+}
+
+// jsonValue says what a decoded JSON value is, quoting a string: "want an
+// integer, got the string "32"", not "got 32".
+func jsonValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case []any:
+		return fmt.Sprintf("a list of %d", len(v))
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprint(v)
 }
 
 // int returns the integer at key, def when absent or null.
@@ -178,7 +192,7 @@ func (h *hfReader) bool(key string, def bool) bool {
 	}
 	b, ok := v.(bool)
 	if !ok {
-		h.bad(key, fmt.Errorf("want true or false, got %v", v))
+		h.bad(key, fmt.Errorf("want true or false, got %s", jsonValue(v)))
 		return def
 	}
 	return b
@@ -192,7 +206,7 @@ func (h *hfReader) string(key, def string) string {
 	}
 	s, ok := v.(string)
 	if !ok {
-		h.bad(key, fmt.Errorf("want a string, got %v", v))
+		h.bad(key, fmt.Errorf("want a string, got %s", jsonValue(v)))
 		return def
 	}
 	return s
@@ -246,9 +260,11 @@ func (h *hfReader) config() Config {
 	}
 	name := h.string("_name_or_path", "")
 	if name == "" {
-		name = filepath.Base(filepath.Dir(h.file))
-		if name == "." || name == "/" || name == "" {
-			name = strings.TrimSuffix(filepath.Base(h.file), filepath.Ext(h.file))
+		// A config.json is named by its directory (a HuggingFace model
+		// directory); any other file by its own name.
+		name = strings.TrimSuffix(filepath.Base(h.file), filepath.Ext(h.file))
+		if dir := filepath.Base(filepath.Dir(h.file)); strings.EqualFold(filepath.Base(h.file), "config.json") && dir != "." && dir != "/" && dir != "" {
+			name = dir
 		}
 	}
 	c := Config{Name: name, Source: "HuggingFace config.json: " + h.file}
@@ -403,9 +419,7 @@ func (h *hfReader) locate(err error) error {
 		// Config cannot tell a size left out from one given as 0: a
 		// "missing" value the file does give is said as given.
 		if v, ok := h.raw[c.Key]; ok && found && v != nil {
-			if rest, ok := strings.CutPrefix(c.Err.Error(), "missing: "); ok {
-				c.Err = fmt.Errorf("got %v: %s", v, rest)
-			}
+			c.Err = saidAsGiven(c.Err, v)
 		}
 		out[i] = &c
 	}
@@ -428,7 +442,9 @@ func (h *hfReader) window(c *Config, gated bool) {
 	}
 	if c.MaxContext > 0 && w >= c.MaxContext {
 		// A window as long as the context changes nothing: its layers
-		// are full attention, but the list is still checked.
+		// are full attention, but the list is still checked, and the
+		// reading is said.
+		h.warn(fmt.Errorf("sliding_window: %d is not shorter than the context of %d tokens (max_position_embeddings): priced as full attention, which a window that long computes", w, c.MaxContext))
 		h.layerTypes(c)
 		c.Window = 0
 		for i, t := range c.LayerTypes {

@@ -73,10 +73,16 @@ func parseTOML(src []byte, file string) (*Model, error) {
 		errs = append(errs, &ConfigError{File: file, Line: keyLine(src, undecodedKey(k)), Key: key, Err: errors.New("unknown key")})
 	}
 	// The values are checked too, so that an unknown key does not hide
-	// them: every problem at once, in file order.
+	// them: every problem at once, in file order. A value the file gives
+	// is said as given, never "missing", and a given 0 is never replaced
+	// by a default (given.go).
+	var raw map[string]any
+	if _, err := toml.Decode(string(src), &raw); err == nil {
+		errs = append(errs, givenZeros(raw)...)
+	}
 	m, err := New(c)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, sayGiven(err, raw))
 	}
 	if len(errs) > 0 {
 		return nil, locate(errors.Join(errs...), src, file)
@@ -115,6 +121,11 @@ func locate(err error, src []byte, file string) error {
 			c.File = file
 			if src != nil && c.Line == 0 {
 				c.Line = keyLine(src, c.Key)
+				// Config cannot tell a size left out from one written
+				// as 0: a top-level key the file gives is said as given.
+				if c.Line > 0 && !strings.ContainsAny(c.Key, ".[") && c.Err.Error() == "missing: want a positive size" {
+					c.Err = errors.New("got 0: want a positive size")
+				}
 			}
 			out[i] = &c
 		} else {
@@ -342,8 +353,9 @@ func valueErrorsWithout(src []byte, bad []error) []error {
 	for _, k := range md.Undecoded() {
 		out = append(out, &ConfigError{Line: keyLine(src, undecodedKey(k)), Key: k.String(), Err: errors.New("unknown key")})
 	}
+	out = append(out, givenZeros(raw)...)
 	_, err = New(c)
-	for _, e := range unjoinAll(err) {
+	for _, e := range unjoinAll(sayGiven(err, raw)) {
 		var ce *ConfigError
 		if errors.As(e, &ce) && drop[ce.Key] {
 			continue

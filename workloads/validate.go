@@ -90,8 +90,9 @@ func validate(c *Config) []*ConfigError {
 	if c.HeadDim == 0 && c.Heads > 0 && c.DModel > 0 && c.DModel%c.Heads == 0 {
 		c.HeadDim = c.DModel / c.Heads
 	}
+	expertFromFFN := false // expert_ffn taken from ffn, whose own check reports it
 	if c.Experts > 0 && c.ExpertFFN == 0 && c.FirstDenseLayers == 0 {
-		c.ExpertFFN = c.FFN
+		c.ExpertFFN, expertFromFFN = c.FFN, c.FFN != 0
 	}
 	if c.Kind == ViT {
 		if c.Channels == 0 {
@@ -109,7 +110,9 @@ func validate(c *Config) []*ConfigError {
 	size("kv_heads", c.KVHeads, false)
 	size("head_dim", c.HeadDim, false)
 	size("ffn", c.FFN, n.dense > 0 || (c.Experts == 0 && c.SSMState == 0))
-	size("expert_ffn", c.ExpertFFN, c.Experts > 0)
+	if !expertFromFFN {
+		size("expert_ffn", c.ExpertFFN, c.Experts > 0)
+	}
 	validateArch(c, n, bad, size)
 	size("max_context", c.MaxContext, c.Position == "learned")
 	size("relative_buckets", c.RelativeBuckets, c.Position == "relative")

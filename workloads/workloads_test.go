@@ -421,7 +421,7 @@ func TestHF(t *testing.T) {
 		}
 	}
 	_, err = Resolve(filepath.Join("testdata", "hf", "bad-sizes.json"))
-	for _, want := range []string{"num_hidden_layers", "intermediate_size", "num_key_value_heads", "bad-sizes.json:"} {
+	for _, want := range []string{"num_hidden_layers: want an integer, got the string \"thirty-two\"", "intermediate_size", "num_key_value_heads", "bad-sizes.json:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("bad-sizes.json: err = %v, want it to mention %q", err, want)
 		}
@@ -620,7 +620,7 @@ func TestLoad_typesAndValues(t *testing.T) {
 	_, err := Resolve(filepath.Join("testdata", "bad", "types-and-values.toml"))
 	for _, want := range []string{
 		"types-and-values.toml:10: vocab: want an integer, found the float 1e+308",
-		"types-and-values.toml:5: layers:",
+		"types-and-values.toml:5: layers: got 0: want a positive size",
 		"types-and-values.toml:9: ffn: must be positive, got -1",
 		"types-and-values.toml:12: norm: unknown norm",
 	} {
@@ -630,5 +630,38 @@ func TestLoad_typesAndValues(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "vocab: missing") {
 		t.Errorf("the wrongly typed key is also reported missing:\n%v", err)
+	}
+}
+
+// TestLoad_zeroAndDerived: a size written as 0 is said as given, at its
+// line ("layers: missing" had been said of `layers = 0`), and a negative
+// ffn that an MoE model's expert_ffn defaults to is reported once, at
+// ffn's line (it had also been blamed on expert_ffn, a key not in the
+// file, with no line).
+func TestLoad_zeroAndDerived(t *testing.T) {
+	src := `name = "x"
+kind = "decoder"
+layers = 0
+d_model = 1024
+heads = 8
+ffn = -3
+vocab = 1000
+experts = 8
+top_k = 2
+`
+	_, err := Load(strings.NewReader(src), "z.toml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{"z.toml:3: layers: got 0: want a positive size", "z.toml:6: ffn: must be positive, got -3"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	for _, not := range []string{"layers: missing", "expert_ffn"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("error %q says %q", msg, not)
+		}
 	}
 }

@@ -66,7 +66,7 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 			return usagef("calibrate measure: --kernels: unknown kernel %q (want %s)", k, strings.Join(calibrate.CPUKernels, ","))
 		}
 	}
-	if err := repeated("kernels", o.kernels); err != nil {
+	if err := repeatedItems("kernels", o.kernels); err != nil {
 		return err
 	}
 	if o.threads < 0 {

@@ -112,6 +112,15 @@ func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price
 		}
 		p.PUE = o.pue
 	}
+	if o.energyPrice != "" && !p.TCO() && len(errs) == 0 {
+		// Only a TCO prices the energy; it had been dropped silently,
+		// alone or beside a price per hour (which includes the energy).
+		what := "give --purchase and --years with it"
+		if p.Hourly.Per != 0 {
+			what = "a price per device-hour includes the energy"
+		}
+		errs = append(errs, usagef("--energy-price: prices a TCO's energy only (%s)", what))
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -119,7 +128,7 @@ func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price
 		return nil, nil
 	}
 	if p.Hourly.Per == 0 && !p.TCO() {
-		if fs.Changed("pue") || o.energyPrice != "" {
+		if fs.Changed("pue") {
 			return &p, nil // energy at the facility only, no price per hour
 		}
 	}

@@ -106,6 +106,9 @@ func TestEnergy_badInput(t *testing.T) {
 		{[]string{"--purchase", "25000 USD", "--years", "4", "--energy-price", "0.1 EUR/kWh"}, `--energy-price: is in EUR, the purchase in USD`},
 		{[]string{"--prices", "testdata/energy/prices.toml", "--hw", "b200"}, `--prices: testdata/energy/prices.toml has no price for B200`},
 		{[]string{"--price-name", "own"}, `--price-name: needs --prices`},
+		// A price of energy outside a TCO had been dropped without a word.
+		{[]string{"--energy-price", "0.1/kWh"}, `--energy-price: prices a TCO's energy only (give --purchase and --years with it)`},
+		{[]string{"--price", "2.5/h", "--energy-price", "0.5/kWh"}, `--energy-price: prices a TCO's energy only (a price per device-hour includes the energy)`},
 	} {
 		out, stderr, code := perfsim(t, append(append([]string(nil), base...), tt.args...)...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {

@@ -187,7 +187,7 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 			scores = " (the attention scores kept, as without FlashAttention: simulate, which fuses attention, needs less)"
 		}
 		fmt.Fprintf(stdout, "assumptions: mixed-precision %s (%g bytes of model state per parameter before sharding), micro-batch %d × %d tokens, recompute %s%s, ZeRO %d over %s\n",
-			sc.Optimizer, 4+map[bool]float64{true: 8, false: 12}[sc.Optimizer == sim.SGD], sc.Batch, sc.Seq, sc.Recompute, scores, sc.ZeRO, deviceCount(max(sc.DP, 1)))
+			sc.Optimizer, sc.ModelStateBytes(), sc.Batch, sc.Seq, sc.Recompute, scores, sc.ZeRO, deviceCount(max(sc.DP, 1)))
 	} else {
 		fmt.Fprintf(stdout, "assumptions: batch %d, %d tokens in and %d out, %s weights, layers split over %s\n", sc.Batch, sc.Input, sc.Output, sc.Weights, deviceCount(max(sc.PP, 1)))
 	}
@@ -220,8 +220,8 @@ func (o *maxModelOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	sc.Batch, sc.Seq, sc.Input, sc.Output = o.batch, o.seq, o.input, o.output
 	sc.Weights, sc.Act, sc.KV = o.dtype, o.dtype, o.dtype
 	if sc.Mode == sim.Training {
-		if sc.Weights.Size() < 2 {
-			errs = append(errs, usagef("--dtype: training keeps 16-bit or wider weights, not %s", o.dtype))
+		if err := sim.TrainingWeights(sc.Weights); err != nil {
+			errs = append(errs, usagef("--dtype: %v", err))
 		}
 		rc, err := sim.ParseRecompute(o.recompute)
 		if err != nil {

@@ -18,7 +18,7 @@ func TestMaxModel_flagErrors(t *testing.T) {
 		{[]string{"--devices", "100000000"}, []string{"--devices"}, []string{"--dp", "--pp", "cp 0"}},
 		{[]string{"--mode", "inference", "--devices", "100000000"}, []string{"--devices"}, []string{"--dp", "--pp"}},
 		{[]string{"--mode", "bar", "--family", "foo", "--batch", "0", "--format", "xml"}, []string{"--mode", "--family", "--batch", "--format"}, nil},
-		{[]string{"--dtype", "fp8", "--recompute", "some", "--optimizer", "lion", "--devices", "0"}, []string{"--dtype", "--recompute", "--optimizer", "--devices"}, nil},
+		{[]string{"--dtype", "int8", "--recompute", "some", "--optimizer", "lion", "--devices", "0"}, []string{"--dtype", "--recompute", "--optimizer", "--devices"}, nil},
 	} {
 		_, stderr, code := perfsim(t, append([]string{"maxmodel", "--hw", "h100"}, tt.args...)...)
 		if code != 2 {

@@ -47,7 +47,7 @@ func FuzzParseCounts(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, err := parseCounts(s)
+		v, err := parseCounts("scaling", s)
 		if err == nil {
 			for i, n := range v {
 				if n < 1 || i > 0 && n < v[i-1] {
@@ -57,8 +57,8 @@ func FuzzParseCounts(f *testing.F) {
 			if strings.TrimSpace(s) != "" && len(v) != strings.Count(s, ",")+1 {
 				t.Fatalf("parseCounts(%q) = %v: %d counts for %d items", s, v, len(v), strings.Count(s, ",")+1)
 			}
-		} else if err.Error() == "" {
-			t.Fatalf("parseCounts(%q): an empty error", s)
+		} else if exitCode(err) != 2 || !strings.Contains(err.Error(), "--scaling") {
+			t.Fatalf("parseCounts(%q): %v (exit %d), want a usage error naming --scaling", s, err, exitCode(err))
 		}
 		if fm, err := parseFormat(s); err == nil {
 			if fm != formatTable && fm != formatJSON && fm != formatCSV {

@@ -168,7 +168,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		if len(l.v) == 0 {
 			errs = append(errs, usagef("--%s: empty list", l.name))
 		}
-		if err := repeated(l.name, l.v); err != nil {
+		if err := repeatedItems(l.name, l.v); err != nil {
 			errs = append(errs, err)
 		}
 		for _, v := range l.v {
@@ -206,7 +206,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		}
 		dts = append(dts, d)
 	}
-	if err := repeated("dtypes", dts); err != nil && dtsOK {
+	if err := repeatedItems("dtypes", dts); err != nil && dtsOK {
 		errs = append(errs, err)
 	}
 	wl := serve.Workload{N: o.requests, Arrival: serve.Poisson, Rate: o.rate, Seed: o.seed}

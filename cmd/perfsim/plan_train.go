@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -104,9 +103,12 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 			errs = append(errs, usagef("--scaling-plot: needs --scaling (the GPU counts to draw)"))
 		}
 	}
-	counts, err := parseCounts(o.scaling)
+	counts, err := parseCounts("scaling", o.scaling)
 	if err != nil {
-		errs = append(errs, usagef("--scaling: %v", err))
+		errs = append(errs, err)
+	}
+	if err := sim.TrainingWeights(o.dtype); err != nil {
+		errs = append(errs, usagef("--dtype: %v", err))
 	}
 	grad, err := parseGradDType(o.gradType)
 	if err != nil {
@@ -181,24 +183,29 @@ func searchOn(system string, w sim.Workload, req plan.TrainRequest) (*plan.Train
 	return p, nil
 }
 
-// parseCounts parses a comma-separated list of positive GPU counts.
-func parseCounts(s string) ([]int, error) {
+// parseCounts parses flag's comma-separated list of positive GPU counts,
+// sorted; every problem is a usage error naming the flag, all at once.
+func parseCounts(flag, s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
 	var out []int
+	var errs []error
 	for _, f := range strings.Split(s, ",") {
 		var n int
 		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%d", &n); err != nil || n < 1 || fmt.Sprint(n) != strings.TrimSpace(f) {
-			return nil, fmt.Errorf("%q is not a positive GPU count", f)
+			errs = append(errs, usagef("--%s: %q is not a positive GPU count", flag, f))
+			continue
 		}
 		if n > sim.MaxDevices {
-			return nil, fmt.Errorf("%d GPUs is over the limit of %d", n, sim.MaxDevices)
-		}
-		if slices.Contains(out, n) {
-			return nil, fmt.Errorf("%d is in the list twice", n)
+			errs = append(errs, usagef("--%s: %d GPUs is over the limit of %d", flag, n, sim.MaxDevices))
+			continue
 		}
 		out = append(out, n)
+	}
+	errs = append(errs, repeatedItems(flag, out))
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	sort.Ints(out)
 	return out, nil
@@ -248,8 +255,9 @@ func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest
 // leading names the biggest part of a candidate's step after compute.
 func leading(c *plan.TrainCandidate) string {
 	b := c.Break
-	names := []string{"TP comm", "CP comm", "EP comm", "PP comm", "bubble", "DP comm"}
-	vals := []model.Seconds{b.TPComm, b.CPComm, b.EPComm, b.PPComm, b.Bubble, b.DPComm}
+	// Every part of the step but compute, as plan.Why weighs them.
+	names := []string{"TP comm", "CP comm", "EP comm", "PP comm", "bubble", "DP comm", "overlap", "optimizer", "input"}
+	vals := []model.Seconds{b.TPComm, b.CPComm, b.EPComm, b.PPComm, b.Bubble, b.DPComm, b.Overlap, b.Optimizer, b.Input}
 	at := 0
 	for i := range vals {
 		if vals[i] > vals[at] {

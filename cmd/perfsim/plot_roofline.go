@@ -116,7 +116,8 @@ func rooflineData(dev *hardware.Device, res []sweepResult) chart.Roofline {
 				if op.FLOPs <= 0 || !op.DType.Valid() {
 					continue
 				}
-				vec := op.Kind != "gemm" && op.Kind != "attention"
+				kind := op.Kind.String()
+				vec := kind != "gemm" && kind != "attention"
 				if v, ok := dev.Vector[op.DType]; ok && vec {
 					ceils[op.DType.String()+" vector"] = ceil{op.DType.String() + " vector", v, op.DType, true}
 					continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
@@ -192,8 +193,38 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 		{"requests_per_s", s.RequestsPerS}, {"output_tokens_per_s", s.OutputTokensPerS},
 		{"output_tokens_per_s_per_gpu", s.OutputTokensPerSGPU}, {"goodput_requests_per_s", s.GoodputRequestsPerS},
 		{"utilization", s.Utilization}, {"duration_s", s.DurationS}, {"preemptions", float64(s.Preemptions)},
+		{"mean_requests_in_system", s.MeanRequestsInSystem}, {"iterations", float64(s.Iterations)},
+		{"kv_cache_tokens", float64(s.KVCacheTokens)},
 	} {
 		rows = append(rows, []string{m.name, num(m.v), "", "", "", "", ""})
+	}
+	scalar := func(name string, v float64) {
+		rows = append(rows, []string{name, num(v), "", "", "", "", ""})
+	}
+	if s.TTFTSLOS > 0 {
+		scalar("ttft_slo_s", s.TTFTSLOS)
+	}
+	if s.TPOTSLOS > 0 {
+		scalar("tpot_slo_s", s.TPOTSLOS)
+	}
+	// The energy and cost the table and JSON give (a --price had been
+	// dropped from the CSV without a word); money carries its currency
+	// in the name, as every other row its unit.
+	if e := s.Energy; e != nil {
+		scalar("average_w_per_gpu", e.AverageW)
+		scalar("gpu_j", e.GPUJ)
+		scalar("node_j", e.NodeJ)
+		scalar("facility_j", e.FacilityJ)
+		scalar("j_per_output_token", e.JPerOutTok)
+		cur := "_" + strings.ToLower(e.Currency)
+		for _, c := range []struct {
+			name string
+			v    *float64
+		}{{"cost", e.Cost}, {"cost_per_request", e.PerRequest}, {"cost_per_million_input_tokens", e.PerMInput}, {"cost_per_million_output_tokens", e.PerMOutput}} {
+			if c.v != nil {
+				scalar(c.name+cur, *c.v)
+			}
+		}
 	}
 	return writeCSV(w, header, rows)
 }

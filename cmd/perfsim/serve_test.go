@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -153,5 +155,33 @@ func TestServe_runtimeBuffers(t *testing.T) {
 	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--engine", "trtllm", "--arrival", "all", "--max-seq-len", "-1")
 	if code != 2 || !strings.Contains(stderr, "--max-seq-len") {
 		t.Errorf("--max-seq-len -1: exit %d, stderr %q; want 2 naming the flag", code, stderr)
+	}
+}
+
+// TestServe_csvEnergyCost: serve's CSV carries the energy and the cost
+// that its table and JSON give, at the same figures; with --price it had
+// dropped the cost (and always the energy) without a word.
+func TestServe_csvEnergyCost(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--requests", "100", "--rate", "5", "--price", "2/h"}
+	js, _, code := perfsim(t, append(base, "--format", "json")...)
+	if code != 0 {
+		t.Fatal("json run failed")
+	}
+	var v struct {
+		Energy map[string]any `json:"energy"`
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	csv, _, code := perfsim(t, append(base, "--format", "csv")...)
+	if code != 0 {
+		t.Fatal("csv run failed")
+	}
+	for row, key := range map[string]string{"gpu_j": "gpu_j", "j_per_output_token": "j_per_output_token", "cost_usd": "cost",
+		"cost_per_million_output_tokens_usd": "cost_per_million_output_tokens"} {
+		want := fmt.Sprintf("\n%s,%v,", row, strconv.FormatFloat(v.Energy[key].(float64), 'g', -1, 64))
+		if !strings.Contains(csv, want) {
+			t.Errorf("CSV lacks %q", want)
+		}
 	}
 }

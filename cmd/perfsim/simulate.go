@@ -253,6 +253,42 @@ func scenarioUsage(err error) error {
 	return err
 }
 
+// dtypeFlagged names --dtype in err's scenario errors about the weights',
+// activations' or KV cache's type where --dtype set it (the flag of the
+// field, --weights, --act or --kv, was not given), so that the flag the
+// user wrote is the one blamed; other errors are kept.
+func dtypeFlagged(fs *pflag.FlagSet, err error) error {
+	if err == nil {
+		return nil
+	}
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, len(list))
+	for i, e := range list {
+		out[i] = e
+		var se *sim.ScenarioError
+		if !errors.As(e, &se) {
+			continue
+		}
+		switch se.Field {
+		case "weights", "act", "kv":
+			if !fs.Changed(se.Field) {
+				c := *se
+				c.Field = "dtype"
+				out[i] = scenarioUsage(&c)
+			}
+		}
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return errors.Join(out...)
+}
+
 // archIgnored refuses the inference flags the model's architecture has
 // no use for, which the run would ignore (issue 17 item 11's rule): a
 // CNN or a ViT reads no prompt and generates nothing; an encoder reads
@@ -314,15 +350,28 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	)
 	if o.train.system == "" {
 		dev, fixed, hwErr = resolveDeviceOrSystem(o.hw)
-		if hwErr == nil && len(o.sets) > 0 && fixed != nil {
-			hwErr = usagef("--set: %s is a system file; --set changes a device (name the device with --hw)", o.hw)
-		} else if hwErr == nil {
+		switch {
+		case hwErr == nil && fixed != nil:
+			// A system file: --set changes its device, over the same
+			// nodes and the file's network tiers (whatIfSystem).
+			if fixed, hwErr = whatIfSystem(fixed, o.sets); hwErr == nil {
+				dev = fixed.Device
+			}
+		case hwErr == nil:
 			if dev, err = whatIf(dev, o.sets); err != nil {
 				hwErr = err
 			}
 		}
-	} else if len(o.sets) > 0 {
-		hwErr = usagef("--set: changes the --hw device, not a --system")
+	} else {
+		if fs.Changed("hw") {
+			hwErr = usagef("--system: give --system or --hw, not both")
+		}
+		// --set changes the system's device (whatIfSystem, once the
+		// system is sized); checked here with every other problem.
+		if s, err := hardware.LookupSystem(o.train.system, 1); err == nil && len(o.sets) > 0 {
+			_, err = whatIfSystem(s, o.sets)
+			hwErr = errors.Join(hwErr, err)
+		}
 	}
 	var pricing *price.Pricing
 	if hwErr == nil {
@@ -335,11 +384,11 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	switch {
 	case m != nil && scErr == nil:
 		shape := simWorkload{M: m}.Shape()
-		vErr = errors.Join(scenarioUsage(sc.Validate(shape)), archIgnored(fs, m.Name(), shape.Arch, sc))
+		vErr = errors.Join(dtypeFlagged(fs, scenarioUsage(sc.Validate(shape))), archIgnored(fs, m.Name(), shape.Arch, sc))
 	case scErr == nil:
 		// Without a model, the checks that need none (--batch 0, ...),
 		// as for a decoder.
-		vErr = scenarioUsage(sc.Validate(sim.Shape{Arch: sim.Decoder}))
+		vErr = dtypeFlagged(fs, scenarioUsage(sc.Validate(sim.Shape{Arch: sim.Decoder})))
 	}
 	if dev != nil && sc.Reserve != nil && *sc.Reserve >= dev.Memory.Capacity {
 		vErr = errors.Join(vErr, usagef("--reserve: %v leaves nothing of the %s's %v of memory", *sc.Reserve, dev.Name, dev.Memory.Capacity))
@@ -355,6 +404,9 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	sys := fixed
 	if o.train.system != "" {
 		if sys, err = o.train.catalogSystem(fs, n); err != nil {
+			return err
+		}
+		if sys, err = whatIfSystem(sys, o.sets); err != nil {
 			return err
 		}
 	} else if sys == nil {

@@ -15,7 +15,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		var rows [][]string
 		for _, p := range allPhases(r) {
 			for _, o := range p.Ops {
-				rows = append(rows, []string{p.Name, o.Name, o.Class.String(), o.Kind, strconv.Itoa(o.Count),
+				rows = append(rows, []string{p.Name, o.Name.String(), o.Class.String(), o.Kind.String(), strconv.Itoa(o.Count),
 					num(float64(o.Time)), num(float64(o.Low)), num(float64(o.High)), num(shareOf(o.Time, p.Time)),
 					o.Bound.String(), dtypeName(o.DType), num(float64(o.FLOPs)), strconv.FormatInt(whole(float64(o.Bytes)), 10), num(intensity(o.FLOPs, o.Bytes))})
 			}

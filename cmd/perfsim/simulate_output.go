@@ -247,7 +247,7 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 		if ops {
 			pj.Ops = []opJSON{}
 			for _, o := range p.Ops {
-				pj.Ops = append(pj.Ops, opJSON{Name: o.Name, Class: o.Class.String(), Kind: o.Kind, Count: o.Count,
+				pj.Ops = append(pj.Ops, opJSON{Name: o.Name.String(), Class: o.Class.String(), Kind: o.Kind.String(), Count: o.Count,
 					Time: float64(o.Time), TimeLow: float64(o.Low), TimeHigh: float64(o.High), Share: shareOf(o.Time, p.Time),
 					Bound: o.Bound.String(), DType: dtypeName(o.DType), FLOPs: float64(o.FLOPs), Bytes: whole(float64(o.Bytes)),
 					Intensity: intensity(o.FLOPs, o.Bytes)})

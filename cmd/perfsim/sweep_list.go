@@ -17,8 +17,8 @@ const maxListLen = 1 << 20
 // step d) or lo..hi×f / lo..hi*f / lo..hixf (multiplicative factor f ≥ 2);
 // it includes hi when the steps land on it. "1,2,4", "1..256x2" (1, 2, 4,
 // ..., 256), "1..8+1" and "512..4096x2,6144" are all lists. The result
-// keeps the order given; a value given twice (also through overlapping
-// ranges) is an error naming it.
+// keeps the order given; a value given more than once (also through
+// overlapping ranges) is repeatedItems' error naming it.
 func parseIntList(flag, s string) ([]int, error) {
 	bad := func(format string, args ...any) error {
 		return usagef("--%s %q: %s", flag, s, fmt.Sprintf(format, args...))
@@ -27,12 +27,7 @@ func parseIntList(flag, s string) ([]int, error) {
 		return nil, bad("empty list")
 	}
 	var out []int
-	seen := map[int]bool{}
 	add := func(v int) error {
-		if seen[v] {
-			return bad("%d is in the list twice", v)
-		}
-		seen[v] = true
 		out = append(out, v)
 		if len(out) > maxListLen {
 			return bad("more than %d values", maxListLen)
@@ -97,6 +92,9 @@ func parseIntList(flag, s string) ([]int, error) {
 			}
 		}
 	}
+	if err := repeatedItems(flag, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -124,41 +122,60 @@ func positiveInt(s string) (int, error) {
 
 // parseNameList splits a comma list of names (hardware, models, dtypes),
 // keeping the order given. An empty item (h100,,a100) or a name given
-// twice is a usage error naming the flag: neither is dropped silently.
+// more than once (repeatedItems) is a usage error naming the flag, every
+// one at once: neither is dropped silently.
 func parseNameList(flag, s string) ([]string, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, usagef("--%s: empty list", flag)
 	}
 	var out []string
 	var errs []error
-	seen := map[string]bool{}
 	for i, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
-		switch {
-		case item == "":
+		if item == "" {
 			errs = append(errs, usagef("--%s %q: empty item %d (a stray comma?)", flag, s, i+1))
-		case seen[item]:
-			errs = append(errs, usagef("--%s %q: %s is in the list twice", flag, s, item))
-		default:
-			seen[item] = true
-			out = append(out, item)
+			continue
 		}
+		out = append(out, item)
 	}
+	errs = append(errs, repeatedItems(flag, out))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// repeated is a usage error naming the first value a list flag holds
-// twice, or nil.
-func repeated[T comparable](flag string, vs []T) error {
-	seen := map[T]bool{}
+// maxRepeatsNamed bounds the repeated values one error names, so that
+// overlapping ranges (1..100000,1..100000) make a message, not a page.
+const maxRepeatsNamed = 8
+
+// repeatedItems is the one check of every comma-list flag (the integer
+// and name lists, the pflag slices, plan train's --scaling) for a value
+// given more than once: nil, or a usage error with a line per repeated
+// value, in the order each first repeats, naming the flag, the value and
+// how often it is given ("--tp: 1 is in the list twice", "--hw: h100 is
+// in the list 3 times"). A list means exactly what it says, so a repeat
+// is a mistake to show, never one to drop silently.
+func repeatedItems[T comparable](flag string, vs []T) error {
+	count := make(map[T]int, len(vs))
+	var order []T
 	for _, v := range vs {
-		if seen[v] {
-			return usagef("--%s: %v is in the list twice", flag, v)
+		count[v]++
+		if count[v] == 2 {
+			order = append(order, v)
 		}
-		seen[v] = true
 	}
-	return nil
+	var errs []error
+	for i, v := range order {
+		if i == maxRepeatsNamed-1 && len(order) > maxRepeatsNamed {
+			errs = append(errs, usagef("--%s: and %d more values given more than once", flag, len(order)-i))
+			break
+		}
+		times := "twice"
+		if count[v] > 2 {
+			times = fmt.Sprintf("%d times", count[v])
+		}
+		errs = append(errs, usagef("--%s: %v is in the list %s", flag, v, times))
+	}
+	return errors.Join(errs...)
 }

@@ -35,7 +35,7 @@ func TestLists_emptyOrRepeated(t *testing.T) {
 			t.Errorf("parseNameList(%q): %v; want a usage error naming --hw and %q", tt.in, err, tt.want)
 		}
 	}
-	if _, err := parseCounts("8,16,8"); err == nil || !strings.Contains(err.Error(), "8 is in the list twice") {
+	if _, err := parseCounts("scaling", "8,16,8"); err == nil || !strings.Contains(err.Error(), "8 is in the list twice") {
 		t.Errorf("parseCounts(8,16,8): %v; want one naming the repeated 8", err)
 	}
 	for _, tt := range []struct {
