@@ -101,6 +101,7 @@ type AttentionParams struct {
 	WaveOverhead Seconds  `toml:"wave_overhead,omitempty"`    // fixed cost per wave of CTAs
 	Waves        string   `toml:"waves,omitempty"`            // "whole" (default) or "fractional"
 	QueryTile    int      `toml:"query_tile,omitempty"`       // queries per prefill CTA; 0 means 128
+	CTAsPerUnit  int      `toml:"ctas_per_unit,omitempty"`    // prefill CTAs resident on one compute unit at once (a wave is units × this); 0 means 1
 
 	DecodeCompute float64 `toml:"decode_compute,omitempty"`
 	DecodeMemory  float64 `toml:"decode_memory,omitempty"`
