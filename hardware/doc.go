@@ -16,6 +16,10 @@
 //     NIC, rail optimisation, oversubscription), each number with its
 //     source; LookupSystem and System.GroupPerNode. TPU slices (3-D tori
 //     without switches) are left out: their collectives are not modelled.
+//   - allreduce.go: serving engines' own all-reduce kernels (vLLM's custom
+//     all-reduce), their dispatch from the engine's code and their
+//     latencies and efficiencies fitted to measurements on the devices
+//     that have them; EngineAllReduceOn.
 //
 // # The device schema
 //

@@ -33,7 +33,9 @@ import (
 //     also by the number of units;
 //   - properties of the architecture generation (tile shapes are the
 //     model's; the wave rule, launch costs) and latencies (a prefill
-//     attention wave's fixed cost): carried from the base as they are.
+//     attention wave's fixed cost): carried from the base as they are;
+//     but the prefill kernel's query tile and resident CTAs per unit are
+//     the target's own (its file's), as its kernels are.
 //
 // The softmax rate of a base whose data has one head size is its
 // special-function units' datasheet rate (SoftmaxRate; see
@@ -101,14 +103,16 @@ type Band struct{ Median, P90 float64 }
 var (
 	// crossGenerationBands: the larger of A100 → H100 and H100/H200 →
 	// B200, per class (A100 → H100: bf16 GEMM 12.3% / 30.8%, prefill
-	// 18.6% / 33.3% (2026-11-26; 22.5% / 44.4% before the softmax at the
+	// 12.8% / 26.7% (2026-11-26, with each generation's prefill kernel
+	// shape: 64-query CTAs two to an A100 SM, one persistent CTA a Hopper
+	// SM; 18.8% / 33.2% before, 22.5% / 44.4% before the softmax at the
 	// special-function rate and the wave overhead carried as a latency),
-	// decode 19.1% / 76.4%; H100 → B200: bf16 GEMM 9.4% / 32.1%, fp8 GEMM
+	// decode 18.7% / 77.9%; H100 → B200: bf16 GEMM 9.4% / 32.1%, fp8 GEMM
 	// 11.7% / 19.8%, prefill 8.4% / 19.5%, decode 19.8% / 51.7%), rounded
 	// up.
 	crossGenerationBands = map[string]Band{
 		"gemm":              {0.13, 0.33},
-		"attention_prefill": {0.19, 0.34},
+		"attention_prefill": {0.13, 0.27},
 		"attention_decode":  {0.20, 0.77},
 		// MoE modules (TestTransfer_crossGeneration, 1-in-16 sample of
 		// the MoE tables, 2026-11-26, after the finalisation's reduction
@@ -285,10 +289,20 @@ func Transfer(d, base *Device) {
 		// A prefill wave's fixed cost is a latency, not a count of clock
 		// cycles: aiconfigurator's TensorRT-LLM context rows of 16 tokens
 		// (head size 128, 32 query and 8 KV heads, batch 256: 8,192 CTAs)
-		// take 280 µs on the A100 (76 waves of 108 SMs at 1.41 GHz) and 228
-		// µs on the H100 (62 waves of 132 at 1.98 GHz): 3.5 µs a wave on
-		// both after the launch, where the clock ratio would make 2.5 µs of
-		// the A100's on the H100. It carries as it is.
+		// take 280 µs on the A100 (38 waves of two CTAs on each of 108
+		// SMs at 1.41 GHz) and 228 µs on the H100 (62 waves of one CTA on
+		// each of 132 at 1.98 GHz); the A100's fitted overhead, 4.38 µs a
+		// wave, and the H100's own, 3.62 µs, differ by 1.21×, where the
+		// clock ratio would make it 1.40×. It carries as it is.
+		//
+		// The prefill kernel's shape, its query tile and the CTAs resident
+		// on a compute unit, is the target's own (its file's; 128 queries
+		// and one CTA where it gives none), not the base's: the kernels
+		// differ by generation. TensorRT-LLM's Ampere kernel takes 64
+		// queries a CTA, two CTAs to an A100 SM; its Hopper kernel is
+		// persistent, one CTA a unit, with tiles of 128 queries. The wave
+		// overhead, a latency per resident CTA, carries with it.
+		n.QueryTile, n.CTAsPerUnit = d.Eff.Attention.QueryTile, d.Eff.Attention.CTAsPerUnit
 		n.DecodeCTAOverhead, n.DecodeGroupOverhead, n.DecodeHeadOverhead = scale(a.DecodeCTAOverhead), scale(a.DecodeGroupOverhead), scale(a.DecodeHeadOverhead)
 		n.DecodeCTAOverhead8, n.DecodeGroupOverhead8, n.DecodeDimOverhead, n.DecodeSplitCost = scale(a.DecodeCTAOverhead8), scale(a.DecodeGroupOverhead8), scale(a.DecodeDimOverhead), scale(a.DecodeSplitCost)
 		rate := func(x model.ByteRate) model.ByteRate { return model.ByteRate(float64(x) / r) }

@@ -142,6 +142,23 @@ func TestTransfer_attention(t *testing.T) {
 	if math.Abs(float64(a.SoftmaxRate)/float64(sfu)-1) > 1e-3 {
 		t.Errorf("softmax rate %v, want the H100's special-function rate %v", a.SoftmaxRate, sfu)
 	}
+	// The prefill kernel's shape is the target's own: the A100's Ampere
+	// kernel (64 queries, two CTAs to an SM) does not carry to the H100,
+	// whose file gives none (128 queries, one persistent CTA a unit); a
+	// device of the A100's own chip keeps its file's.
+	if b.QueryTile != 64 || b.CTAsPerUnit != 2 {
+		t.Errorf("A100: query tile %d, %d CTAs a unit; want 64, 2 (its file's)", b.QueryTile, b.CTAsPerUnit)
+	}
+	if a.QueryTile != 0 || a.CTAsPerUnit != 0 {
+		t.Errorf("H100 from the A100: query tile %d, %d CTAs a unit; want its own 0, 0", a.QueryTile, a.CTAsPerUnit)
+	}
+	pcie, err := Lookup("a100-pcie-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := pcie.Eff.Attention; pcie.TransferredFrom == "" || e.QueryTile != 64 || e.CTAsPerUnit != 2 {
+		t.Errorf("A100 PCIe (transferred from %q): query tile %d, %d CTAs a unit; want 64, 2", pcie.TransferredFrom, e.QueryTile, e.CTAsPerUnit)
+	}
 }
 
 func TestCalibrationLabel_noBF16(t *testing.T) {

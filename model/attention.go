@@ -9,13 +9,17 @@ import "math"
 //
 // Prefill (FlashAttention-2/-3, TensorRT-LLM's context FMHA) runs CTAs of
 // QueryTile queries of one head of one sequence, N = B·H·⌈Q/T⌉ of them,
-// in W waves over the S compute units (W = ⌈N/S⌉ whole, or max(1, N/S)
-// fractional). The arithmetic of the pairs scored, P = B·H·pairs, is the
+// k = CTAsPerUnit of them resident on each of the S compute units at once,
+// in W waves (W = ⌈N/(k·S)⌉ whole, or max(1, N/(k·S)) fractional). The
+// tile and k are the kernel's: TensorRT-LLM's Ampere kernel takes 64
+// queries a CTA and its 80 KiB of shared memory lets two CTAs share an
+// A100 SM; its Hopper kernel is persistent, one CTA a unit, and takes
+// 128 queries (two warpgroups of 64) a tile. The arithmetic of the pairs scored, P = B·H·pairs, is the
 // two matrix products on the tensor cores and the softmax exponentials on
 // the special-function units, which the tensor cores do not speed up (the
 // reason an fp8 kernel is not twice as fast, and small head dims are slow):
 //
-//	t_c = W·wave_overhead + W·S/N · (4·D·P/(peak·η_c) + P/R_s)
+//	t_c = W·wave_overhead + W·k·S/N · (4·D·P/(peak·η_c) + P/R_s)
 //	t_m = bytes/(bandwidth·η_m)
 //	t   = (t_c^p + t_m^p)^(1/p) + t0
 //
@@ -167,8 +171,9 @@ func (p *Processor) prefillAttention(a Attention, e *AttentionParams, eight bool
 			tile = 128
 		}
 		ctas := float64(a.Batch) * float64(a.Heads) * math.Ceil(float64(a.QLen)/float64(tile))
-		if w := p.waves(ctas, e.Waves); w > 0 {
-			tc = w*nonNeg(float64(e.WaveOverhead)) + w*float64(p.ComputeUnits)/ctas*tc
+		k := float64(max(e.CTAsPerUnit, 1))
+		if w := p.waves(ctas/k, e.Waves); w > 0 {
+			tc = w*nonNeg(float64(e.WaveOverhead)) + w*k*float64(p.ComputeUnits)/ctas*tc
 		}
 	}
 	if bw > 0 {

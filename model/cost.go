@@ -101,6 +101,7 @@ type AttentionParams struct {
 	WaveOverhead Seconds  `toml:"wave_overhead,omitempty"`    // fixed cost per wave of CTAs
 	Waves        string   `toml:"waves,omitempty"`            // "whole" (default) or "fractional"
 	QueryTile    int      `toml:"query_tile,omitempty"`       // queries per prefill CTA; 0 means 128
+	CTAsPerUnit  int      `toml:"ctas_per_unit,omitempty"`    // prefill CTAs resident on one compute unit at once (a wave is units × this); 0 means 1
 
 	DecodeCompute float64 `toml:"decode_compute,omitempty"`
 	DecodeMemory  float64 `toml:"decode_memory,omitempty"`
@@ -359,6 +360,11 @@ type Link struct {
 	// none. An all-reduce costs the cheaper of it and the ring.
 	OneShotLatency    Seconds
 	OneShotEfficiency float64
+	// Engine is the serving engine's own all-reduce kernel when it runs
+	// one (AllReduceKernel); set, it prices every all-reduce over the
+	// link, the ring alone (NCCL) those it does not take, and the one-shot
+	// kernel above is not used.
+	Engine AllReduceKernel
 	// HalfSize and Slope make the ring's efficiency rise with the
 	// message size S, as NCCL's does while it moves from its LL to LL128
 	// to Simple protocol and fills its channels:
@@ -404,10 +410,18 @@ func (l Link) ringEfficiency(s Bytes, f float64) float64 {
 // CollectiveTime prices c over l with the alpha-beta ring model,
 // Base + Steps·Latency + Traffic/(Bandwidth·e(Size, Ranks)), with e the
 // size- and rank-dependent efficiency of Link.HalfSize and RankFactor; an all-reduce over a link
-// with a one-shot kernel costs at most OneShotTime.
+// with a one-shot kernel costs at most OneShotTime; one over a link with
+// an engine's kernel (Link.Engine) costs what that kernel does, or the
+// ring alone when the kernel does not take it.
 func CollectiveTime(c Collective, l Link) Seconds {
 	if c.Traffic() == 0 {
 		return 0
+	}
+	if c.Kind == AllReduce && l.Engine.Set() {
+		if t, ok := l.Engine.Time(c, l); ok {
+			return t
+		}
+		l.OneShotLatency = 0 // the engine hands it to NCCL
 	}
 	e := l.ringEfficiency(c.Size, float64(c.Traffic())/float64(c.Size))
 	t := nonNeg(float64(l.Base)) + float64(c.Steps())*float64(l.Latency) + float64(c.Traffic().At(ByteRate(float64(l.Bandwidth)*e)))

@@ -43,7 +43,10 @@
 // one link, its efficiency rising with the message size and the rank
 // count (Link HalfSize, Slope and RankFactor); TieredTime (tiers.go) prices it over a two-tier network (the
 // scale-up domain and the scale-out fabric) by ring, tree, hierarchical
-// or direct algorithms, picking as NCCL's tuner would.
+// or direct algorithms, picking as NCCL's tuner would. A link can carry a
+// serving engine's own all-reduce kernel (AllReduceKernel, allreduce.go:
+// vLLM's one- and two-stage custom all-reduce), which then prices the
+// all-reduces it takes and leaves the rest to the ring.
 //
 // This package imports nothing outside the standard library.
 package model

@@ -463,3 +463,44 @@ func TestGEMMCost_implicitConv(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionCost_residentCTAs checks the prefill wave count with k CTAs
+// resident on each compute unit: N CTAs take ⌈N/(k·S)⌉ waves, each at the
+// wave overhead, and the arithmetic spreads over k·S slots a wave.
+func TestAttentionCost_residentCTAs(t *testing.T) {
+	const ov = 50e-6
+	base := AttentionParams{Compute: 0.5, Memory: 1, Launch: 1e-6, Overlap: 1, WaveOverhead: ov}
+	prefill := func(batch, q int) Attention {
+		return Attention{Batch: batch, Heads: 1, KVHeads: 1, QLen: q, KVLen: q, HeadDim: 128, Causal: true, Fused: true, DType: BF16, KVDType: BF16}
+	}
+	tests := []struct {
+		name      string
+		a         Attention
+		tile, k   int // the priced kernel's
+		tile2, k2 int // against this one's
+		wantDiff  Seconds
+	}{
+		// 216 one-tile CTAs on 108 units: one wave of two resident, two of one.
+		{"two resident halve the waves", prefill(216, 16), 128, 1, 128, 2, ov},
+		// 400 CTAs: four waves of one against two of two resident (432
+		// slots either way, the last wave partly empty).
+		{"partial waves", prefill(400, 16), 128, 1, 128, 2, 2 * ov},
+		// 108 sequences of 128 queries: 216 CTAs of 64 two to a unit are
+		// one wave, as 108 CTAs of 128 one to a unit are, at one cost.
+		{"two 64-query CTAs price as one of 128", prefill(108, 128), 128, 1, 64, 2, 0},
+		// 0 means one CTA a unit.
+		{"unset is one", prefill(216, 16), 128, 0, 128, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e1, e2 := base, base
+			e1.QueryTile, e1.CTAsPerUnit = tt.tile, tt.k
+			e2.QueryTile, e2.CTAsPerUnit = tt.tile2, tt.k2
+			t1 := a100(Efficiency{Attention: e1}).AttentionCost(tt.a).Time
+			t2 := a100(Efficiency{Attention: e2}).AttentionCost(tt.a).Time
+			if d := t1 - t2; math.Abs(float64(d-tt.wantDiff)) > 1e-9*float64(t1) {
+				t.Errorf("time %v against %v: differ by %v, want %v", t1, t2, d, tt.wantDiff)
+			}
+		})
+	}
+}

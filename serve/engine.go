@@ -118,6 +118,11 @@ type Engine struct {
 	// overheads capped at sim.GraphLaunch); otherwise every kernel is
 	// launched. See Scenario.
 	Graphs bool
+	// AllReduce names the engine's own all-reduce kernel within a node
+	// (sim.Scenario.AllReduce; "vllm": vLLM's custom all-reduce), priced
+	// where it has been measured (hardware.EngineAllReduceOn); "" for the
+	// device's fitted collectives.
+	AllReduce string
 	// Static runs static batches: up to MaxSeqs requests prefilled
 	// together and decoded together to the last one's end, the next
 	// batch only after (what Run in package sim prices, and
@@ -137,6 +142,7 @@ type Engine struct {
 // not): build the Pricer of a run from it.
 func (e *Engine) Scenario(sc sim.Scenario) sim.Scenario {
 	sc.NoGraphs = !e.Graphs
+	sc.AllReduce = e.AllReduce
 	return sc
 }
 
@@ -192,8 +198,8 @@ func Engines() []string { return []string{"vllm", "vllm-0.6", "sglang", "trtllm"
 // offline row of Llama 3.1 8B on one A100 in
 // ../shared/validation/e2e/vllm_0.6_sharegpt.csv (TestFit_vllm06
 // re-derives it), the other five rows held out (docs/serving.md gives
-// their errors; the held-out offline row, 70B on four H100s, is within
-// 0.2%). It is the per-sequence Python work of V0's scheduler, block
+// their errors; the held-out offline row, 70B on four H100s, is 6.8%
+// fast). It is the per-sequence Python work of V0's scheduler, block
 // tables, sampling metadata and output processing that multi-step
 // scheduling and the asynchronous output processor leave exposed; the
 // same order as Vidur's profile of vLLM V0 (microsoft/vidur
@@ -221,7 +227,11 @@ const gib = 1 << 30
 //     max_num_batched_tokens max(max_model_len, 2048), the rest as vllm;
 //     the asynchronous output processor on (AsyncOutput: on by default
 //     since v0.6.0, vllm-project/vllm#7049); SeqOverhead 36.5 µs, the one
-//     fitted setting (VLLM06SeqOverhead).
+//     fitted setting (VLLM06SeqOverhead); the all-reduces within a node
+//     by vLLM's custom kernel (AllReduce "vllm": one-stage below 512 KiB
+//     at up to 4 GPUs, two-stage to 8 MiB, NCCL above; CUDA graphs
+//     capture it), priced from its measurements where the device has
+//     them (hardware.EngineAllReduceOn).
 //   - sglang: SGLang (v0.4): prefill-first, chunked_prefill_size 8192,
 //     mem_fraction_static 0.88 of total memory for weights and KV pool
 //     (python/sglang/srt/server_args.py), page size 1, retraction (by
@@ -260,8 +270,8 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 	case "vllm-0.6", "vllm0.6":
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
 			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, AsyncOutput: true,
-			SeqOverhead: VLLM06SeqOverhead,
-			Source:      "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill)"}, nil
+			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm",
+			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,
 			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true, AsyncOutput: true,

@@ -150,12 +150,19 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 		return nil
 	}
 	col := map[string]int{}
-	dup := false
+	dup, unknown := false, false
+	known := []string{"arrival_s", "input_tokens", "output_tokens", "prefix_id"}
 	for i, h := range header {
 		k := strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if j, ok := col[k]; ok && slices.Contains([]string{"arrival_s", "input_tokens", "output_tokens", "prefix_id"}, k) {
+		if j, ok := col[k]; ok && slices.Contains(known, k) {
 			add(1, k, fmt.Errorf("the header names it twice (columns %d and %d)", j+1, i+1))
 			dup = true
+		}
+		if !slices.Contains(known, k) {
+			// As JSON lines refuse an unknown key: a misspelt prefix_id
+			// had been dropped without a word.
+			add(1, "", fmt.Errorf("column %d: unknown column %q (want arrival_s,input_tokens,output_tokens[,prefix_id])", i+1, k))
+			unknown = true
 		}
 		col[k] = i
 	}
@@ -170,6 +177,9 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 	}
 	if len(missing) > 0 {
 		add(1, "", fmt.Errorf("the header lacks %s (want arrival_s,input_tokens,output_tokens[,prefix_id])", strings.Join(missing, ", ")))
+		return nil
+	}
+	if unknown {
 		return nil
 	}
 	var reqs []Request
@@ -193,6 +203,10 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 			continue
 		}
 		line, _ := cr.FieldPos(0)
+		if len(rec) != len(header) {
+			add(line, "", fmt.Errorf("%d cells, the header has %d", len(rec), len(header)))
+			continue
+		}
 		get := func(k string) string {
 			if i := col[k]; i < len(rec) {
 				return strings.TrimSpace(rec[i])
@@ -245,6 +259,15 @@ func readJSONL(data []byte, add func(int, string, error), ids prefixIDs) []Reque
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&v); err != nil {
+			// A value of the wrong type names its key, not Go's struct
+			// ("cannot unmarshal string into Go struct field
+			// .input_tokens of type int64").
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				want := map[string]string{"arrival_s": "seconds (a number)", "input_tokens": "an integer", "output_tokens": "an integer"}[te.Field]
+				add(line, te.Field, fmt.Errorf("want %s, got a JSON %s", want, te.Value))
+				continue
+			}
 			add(line, "", fmt.Errorf("want a JSON object with arrival_s, input_tokens, output_tokens: %v", err))
 			continue
 		}

@@ -26,6 +26,14 @@ func TestReadTrace(t *testing.T) {
 		// had replayed the request at 0 s, silently.
 		{"json duplicate", `{"arrival_s": 1, "input_tokens": 10, "output_tokens": 5, "arrival_s": 0}` + "\n", 0, []string{"t.csv:1: arrival_s: given twice"}},
 		{"csv duplicate column", "arrival_s,input_tokens,output_tokens,arrival_s\n0,10,5,3\n", 0, []string{"t.csv:1: arrival_s: the header names it twice"}},
+		// A column or a cell the header does not name had been ignored
+		// (a misspelt prefix_id dropped the prefixes without a word),
+		// and a short row read its missing cell as "".
+		{"csv unknown column", "arrival_s,input_tokens,output_tokens,prefix\n0,10,5,a\n", 0, []string{"t.csv:1: column 4: unknown column \"prefix\""}},
+		{"csv cell count", "arrival_s,input_tokens,output_tokens\n0,10,5,7\n1,10\n", 0, []string{"t.csv:2: 4 cells, the header has 3", "t.csv:3: 2 cells, the header has 3"}},
+		// A value of the wrong type had been said in Go's words ("cannot
+		// unmarshal string into Go struct field .input_tokens of type int64").
+		{"json type", `{"arrival_s": 0, "input_tokens": "10", "output_tokens": 5}` + "\n" + `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 2.5}`, 0, []string{"t.csv:1: input_tokens: want an integer, got a JSON string", "t.csv:2: output_tokens: want an integer, got a JSON number 2.5"}},
 		{"json missing", `{"arrival_s": 0, "input_tokens": 10}` + "\n" + `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 1, "x": 1}`, 0, []string{"t.csv:1: output_tokens: missing", "t.csv:2: want a JSON object"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,9 +42,12 @@ type coster struct {
 	ew     []memo[model.Elementwise]
 	gather []memo[model.Gather]
 	coll   []memo[model.Collective]
-	group  []memo[model.GroupedGEMM]
-	scan   []memo[model.Scan]
-	store  costerStore
+	// ar is the engine's own all-reduce kernel the intra-node link
+	// carries (Scenario.AllReduce); zero for the device's.
+	ar    model.AllReduceKernel
+	group []memo[model.GroupedGEMM]
+	scan  []memo[model.Scan]
+	store costerStore
 }
 
 // costerStore is the initial room of a coster's memo: enough for the
@@ -396,7 +399,18 @@ func (c *coster) link(k model.Collective) model.Link {
 	if k.Tier == model.IntraNode && k.Ranks > c.sys.DevicesPerNode && c.sys.DevicesPerNode > 0 {
 		return c.sys.Link(model.InterNode)
 	}
+	if k.Tier == model.IntraNode {
+		return c.intra()
+	}
 	return c.sys.Link(k.Tier)
+}
+
+// intra returns the intra-node link, carrying the engine's all-reduce
+// kernel when the run names one.
+func (c *coster) intra() model.Link {
+	l := c.sys.Link(model.IntraNode)
+	l.Engine = c.ar
+	return l
 }
 
 // dequant adds the dequantisation of a weight stored narrower than the

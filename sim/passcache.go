@@ -32,7 +32,7 @@ type netKey struct {
 }
 
 func (c *coster) netKey() netKey {
-	return netKey{c.sys.Link(model.IntraNode), c.sys.Link(model.InterNode), c.sys.DevicesPerNode}
+	return netKey{c.intra(), c.sys.Link(model.InterNode), c.sys.DevicesPerNode}
 }
 
 // A passKey identifies a phase report's inputs besides the processor.

@@ -156,6 +156,8 @@ func (r *runner) init(sys *hardware.System, w Workload, sc Scenario, shape Shape
 	r.sys, r.w, r.sc, r.shape, r.rep = sys, w, sc, shape, nil
 	r.diag = diag{names: &r.names}
 	r.costers[0].init(p, sys, sc.Strict, &r.diag)
+	ar := engineAllReduce(sc, sys)
+	r.costers[0].ar, r.costers[1].ar = ar, ar
 	r.costers[0].pc, r.costers[1].pc = nil, nil
 	if r.prices != nil {
 		r.costers[0].pc = r.prices[0].use(&p)
@@ -483,4 +485,19 @@ func sampleUnit(s Shape) string {
 		return "images"
 	}
 	return "samples"
+}
+
+// engineAllReduce returns the engine's all-reduce kernel sc names as
+// measured on sys's device, or the zero kernel (the device's own
+// collectives) when sc names none or it has not been measured there.
+// Validate has checked the name.
+func engineAllReduce(sc Scenario, sys *hardware.System) model.AllReduceKernel {
+	if sc.AllReduce == "" {
+		return model.AllReduceKernel{}
+	}
+	k, ok, err := hardware.EngineAllReduceOn(sc.AllReduce, sys.Device)
+	if err != nil || !ok {
+		return model.AllReduceKernel{}
+	}
+	return k
 }

@@ -295,6 +295,7 @@ func TestScenario_Validate(t *testing.T) {
 		// memory; a budget of 1 token makes a 2^20-token prompt as many.
 		{"prefill iterations", func(s *Scenario) { s.Input = 1e12 }, "input"},
 		{"prefill budget", func(s *Scenario) { s.Input, s.MaxNumTokens = 1<<20, 1 }, "max-num-tokens"},
+		{"unknown all-reduce kernel", func(s *Scenario) { s.AllReduce = "nccl2" }, "all-reduce"},
 	}
 	for _, tt := range tests {
 		sc := Default()

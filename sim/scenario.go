@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -203,6 +204,14 @@ type Scenario struct {
 	// each decode step as a CUDA graph (see GraphLaunch).
 	NoGraphs bool
 
+	// AllReduce names the serving engine's own all-reduce kernel
+	// (hardware.AllReduceKernels: "vllm"), which then prices the
+	// all-reduces within a node on a device it has been measured on
+	// (hardware.EngineAllReduceOn), NCCL's ring those it hands on; ""
+	// prices them with the device's fitted kernels (the cheaper of the
+	// one-shot kernel and the ring).
+	AllReduce string
+
 	// PowerCap is a device power limit below the hardware's cap (0: the
 	// cap): kernels that would draw more run at lower clocks (energy.go).
 	PowerCap model.Watts
@@ -328,6 +337,11 @@ func (sc Scenario) Validate(s Shape) error {
 	}
 	if sc.Batch <= 0 {
 		bad("batch", "batch must be at least 1, got %d", sc.Batch)
+	}
+	if sc.AllReduce != "" {
+		if _, _, err := hardware.EngineAllReduceOn(sc.AllReduce, nil); err != nil {
+			bad("all-reduce", "%v", strings.TrimPrefix(err.Error(), "hardware: "))
+		}
 	}
 	for _, f := range []struct {
 		name string

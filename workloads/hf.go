@@ -442,7 +442,9 @@ func (h *hfReader) window(c *Config, gated bool) {
 	}
 	if c.MaxContext > 0 && w >= c.MaxContext {
 		// A window as long as the context changes nothing: its layers
-		// are full attention, but the list is still checked.
+		// are full attention, but the list is still checked, and the
+		// reading is said.
+		h.warn(fmt.Errorf("sliding_window: %d is not shorter than the context of %d tokens (max_position_embeddings): priced as full attention, which a window that long computes", w, c.MaxContext))
 		h.layerTypes(c)
 		c.Window = 0
 		for i, t := range c.LayerTypes {

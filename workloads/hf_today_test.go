@@ -241,3 +241,46 @@ func TestHF_name(t *testing.T) {
 		}
 	}
 }
+
+// TestHF_wideWindowWarned: a sliding_window at least the context long is
+// priced as full attention, which is what such a window computes, and
+// the loader says so in its warnings (issue 13: nothing that changes the
+// cost is dropped silently; it had been read so without a word). A
+// window shorter than the context, and one use_sliding_window turns off
+// (Qwen2's 131072 over a 32k context), are not warned about.
+func TestHF_wideWindowWarned(t *testing.T) {
+	cfg := func(extra string) string {
+		return `{"architectures": ["MistralForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+	"num_key_value_heads": 4, "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 4096` + extra + `}`
+	}
+	qwen := func(extra string) string {
+		return strings.Replace(cfg(extra), "MistralForCausalLM", "Qwen2ForCausalLM", 1)
+	}
+	for _, tt := range []struct {
+		name, src string
+		want      string // "" for no window warning
+	}{
+		{"wider", cfg(`, "sliding_window": 8192`), "w/config.json: sliding_window: 8192 is not shorter than the context of 4096 tokens (max_position_embeddings): priced as full attention, which a window that long computes"},
+		{"equal", cfg(`, "sliding_window": 4096`), "sliding_window: 4096 is not shorter than the context of 4096 tokens"},
+		{"listed", cfg(`, "sliding_window": 8192, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]`), "sliding_window: 8192 is not shorter"},
+		{"shorter", cfg(`, "sliding_window": 1024`), ""},
+		{"off", qwen(`, "sliding_window": 131072, "use_sliding_window": false`), ""},
+	} {
+		m, err := LoadHF(strings.NewReader(tt.src), "w/config.json")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var got []string
+		for _, w := range m.Warnings() {
+			if strings.Contains(w.Error(), "sliding_window") {
+				got = append(got, w.Error())
+			}
+		}
+		switch {
+		case tt.want == "" && len(got) > 0:
+			t.Errorf("%s: warned %q", tt.name, got)
+		case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
+			t.Errorf("%s: warnings %q, want one with %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
 )
@@ -12,24 +15,31 @@ import (
 // hostFlags are the engine's host-side settings that serve and plan
 // serve share: the host time per request in each iteration
 // (serve.Engine.SeqOverhead) and whether outputs are processed during
-// the next iteration (serve.Engine.AsyncOutput). Unset, each keeps the
-// preset's value.
+// the next iteration (serve.Engine.AsyncOutput), and, beside them, the
+// engine's own all-reduce kernel (serve.Engine.AllReduce). Unset, each
+// keeps the preset's value.
 type hostFlags struct {
 	seqOverhead model.Seconds
 	asyncOutput bool
+	allReduce   string
 }
 
 func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&h.seqOverhead, "seq-overhead", "host time per running request in each iteration that the GPU waits for (a Python engine's per-sequence scheduling, sampling and output work), e.g. 42us (default: the engine's; vllm-0.6 36.5 µs, the others 0)")
+	fs.StringVar(&h.allReduce, "all-reduce", "", "the engine's own all-reduce kernel within a node, priced on the devices it was measured on: "+strings.Join(hardware.AllReduceKernels(), ", ")+" (vLLM's custom all-reduce), or device for the device's fitted kernels (default: the engine's; vllm-0.6: vllm, the others: device)")
 	fs.BoolVar(&h.asyncOutput, "async-output", false, "process an iteration's outputs during the next one, so first tokens and completions reach the client an iteration later (vLLM 0.6's asynchronous output processor, SGLang's overlap scheduler) (default: the engine's)")
 }
 
 // check returns the usage errors of the flags, each naming its flag.
 func (h *hostFlags) check(fs *pflag.FlagSet) []error {
+	var errs []error
 	if fs.Changed("seq-overhead") && (!(h.seqOverhead >= 0) || math.IsInf(float64(h.seqOverhead), 0)) {
-		return []error{usagef("--seq-overhead: must be a non-negative time with a unit (e.g. 42us), got %v", h.seqOverhead)}
+		errs = append(errs, usagef("--seq-overhead: must be a non-negative time with a unit (e.g. 42us), got %v", h.seqOverhead))
 	}
-	return nil
+	if fs.Changed("all-reduce") && h.allReduce != "device" && !slices.Contains(hardware.AllReduceKernels(), h.allReduce) {
+		errs = append(errs, usagef("--all-reduce: want %s or device, got %q", strings.Join(hardware.AllReduceKernels(), ", "), h.allReduce))
+	}
+	return errs
 }
 
 // apply sets the flags the user gave on e.
@@ -39,5 +49,11 @@ func (h *hostFlags) apply(fs *pflag.FlagSet, e *serve.Engine) {
 	}
 	if fs.Changed("async-output") {
 		e.AsyncOutput = h.asyncOutput
+	}
+	if fs.Changed("all-reduce") {
+		e.AllReduce = h.allReduce
+		if h.allReduce == "device" {
+			e.AllReduce = ""
+		}
 	}
 }

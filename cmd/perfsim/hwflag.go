@@ -11,7 +11,7 @@ import (
 const hwFlagUsage = "hardware: a catalog name or alias (h100, a100, mi300x; see 'perfsim hardware list') or a hardware TOML file"
 
 // setFlagUsage is the help text of every --set flag.
-const setFlagUsage = "what-if: change a datasheet number of the --hw device, key=value with a unit (repeatable): memory.bandwidth=8TB/s, peak.matrix.fp8=4PFLOP/s, memory.capacity, memory.l2, peak.vector.<dtype>, compute_units, clock, interconnect.intra.bandwidth, interconnect.inter.bandwidth"
+const setFlagUsage = "what-if: change a datasheet number of the --hw device (or of a system's), key=value with a unit (repeatable): memory.bandwidth=8TB/s, peak.matrix.fp8=4PFLOP/s, memory.capacity, memory.l2, peak.vector.<dtype>, compute_units, clock, interconnect.intra.bandwidth, interconnect.inter.bandwidth"
 
 // whatIf applies --set settings to d (hardware.Derive); a bad setting is
 // a usage error naming the flag.
@@ -23,6 +23,27 @@ func whatIf(d *hardware.Device, sets []string) (*hardware.Device, error) {
 	if err != nil {
 		return nil, usageError{linesError{err}}
 	}
+	return w, nil
+}
+
+// whatIfSystem applies --set settings to the device of a catalog system
+// (whose network tiers are the system's scale-up domain and NICs,
+// hardware.LookupSystem) and rebuilds the system over the same nodes from
+// the changed device, as serve --system and systemFor do: a changed
+// interconnect.intra or .inter bandwidth is the system's.
+func whatIfSystem(s *hardware.System, sets []string) (*hardware.System, error) {
+	if len(sets) == 0 {
+		return s, nil
+	}
+	d, err := whatIf(s.Device, sets)
+	if err != nil {
+		return nil, err
+	}
+	w, err := hardware.NewSystem(d, s.DevicesPerNode, s.Nodes)
+	if err != nil {
+		return nil, usagef("--set: %v", err)
+	}
+	w.Name, w.Fabric, w.Sources = s.Name, s.Fabric, s.Sources
 	return w, nil
 }
 

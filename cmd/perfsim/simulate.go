@@ -350,15 +350,28 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	)
 	if o.train.system == "" {
 		dev, fixed, hwErr = resolveDeviceOrSystem(o.hw)
-		if hwErr == nil && len(o.sets) > 0 && fixed != nil {
-			hwErr = usagef("--set: %s is a system file; --set changes a device (name the device with --hw)", o.hw)
-		} else if hwErr == nil {
+		switch {
+		case hwErr == nil && fixed != nil:
+			// A system file: --set changes its device, over the same
+			// nodes and the file's network tiers (whatIfSystem).
+			if fixed, hwErr = whatIfSystem(fixed, o.sets); hwErr == nil {
+				dev = fixed.Device
+			}
+		case hwErr == nil:
 			if dev, err = whatIf(dev, o.sets); err != nil {
 				hwErr = err
 			}
 		}
-	} else if len(o.sets) > 0 {
-		hwErr = usagef("--set: changes the --hw device, not a --system")
+	} else {
+		if fs.Changed("hw") {
+			hwErr = usagef("--system: give --system or --hw, not both")
+		}
+		// --set changes the system's device (whatIfSystem, once the
+		// system is sized); checked here with every other problem.
+		if s, err := hardware.LookupSystem(o.train.system, 1); err == nil && len(o.sets) > 0 {
+			_, err = whatIfSystem(s, o.sets)
+			hwErr = errors.Join(hwErr, err)
+		}
 	}
 	var pricing *price.Pricing
 	if hwErr == nil {
@@ -391,6 +404,9 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	sys := fixed
 	if o.train.system != "" {
 		if sys, err = o.train.catalogSystem(fs, n); err != nil {
+			return err
+		}
+		if sys, err = whatIfSystem(sys, o.sets); err != nil {
 			return err
 		}
 	} else if sys == nil {
@@ -438,6 +454,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 type limitsResult struct {
 	MaxBatch, MaxContext int
 	Trained              int // the model's maximum context (max_position_embeddings), 0 if unknown
+	Output               int // the output tokens MaxContext holds fixed (inference)
 }
 
 // limits answers the inverse queries for the scenario: the largest batch
@@ -451,6 +468,9 @@ func limits(sys *hardware.System, w sim.Workload, rep *sim.Report) limitsResult 
 	l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
 	l.MaxContext, _ = sim.MaxContext(sys, w, rep.Scenario)
 	l.Trained = w.Shape().MaxContext
+	if rep.Scenario.Mode == sim.Inference {
+		l.Output = rep.Scenario.Output
+	}
 	return l
 }
 
