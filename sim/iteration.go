@@ -129,7 +129,10 @@ func NewPricer(sys *hardware.System, w Workload, sc Scenario) (*Pricer, error) {
 		}
 	}
 	if p.layer == 0 {
-		return nil, fmt.Errorf("sim: %s: its decode step has no attention", w.Name())
+		// A pure state-space model keeps a constant state per sequence,
+		// not a KV cache that grows by the token, which is what the
+		// serving engines' memory and scheduling are built on.
+		return nil, fmt.Errorf("sim: %s has no attention layer: serving a pure state-space model is not modelled (its state per sequence is not a KV cache of tokens); simulate prices its prefill and decode", w.Name())
 	}
 	p.share = 1
 	if sc.PP > 1 {
