@@ -24,14 +24,14 @@ var metaModels = []struct {
 	name string
 	tp   int
 }{
-	{"llama3-8b", 1},         // dense, GQA
-	{"qwen3-30b-a3b", 1},     // MoE
-	{"mixtral-8x7b", 2},      // MoE, sliding window off
-	{"deepseek-v3", 8},       // MLA + MoE
-	{"gemma2-9b", 1},         // sliding window, alternating
-	{"mistral-7b-v0.1", 1},   // sliding window, every layer
-	{"mamba2-2.7b", 1},       // SSM
-	{"nemotron-h-8b", 1},     // hybrid SSM/attention
+	{"llama3-8b", 1},          // dense, GQA
+	{"qwen3-30b-a3b", 1},      // MoE
+	{"mixtral-8x7b", 2},       // MoE, sliding window off
+	{"deepseek-v3", 8},        // MLA + MoE
+	{"gemma2-9b", 1},          // sliding window, alternating
+	{"mistral-7b-v0.1", 1},    // sliding window, every layer
+	{"mamba2-2.7b", 1},        // SSM
+	{"nemotron-h-8b", 1},      // hybrid SSM/attention
 	{"qwen3-next-80b-a3b", 2}, // hybrid linear attention + MoE
 }
 
@@ -516,9 +516,17 @@ func TestMeta_conservation(t *testing.T) {
 			w := metaModel(t, m.name)
 			for _, sc := range []sim.Scenario{
 				func() sim.Scenario { s := sim.Default(); s.TP = m.tp; return s }(),
-				func() sim.Scenario { s := sim.Default(); s.TP, s.Batch, s.Input, s.Output = m.tp, 16, 9000, 300; return s }(),
+				func() sim.Scenario {
+					s := sim.Default()
+					s.TP, s.Batch, s.Input, s.Output = m.tp, 16, 9000, 300
+					return s
+				}(),
 				func() sim.Scenario { s := sim.Default(); s.TP, s.PP, s.DP, s.Batch = m.tp, 2, 2, 4; return s }(),
-				func() sim.Scenario { s := sim.Default(); s.TP, s.Batch, s.Output, s.Exec = m.tp, 2, 17, sim.ExecEager; return s }(),
+				func() sim.Scenario {
+					s := sim.Default()
+					s.TP, s.Batch, s.Output, s.Exec = m.tp, 2, 17, sim.ExecEager
+					return s
+				}(),
 				func() sim.Scenario {
 					s := sim.Default()
 					s.Mode, s.TP, s.DP, s.Batch, s.Seq, s.GlobalBatch, s.Recompute = sim.Training, m.tp, 2, 1, 2048, 8, sim.RecomputeSelective
