@@ -562,3 +562,51 @@ func TestMeta_conservation(t *testing.T) {
 		t.Errorf("%d of %d scenarios refused: the grid tests too little", refused, checked+refused)
 	}
 }
+
+// TestMeta_pricerEqualsRun: serving's pricer and Run price the same
+// kernels, for every kind of model: a static batch's prefill iteration
+// costs Run's TTFT, and its decode iterations Run's decode. Before the
+// pricer kept every sequence mixer, it priced one attention op of the
+// decode step for all (gemma2-9b's sliding-window and global layers,
+// half of them dropped: TPOT 5% low), ran a prefill's Mamba and Gated
+// DeltaNet scans as a decode step's state update per token (nemotron-h-8b
+// TTFT +127%, qwen3-next-80b-a3b +49%), MLA's prefill in its absorbed
+// decode form (deepseek-v3 +2.4%), and refused a model without attention
+// (mamba2-2.7b).
+func TestMeta_pricerEqualsRun(t *testing.T) {
+	for _, m := range metaModels {
+		for _, dev := range []string{"h100", "l40s"} {
+			w := metaModel(t, m.name)
+			sys := mustSystem(t, dev, m.tp)
+			sc := sim.Default()
+			sc.Batch, sc.Input, sc.Output, sc.TP = 4, 700, 40, m.tp
+			rep, err := sim.Run(sys, w, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := sim.NewPricer(sys, w, sc)
+			if err != nil {
+				t.Errorf("%s %s: %v", dev, m.name, err)
+				continue
+			}
+			it := sim.Iteration{Sampled: sc.Batch}
+			for range sc.Batch {
+				it.Prefill = append(it.Prefill, sim.Chunk{Tokens: sc.Input})
+			}
+			if got, want := p.Price(&it).Time, rep.Inference.TTFT; !near(float64(got), float64(want), 1e-9) {
+				t.Errorf("%s %s: prefill iteration %v, Run's TTFT %v (%+.3g%%)", dev, m.name, got, want, 100*(float64(got)/float64(want)-1))
+			}
+			var dec model.Seconds
+			it = sim.Iteration{Decode: make([]int, sc.Batch), Sampled: sc.Batch}
+			for i := range sc.Output - 1 {
+				for j := range it.Decode {
+					it.Decode[j] = sc.Input + i
+				}
+				dec += p.Price(&it).Time
+			}
+			if want := rep.Inference.Decode.Time; !near(float64(dec), float64(want), 1e-9) {
+				t.Errorf("%s %s: decode iterations %v, Run's decode %v (%+.3g%%)", dev, m.name, dec, want, 100*(float64(dec)/float64(want)-1))
+			}
+		}
+	}
+}
