@@ -229,6 +229,12 @@ func TestLoadTable_reviewed(t *testing.T) {
 	}{
 		{"bare number", "[[price]]\nhardware = \"h100\"\nhourly = 2.5\nsource = \"s\"\ndate = \"2026-01\"\n\n[[price]]\nhardware = \"a100\"\npurchase = 25000\nyears = \"4\"\nenergy = \"0.1/kWh\"\nsource = \"s\"\ndate = \"2026-01\"\n",
 			[]string{"t.toml:3: price[1].hourly: want a string with a unit", "t.toml:9: price[2].purchase: want a string", "t.toml:10: price[2].years: want a number"}},
+		// An energy price beside an hourly one had been dropped without a
+		// word, and a bad price hid the entry's other problems (pue 0.5).
+		{"energy beside hourly", "[[price]]\nhardware = \"h100\"\nhourly = \"2.5/h\"\nenergy = \"0.1/kWh\"\nsource = \"s\"\ndate = \"2026-01\"\n",
+			[]string{"t.toml:4: price[1].energy: prices a TCO's energy only"}},
+		{"every problem", "[[price]]\nhardware = \"h100\"\nhourly = \"-2/h\"\npue = 0.5\nsource = \"s\"\ndate = \"2026-01\"\n",
+			[]string{"t.toml:3: price[1].hourly:", "t.toml:4: price[1].pue: must be at least 1"}},
 		{"bad date", "[[price]]\nhardware = \"h100\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"2025-13-45\"\n",
 			[]string{"t.toml:5: price[1].date:"}},
 		{"duplicate", "[[price]]\nhardware = \"h100\"\nname = \"x\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"2026-01\"\n\n[[price]]\nhardware = \"H100\"\nname = \"x\"\nhourly = \"3/h\"\nsource = \"t\"\ndate = \"2026-01-15\"\n",

@@ -202,10 +202,24 @@ func LoadTable(r io.Reader, file string) (*Table, error) {
 			bad("hourly", errors.New("missing: give hourly, or purchase, years and energy"))
 			ok = false
 		}
-		if ok {
-			if err := e.Check(); err != nil {
-				for _, u := range unjoin(err) {
-					key := flagKey(u.Error())
+		if raw.Energy != "" && !e.TCO() && raw.Hourly != "" {
+			// Only a TCO prices the energy: beside an hourly price it
+			// had been dropped without a word.
+			bad("energy", errors.New("prices a TCO's energy only (with purchase and years); an hourly price includes the energy"))
+		}
+		// The entry's other checks run even where a value above was bad
+		// (a pue below 1 beside a negative price had gone unsaid), less
+		// the keys already reported.
+		reported := map[string]bool{}
+		for _, e := range errs {
+			if te, ok := e.(*TableError); ok {
+				reported[te.Key] = true
+			}
+		}
+		if err := e.Check(); err != nil {
+			for _, u := range unjoin(err) {
+				key := flagKey(u.Error())
+				if ok || !reported[fmt.Sprintf("price[%d].%s", i+1, key)] {
 					bad(key, errors.New(strings.TrimPrefix(u.Error(), "--"+flagField(u.Error())+": ")))
 				}
 			}

@@ -60,10 +60,12 @@ func footprint(sys *hardware.System, w Workload, sc Scenario, seed bool) (Memory
 	return r.inferenceMemory(working), nil
 }
 
-// searchLimit bounds the inverse searches over batch and context.
-const searchLimit = 1 << 24
+// SearchLimit bounds the inverse searches over batch and context: a
+// MaxBatch of SearchLimit, or a MaxContext of SearchLimit tokens (plus
+// the output held fixed), means at least that many; memory allows more.
+const SearchLimit = 1 << 24
 
-// largest returns the largest n in [1, searchLimit] for which fits(n),
+// largest returns the largest n in [1, SearchLimit] for which fits(n),
 // assuming fits is monotone (true up to some n, false after), or 0 when
 // fits(1) is false.
 func largest(fits func(n int) (bool, error)) (int, error) {
@@ -81,10 +83,10 @@ func largest(fits func(n int) (bool, error)) (int, error) {
 			break
 		}
 		lo = hi
-		if hi >= searchLimit {
+		if hi >= SearchLimit {
 			return hi, nil
 		}
-		hi = min(2*hi, searchLimit)
+		hi = min(2*hi, SearchLimit)
 	}
 	for hi-lo > 1 { // fits(lo), !fits(hi)
 		mid := lo + (hi-lo)/2

@@ -200,11 +200,20 @@ func NewPricer(sys *hardware.System, w Workload, sc Scenario) (*Pricer, error) {
 		return nil, err
 	}
 	p.dec, p.pre = mixers(dops), mixers(pops)
+	attention := false
 	for _, m := range p.dec {
 		p.layer += m.count
+		_, ok := m.k.(model.Attention)
+		attention = attention || ok
 	}
-	if len(p.dec) == 0 || len(p.pre) == 0 {
-		return nil, fmt.Errorf("sim: %s: its decode step has no attention or state-space scan", w.Name())
+	if !attention {
+		// A pure state-space model keeps a constant state per sequence,
+		// not a KV cache that grows by the token, which is what the
+		// serving engines' memory and scheduling are built on.
+		return nil, fmt.Errorf("sim: %s has no attention layer: serving a pure state-space model is not modelled (its state per sequence is not a KV cache of tokens); simulate prices its prefill and decode", w.Name())
+	}
+	if len(p.pre) == 0 {
+		return nil, fmt.Errorf("sim: %s: its prefill has no attention", w.Name())
 	}
 	p.preOnly, p.decOnly = onlyIn(pops, dops), onlyIn(dops, pops)
 	p.share = 1

@@ -121,11 +121,6 @@ func locate(err error, src []byte, file string) error {
 			c.File = file
 			if src != nil && c.Line == 0 {
 				c.Line = keyLine(src, c.Key)
-				// Config cannot tell a size left out from one written
-				// as 0: a top-level key the file gives is said as given.
-				if c.Line > 0 && !strings.ContainsAny(c.Key, ".[") && c.Err.Error() == "missing: want a positive size" {
-					c.Err = errors.New("got 0: want a positive size")
-				}
 			}
 			out[i] = &c
 		} else {

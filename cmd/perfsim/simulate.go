@@ -454,6 +454,7 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 type limitsResult struct {
 	MaxBatch, MaxContext int
 	Trained              int // the model's maximum context (max_position_embeddings), 0 if unknown
+	Output               int // the output tokens MaxContext holds fixed (inference)
 }
 
 // limits answers the inverse queries for the scenario: the largest batch
@@ -467,6 +468,9 @@ func limits(sys *hardware.System, w sim.Workload, rep *sim.Report) limitsResult 
 	l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
 	l.MaxContext, _ = sim.MaxContext(sys, w, rep.Scenario)
 	l.Trained = w.Shape().MaxContext
+	if rep.Scenario.Mode == sim.Inference {
+		l.Output = rep.Scenario.Output
+	}
 	return l
 }
 

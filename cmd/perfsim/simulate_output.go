@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -498,11 +499,26 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 		return err
 	}
 	if lim.MaxBatch > 0 || lim.MaxContext > 0 {
+		// A search that reached its bound found no limit below it: say
+		// "at least" (the CPUs' terabytes and a state-space model's
+		// constant state had printed 'max context 16777344 by memory').
 		fmt.Fprintf(w, "  limits: max batch %d", lim.MaxBatch)
+		if lim.MaxBatch >= sim.SearchLimit {
+			fmt.Fprintf(w, " or more (the search's bound)")
+		}
 		if lim.MaxContext > 0 {
 			fmt.Fprintf(w, ", max context %d", lim.MaxContext)
+			var notes []string
+			if lim.MaxContext >= sim.SearchLimit+lim.Output {
+				notes = append(notes, "or more: the search's bound")
+			} else if lim.Trained > 0 && lim.MaxContext > lim.Trained {
+				fmt.Fprintf(w, " by memory")
+			}
 			if lim.Trained > 0 && lim.MaxContext > lim.Trained {
-				fmt.Fprintf(w, " by memory (the model is trained to %d)", lim.Trained)
+				notes = append(notes, fmt.Sprintf("the model is trained to %d", lim.Trained))
+			}
+			if len(notes) > 0 {
+				fmt.Fprintf(w, " (%s)", strings.Join(notes, "; "))
 			}
 		}
 		fmt.Fprintln(w)

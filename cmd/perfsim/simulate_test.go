@@ -267,3 +267,23 @@ func TestSimulate_notFit(t *testing.T) {
 		t.Errorf("llama3-8b on h100 --require-fit: exit %d, %q", code, stderr)
 	}
 }
+
+// TestSimulate_limitsAtBound: where the inverse search reaches its bound
+// (2^24 tokens) without running out of memory, the limit is said as a
+// floor: a Mamba-2's constant state and a CPU's terabytes had printed
+// 'max context 16777344 by memory'.
+func TestSimulate_limitsAtBound(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hw", "h100", "--model", "mamba2-2.7b"}, "max context 16777344 (or more: the search's bound)\n"},
+		{[]string{"--hw", "epyc7742", "--model", "llama3-8b"}, "max context 16777344 (or more: the search's bound; the model is trained to 8192)\n"},
+		{[]string{"--hw", "h100", "--model", "llama3-8b"}, "max context 492769 by memory (the model is trained to 8192)\n"},
+	} {
+		out, _, code := perfsim(t, append([]string{"simulate"}, tt.args...)...)
+		if code != 0 || !strings.Contains(out, tt.want) {
+			t.Errorf("%v: exit %d, output lacks %q:\n%s", tt.args, code, tt.want, out)
+		}
+	}
+}
