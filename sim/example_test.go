@@ -56,3 +56,23 @@ func ExamplePipelineChunks() {
 	// Output:
 	// 40 8
 }
+
+// ExampleLabel reads a report's op rows: their name, stage and kind are
+// Labels, which print as their strings and compare by String (or with
+// LabelOf).
+func ExampleLabel() {
+	rep, err := Run(testSystem(1), tinyLlama(), Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, o := range rep.Inference.Decode.Ops[:3] {
+		fmt.Printf("%-10s %s\n", o.Name, o.Kind)
+	}
+	fmt.Println(rep.Inference.Decode.Ops[1].Kind == LabelOf("elementwise"), rep.Inference.Decode.Ops[2].Name.String() == "attn.qkv")
+	// Output:
+	// embed      gather
+	// attn.norm  elementwise
+	// attn.qkv   gemm
+	// true true
+}

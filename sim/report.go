@@ -137,11 +137,11 @@ func (p *PhaseReport) Intensity() model.Intensity { return model.IntensityOf(p.F
 // A ClassRow sums the ops of one class in a phase.
 type ClassRow struct {
 	Class model.Class
+	Bound model.Bound
 	Time  model.Seconds
 	FLOPs model.FLOPs
 	Bytes model.Bytes
 	Share float64 // of the phase's time
-	Bound model.Bound
 }
 
 // An OpRow is one op of a phase, totalled over its Count launches per
