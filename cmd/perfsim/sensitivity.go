@@ -80,6 +80,11 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	w := simWorkload{M: m}
+	if a := w.Shape().Arch; a != sim.Decoder {
+		// Its rows are a decoder's TTFT, TPOT and tokens/s: resnet50 had
+		// printed "TPOT 0 s, throughput at TPOT ≤ 50 ms: 0 tokens/s".
+		return usagef("--model: %s is not a decoder (%s): sensitivity measures a decoder's TTFT, TPOT and tokens/s (simulate --set prices a what-if device for it)", w.Name(), a)
+	}
 	sc := sim.Default()
 	sc.Batch, sc.Input, sc.Output, sc.TP = batch, input, output, tp
 	if err := sc.Validate(w.Shape()); err != nil {

@@ -198,3 +198,16 @@ func TestSensitivityCmd_base(t *testing.T) {
 		t.Errorf("a device that is not calibrated: want one base and unmarked rows:\n%s", out)
 	}
 }
+
+// TestSensitivityCmd_decoderOnly: sensitivity's rows are a decoder's
+// TTFT, TPOT and tokens/s; a CNN, a ViT or an encoder is a usage error
+// naming --model (resnet50 had printed "batch 8, 2048 tokens in, 128 out
+// ... TPOT 0 s, throughput at TPOT ≤ 50 ms: 0 tokens/s").
+func TestSensitivityCmd_decoderOnly(t *testing.T) {
+	for _, m := range []string{"resnet50", "vit-b16", "bert-large"} {
+		out, stderr, code := perfsim(t, "sensitivity", "--hw", "h100", "--model", m)
+		if code != 2 || !strings.Contains(stderr, "--model: "+m+" is not a decoder") || out != "" {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q", m, code, stderr, out)
+		}
+	}
+}
