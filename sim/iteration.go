@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -48,13 +49,19 @@ type IterationCost struct {
 // A Pricer prices the iterations of a serving engine on one replica (TP ×
 // PP devices) of a workload. It is the only place where serving meets
 // the cost model: the GEMMs, norms, activations and collectives see the
-// iteration's total tokens; attention sees each request's own context
-// (prefill chunks with equal lengths and contexts share one launch;
-// decode tokens share one varlen launch at their mean context, which is
-// how paged/flash decoding kernels run them and is exact for the
-// memory-bound part, linear in context); the LM head sees the sampled
-// rows. Iterations with a prefill run eagerly, decode-only ones as CUDA
-// graphs (as Run prices prefill and decode).
+// iteration's total tokens; the sequence mixers (every attention op, a
+// sliding window's beside a global one, and the state-space scans of
+// Mamba and Gated DeltaNet layers) see each request's own tokens and
+// context, as Run prices them: a prefill chunk's as a prefill's, a decode
+// token's as a decode step's (prefill chunks with equal lengths and
+// contexts share one launch; decode tokens share one varlen launch at
+// their mean context, which is how paged/flash decoding kernels run them
+// and is exact for the memory-bound part, linear in context); the ops
+// only one phase has (MLA's decompression of the latent cache in a
+// prefill, its absorbed projections in a decode step) see that phase's
+// tokens; the LM head sees the sampled rows. Iterations with a prefill
+// run eagerly, decode-only ones as CUDA graphs (as Run prices prefill and
+// decode).
 //
 // The parts that depend only on a token count are remembered in bounded
 // maps (cleared when full), so that an event loop of millions of
@@ -64,18 +71,78 @@ type Pricer struct {
 	r     *runner
 	eager *coster
 	graph *coster
-	attn  model.Attention // template: heads, head dim, data types
-	layer int             // attention launches per pass (layers)
-	dense map[priceKey]float64
-	head  map[priceKey]float64
-	dec   map[decKey]float64
-	pre   map[preKey]float64
-	share float64 // the busiest stage's share of a pass
+	// pre and dec are the sequence mixers of a prefill pass and of a
+	// decode step: templates (heads, head dims, windows, data types) and
+	// their launches per pass.
+	pre, dec []mixer
+	layer    int // decode mixer launches per pass
+	// preOnly and decOnly name the ops only a prefill pass, or only a
+	// decode step, has (besides the mixers): none but MLA's.
+	preOnly, decOnly []string
+	dense            map[priceKey]float64
+	head             map[priceKey]float64
+	decm             map[decKey]float64
+	prem             map[preKey]float64
+	share            float64 // the busiest stage's share of a pass
 }
 
 type priceKey struct {
 	n     int
 	graph bool
+	part  part
+}
+
+// A part is a subset of a pass's ops other than its mixers and LM head.
+type part uint8
+
+const (
+	bothPhases  part = iota // the ops a prefill and a decode step share, at every token
+	prefillOnly             // the ops only a prefill has, at its tokens
+	decodeOnly              // the ops only a decode step has, at its tokens
+)
+
+// A mixer is a sequence-mixing op of a pass: an attention or a scan,
+// which sees each request's own tokens and context rather than the
+// iteration's total. Its kernel is a template; count is its launches per
+// pass.
+type mixer struct {
+	k     model.Kernel
+	count int
+}
+
+// isMixer reports whether k is a sequence mixer.
+func isMixer(k model.Kernel) bool {
+	switch k.(type) {
+	case model.Attention, model.Scan:
+		return true
+	}
+	return false
+}
+
+// mixers returns the sequence mixers of ops.
+func mixers(ops []model.Op) []mixer {
+	var ms []mixer
+	for _, o := range ops {
+		if o.Count > 0 && o.Kernel != nil && isMixer(o.Kernel) {
+			ms = append(ms, mixer{o.Kernel, o.Count})
+		}
+	}
+	return ms
+}
+
+// onlyIn returns the names of the ops of a, other than mixers and the LM
+// head, that b lacks.
+func onlyIn(a, b []model.Op) []string {
+	var out []string
+	for _, o := range a {
+		if o.Count <= 0 || o.Kernel == nil || isMixer(o.Kernel) || o.Class == model.ClassLogits {
+			continue
+		}
+		if !slices.ContainsFunc(b, func(x model.Op) bool { return x.Name == o.Name }) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
 }
 
 type preKey struct {
@@ -117,20 +184,38 @@ func NewPricer(sys *hardware.System, w Workload, sc Scenario) (*Pricer, error) {
 		return nil, err
 	}
 	p := &Pricer{r: newRunner(sys, w, sc, shape),
-		dense: map[priceKey]float64{}, head: map[priceKey]float64{}, dec: map[decKey]float64{}, pre: map[preKey]float64{}}
+		dense: map[priceKey]float64{}, head: map[priceKey]float64{}, decm: map[decKey]float64{}, prem: map[preKey]float64{}}
 	p.eager, p.graph = p.r.c, p.r.decoder()
-	ops, err := p.r.ops(p.r.phase(Decode), nil)
+	// The ops of a decode step and of a two-token prefill (r's scratch
+	// holds one decomposition at a time: the decode step's is copied).
+	dops, err := p.r.ops(p.r.phase(Decode), nil)
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range ops {
-		if a, ok := o.Kernel.(model.Attention); ok {
-			p.attn, p.layer = a, o.Count
-		}
+	dops = slices.Clone(dops)
+	ph := p.r.phase(Prefill)
+	ph.Seq = 2
+	pops, err := p.r.ops(ph, nil)
+	if err != nil {
+		return nil, err
 	}
-	if p.layer == 0 {
-		return nil, fmt.Errorf("sim: %s: its decode step has no attention", w.Name())
+	p.dec, p.pre = mixers(dops), mixers(pops)
+	attention := false
+	for _, m := range p.dec {
+		p.layer += m.count
+		_, ok := m.k.(model.Attention)
+		attention = attention || ok
 	}
+	if !attention {
+		// A pure state-space model keeps a constant state per sequence,
+		// not a KV cache that grows by the token, which is what the
+		// serving engines' memory and scheduling are built on.
+		return nil, fmt.Errorf("sim: %s has no attention layer: serving a pure state-space model is not modelled (its state per sequence is not a KV cache of tokens); simulate prices its prefill and decode", w.Name())
+	}
+	if len(p.pre) == 0 {
+		return nil, fmt.Errorf("sim: %s: its prefill has no attention", w.Name())
+	}
+	p.preOnly, p.decOnly = onlyIn(pops, dops), onlyIn(dops, pops)
 	p.share = 1
 	if sc.PP > 1 {
 		p.share = p.r.stageShare()
@@ -162,8 +247,14 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 	if graph {
 		c = p.graph
 	}
-	t := p.denseTime(tokens, graph) + p.headTime(max(it.Sampled, 0), graph)
-	// Prefill attention: chunks of equal length and context share one
+	t := p.denseTime(tokens, graph, bothPhases) + p.headTime(max(it.Sampled, 0), graph)
+	if n := len(it.Decode); n > 0 && len(p.decOnly) > 0 {
+		t += p.denseTime(n, graph, decodeOnly)
+	}
+	if n := tokens - len(it.Decode); n > 0 && len(p.preOnly) > 0 {
+		t += p.denseTime(n, graph, prefillOnly)
+	}
+	// Prefill mixers: chunks of equal length and context share one
 	// launch (a static batch is one launch, as Run prices it).
 	for i, ch := range it.Prefill {
 		if ch.Tokens <= 0 || seen(it.Prefill[:i], ch) {
@@ -228,14 +319,16 @@ func interpolate(x int, f func(int) float64) float64 {
 	return a + (b-a)*float64(x-lo)/float64(hi-lo)
 }
 
-// denseTime prices every op of a pass at tokens tokens except the
-// attention core and the LM head (and the pipeline transfers).
-func (p *Pricer) denseTime(tokens int, graph bool) float64 {
-	return interpolate(tokens, func(n int) float64 { return p.denseAt(n, graph) })
+// denseTime prices the ops of part of a pass at tokens tokens: every op
+// but the mixers and the LM head (with the pipeline transfers) for
+// bothPhases, less those only one phase has, which prefillOnly and
+// decodeOnly price.
+func (p *Pricer) denseTime(tokens int, graph bool, pt part) float64 {
+	return interpolate(tokens, func(n int) float64 { return p.denseAt(n, graph, pt) })
 }
 
-func (p *Pricer) denseAt(tokens int, graph bool) float64 {
-	k := priceKey{tokens, graph}
+func (p *Pricer) denseAt(tokens int, graph bool, pt part) float64 {
+	k := priceKey{tokens, graph, pt}
 	if t, ok := p.dense[k]; ok {
 		return t
 	}
@@ -245,18 +338,37 @@ func (p *Pricer) denseAt(tokens int, graph bool) float64 {
 	}
 	ph := p.r.phase(Decode)
 	ph.Batch = tokens
-	ops, err := p.r.ops(ph, p.r.ppTransfer(tokens))
+	var extra []model.Op
+	switch pt {
+	case bothPhases:
+		extra = p.r.ppTransfer(tokens)
+	case prefillOnly:
+		ph = p.r.phase(Prefill)
+		ph.Batch, ph.Seq = 1, tokens
+	}
+	ops, err := p.r.ops(ph, extra)
 	if err != nil {
 		p.fail(err)
 		return 0
 	}
 	var t float64
 	for _, o := range ops {
-		if o.Count <= 0 || o.Kernel == nil || o.Class == model.ClassLogits {
+		if o.Count <= 0 || o.Kernel == nil || o.Class == model.ClassLogits || isMixer(o.Kernel) {
 			continue
 		}
-		if _, ok := o.Kernel.(model.Attention); ok {
-			continue
+		switch pt {
+		case bothPhases:
+			if slices.Contains(p.decOnly, o.Name) {
+				continue
+			}
+		case prefillOnly:
+			if !slices.Contains(p.preOnly, o.Name) {
+				continue
+			}
+		case decodeOnly:
+			if !slices.Contains(p.decOnly, o.Name) {
+				continue
+			}
 		}
 		co, _ := c.price(o.Kernel)
 		t += float64(o.Count) * float64(co.Time)
@@ -271,7 +383,7 @@ func (p *Pricer) headTime(rows int, graph bool) float64 {
 	if rows == 0 {
 		return 0
 	}
-	k := priceKey{rows, graph}
+	k := priceKey{rows, graph, bothPhases}
 	if t, ok := p.head[k]; ok {
 		return t
 	}
@@ -307,14 +419,24 @@ func (p *Pricer) prefillAttention(n int, ch Chunk, c *coster, graph bool) float6
 
 func (p *Pricer) prefillAttentionAt(n int, ch Chunk, c *coster, graph bool) float64 {
 	k := preKey{n, ch, graph}
-	if t, ok := p.pre[k]; ok {
+	if t, ok := p.prem[k]; ok {
 		return t
 	}
-	a := p.attn
-	a.Batch, a.QLen, a.KVLen = n, ch.Tokens, ch.Context+ch.Tokens
-	co, _ := c.price(a)
-	t := float64(p.layer) * float64(co.Time)
-	remember(p.pre, k, t)
+	var t float64
+	for _, m := range p.pre {
+		kern := m.k
+		switch x := kern.(type) {
+		case model.Attention:
+			x.Batch, x.QLen, x.KVLen = n, ch.Tokens, ch.Context+ch.Tokens
+			kern = x
+		case model.Scan:
+			x.Batch, x.Tokens = n, ch.Tokens
+			kern = x
+		}
+		co, _ := c.price(kern)
+		t += float64(m.count) * float64(co.Time)
+	}
+	remember(p.prem, k, t)
 	return t
 }
 
@@ -326,18 +448,28 @@ func (p *Pricer) decodeAttention(n, kv int, graph bool) float64 {
 
 func (p *Pricer) decodeAttentionAt(n, kv int, graph bool) float64 {
 	k := decKey{n, kv, graph}
-	if t, ok := p.dec[k]; ok {
+	if t, ok := p.decm[k]; ok {
 		return t
 	}
 	c := p.eager
 	if graph {
 		c = p.graph
 	}
-	a := p.attn
-	a.Batch, a.QLen, a.KVLen = n, 1, kv
-	co, _ := c.price(a)
-	t := float64(p.layer) * float64(co.Time)
-	remember(p.dec, k, t)
+	var t float64
+	for _, m := range p.dec {
+		kern := m.k
+		switch x := kern.(type) {
+		case model.Attention:
+			x.Batch, x.QLen, x.KVLen = n, 1, kv
+			kern = x
+		case model.Scan:
+			x.Batch, x.Tokens = n, 1
+			kern = x
+		}
+		co, _ := c.price(kern)
+		t += float64(m.count) * float64(co.Time)
+	}
+	remember(p.decm, k, t)
 	return t
 }
 

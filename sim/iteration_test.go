@@ -114,8 +114,8 @@ func TestPricer_grid(t *testing.T) {
 	}
 	worst := 0.0
 	for _, n := range []int{257, 300, 777, 1023, 1500, 3001, 5000, 8191} {
-		got := p.denseTime(n, false)
-		want := p.denseAt(n, false)
+		got := p.denseTime(n, false, bothPhases)
+		want := p.denseAt(n, false, bothPhases)
 		worst = math.Max(worst, math.Abs(got/want-1))
 		for _, kv := range []int{300, 1025, 4099} {
 			got := p.decodeAttention(min(n, 64), kv, true)

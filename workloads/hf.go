@@ -62,6 +62,7 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 	if c.Kind == "" { // no architecture, or an unsupported one
 		return nil, errors.Join(h.errs...)
 	}
+	h.checkSizes()
 	m, err := New(c)
 	if err != nil || len(h.errs) > 0 {
 		// Every problem at once: those of the JSON values, then those of
@@ -360,12 +361,42 @@ func (h *hfReader) config() Config {
 	return c
 }
 
+// hfSizes are the config.json sizes the readers take a default for, or
+// pass over, when they are 0 or less: a file that gives one so had got
+// the default (num_key_value_heads 0 read as multi-head attention,
+// head_dim 0 as hidden_size / heads, chunk_size 0 as 256) or had its
+// value ignored without a word. sliding_window may be 0 (no window).
+var hfSizes = []string{
+	"num_key_value_heads", "head_dim", "attention_head_dim", "mamba_head_dim", "max_position_embeddings", "n_positions",
+	"intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size", "n_inner",
+	"num_local_experts", "n_routed_experts", "num_experts", "num_experts_per_tok", "experts_per_token", "decoder_sparse_step",
+	"state_size", "ssm_state_size", "num_heads", "mamba_num_heads", "n_groups", "conv_kernel", "chunk_size", "expand",
+	"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+}
+
+// checkSizes reports every size in hfSizes this architecture reads that
+// the file gives as 0 or less, and a negative sliding_window.
+func (h *hfReader) checkSizes() {
+	for _, k := range hfSizes {
+		if n, ok := h.raw[k].(json.Number); ok && h.asked[k] {
+			if f, err := n.Float64(); err == nil && f <= 0 {
+				h.bad(k, fmt.Errorf("got %s: want a positive size", n))
+			}
+		}
+	}
+	if n, ok := h.raw["sliding_window"].(json.Number); ok && h.asked["sliding_window"] {
+		if f, err := n.Float64(); err == nil && f < 0 {
+			h.bad("sliding_window", fmt.Errorf("got %s: want a window of tokens, or null for none", n))
+		}
+	}
+}
+
 // hfKeys maps Config keys to the config.json keys they came from, for
 // error positions.
 var hfKeys = map[string][]string{
 	"layers": {"num_hidden_layers", "n_layer"}, "d_model": {"hidden_size", "n_embd"},
 	"heads": {"num_attention_heads", "n_head"}, "kv_heads": {"num_key_value_heads"},
-	"head_dim": {"head_dim"}, "ffn": {"intermediate_size", "n_inner"}, "vocab": {"vocab_size"},
+	"head_dim": {"attention_head_dim", "head_dim"}, "ffn": {"intermediate_size", "n_inner"}, "vocab": {"vocab_size"},
 	"max_context": {"max_position_embeddings", "n_positions"}, "experts": {"num_local_experts", "n_routed_experts", "num_experts"},
 	"top_k": {"num_experts_per_tok", "experts_per_token"},
 	// Where a model has both, the experts' width is moe_intermediate_size
@@ -376,6 +407,9 @@ var hfKeys = map[string][]string{
 	"linear_key_heads": {"linear_num_key_heads"}, "linear_value_heads": {"linear_num_value_heads"},
 	"linear_key_head_dim": {"linear_key_head_dim"}, "linear_value_head_dim": {"linear_value_head_dim"},
 	"linear_conv": {"linear_conv_kernel_dim"},
+	// Windows and Mamba-2's mixers.
+	"window": {"sliding_window"}, "ssm_state": {"state_size", "ssm_state_size"}, "ssm_heads": {"mamba_num_heads", "num_heads"},
+	"ssm_head_dim": {"mamba_head_dim", "head_dim"}, "ssm_groups": {"n_groups"}, "ssm_conv": {"conv_kernel"}, "ssm_chunk": {"chunk_size"},
 	// DeepSeek's MoE layout.
 	"first_dense_layers": {"first_k_dense_replace"}, "shared_experts": {"n_shared_experts"},
 }
@@ -419,6 +453,17 @@ func (h *hfReader) locate(err error) error {
 		// Config cannot tell a size left out from one given as 0: a
 		// "missing" value the file does give is said as given.
 		if v, ok := h.raw[c.Key]; ok && found && v != nil {
+			if n, isNum := v.(json.Number); isNum {
+				if f, err := n.Float64(); err == nil && f > 0 && strings.HasPrefix(c.Err.Error(), missingPrefix) {
+					// A positive value is not what is missing: this
+					// architecture reads the key as something else
+					// (gpt-oss's intermediate_size is its experts'),
+					// so the model's own key is named.
+					c.Key, c.Line = ce.Key, 0
+					out[i] = &c
+					continue
+				}
+			}
 			c.Err = saidAsGiven(c.Err, v)
 		}
 		out[i] = &c

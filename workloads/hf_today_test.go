@@ -1,9 +1,12 @@
 package workloads
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -281,6 +284,54 @@ func TestHF_wideWindowWarned(t *testing.T) {
 			t.Errorf("%s: warned %q", tt.name, got)
 		case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
 			t.Errorf("%s: warnings %q, want one with %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestHF_nonPositiveSizes: a size the reader would default, or pass
+// over, when 0 or less is an error at its line when the file gives it so
+// (num_key_value_heads 0 had been read as multi-head attention, doubling
+// the KV cache of Llama 3.1 8B without a word; head_dim 0 as
+// hidden_size / heads; chunk_size 0 as 256); the Mamba-2 and window keys
+// are named as the file names them (gpt-oss's sliding_window -1 had been
+// 'window: must be positive' without a line), and a positive value is
+// never said to be missing (num_local_experts 0 had made gpt-oss say
+// 'intermediate_size: got 2880: want a positive size').
+func TestHF_nonPositiveSizes(t *testing.T) {
+	for _, tt := range []struct {
+		file, key string
+		value     any
+		want      string
+		not       string
+	}{
+		{"llama-3.1-8b.json", "num_key_value_heads", 0, "num_key_value_heads: got 0: want a positive size", ""},
+		{"gemma-2-9b.json", "head_dim", 0, "head_dim: got 0: want a positive size", ""},
+		{"mamba-codestral-7b.json", "chunk_size", 0, "chunk_size: got 0: want a positive size", ""},
+		{"mamba-codestral-7b.json", "conv_kernel", -1, "conv_kernel: got -1: want a positive size", "ssm_conv"},
+		{"nemotron-h-8b.json", "mamba_num_heads", -1, "mamba_num_heads: got -1: want a positive size", "ssm_heads"},
+		{"gpt-oss-120b.json", "sliding_window", -1, "sliding_window: got -1: want a window of tokens", "window: must be positive"},
+		{"gpt-oss-120b.json", "num_local_experts", 0, "num_local_experts: got 0: want a positive size", "got 2880"},
+		{"qwen3-30b-a3b.json", "intermediate_size", -1, "intermediate_size: got -1: want a positive size", ""},
+	} {
+		src, err := os.ReadFile(filepath.Join("testdata", "hf", "today", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`("` + tt.key + `"\s*:\s*)[^,\n}]+`)
+		if !re.Match(src) {
+			t.Fatalf("%s has no %s", tt.file, tt.key)
+		}
+		b := re.ReplaceAll(src, []byte(fmt.Sprintf("${1}%v", tt.value)))
+		_, err = LoadHF(bytes.NewReader(b), tt.file)
+		if err == nil {
+			t.Errorf("%s %s=%v: no error", tt.file, tt.key, tt.value)
+			continue
+		}
+		if !regexp.MustCompile(regexp.QuoteMeta(tt.file) + `:\d+: ` + regexp.QuoteMeta(tt.want)).MatchString(err.Error()) {
+			t.Errorf("%s %s=%v: error %q lacks %q at a line", tt.file, tt.key, tt.value, err, tt.want)
+		}
+		if tt.not != "" && strings.Contains(err.Error(), tt.not) {
+			t.Errorf("%s %s=%v: error %q says %q", tt.file, tt.key, tt.value, err, tt.not)
 		}
 	}
 }

@@ -286,7 +286,9 @@ func per(op model.Op, g model.GEMM, sh workloads.Shape) string {
 		return "expert"
 	case g.Batch > 1:
 		return "group"
-	case sh.Kind != workloads.CNN && op.Count%max(sh.Layers, 1) == 0 && op.Count > 1:
+	case sh.Kind != workloads.CNN && op.Count > 1 && (op.Count%max(sh.Layers, 1) == 0 || op.Count < sh.Layers):
+		// Every layer, or some of them: DeepSeek-V3's 3 dense and 58
+		// MoE layers of 61 had been said per "model".
 		return "layer"
 	case sh.Kind == workloads.CNN && op.Count > 1:
 		return "layer"

@@ -183,3 +183,27 @@ func TestGemms_flagsReviewed(t *testing.T) {
 		t.Errorf("prefill after 100 tokens: exit %d, title %q: %s", code, strings.SplitN(out, "\n", 2)[0], stderr)
 	}
 }
+
+// TestGemms_perLayerOfSome: a GEMM in some of the layers is per layer, as
+// one in all of them is; DeepSeek-V3's 58 MoE and 3 dense layers of 61
+// had been said per "model".
+func TestGemms_perLayerOfSome(t *testing.T) {
+	out, _, code := perfsim(t, "gemms", "--model", "deepseek-v3", "--seq", "128", "--format", "csv")
+	if code != 0 {
+		t.Fatal("gemms failed")
+	}
+	for _, want := range []string{"ffn,expert.gate_up,", "ffn,ffn.gate,", "ffn,moe.router,"} {
+		found := false
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, want) {
+				found = true
+				if f := strings.Split(l, ","); f[8] != "layer" {
+					t.Errorf("%s per %q, want layer", f[1], f[8])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no %s row", want)
+		}
+	}
+}

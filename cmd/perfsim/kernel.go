@@ -162,6 +162,11 @@ func runKernelCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintf(tw, "intensity\t%s FLOP/B\n", strconv.FormatFloat(float64(r.Intensity), 'g', 4, 64))
 	if _, ok := k.(model.GEMM); ok {
 		fmt.Fprintf(tw, "achieved\t%v\tof %v peak\n", r.Achieved, r.Peak)
+		if r.Bound == model.MemoryBound && r.Bandwidth > 0 {
+			// What bounds it: a GEMV's 0.2% of the FLOP/s peak had been
+			// its only efficiency, its bandwidth left to the JSON.
+			fmt.Fprintf(tw, "memory\t%v\tof %v bandwidth (%.1f%%)\n", r.AchievedBandwidth, r.Bandwidth, 100*float64(r.AchievedBandwidth)/float64(r.Bandwidth))
+		}
 	} else {
 		fmt.Fprintf(tw, "achieved\t%v\tof %v bandwidth\n", r.AchievedBandwidth, r.Bandwidth)
 	}

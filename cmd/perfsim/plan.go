@@ -115,6 +115,9 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
 	}
 	fmt.Fprintf(stderr, "perfsim: %d layouts seen, %d pruned, %d simulations, %.1f s\n", p.Seen, p.Pruned, p.Simulated, p.Elapsed.Seconds())
+	if err := planProblems(p); err != nil {
+		return err
+	}
 	if o.frontPlot != "" {
 		if err := savePlanFront(o.frontPlot, p, o.chartTitle(q, dev), dev); err != nil {
 			return fmt.Errorf("--front-plot: %w", err)
@@ -127,6 +130,44 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return writePlanCSV(stdout, p, &o)
 	}
 	return writePlanTable(stdout, p, q, &o)
+}
+
+// planProblems is an error, saying why, when no layout could run at all
+// (each was counted as pruned): a pure state-space model had got "no
+// layout within 64 GPUs meets the objectives" and exit status 0. The
+// distinct reasons are given, the first three in full.
+func planProblems(p *plan.ServePlan) error {
+	if len(p.All) > 0 || len(p.Problems) == 0 {
+		return nil
+	}
+	var reasons []string
+	first := map[string]string{}
+	count := map[string]int{}
+	for _, e := range p.Problems {
+		cause := e
+		if u := errors.Unwrap(e); u != nil {
+			cause = u
+		}
+		r := cause.Error()
+		if count[r] == 0 {
+			reasons = append(reasons, r)
+			first[r] = strings.TrimSuffix(e.Error(), ": "+r)
+		}
+		count[r]++
+	}
+	var lines []string
+	for i, r := range reasons {
+		if i == 3 {
+			lines = append(lines, "and "+plural(len(reasons)-3, "other reason"))
+			break
+		}
+		l := fmt.Sprintf("%s (%s", plural(count[r], "layout"), first[r])
+		if count[r] > 1 {
+			l += ", ..."
+		}
+		lines = append(lines, l+"): "+r)
+	}
+	return fmt.Errorf("plan serve: no layout could run: %s", strings.Join(lines, "; "))
 }
 
 // query checks the flags and builds the search.

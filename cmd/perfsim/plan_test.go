@@ -67,3 +67,14 @@ func TestPlanServe_bad(t *testing.T) {
 		t.Errorf("plan train exited %d", code)
 	}
 }
+
+// TestPlanServe_noLayoutRuns: when no layout can run at all, plan serve
+// fails saying why; it had printed "no layout within 64 GPUs meets the
+// objectives" with exit status 0 for a pure state-space model, every
+// layout counted as pruned.
+func TestPlanServe_noLayoutRuns(t *testing.T) {
+	out, stderr, code := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "mamba2-2.7b", "--rate", "1", "--ttft-p99", "1s", "--tpot-p99", "50ms", "--tp", "1,2", "--pp", "1", "--dtypes", "bf16")
+	if code != 1 || !strings.Contains(stderr, "plan serve: no layout could run: 6 layouts (tp1 pp1 bf16 max-seqs 256, ...)") || !strings.Contains(stderr, "has no attention layer") || out != "" {
+		t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, out)
+	}
+}

@@ -185,3 +185,13 @@ func TestServe_csvEnergyCost(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_stateSpaceRefused: serving a pure state-space model is
+// refused saying why; it had said "sim: mamba2-2.7b: its decode step has
+// no attention", which reads as a fault.
+func TestServe_stateSpaceRefused(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "mamba2-2.7b", "--requests", "10", "--rate", "1")
+	if code == 0 || !strings.Contains(stderr, "mamba2-2.7b has no attention layer: serving a pure state-space model is not modelled") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
