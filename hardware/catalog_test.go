@@ -422,3 +422,25 @@ func TestLoadSystem_givenZero(t *testing.T) {
 		t.Errorf("LoadSystem(keys left out) = %+v, %v; want the device's 8 per node, 1 node", s, err)
 	}
 }
+
+// TestLoadSystem_systemProblems: what NewSystem finds wrong with a system
+// file's counts (more devices a node than the device's link joins, a link
+// the device lacks, too many devices) is said at the file's line and key,
+// as the file's other problems are. It had read "hardware: f.toml:
+// hardware: H100 SXM: ...", the prefix twice and no line.
+func TestLoadSystem_systemProblems(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"device = \"h100\"\nsource = \"x\"\ndevices_per_node = 16\n",
+			`hardware: f.toml:3: devices_per_node: H100 SXM: 16 devices per node, but its NVLink 4 joins at most 8 (interconnect.intra.devices_per_node)`},
+		{"device = \"epyc-7742\"\nsource = \"x\"\ndevices_per_node = 2\nnodes = 2\n",
+			`hardware: f.toml:3: devices_per_node: EPYC 7742: 2 devices per node, but the device has no intra-node network (interconnect.intra)` + "\n" +
+				`hardware: f.toml:4: nodes: EPYC 7742: 2 nodes, but the device has no inter-node network (interconnect.inter)`},
+		{"device = \"h100\"\nsource = \"x\"\ndevices_per_node = 8\nnodes = 16777216\n",
+			`hardware: f.toml:4: nodes: H100 SXM: 16777216 nodes of 8 devices is more than 16777216 devices`},
+	} {
+		_, err := LoadSystem(strings.NewReader(tc.src), "f.toml")
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("LoadSystem(%q) = %v\nwant %s", tc.src, err, tc.want)
+		}
+	}
+}

@@ -31,27 +31,62 @@ var SetKeys = []string{
 	"interconnect.intra.bandwidth", "interconnect.inter.bandwidth",
 }
 
+// kernelNeutral lists the keys of SetKeys that no kernel's time reads:
+// the model's kernels see a device through Device.Processor (compute
+// units, peaks, memory bandwidth, L2, launch cost, efficiencies), and
+// Transfer's ratios read the clock, the compute units and the bf16 peak.
+// The capacity changes what fits (the max batch, the KV cache); the link
+// bandwidths change the collectives, whose fitted fractions and
+// latencies are the link's, not the chip's (Transfer carries them as
+// they are).
+var kernelNeutral = map[string]bool{
+	"memory.capacity":              true,
+	"interconnect.intra.bandwidth": true,
+	"interconnect.inter.bandwidth": true,
+}
+
+// KernelNeutral reports whether a SetKeys key changes no kernel's time
+// (memory.capacity, interconnect.intra.bandwidth and
+// interconnect.inter.bandwidth): a what-if that changes only such keys
+// keeps its base's calibration.
+func KernelNeutral(key string) bool { return kernelNeutral[key] }
+
 // Derive returns a hypothetical device: base with the datasheet numbers
-// that sets ("key=value", SetKeys) change. Its efficiencies are base's
-// fitted ones carried by Transfer (fractions as they are, per-unit times
-// by the clock ratio, the measured transfer band as its error), or, when
-// base is itself transferred or uncalibrated, base's own; it names base
-// in its name and its calibration label. Every problem with sets comes
-// back at once, each naming the flag.
+// that sets ("key=value", SetKeys) change. When a change reaches a
+// kernel (any key but the KernelNeutral ones) and base is calibrated,
+// its efficiencies are base's fitted ones carried by Transfer (fractions
+// as they are, per-unit times by the clock ratio, the measured transfer
+// band as its error); when none does, they are base's own, residual
+// tables, held-out figures and label included, so that every kernel
+// takes the time it takes on base; when base is itself transferred or
+// uncalibrated, they are base's own either way. It names base in its
+// name and its calibration label. Every problem with sets comes back at
+// once, each naming the flag.
 func Derive(base *Device, sets []string) (*Device, error) {
-	return derive(base, sets, "--set ", func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
+	return derive(base, sets, "--set ", false, func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
+}
+
+// DeriveCarried is Derive, but a calibrated base's efficiencies are
+// carried by Transfer whatever sets change, none included: the reference
+// against which what-ifs that do change kernels are compared with their
+// own kind of pricing (plan.Sensitivity's bandwidth and peak rows).
+func DeriveCarried(base *Device, sets []string) (*Device, error) {
+	return derive(base, sets, "--set ", true, func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
 }
 
 // derive is Derive; flag prefixes each setting in the device's sources
-// and in a malformed or repeated one's message, and wrap places a bad
-// value's error (the flag, or a derived file's line and key).
-func derive(base *Device, sets []string, flag string, wrap func(k, v string, err error) error) (*Device, error) {
+// and in a malformed or repeated one's message, carry transfers a
+// calibrated base's efficiencies even when no change reaches a kernel,
+// and wrap places a bad value's error (the flag, or a derived file's line
+// and key).
+func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v string, err error) error) (*Device, error) {
 	if base == nil {
 		return nil, errors.New("hardware: no base device to derive from")
 	}
 	d := cloneDevice(base)
 	var errs []error
 	var applied []string
+	kernels := carry
 	given := map[string]string{}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")
@@ -71,17 +106,19 @@ func derive(base *Device, sets []string, flag string, wrap func(k, v string, err
 		}
 		d.Sources[k] = "what-if: " + flag + k + "=" + v
 		applied = append(applied, k+"="+v)
+		kernels = kernels || !KernelNeutral(k)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if base.Calibration().Kind == "calibrated" {
+	if base.Calibration().Kind == "calibrated" && kernels {
 		// Transfer reads the datasheet ratios of d against base: restore
 		// base's tables first (cloneDevice copied them) and carry them.
 		Transfer(d, base)
 	} else if base.TransferredFrom != "" {
 		d.TransferredFrom = base.TransferredFrom
 	}
+	d.WhatIfChanges = applied
 	d.Name = base.Name + " what-if (" + strings.Join(applied, ", ") + ")"
 	d.Aliases = nil
 	d.File = "what-if:" + base.File
@@ -188,6 +225,7 @@ func cloneDevice(d *Device) *Device {
 		c.Sources = map[string]string{}
 	}
 	c.Aliases = slices.Clone(d.Aliases)
+	c.WhatIfChanges = slices.Clone(d.WhatIfChanges)
 	c.pos = nil
 	return &c
 }
@@ -291,7 +329,7 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 	delete(doc, "name")
 	var sets []string
 	flattenSets("", doc, &sets)
-	d, err := derive(base, sets, "", func(k, v string, err error) error {
+	d, err := derive(base, sets, "", false, func(k, v string, err error) error {
 		return &ParseError{File: file, Line: line(k), Key: k, Err: err}
 	})
 	if err != nil {

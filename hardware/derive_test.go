@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,62 @@ func TestDerive_baseNotRegular(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("base linked to /dev/zero: still reading after 10 s")
+	}
+}
+
+// TestDerive_kernelNeutral: a what-if that changes only keys no kernel
+// reads (the capacity, the link bandwidths) keeps its base's efficiencies
+// whole, residual tables and held-out figures included, and says so; one
+// that changes a key a kernel reads (the L2, read by the GEMM model)
+// carries them as for a new chip; DeriveCarried carries them whatever
+// changes. A derived file is the same.
+func TestDerive_kernelNeutral(t *testing.T) {
+	base, err := Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Eff.GEMM[model.BF16].Residual == nil {
+		t.Fatal("the H100 has no bf16 residual table to keep")
+	}
+	for _, sets := range [][]string{
+		nil,
+		{"memory.capacity=160GiB"},
+		{"interconnect.intra.bandwidth=900GB/s", "interconnect.inter.bandwidth=100GB/s"},
+	} {
+		d, err := Derive(base, sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(d.Eff, base.Eff) || d.Calibration().Kind != "calibrated" || d.Intra.Efficiency != base.Intra.Efficiency {
+			t.Errorf("%v: calibration %+v: want the H100's efficiencies whole", sets, d.Calibration())
+		}
+		label := d.CalibrationLabel()
+		if !strings.HasPrefix(label, "what-if of H100 SXM: kernels as calibrated (bf16 GEMM held out: median 1.9%") || (len(sets) > 0 && !strings.HasSuffix(label, "changed: "+strings.Join(sets, ", "))) {
+			t.Errorf("%v: label %q", sets, label)
+		}
+	}
+	for _, tc := range []struct {
+		sets    []string
+		carried bool
+	}{{[]string{"memory.l2=100MiB"}, false}, {[]string{"memory.capacity=160GiB", "memory.l2=100MiB"}, false}, {nil, true}, {[]string{"memory.capacity=160GiB"}, true}} {
+		derive := Derive
+		if tc.carried {
+			derive = DeriveCarried
+		}
+		d, err := derive(base, tc.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := d.Calibration(); c.Kind != "transferred" || c.From != "H100 SXM" || d.Eff.GEMM[model.BF16].Residual != nil {
+			t.Errorf("%v (carried %v): calibration %+v: want it carried from the H100 without its residual table", tc.sets, tc.carried, c)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "big.toml")
+	if err := os.WriteFile(p, []byte("base = \"h100\"\nname = \"H100 160G\"\n[memory]\ncapacity = \"160 GiB\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := LoadFile(p)
+	if err != nil || !reflect.DeepEqual(d.Eff, base.Eff) || !strings.HasPrefix(d.CalibrationLabel(), "what-if of H100 SXM: kernels as calibrated") {
+		t.Errorf("derived file with a capacity: %v, label %q", err, d.CalibrationLabel())
 	}
 }

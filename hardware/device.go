@@ -46,8 +46,9 @@ type Device struct {
 	// The device stays uncalibrated.
 	DefaultsFrom string
 	// WhatIfBase names the device a what-if device was derived from
-	// (Derive), "" for none.
-	WhatIfBase string
+	// (Derive), "" for none; WhatIfChanges are its settings, key=value.
+	WhatIfBase    string
+	WhatIfChanges []string
 
 	Sources map[string]string
 	File    string // the file it was loaded from, or "catalog:<name>"

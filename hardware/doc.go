@@ -16,6 +16,10 @@
 //     NIC, rail optimisation, oversubscription), each number with its
 //     source; LookupSystem and System.GroupPerNode. TPU slices (3-D tori
 //     without switches) are left out: their collectives are not modelled.
+//   - transfer.go: efficiencies carried to a device without its own fit
+//     (Transfer, Calibration); derive.go: what-if devices (Derive): a
+//     change no kernel reads (KernelNeutral: the capacity, the link
+//     bandwidths) keeps the base's calibration, any other carries it.
 //   - allreduce.go: serving engines' own all-reduce kernels (vLLM's custom
 //     all-reduce), their dispatch from the engine's code and their
 //     latencies and efficiencies fitted to measurements on the devices

@@ -22,34 +22,55 @@ func NewSystem(d *Device, devicesPerNode, nodes int) (*System, error) {
 	if d == nil {
 		return nil, errors.New("hardware: system without a device")
 	}
+	devicesPerNode, probs := systemProblems(d, devicesPerNode, nodes)
 	var errs []error
-	if devicesPerNode == 0 {
-		devicesPerNode = max(1, d.Intra.DevicesPerNode)
-	}
-	if devicesPerNode < 0 {
-		errs = append(errs, fmt.Errorf("hardware: %s: devices per node must be positive, not %d", d.Name, devicesPerNode))
-	}
-	if nodes < 1 {
-		errs = append(errs, fmt.Errorf("hardware: %s: nodes must be at least 1, not %d", d.Name, nodes))
-	}
-	if devicesPerNode > 1 {
-		switch {
-		case d.Intra.Bandwidth <= 0:
-			errs = append(errs, fmt.Errorf("hardware: %s: %d devices per node, but the device has no intra-node network (interconnect.intra)", d.Name, devicesPerNode))
-		case devicesPerNode > d.Intra.DevicesPerNode:
-			errs = append(errs, fmt.Errorf("hardware: %s: %d devices per node, but its %s joins at most %d (interconnect.intra.devices_per_node)", d.Name, devicesPerNode, d.Intra.Name, d.Intra.DevicesPerNode))
-		}
-	}
-	if devicesPerNode > 0 && nodes > maxDevices/devicesPerNode {
-		errs = append(errs, fmt.Errorf("hardware: %s: %d nodes of %d devices is more than %d devices", d.Name, nodes, devicesPerNode, maxDevices))
-	}
-	if nodes > 1 && d.Inter.Bandwidth <= 0 {
-		errs = append(errs, fmt.Errorf("hardware: %s: %d nodes, but the device has no inter-node network (interconnect.inter)", d.Name, nodes))
+	for _, p := range probs {
+		errs = append(errs, fmt.Errorf("hardware: %s: %w", d.Name, p.err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return &System{Device: d, DevicesPerNode: devicesPerNode, Nodes: nodes, Intra: d.Intra, Inter: d.Inter}, nil
+}
+
+// A systemProblem is one thing wrong with a system's counts: the system
+// file's key it is about (devices_per_node or nodes) and what is wrong.
+type systemProblem struct {
+	key string
+	err error
+}
+
+// systemProblems returns devicesPerNode as NewSystem reads it (0 is the
+// device's own domain) and what is wrong with nodes of that many d.
+func systemProblems(d *Device, devicesPerNode, nodes int) (int, []systemProblem) {
+	var probs []systemProblem
+	bad := func(key, format string, args ...any) {
+		probs = append(probs, systemProblem{key, fmt.Errorf(format, args...)})
+	}
+	if devicesPerNode == 0 {
+		devicesPerNode = max(1, d.Intra.DevicesPerNode)
+	}
+	if devicesPerNode < 0 {
+		bad("devices_per_node", "devices per node must be positive, not %d", devicesPerNode)
+	}
+	if nodes < 1 {
+		bad("nodes", "nodes must be at least 1, not %d", nodes)
+	}
+	if devicesPerNode > 1 {
+		switch {
+		case d.Intra.Bandwidth <= 0:
+			bad("devices_per_node", "%d devices per node, but the device has no intra-node network (interconnect.intra)", devicesPerNode)
+		case devicesPerNode > d.Intra.DevicesPerNode:
+			bad("devices_per_node", "%d devices per node, but its %s joins at most %d (interconnect.intra.devices_per_node)", devicesPerNode, d.Intra.Name, d.Intra.DevicesPerNode)
+		}
+	}
+	if devicesPerNode > 0 && nodes > maxDevices/devicesPerNode {
+		bad("nodes", "%d nodes of %d devices is more than %d devices", nodes, devicesPerNode, maxDevices)
+	}
+	if nodes > 1 && d.Inter.Bandwidth <= 0 {
+		bad("nodes", "%d nodes, but the device has no inter-node network (interconnect.inter)", nodes)
+	}
+	return devicesPerNode, probs
 }
 
 // LoadSystemFile reads the system file at path.
@@ -120,11 +141,15 @@ func LoadSystem(r io.Reader, file string) (*System, error) {
 	if err := dev.Validate(); err != nil {
 		return nil, err
 	}
-	s, err := NewSystem(dev, perNode, nodes)
-	if err != nil {
-		return nil, &ParseError{File: file, Err: err}
+	// What is wrong with the counts is said at their keys, as the file's
+	// other problems are (NewSystem's own messages name no file).
+	if _, probs := systemProblems(dev, perNode, nodes); len(probs) > 0 {
+		for _, p := range probs {
+			d.fail(t.lines[p.key], p.key, fmt.Errorf("%s: %w", dev.Name, p.err))
+		}
+		return nil, joinSorted(d.errs)
 	}
-	return s, nil
+	return NewSystem(dev, perNode, nodes)
 }
 
 // override applies the keys of the [tier] table of a system file to n.

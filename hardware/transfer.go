@@ -179,6 +179,10 @@ func (d *Device) CalibrationLabel() string {
 	switch c.Kind {
 	case "calibrated":
 		t, g := d.labelGEMM(func(g model.GEMMParams) bool { return g.Points > 0 })
+		if d.WhatIfBase != "" {
+			// A what-if whose changes reach no kernel (KernelNeutral).
+			return fmt.Sprintf("what-if of %s: kernels as calibrated (%s GEMM held out: median %.1f%%, p90 %.1f%%); changed: %s", d.WhatIfBase, t, 100*g.ErrMedian, 100*g.ErrP90, changed(d.WhatIfChanges))
+		}
 		return fmt.Sprintf("calibrated: fitted to measured kernels (%s GEMM held out: median %.1f%%, p90 %.1f%%)", t, 100*g.ErrMedian, 100*g.ErrP90)
 	case "transferred":
 		t, g := d.labelGEMM(func(g model.GEMMParams) bool { return g.ErrP90 > 0 })
@@ -197,6 +201,14 @@ func (d *Device) CalibrationLabel() string {
 		s += fmt.Sprintf("; default efficiencies of %s, the nearest calibrated %s, not measured on this device", d.DefaultsFrom, d.Kind)
 	}
 	return s
+}
+
+// changed lists a what-if's settings, or says there are none.
+func changed(sets []string) string {
+	if len(sets) == 0 {
+		return "nothing"
+	}
+	return strings.Join(sets, ", ")
 }
 
 // labelGEMM returns the GEMM type a calibrated or transferred device's

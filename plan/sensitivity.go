@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -61,29 +62,61 @@ type SensitivityPoint struct {
 }
 
 // A SensitivityRow is one knob raised by the step: its answers and their
-// relative changes from the base (0.05 is 5% more).
+// relative changes from its base (0.05 is 5% more).
 type SensitivityRow struct {
 	Knob                                string
 	Point                               SensitivityPoint
 	TTFT, TPOT, MaxBatch, SLOThroughput float64 // relative changes
 	Applies                             bool    // false when the device has no such number (no link)
+	// Carried is true when the row's change reaches a kernel on a
+	// calibrated device, so that it and its base are priced with the
+	// efficiencies carried (SensitivityBases.Carried), false when it is
+	// relative to the device as calibrated (SensitivityBases.Own).
+	Carried bool
 }
 
-// Sensitivity returns the scenario's answers on dev (Base) and, per
+// SensitivityBases are the answers each row is relative to. A what-if
+// whose changes reach no kernel (memory capacity, link bandwidth:
+// hardware.KernelNeutral) keeps a calibrated device's own calibration,
+// residual tables included, and is compared with the device as it is
+// (Own, what simulate gives). One that changes a kernel's numbers
+// (bandwidth, peak) carries the efficiencies as for a new chip, without
+// the residual tables, and is compared with the device priced the same
+// way with nothing changed (Carried), so that the row is the change's
+// alone and not the residual tables'. On a device that is not
+// calibrated the two are one (Same).
+type SensitivityBases struct {
+	Own, Carried SensitivityPoint
+	Same         bool
+}
+
+// Sensitivity returns the scenario's answers on dev (its bases) and, per
 // knob, on dev with that number raised by step (0.1 for 10%), each a
-// what-if device (hardware.Derive) that keeps dev's calibration carried.
-// Capacity acts through the max batch and the throughput at the SLO, not
-// at the scenario's fixed batch. The scenario runs on TP·PP·DP devices.
-func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo model.Seconds, step float64) (base SensitivityPoint, rows []SensitivityRow, err error) {
+// what-if device (hardware.Derive), relative to the base priced as the
+// row is (SensitivityBases). Capacity acts through the max batch and the
+// throughput at the SLO, not at the scenario's fixed batch. The scenario
+// runs on TP·PP·DP devices.
+func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo model.Seconds, step float64) (bases SensitivityBases, rows []SensitivityRow, err error) {
 	if !(step > 0) {
-		return base, nil, fmt.Errorf("plan: sensitivity step %g, want > 0", step)
+		return bases, nil, fmt.Errorf("plan: sensitivity step %g, want > 0", step)
 	}
-	ref, err := hardware.Derive(dev, nil)
+	own, err := hardware.Derive(dev, nil)
 	if err != nil {
-		return base, nil, err
+		return bases, nil, err
 	}
-	if base, err = sensitivityPoint(ref, w, sc, slo); err != nil {
-		return base, nil, err
+	if bases.Own, err = sensitivityPoint(own, w, sc, slo); err != nil {
+		return bases, nil, err
+	}
+	bases.Carried, bases.Same = bases.Own, true
+	if dev.Calibration().Kind == "calibrated" {
+		carried, err := hardware.DeriveCarried(dev, nil)
+		if err != nil {
+			return bases, nil, err
+		}
+		if bases.Carried, err = sensitivityPoint(carried, w, sc, slo); err != nil {
+			return bases, nil, err
+		}
+		bases.Same = false
 	}
 	rel := func(a, b float64) float64 {
 		if b == 0 {
@@ -100,11 +133,18 @@ func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo mode
 		}
 		d, err := hardware.Derive(dev, sets)
 		if err != nil {
-			return base, nil, err
+			return bases, nil, err
 		}
 		p, err := sensitivityPoint(d, w, sc, slo)
 		if err != nil {
-			return base, nil, err
+			return bases, nil, err
+		}
+		base := bases.Own
+		for _, s := range sets {
+			key, _, _ := strings.Cut(s, "=")
+			if !hardware.KernelNeutral(key) && !bases.Same {
+				base, row.Carried = bases.Carried, true
+			}
 		}
 		row.Point, row.Applies = p, true
 		row.TTFT, row.TPOT = rel(float64(p.TTFT), float64(base.TTFT)), rel(float64(p.TPOT), float64(base.TPOT))
@@ -112,7 +152,7 @@ func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo mode
 		row.SLOThroughput = rel(p.SLOThroughput, base.SLOThroughput)
 		rows = append(rows, row)
 	}
-	return base, rows, nil
+	return bases, rows, nil
 }
 
 // sensitivityPoint answers the scenario on d.

@@ -24,10 +24,11 @@ func TestSensitivity(t *testing.T) {
 	}
 	sc := sim.Default()
 	sc.Batch, sc.Input, sc.Output = 8, 1024, 64
-	base, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
+	bases, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	base := bases.Own
 	by := map[string]plan.SensitivityRow{}
 	for _, r := range rows {
 		by[r.Knob] = r
@@ -47,6 +48,32 @@ func TestSensitivity(t *testing.T) {
 	}
 	if ln.TTFT != 0 || ln.TPOT != 0 {
 		t.Errorf("link on one device: TTFT %+.3f TPOT %+.3f", ln.TTFT, ln.TPOT)
+	}
+	// The capacity and link rows keep the H100's calibration and are
+	// relative to the H100 as calibrated, what simulate gives for it; the
+	// bandwidth and peak rows carry the efficiencies as for a new chip
+	// and are relative to the H100 priced that way. The capacity row had
+	// been relative to the carried base (TTFT 359 ms, TPOT 7.06 ms at
+	// 2048 tokens in, against the calibrated 362.6 ms and 7.27 ms).
+	sys, err := hardware.NewSystem(d, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sim.Run(sys, adapter{M: m}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bases.Own.TTFT != r.Inference.TTFT || bases.Own.TPOT != r.Inference.TPOT {
+		t.Errorf("base as calibrated: TTFT %v TPOT %v, want simulate's %v and %v", bases.Own.TTFT, bases.Own.TPOT, r.Inference.TTFT, r.Inference.TPOT)
+	}
+	if bases.Same || bases.Carried.TPOT == bases.Own.TPOT {
+		t.Errorf("carried base %+v, own %+v: want them told apart on a calibrated device", bases.Carried, bases.Own)
+	}
+	if cp.Carried || ln.Carried || !bw.Carried || !pk.Carried {
+		t.Errorf("carried: capacity %v link %v bandwidth %v peak %v; want the bandwidth and peak rows alone", cp.Carried, ln.Carried, bw.Carried, pk.Carried)
+	}
+	if cp.Point.TTFT != bases.Own.TTFT || cp.Point.TPOT != bases.Own.TPOT || ln.Point != bases.Own {
+		t.Errorf("capacity %+v, link %+v: want the calibrated base's times %+v", cp.Point, ln.Point, bases.Own)
 	}
 	if _, _, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0); err == nil {
 		t.Error("step 0: no error")

@@ -52,11 +52,18 @@ func metaModel(t testing.TB, name string) sim.Workload {
 // derived returns base's what-if with sets, on a system of n devices.
 func derived(t testing.TB, base string, n int, sets ...string) *hardware.System {
 	t.Helper()
+	return derivedBy(t, hardware.Derive, base, n, sets...)
+}
+
+// derivedBy is derived with the deriving function given (hardware.Derive
+// or hardware.DeriveCarried).
+func derivedBy(t testing.TB, derive func(*hardware.Device, []string) (*hardware.Device, error), base string, n int, sets ...string) *hardware.System {
+	t.Helper()
 	b, err := hardware.Resolve(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := hardware.Derive(b, sets)
+	d, err := derive(b, sets)
 	if err != nil {
 		t.Fatalf("%s %v: %v", base, sets, err)
 	}
@@ -136,8 +143,8 @@ func checkFaster(t *testing.T, what string, a, b *sim.Report) {
 // TestMeta_moreIsNeverSlower: a device with more memory bandwidth, or
 // more matrix or vector FLOP/s, is never slower on any op, TTFT, TPOT,
 // E2E or training step. Both devices are what-ifs of the same base (a
-// what-if drops the base's residual tables, so the base itself is not
-// comparable with its what-if).
+// what-if that changes a kernel's numbers drops the base's residual
+// tables, so the base itself is not comparable with it).
 func TestMeta_moreIsNeverSlower(t *testing.T) {
 	for _, dev := range metaDevices {
 		base, err := hardware.Resolve(dev)
@@ -337,9 +344,14 @@ func TestMeta_longerIsNeverShorter(t *testing.T) {
 	}
 }
 
-// whatIf returns dev's what-if with nothing changed: the analytical model
-// with dev's fitted parameters and without its residual tables.
-func whatIf(t testing.TB, dev string, n int) *hardware.System { return derived(t, dev, n) }
+// whatIf returns dev's what-if with nothing changed, its calibration
+// carried as a kernel-changing what-if's is (hardware.DeriveCarried; a
+// what-if that changes nothing keeps the residual tables): the analytical
+// model with dev's fitted parameters and without its residual tables.
+func whatIf(t testing.TB, dev string, n int) *hardware.System {
+	t.Helper()
+	return derivedBy(t, hardware.DeriveCarried, dev, n)
+}
 
 func mustSystem(t testing.TB, dev string, n int) *hardware.System {
 	t.Helper()

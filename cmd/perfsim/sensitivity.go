@@ -17,7 +17,10 @@ const sensitivitySynopsis = `perfsim sensitivity --hw NAME|FILE --model NAME|FIL
 How much TTFT, TPOT, the largest batch that fits and the throughput at a
 TPOT SLO change per 10% more memory bandwidth, matrix peak, memory
 capacity and scale-up link bandwidth: each a what-if device (see --set in
-docs/hardware.md) that keeps the device's calibration carried.`
+docs/hardware.md). Capacity and link rows keep a calibrated device's own
+calibration and are relative to the device as simulate prices it;
+bandwidth and peak rows carry it as for a new chip and are relative to
+the device priced that way.`
 
 const sensitivityExamples = `  # Llama 3 8B on an H100 at batch 8: which datasheet number matters most
   perfsim sensitivity --hw h100 --model llama3-8b --batch 8
@@ -87,28 +90,40 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := sc.Validate(w.Shape()); err != nil {
 		return scenarioUsage(err)
 	}
-	base, rows, err := plan.Sensitivity(dev, w, sc, slo, step)
+	bases, rows, err := plan.Sensitivity(dev, w, sc, slo, step)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s on %s, batch %d, %d tokens in, %d out, tp %d\n", w.Name(), dev.Name, batch, input, output, tp)
 	fmt.Fprintf(stdout, "%s: %s\n", dev.Name, dev.CalibrationLabel())
-	fmt.Fprintf(stdout, "base (the what-if device with nothing changed, priced as every row is: efficiencies carried, no residual table): TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %s tokens/s (batch %d)\n",
-		base.TTFT, base.TPOT, base.MaxBatch, slo, fnum(base.SLOThroughput), base.SLOBatch)
-	if sys, err := systemFor(dev, tp); err == nil {
-		if rep, err := sim.Run(sys, w, sc); err == nil && rep.Inference != nil && rep.Inference.Decode != nil {
-			fmt.Fprintf(stdout, "simulate prices the device itself at TTFT %v, TPOT %v\n", rep.Inference.TTFT, rep.Inference.TPOT)
-		}
+	point := func(p plan.SensitivityPoint) string {
+		return fmt.Sprintf("TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %s tokens/s (batch %d)", p.TTFT, p.TPOT, p.MaxBatch, slo, fnum(p.SLOThroughput), p.SLOBatch)
+	}
+	if bases.Same {
+		fmt.Fprintf(stdout, "base: %s\n", point(bases.Own))
+	} else {
+		// A change that reaches a kernel carries the calibration as for a
+		// new chip (no residual table); one that does not keeps it. Each
+		// row is relative to the device priced as the row is.
+		fmt.Fprintf(stdout, "base as calibrated (what simulate gives; rows marked = keep the calibration, their changes reaching no kernel): %s\n", point(bases.Own))
+		fmt.Fprintf(stdout, "base with the efficiencies carried (rows marked ~ change kernels: priced as a what-if chip, without the residual tables): %s\n", point(bases.Carried))
 	}
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "+%.0f%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)
 	pct := func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
 	for _, r := range rows {
+		knob := r.Knob
+		if !bases.Same && r.Applies {
+			knob = "= " + knob
+			if r.Carried {
+				knob = "~ " + r.Knob
+			}
+		}
 		if !r.Applies {
-			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\n", r.Knob)
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\n", knob)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
 	}
 	return tw.Flush()
 }

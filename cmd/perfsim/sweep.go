@@ -323,9 +323,9 @@ func (sw *sweepWriter) close() error {
 			return err
 		}
 		// Devices whose efficiencies were not fitted to their own
-		// measurements say so under the table.
+		// measurements, and what-ifs, say so under the table.
 		for i, d := range sw.s.HW {
-			if d.Calibration().Kind != "calibrated" {
+			if d.Calibration().Kind != "calibrated" || d.WhatIfBase != "" {
 				fmt.Fprintf(sw.out, "%s: %s\n", d.Name, sw.labels[i])
 			}
 		}

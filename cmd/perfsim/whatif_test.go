@@ -159,12 +159,14 @@ func TestServe_hardwareFile(t *testing.T) {
 	}
 }
 
-// TestSensitivityCmd_base: the base every row is relative to is the
-// what-if device with nothing changed (efficiencies carried, without a
-// calibrated device's residual table), which is not what simulate prints
-// for the device: the report says so and gives simulate's figures beside
-// it. It had printed "base: TTFT 359 ms, TPOT 7.063 ms" under "H100 SXM:
-// calibrated", where simulate gives 362.6 ms and 7.274 ms.
+// TestSensitivityCmd_base: the rows whose changes reach no kernel
+// (capacity, link) are relative to the device as calibrated, which is
+// what simulate prints for it; the rows that change kernels (bandwidth,
+// peak) to the device priced as they are (efficiencies carried, without
+// the residual tables). The report gives both bases and marks each row.
+// It had one base, the carried one ("TTFT 359 ms, TPOT 7.063 ms", where
+// simulate gives 362.6 ms and 7.274 ms), for every row. A device that is
+// not calibrated has one base.
 func TestSensitivityCmd_base(t *testing.T) {
 	out, stderr, code := perfsim(t, "sensitivity", "--hw", "h100", "--model", "llama3-8b")
 	if code != 0 {
@@ -174,16 +176,26 @@ func TestSensitivityCmd_base(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("simulate: exit %d: %s", code, stderr)
 	}
-	var ttft string
+	var ttft, tpot string
 	for _, l := range strings.Split(sim, "\n") {
 		if f := strings.Fields(l); len(f) >= 3 && f[0] == "TTFT" {
 			ttft = "TTFT " + f[1] + " " + f[2]
+		} else if len(f) >= 3 && f[0] == "TPOT" {
+			tpot = "TPOT " + f[1] + " " + f[2]
 		}
 	}
-	for _, want := range []string{"base (the what-if device with nothing changed", "simulate prices the device itself at " + ttft} {
+	for _, want := range []string{"base as calibrated (what simulate gives; rows marked = keep the calibration, their changes reaching no kernel): " + ttft + ", " + tpot + ",",
+		"base with the efficiencies carried", "~ memory bandwidth", "~ matrix peak", "= memory capacity", "= link bandwidth"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	out, stderr, code = perfsim(t, "sensitivity", "--hw", "h100-pcie", "--model", "llama3-8b", "--batch", "2", "--input", "256", "--output", "16")
+	if code != 0 {
+		t.Fatalf("h100-pcie: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "\nbase: TTFT ") || strings.Contains(out, "base as calibrated") || strings.Contains(out, "= memory capacity") {
+		t.Errorf("a device that is not calibrated: want one base and unmarked rows:\n%s", out)
 	}
 }
 
