@@ -311,15 +311,21 @@ func layerParams(c *Config, n layerCounts, b *breakdown, normP, qkvAttn float64,
 
 // expertDType returns the type expert weights are stored and read in: the
 // model's expert_weights when narrower than w, else w.
-func (c *Config) expertDType(w model.DType) model.DType {
-	if c.ExpertWeights == "" {
+func (m *Model) expertDType(w model.DType) model.DType {
+	if d, ok := m.expertW, m.expertSet; !ok || d.Size() >= w.Size() {
 		return w
+	}
+	return m.expertW
+}
+
+// expertWeights returns the type c's expert_weights names, and whether it
+// names a valid one (parsed once, by New: pricing asks at every pass).
+func (c *Config) expertWeights() (model.DType, bool) {
+	if c.ExpertWeights == "" {
+		return 0, false
 	}
 	d, err := model.ParseDType(c.ExpertWeights)
-	if err != nil || !d.Valid() || d.Size() >= w.Size() {
-		return w
-	}
-	return d
+	return d, err == nil && d.Valid()
 }
 
 // String lists the counts, for messages.

@@ -155,7 +155,7 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 		comm = model.Collective{Kind: model.AllToAll, Size: ph.Comm.Bytes(float64(t) / float64(tp) * float64(k) * float64(c.DModel)), Ranks: ep, Tier: model.IntraNode}
 		ops = addOp(ops, StageFFN, "moe.dispatch", model.ClassComm, n.moe, comm)
 	}
-	wd := c.expertDType(ph.Weights)
+	wd := m.expertDType(ph.Weights)
 	gg := func(kk, nn int) model.GroupedGEMM {
 		return model.GroupedGEMM{Rows: rows, Experts: distinct, K: kk, N: nn, A: ph.Act, B: wd, C: ph.Act}
 	}

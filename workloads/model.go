@@ -27,6 +27,9 @@ type Model struct {
 	// read (a config.json's unknown keys).
 	warnings []error
 	cnn      *cnnPlan // for CNNs: the layers with their inferred shapes
+	// expertW is the type cfg.ExpertWeights names, when expertSet.
+	expertW   model.DType
+	expertSet bool
 }
 
 // breakdown is a parameter count by part.
@@ -79,6 +82,7 @@ func New(cfg Config) (*Model, error) {
 		return nil, joinConfigErrors(errs)
 	}
 	m := &Model{cfg: cfg}
+	m.expertW, m.expertSet = m.cfg.expertWeights()
 	if cfg.Kind == CNN {
 		plan, errs := planCNN(&m.cfg)
 		if len(errs) > 0 {
@@ -246,7 +250,7 @@ func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 			perRank += A * kv * (float64(c.kvLocal(tp)) - float64(c.KVHeads)/float64(tp))
 		}
 	}
-	return model.Bytes(bytes(w, perRank) + bytes(model.VocabType(w), vocab/float64(tp)) + bytes(c.expertDType(w), experts/float64(max(tp, ep))))
+	return model.Bytes(bytes(w, perRank) + bytes(model.VocabType(w), vocab/float64(tp)) + bytes(m.expertDType(w), experts/float64(max(tp, ep))))
 }
 
 // VocabParams returns the parameters of a decoder's token embedding and
