@@ -444,3 +444,17 @@ func TestLoadSystem_systemProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSystem_networkProblems: a value a system file's [intra] or
+// [inter] gives that the device's checks refuse is said at the system
+// file's line and key. It had been said at the catalog file's ("hardware:
+// catalog:h100-sxm:99: interconnect.inter.bandwidth: must be positive").
+func TestLoadSystem_networkProblems(t *testing.T) {
+	src := "device = \"h100\"\nsource = \"x\"\nnodes = 2\n[inter]\nbandwidth = \"0 GB/s\"\n[intra]\nefficiency = 3\n"
+	_, err := LoadSystem(strings.NewReader(src), "f.toml")
+	want := `hardware: f.toml:5: inter.bandwidth: must be positive, not 0 B/s` + "\n" +
+		`hardware: f.toml:7: intra.efficiency: 3 is more than twice the link rate`
+	if err == nil || err.Error() != want {
+		t.Errorf("LoadSystem = %v\nwant %s", err, want)
+	}
+}

@@ -134,6 +134,9 @@ func LoadSystem(r io.Reader, file string) (*System, error) {
 	if len(d.errs) > 0 || dev == nil {
 		return nil, joinSorted(d.errs)
 	}
+	if err := checkTiers(d, file, intra, inter); err != nil {
+		return nil, err
+	}
 	dev.Intra, dev.Inter = intra, inter
 	for k, s := range d.srcs {
 		dev.Sources["system."+k] = s
@@ -150,6 +153,32 @@ func LoadSystem(r io.Reader, file string) (*System, error) {
 		return nil, joinSorted(d.errs)
 	}
 	return NewSystem(dev, perNode, nodes)
+}
+
+// checkTiers checks the network tiers a system file's [intra] and
+// [inter] tables make (Validate's network rules), saying each problem at
+// the system file's line and key, not at the device file's.
+func checkTiers(d *decoder, file string, intra, inter Network) error {
+	v := validator{d: &Device{File: file, pos: map[string]int{}}}
+	for _, tier := range []struct {
+		name  string
+		n     Network
+		intra bool
+	}{{"intra", intra, true}, {"inter", inter, false}} {
+		if _, given := d.lines[tier.name]; !given {
+			continue
+		}
+		for k, l := range d.lines {
+			if k == tier.name || strings.HasPrefix(k, tier.name+".") {
+				v.d.pos["interconnect."+k] = l
+			}
+		}
+		v.network("interconnect."+tier.name, tier.n, tier.intra)
+	}
+	for _, e := range v.errs {
+		e.Key = strings.TrimPrefix(e.Key, "interconnect.")
+	}
+	return joinSorted(v.errs)
 }
 
 // override applies the keys of the [tier] table of a system file to n.

@@ -24,6 +24,10 @@ type Scan struct {
 	Conv, Chunk       int // convolution width (4) and SSD chunk length (256); Chunk 0 means Tokens
 	DType, StateDType DType
 	Delta             bool // the gated delta rule (Gated DeltaNet) in place of the SSD scan
+	// Prompt marks a prompt's scan (a prefill or a training pass): run by
+	// the chunked kernel from a zero state, even for a one-token prompt,
+	// never as the recurrent update a decode step runs on its state.
+	Prompt bool
 }
 
 func (s Scan) dims() (b, t, hp, n, g, w, q float64) {
@@ -36,8 +40,9 @@ func (s Scan) dims() (b, t, hp, n, g, w, q float64) {
 	return
 }
 
-// Decode reports whether the scan is a one-token state update.
-func (s Scan) Decode() bool { return s.Tokens == 1 }
+// Decode reports whether the scan is a one-token state update: one token
+// that is not a prompt's.
+func (s Scan) Decode() bool { return s.Tokens == 1 && !s.Prompt }
 
 // FLOPs counts multiply-adds as 2. The convolution: (d_inner + 2·G·N)·Conv
 // per token. The chunked scan per token (chunk length Q, d_inner = H·P):

@@ -165,7 +165,7 @@ func TestLoadTable(t *testing.T) {
 func TestLoadTable_bad(t *testing.T) {
 	_, err := LoadTableFile("testdata/bad.toml")
 	want := []string{
-		`price: testdata/bad.toml:14: price.colour: unknown key`,
+		`price: testdata/bad.toml:14: price[2].colour: unknown key`,
 		`price: testdata/bad.toml:1: price[1].source: missing`,
 		`price: testdata/bad.toml:3: price[1].hourly: "2.5" is not a price per hour or per kWh (e.g. "2.5/h", "2.1 EUR/h", "0.12 USD/kWh"): no currency or unit`,
 		`price: testdata/bad.toml:11: price[2].pue: must be at least 1`,
@@ -235,6 +235,9 @@ func TestLoadTable_reviewed(t *testing.T) {
 			[]string{"t.toml:4: price[1].energy: prices a TCO's energy only"}},
 		{"every problem", "[[price]]\nhardware = \"h100\"\nhourly = \"-2/h\"\npue = 0.5\nsource = \"s\"\ndate = \"2026-01\"\n",
 			[]string{"t.toml:3: price[1].hourly:", "t.toml:4: price[1].pue: must be at least 1"}},
+		// Two entries' unknown keys had both been put at the first's line.
+		{"unknown keys", "[[price]]\nhardware = \"h100\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"2026-01\"\ncolour = 1\n\n[[price]]\nhardware = \"a100\"\nhourly = \"2/h\"\nsource = \"s\"\ndate = \"2026-01\"\ncolour = 2\n",
+			[]string{"t.toml:6: price[1].colour: unknown key", "t.toml:13: price[2].colour: unknown key"}},
 		{"bad date", "[[price]]\nhardware = \"h100\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"2025-13-45\"\n",
 			[]string{"t.toml:5: price[1].date:"}},
 		{"duplicate", "[[price]]\nhardware = \"h100\"\nname = \"x\"\nhourly = \"2.5/h\"\nsource = \"s\"\ndate = \"2026-01\"\n\n[[price]]\nhardware = \"H100\"\nname = \"x\"\nhourly = \"3/h\"\nsource = \"t\"\ndate = \"2026-01-15\"\n",

@@ -122,12 +122,33 @@ func LoadTable(r io.Reader, file string) (*Table, error) {
 	}
 	starts := entryLines(data)
 	var errs []error
+	var raw struct {
+		Price []map[string]any `toml:"price"`
+	}
+	_, _ = toml.Decode(string(data), &raw)
+	seen := map[string]int{} // an unknown key's occurrences so far
 	for _, k := range md.Undecoded() {
-		line := 0
+		line, key := 0, k.String()
 		if len(k) > 1 {
 			line = keyLine(data, starts, -1, k[len(k)-1])
 		}
-		errs = append(errs, &TableError{File: file, Line: line, Key: k.String(), Err: errors.New("unknown key (want hardware, name, hourly, purchase, years, energy, pue, source, date)")})
+		if len(k) == 2 && k[0] == "price" {
+			// The n-th occurrence is in the n-th entry that has the key:
+			// two entries' unknown keys had both been put at the
+			// first's line, as "price.colour".
+			n := seen[k[1]]
+			seen[k[1]]++
+			for i, e := range raw.Price {
+				if _, ok := e[k[1]]; ok {
+					if n == 0 {
+						key, line = fmt.Sprintf("price[%d].%s", i+1, k[1]), keyLine(data, starts, i, k[1])
+						break
+					}
+					n--
+				}
+			}
+		}
+		errs = append(errs, &TableError{File: file, Line: line, Key: key, Err: errors.New("unknown key (want hardware, name, hourly, purchase, years, energy, pue, source, date)")})
 	}
 	if len(doc.Price) == 0 && len(errs) == 0 {
 		errs = append(errs, &TableError{File: file, Err: errors.New("no [[price]] entries")})

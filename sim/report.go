@@ -167,9 +167,13 @@ func (r *OpRow) Intensity() model.Intensity { return model.IntensityOf(r.FLOPs, 
 
 // Memory is the footprint on the most loaded device.
 type Memory struct {
-	Weights     model.Bytes
-	KVCache     model.Bytes // inference
-	KVPerToken  model.Bytes // one token of one sequence, this device's share
+	Weights    model.Bytes
+	KVCache    model.Bytes // inference
+	KVPerToken model.Bytes // one token of one sequence, this device's share
+	// KVState is the part of one sequence's KV cache that does not grow
+	// with its tokens (the state of state-space and DeltaNet layers),
+	// this device's share; KVPerToken averages it in, as serving sizes it.
+	KVState     model.Bytes
 	Activations model.Bytes // inference working set, or training activations
 	Gradients   model.Bytes
 	Optimizer   model.Bytes // master weights and moments

@@ -430,6 +430,7 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 		tokens := sc.Input + sc.Output
 		seq := float64(sh.KVBytes(tokens, sc.TP, sc.KV)) * r.stageShare()
 		m.KVCache = model.Bytes(seq * float64(sc.Batch))
+		m.KVState = model.Bytes(float64(sh.KVBytes(0, sc.TP, sc.KV)) * r.stageShare())
 		if tokens > 0 {
 			m.KVPerToken = model.Bytes(seq / float64(tokens))
 		}

@@ -89,6 +89,7 @@ func (m *Model) deltaOps(ops []model.Op, ph Phase) []model.Op {
 	c, n := &m.cfg, m.n
 	t := ph.Batch * ph.Seq
 	sc := m.deltaScan(ph.Batch, ph.Seq, ph.TP, ph.Act, ph.KV)
+	sc.Prompt = ph.Kind != Decode
 	kd, vd := sc.Groups*sc.State, sc.Heads*sc.HeadDim
 	ops = addOp(ops, StageAttention, "gdn.in_proj_qkvz", model.ClassQKV, n.delta, phaseGEMM(ph, t, c.DModel, 2*kd+2*vd))
 	ops = addOp(ops, StageAttention, "gdn.in_proj_ba", model.ClassQKV, n.delta, phaseGEMM(ph, t, c.DModel, 2*sc.Heads))

@@ -114,6 +114,7 @@ func (m *Model) mambaOps(ops []model.Op, ph Phase) []model.Op {
 	b, s, tp := ph.Batch, ph.Seq, ph.TP
 	t := b * s
 	sc := m.scan(b, s, tp, ph.Act, ph.KV)
+	sc.Prompt = ph.Kind != Decode
 	di := sc.Heads * sc.HeadDim
 	ops = addOp(ops, StageAttention, "ssm.in_proj", model.ClassQKV, n.mamba, phaseGEMM(ph, t, c.DModel, 2*di+2*sc.Groups*sc.State+sc.Heads))
 	ops = addOp(ops, StageAttention, "ssm.scan", model.ClassAttention, n.mamba, sc)

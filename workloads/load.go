@@ -67,17 +67,30 @@ func parseTOML(src []byte, file string) (*Model, error) {
 		}
 		return nil, &ConfigError{File: file, Err: err}
 	}
+	var raw map[string]any
+	_, rawErr := toml.Decode(string(src), &raw)
 	var errs []error
+	seen := map[string]int{} // an unknown [[layer]] key's occurrences so far
 	for _, k := range md.Undecoded() {
 		key := k.String()
-		errs = append(errs, &ConfigError{File: file, Line: keyLine(src, undecodedKey(k)), Key: key, Err: errors.New("unknown key")})
+		line := keyLine(src, undecodedKey(k))
+		if len(k) == 2 && k[0] == "layer" {
+			// The n-th occurrence is in the n-th layer that has the key:
+			// two layers' unknown keys had both been put at the first's
+			// line, as "layer.bogus".
+			if i := nthLayerWith(raw, k[1], seen[k[1]]); i >= 0 {
+				key = fmt.Sprintf("layer[%d].%s", i, k[1])
+				line = keyLine(src, key)
+			}
+			seen[k[1]]++
+		}
+		errs = append(errs, &ConfigError{File: file, Line: line, Key: key, Err: errors.New("unknown key")})
 	}
 	// The values are checked too, so that an unknown key does not hide
 	// them: every problem at once, in file order. A value the file gives
 	// is said as given, never "missing", and a given 0 is never replaced
 	// by a default (given.go).
-	var raw map[string]any
-	if _, err := toml.Decode(string(src), &raw); err == nil {
+	if rawErr == nil {
 		errs = append(errs, givenZeros(raw)...)
 	}
 	m, err := New(c)
@@ -88,6 +101,21 @@ func parseTOML(src []byte, file string) (*Model, error) {
 		return nil, locate(errors.Join(errs...), src, file)
 	}
 	return m, nil
+}
+
+// nthLayerWith returns the index of the n-th (from 0) [[layer]] of the
+// decoded file raw that gives key, -1 when there is none.
+func nthLayerWith(raw map[string]any, key string, n int) int {
+	layers, _ := raw["layer"].([]map[string]any)
+	for i, l := range layers {
+		if _, ok := l[key]; ok {
+			if n == 0 {
+				return i
+			}
+			n--
+		}
+	}
+	return -1
 }
 
 // undecodedKey turns a toml key path into keyLine's form: an unknown key

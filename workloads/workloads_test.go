@@ -665,3 +665,43 @@ top_k = 2
 		}
 	}
 }
+
+// TestLoad_unknownLayerKeys: an unknown key in a [[layer]] names its
+// layer and line; two layers' unknown keys had both been put at the
+// first one's line, each as "layer.bogus".
+func TestLoad_unknownLayerKeys(t *testing.T) {
+	src := `name = "c"
+kind = "cnn"
+image_size = 8
+channels = 3
+
+[[layer]]
+name = "c1"
+op = "conv"
+out = 4
+kernel = 3
+padding = 1
+
+[[layer]]
+name = "c2"
+op = "conv"
+out = 4
+kernel = 3
+padding = 1
+bogus = 1
+
+[[layer]]
+name = "c3"
+op = "conv"
+out = 4
+kernel = 3
+padding = 1
+bogus = 2
+`
+	_, err := Load(strings.NewReader(src), "u.toml")
+	for _, want := range []string{"u.toml:19: layer[1].bogus: unknown key", "u.toml:27: layer[2].bogus: unknown key"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}

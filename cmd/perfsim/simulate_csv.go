@@ -76,7 +76,7 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 	mem := []struct {
 		k string
 		v *int64
-	}{{"weights_bytes", &m.Weights}, {"kv_cache_bytes", &m.KVCache}, {"kv_cache_per_token_bytes", &m.KVPerToken},
+	}{{"weights_bytes", &m.Weights}, {"kv_cache_bytes", &m.KVCache}, {"kv_cache_per_token_bytes", &m.KVPerToken}, {"kv_state_per_sequence_bytes", m.KVState},
 		{"activations_bytes", &m.Activations}, {"gradients_bytes", m.Gradients}, {"optimizer_bytes", m.Optimizer},
 		{"reserve_bytes", &m.Reserve}, {"total_bytes", &m.Total}, {"capacity_bytes", &m.Capacity}, {"usable_bytes", &m.Usable}, {"headroom_bytes", &m.Headroom}}
 	for _, kv := range mem {

@@ -287,3 +287,27 @@ func TestSimulate_limitsAtBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulate_kvState: a state-space model's KV cache is said as state
+// per sequence (plus the attention layers' growth per token), not as an
+// average per token that moved with the prompt (mamba2-2.7b: 368.1 KiB
+// per token at 100 tokens, 10.33 KiB at 8000, for the same 82 MiB).
+func TestSimulate_kvState(t *testing.T) {
+	for _, tt := range []struct {
+		model, input, want string
+	}{
+		{"mamba2-2.7b", "100", "81.97 MiB of state per sequence\n"},
+		{"mamba2-2.7b", "8000", "81.97 MiB of state per sequence\n"},
+		{"nemotron-h-8b", "100", "49.41 MiB of state per sequence + 16 KiB per token\n"},
+		{"llama3-8b", "100", "128 KiB per token\n"},
+	} {
+		out, _, code := perfsim(t, "simulate", "--hw", "h100", "--model", tt.model, "--input", tt.input)
+		if code != 0 || !strings.Contains(out, tt.want) {
+			t.Errorf("%s --input %s: exit %d, lacks %q:\n%s", tt.model, tt.input, code, tt.want, out)
+		}
+	}
+	out, _, _ := perfsim(t, "simulate", "--hw", "h100", "--model", "nemotron-h-8b", "--format", "json")
+	if !strings.Contains(out, `"kv_state_per_sequence_bytes": 51806208`) {
+		t.Errorf("JSON lacks kv_state_per_sequence_bytes 51806208")
+	}
+}
