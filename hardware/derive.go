@@ -129,12 +129,26 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 	return d, nil
 }
 
+// inRange is an error naming the value when x is outside what a hardware
+// file may give (1 to 1e24 in base units): checked before the value is
+// set, so that the --set flag is named, not the what-if device's key,
+// and a 2:4 sparse peak scaled from it is not reported as well.
+func inRange(x float64, v string) error {
+	if x < minQuantity || x > maxQuantity {
+		return fmt.Errorf("%s is outside the range perfsim accepts, %g to %g in base units", v, float64(minQuantity), maxQuantity)
+	}
+	return nil
+}
+
 // setKey sets one key of d.
 func setKey(d, base *Device, k, v string) error {
 	rate := func(dst *model.ByteRate) error {
 		x, err := model.ParseByteRate(v)
 		if err == nil && !(x > 0) {
 			err = fmt.Errorf("want a positive bandwidth, not %s", v)
+		}
+		if err == nil {
+			err = inRange(float64(x), v)
 		}
 		if err == nil {
 			*dst = x
@@ -152,6 +166,9 @@ func setKey(d, base *Device, k, v string) error {
 		x, err := model.ParseBytes(v)
 		if err == nil && !(x > 0) {
 			err = fmt.Errorf("want a positive size, not %s", v)
+		}
+		if err == nil {
+			err = inRange(float64(x), v)
 		}
 		if err != nil {
 			return err
@@ -179,6 +196,9 @@ func setKey(d, base *Device, k, v string) error {
 			err = fmt.Errorf("want a positive clock, not %s", v)
 		}
 		if err == nil {
+			err = inRange(float64(x), v)
+		}
+		if err == nil {
 			d.Clock = x
 		}
 		return err
@@ -198,6 +218,9 @@ func setKey(d, base *Device, k, v string) error {
 		x, err := model.ParseFLOPRate(v)
 		if err == nil && (!(x > 0) || math.IsInf(float64(x), 0)) {
 			err = fmt.Errorf("want a positive compute rate, not %s", v)
+		}
+		if err == nil {
+			err = inRange(float64(x), v)
 		}
 		if err != nil {
 			return err

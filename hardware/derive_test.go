@@ -56,6 +56,22 @@ func TestDerive_badInput(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
+	// A value outside the accepted range names its --set flag, once: it
+	// had been reported as the what-if device's key ("what-if:catalog:
+	// h100-sxm: peak.matrix.bf16: ...") beside the 2:4 sparse peak scaled
+	// from it, a key the user never set.
+	_, err = Derive(base, []string{"peak.matrix.bf16=1e30FLOP/s", "memory.bandwidth=1e-3B/s"})
+	for _, want := range []string{
+		`--set peak.matrix.bf16=1e30FLOP/s: 1e30FLOP/s is outside the range perfsim accepts`,
+		`--set memory.bandwidth=1e-3B/s: 1e-3B/s is outside the range perfsim accepts`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "peak.sparse") {
+		t.Errorf("error names the sparse peak the user did not set:\n%v", err)
+	}
 	// A key set twice is ambiguous: the last had won silently.
 	_, err = Derive(base, []string{"memory.bandwidth=8TB/s", "peak.matrix.bf16=2PFLOP/s", "memory.bandwidth=9TB/s"})
 	for _, want := range []string{
