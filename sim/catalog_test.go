@@ -229,7 +229,8 @@ func TestRun_catalog(t *testing.T) {
 // in a serving loop). Target: ≤ 10 µs and ≤ 10 allocations each.
 // DeepSeek-V3 (tp 8, MLA and 256 experts) and gpt-oss-120b (tp 1, sliding
 // and full layers, 128 experts) should stay within 1.5× of llama3-70b
-// (issue 13).
+// (issue 13): deepseek-v3 has twice its op rows, the bulk of a recurring
+// run's work; docs/speed.md has the figures.
 func BenchmarkSimulate(b *testing.B) {
 	for _, bc := range []struct {
 		model string
