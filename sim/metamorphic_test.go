@@ -193,7 +193,11 @@ func TestMeta_moreIsNeverSlower(t *testing.T) {
 // slows a tensor-parallel run; and the footprint never shrinks with the
 // batch or the context (MaxBatch's bisection assumes it).
 func TestMeta_capacityAndLinks(t *testing.T) {
-	for _, dev := range []string{"a100", "h100", "b200", "l40s", "mi300x"} {
+	devs := []string{"a100", "h100", "b200", "l40s", "mi300x"}
+	if testing.Short() {
+		devs = []string{"h100", "l40s"} // a calibrated device and a datasheet one
+	}
+	for _, dev := range devs {
 		base, err := hardware.Resolve(dev)
 		if err != nil {
 			t.Fatal(err)
@@ -513,6 +517,15 @@ func checkReport(t *testing.T, what string, r *sim.Report, d *hardware.Device) {
 		if e.Node < e.GPU {
 			t.Errorf("%s: node energy %v J below the GPUs' %v J", what, e.Node, e.GPU)
 		}
+		if in := r.Inference; in != nil && in.Decode != nil && e.Gaps == 0 {
+			// Per-token figures times their tokens make the whole.
+			seqs := float64(sc.DP * sc.Batch)
+			pre, dec := float64(e.PrefillPerToken)*seqs*float64(sc.Input), float64(e.DecodePerToken)*seqs*float64(sc.Output-1)
+			if !near(pre+dec, float64(e.GPU), 1e-9) || !near(float64(e.PerOutputToken)*seqs*float64(sc.Output), float64(e.GPU), 1e-9) {
+				t.Errorf("%s: %v J per input token and %v J per output token after the first make %.6g J, %v J per output token %.6g J; the GPUs drew %v J",
+					what, e.PrefillPerToken, e.DecodePerToken, pre+dec, e.PerOutputToken, float64(e.PerOutputToken)*seqs*float64(sc.Output), e.GPU)
+			}
+		}
 	}
 }
 
@@ -638,7 +651,11 @@ func TestMeta_pricerEqualsRun(t *testing.T) {
 // bandwidth, more bf16 FLOP/s, or faster links within or between nodes.
 func TestMeta_trainingNeverSlower(t *testing.T) {
 	type layout struct{ tp, pp, dp, ep int }
-	for _, dev := range []string{"a100", "h100", "b200", "mi300x"} {
+	devs := []string{"a100", "h100", "b200", "mi300x"}
+	if testing.Short() {
+		devs = []string{"h100", "mi300x"} // a calibrated device and a datasheet one
+	}
+	for _, dev := range devs {
 		base, err := hardware.Resolve(dev)
 		if err != nil {
 			t.Fatal(err)

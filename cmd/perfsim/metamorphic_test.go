@@ -311,3 +311,41 @@ func TestMeta_serveJSONNonNegative(t *testing.T) {
 		}
 	}
 }
+
+// TestMeta_hfConfigEqualsCatalog: a catalog model and the HuggingFace
+// config.json of the same model give the same report (the imported
+// architecture: GQA, MoE, MLA, sliding windows, Mamba and Gated DeltaNet
+// layers, an encoder).
+func TestMeta_hfConfigEqualsCatalog(t *testing.T) {
+	for _, c := range []struct{ name, file, tp string }{
+		{"llama2-7b", "llama2-7b.json", "2"},
+		{"mixtral-8x7b", "mixtral-8x7b.json", "2"},
+		{"llama3.1-8b", "today/llama-3.1-8b.json", "1"},
+		{"deepseek-v3", "today/deepseek-v3.json", "8"},
+		{"gemma2-9b", "today/gemma-2-9b.json", "1"},
+		{"gemma3-27b", "today/gemma-3-27b-it.json", "2"},
+		{"gpt-oss-120b", "today/gpt-oss-120b.json", "2"},
+		{"nemotron-h-8b", "today/nemotron-h-8b.json", "1"},
+		{"qwen3-30b-a3b", "today/qwen3-30b-a3b.json", "1"},
+		{"qwen3-next-80b-a3b", "today/qwen3-next-80b-a3b.json", "2"},
+		{"phi3-mini", "today/phi-3-mini-4k.json", "1"},
+	} {
+		file := filepath.Join("..", "..", "workloads", "testdata", "hf", c.file)
+		args := []string{"--batch", "4", "--input", "3000", "--output", "50", "--tp", c.tp, "--format", "json"}
+		a := jsonOf(t, append([]string{"simulate", "--hw", "h100", "--model", c.name}, args...)...)
+		b := jsonOf(t, append([]string{"simulate", "--hw", "h100", "--model", file}, args...)...)
+		var diffs []string
+		for k, v := range a {
+			if _, num := v.(float64); !num {
+				continue // names and labels
+			}
+			if w, ok := b[k]; !ok || w != v {
+				diffs = append(diffs, fmt.Sprintf("%s: %v vs %v", k, v, w))
+			}
+		}
+		sort.Strings(diffs)
+		if len(diffs) > 0 {
+			t.Errorf("%s: the catalog entry and %s differ in %d figures: %s", c.name, c.file, len(diffs), strings.Join(diffs[:min(len(diffs), 8)], "; "))
+		}
+	}
+}
