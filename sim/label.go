@@ -103,7 +103,10 @@ func (m *labelMemo) of(i int, name, stage string) (Label, Label) {
 		return LabelOf(name), LabelOf(stage)
 	}
 	if i >= len(m.at) {
-		m.at = append(m.at, make([]labelPair, i+1-len(m.at))...)
+		// Room for a transformer's pass at once, then doubling.
+		at := make([]labelPair, min(max(i+1, 2*len(m.at), 64), maxLabelMemo))
+		copy(at, m.at)
+		m.at = at
 	}
 	p := &m.at[i]
 	if p.name != name || p.nameL == 0 && name != "" {

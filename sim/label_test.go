@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 )
@@ -79,5 +80,25 @@ func TestLabelMemo(t *testing.T) {
 	}
 	if len(m.at) > maxLabelMemo {
 		t.Errorf("the memo grew to %d places", len(m.at))
+	}
+}
+
+// TestRows_noPointers: report rows hold no pointers (label.go), so that
+// a run's rows are allocated untyped, copied without write barriers and
+// never scanned; a string or slice field added to a row fails here.
+func TestRows_noPointers(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[OpRow](), reflect.TypeFor[ClassRow]()} {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			switch f.Type.Kind() {
+			case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			default:
+				t.Errorf("%s.%s is a %s: rows hold no pointers (use a Label for a string)", typ.Name(), f.Name, f.Type)
+			}
+		}
+	}
+	if s := reflect.TypeFor[OpRow]().Size(); s > 72 {
+		t.Errorf("an OpRow is %d bytes, was 72", s)
 	}
 }

@@ -99,6 +99,10 @@ func checkOutputs(outs ...outputFile) []error {
 		if o.path == "" {
 			continue
 		}
+		if o.path == "-" { // standard output: refused, each flag on its own
+			errs = append(errs, usageError{fmt.Errorf("--%s: %w", o.flag, fileio.CheckOutput(o.path))})
+			continue
+		}
 		if o.chart {
 			if _, err := chart.FormatOf(o.path); err != nil {
 				errs = append(errs, usagef("--%s: %v", o.flag, err))

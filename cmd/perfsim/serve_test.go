@@ -195,3 +195,15 @@ func TestServe_stateSpaceRefused(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestServe_dashOutput: "-" for a file flag is refused, naming the flag,
+// with exit 2; a file named "-" had been written in the working
+// directory (plot's -o - is standard output, so users expect it).
+func TestServe_dashOutput(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--requests", "10", "--rate", "1", "--requests-out", "-", "--series-plot", "-")
+	for _, want := range []string{`--requests-out: "-": standard output is not written here`, `--series-plot: "-": standard output is not written here`} {
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr %q lacks %q", code, stderr, want)
+		}
+	}
+}

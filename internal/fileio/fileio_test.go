@@ -191,3 +191,15 @@ func TestRemoveTemps_stopsWrites(t *testing.T) {
 		t.Errorf("files left: %v", es)
 	}
 }
+
+// TestCheckOutput_dash: "-" names standard output by convention; an
+// output flag that writes files refuses it rather than write a file
+// named "-" (serve --requests-out - had).
+func TestCheckOutput_dash(t *testing.T) {
+	if err := CheckOutput("-"); err == nil || !strings.Contains(err.Error(), "standard output") {
+		t.Errorf("CheckOutput(\"-\") = %v", err)
+	}
+	if err := CheckOutput(filepath.Join(t.TempDir(), "-")); err != nil {
+		t.Errorf("a file named - in a directory: %v", err)
+	}
+}

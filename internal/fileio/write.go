@@ -83,6 +83,11 @@ func WriteFile(path string, data []byte) error {
 // write path: not a directory or another kind of file it refuses, in a
 // directory that exists. It writes nothing.
 func CheckOutput(path string) error {
+	if path == "-" {
+		// "-" is standard output by convention (plot's -o takes it so):
+		// a file named "-" had been written in the working directory.
+		return errors.New(`"-": standard output is not written here (give a file name, /dev/stdout, or ./- for a file named -)`)
+	}
 	st, err := os.Stat(path) // through symlinks, as WriteFile writes
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
