@@ -70,7 +70,7 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	o.host.AddFlags(fs)
 	fs.IntSliceVar(&o.maxSeqs, "max-seqs", []int{0, 64, 256}, "caps on running requests to search (0: the engine's)")
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "GPUs at most")
-	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (the first --tp, --pp, --dtypes, --max-seqs and --dp) sustains under the SLOs, by bisection")
+	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (one --tp, --pp, --dtypes and --max-seqs each, the first of a default list, and --dp) sustains under the SLOs, by bisection")
 	fs.IntVar(&o.dp, "dp", 1, "replicas of the deployment with --max-rate")
 	fs.BoolVar(&o.disagg, "disagg", false, "also search disaggregated deployments: a prefill and a decode pool, each instance any of the --tp × --pp layouts, the same --dtypes, the engine's --max-seqs, and the fewest instances of each that meet the objectives")
 	fs.StringVar(&o.router, "router", "round-robin", "how requests are spread over replicas and pool instances: round-robin or least-outstanding")
@@ -182,6 +182,16 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	// Flags the run's mode would ignore are refused (issue 17 item 11).
 	if o.maxRate {
 		errs = append(errs, ignoredFlags(fs, "not with --max-rate, which searches the rate for one deployment", "rate", "max-gpus", "front-plot")...)
+		// One deployment: a list given had its items after the first
+		// dropped without a word (--tp 1,2 priced tp 1 alone).
+		for _, l := range []struct {
+			name string
+			n    int
+		}{{"tp", len(o.tp)}, {"pp", len(o.pp)}, {"max-seqs", len(o.maxSeqs)}, {"dtypes", len(o.dtypes)}} {
+			if fs.Changed(l.name) && l.n > 1 {
+				errs = append(errs, usagef("--%s: %d values, but --max-rate prices one deployment: give one", l.name, l.n))
+			}
+		}
 	} else {
 		errs = append(errs, ignoredFlags(fs, "only with --max-rate; a layout search would ignore it", "dp", "load-plot")...)
 	}

@@ -78,3 +78,15 @@ func TestPlanServe_noLayoutRuns(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, out)
 	}
 }
+
+// TestPlanServe_maxRateOneDeployment: --max-rate prices one deployment;
+// a list given to --tp, --pp, --dtypes or --max-seqs is a usage error
+// naming the flag (--tp 1,2 had priced tp 1 alone, without a word).
+func TestPlanServe_maxRateOneDeployment(t *testing.T) {
+	_, stderr, code := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--max-rate", "--tp", "1,2", "--dtypes", "bf16,fp8", "--ttft-p99", "500ms", "--requests", "100")
+	for _, want := range []string{"--tp: 2 values, but --max-rate prices one deployment", "--dtypes: 2 values, but --max-rate prices one deployment"} {
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr %q lacks %q", code, stderr, want)
+		}
+	}
+}
