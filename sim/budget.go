@@ -27,9 +27,13 @@ const DefaultMaxNumTokens = 8192
 
 // A PrefillChunk is one distinct iteration of a chunked prefill: Batch
 // sequences of Tokens new tokens each after Context cached ones, run
-// Repeat times.
+// Repeat times. Partial says the chunk does not end its prompts: no
+// token is sampled from it, so the LM head (and the gather of its
+// logits) does not run, as an engine computes logits only for the
+// sequences whose prompt an iteration completes.
 type PrefillChunk struct {
 	Batch, Tokens, Context, Repeat int
+	Partial                        bool
 }
 
 // PrefillChunks splits the prefill of batch prompts of input tokens into
@@ -59,7 +63,7 @@ func appendPrefillChunks(dst []PrefillChunk, batch, input, budget int) []Prefill
 		return dst
 	}
 	for ctx := 0; ctx < input; ctx += budget {
-		dst = append(dst, PrefillChunk{Batch: 1, Tokens: min(budget, input-ctx), Context: ctx, Repeat: batch})
+		dst = append(dst, PrefillChunk{Batch: 1, Tokens: min(budget, input-ctx), Context: ctx, Repeat: batch, Partial: ctx+budget < input})
 	}
 	return dst
 }
@@ -100,6 +104,9 @@ func (r *runner) prefillOps(extra []model.Op, needOps bool) ([]model.Op, model.B
 			continue
 		}
 		for _, o := range ops {
+			if c.Partial && o.Class == model.ClassLogits {
+				continue // nothing sampled
+			}
 			o.Count *= c.Repeat
 			all = append(all, o)
 		}

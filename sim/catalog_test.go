@@ -360,7 +360,7 @@ func TestPrefillChunks(t *testing.T) {
 		{4, 2048, 8192, []sim.PrefillChunk{{Batch: 4, Tokens: 2048, Repeat: 1}}},
 		{5, 2048, 8192, []sim.PrefillChunk{{Batch: 4, Tokens: 2048, Repeat: 1}, {Batch: 1, Tokens: 2048, Repeat: 1}}},
 		{9, 4096, 8192, []sim.PrefillChunk{{Batch: 2, Tokens: 4096, Repeat: 4}, {Batch: 1, Tokens: 4096, Repeat: 1}}},
-		{2, 20000, 8192, []sim.PrefillChunk{{Batch: 1, Tokens: 8192, Repeat: 2}, {Batch: 1, Tokens: 8192, Context: 8192, Repeat: 2}, {Batch: 1, Tokens: 3616, Context: 16384, Repeat: 2}}},
+		{2, 20000, 8192, []sim.PrefillChunk{{Batch: 1, Tokens: 8192, Repeat: 2, Partial: true}, {Batch: 1, Tokens: 8192, Context: 8192, Repeat: 2, Partial: true}, {Batch: 1, Tokens: 3616, Context: 16384, Repeat: 2}}},
 		{3, 100, 0, []sim.PrefillChunk{{Batch: 3, Tokens: 100, Repeat: 1}}},
 	}
 	for _, tt := range tests {

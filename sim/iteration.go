@@ -96,9 +96,8 @@ type priceKey struct {
 type part uint8
 
 const (
-	bothPhases  part = iota // the ops a prefill and a decode step share, at every token
-	prefillOnly             // the ops only a prefill has, at its tokens
-	decodeOnly              // the ops only a decode step has, at its tokens
+	bothPhases part = iota // the ops a prefill and a decode step share, at every token
+	decodeOnly             // the ops only a decode step has, at its tokens
 )
 
 // A mixer is a sequence-mixing op of a pass: an attention or a scan,
@@ -251,9 +250,6 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 	if n := len(it.Decode); n > 0 && len(p.decOnly) > 0 {
 		t += p.denseTime(n, graph, decodeOnly)
 	}
-	if n := tokens - len(it.Decode); n > 0 && len(p.preOnly) > 0 {
-		t += p.denseTime(n, graph, prefillOnly)
-	}
 	// Prefill mixers: chunks of equal length and context share one
 	// launch (a static batch is one launch, as Run prices it).
 	for i, ch := range it.Prefill {
@@ -321,8 +317,9 @@ func interpolate(x int, f func(int) float64) float64 {
 
 // denseTime prices the ops of part of a pass at tokens tokens: every op
 // but the mixers and the LM head (with the pipeline transfers) for
-// bothPhases, less those only one phase has, which prefillOnly and
-// decodeOnly price.
+// bothPhases, less those only one phase has; decodeOnly prices a decode
+// step's own (a prefill's own are priced with its chunks' mixers, as they
+// see a chunk's context: MLA decompresses the cached prefix).
 func (p *Pricer) denseTime(tokens int, graph bool, pt part) float64 {
 	return interpolate(tokens, func(n int) float64 { return p.denseAt(n, graph, pt) })
 }
@@ -342,9 +339,6 @@ func (p *Pricer) denseAt(tokens int, graph bool, pt part) float64 {
 	switch pt {
 	case bothPhases:
 		extra = p.r.ppTransfer(tokens)
-	case prefillOnly:
-		ph = p.r.phase(Prefill)
-		ph.Batch, ph.Seq = 1, tokens
 	}
 	ops, err := p.r.ops(ph, extra)
 	if err != nil {
@@ -359,10 +353,6 @@ func (p *Pricer) denseAt(tokens int, graph bool, pt part) float64 {
 		switch pt {
 		case bothPhases:
 			if slices.Contains(p.decOnly, o.Name) {
-				continue
-			}
-		case prefillOnly:
-			if !slices.Contains(p.preOnly, o.Name) {
 				continue
 			}
 		case decodeOnly:
@@ -409,8 +399,8 @@ func (p *Pricer) headTime(rows int, graph bool) float64 {
 	return t
 }
 
-// prefillAttention prices n prefill chunks like ch in one launch on c,
-// the context on the grid.
+// prefillAttention prices n prefill chunks like ch on c: each mixer in
+// one launch, and the ops only a prefill has; the context on the grid.
 func (p *Pricer) prefillAttention(n int, ch Chunk, c *coster, graph bool) float64 {
 	return interpolate(ch.Context, func(ctx int) float64 {
 		return p.prefillAttentionAt(n, Chunk{ch.Tokens, ctx}, c, graph)
@@ -435,6 +425,23 @@ func (p *Pricer) prefillAttentionAt(n int, ch Chunk, c *coster, graph bool) floa
 		}
 		co, _ := c.price(kern)
 		t += float64(m.count) * float64(co.Time)
+	}
+	if len(p.preOnly) > 0 {
+		// The prefill's own ops (MLA's decompression of the latent
+		// cache, over the chunk's context and its new tokens).
+		ph := p.r.phase(Prefill)
+		ph.Batch, ph.Seq, ph.Context = n, ch.Tokens, ch.Context
+		ops, err := p.r.ops(ph, nil)
+		if err != nil {
+			p.fail(err)
+			return 0
+		}
+		for _, o := range ops {
+			if o.Count > 0 && o.Kernel != nil && slices.Contains(p.preOnly, o.Name) {
+				co, _ := c.price(o.Kernel)
+				t += float64(o.Count) * float64(co.Time)
+			}
+		}
 	}
 	remember(p.prem, k, t)
 	return t

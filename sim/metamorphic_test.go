@@ -642,6 +642,31 @@ func TestMeta_pricerEqualsRun(t *testing.T) {
 			if want := rep.Inference.Decode.Time; !near(float64(dec), float64(want), 1e-9) {
 				t.Errorf("%s %s: decode iterations %v, Run's decode %v (%+.3g%%)", dev, m.name, dec, want, 100*(float64(dec)/float64(want)-1))
 			}
+			// Prompts longer than the token budget: chunks at growing
+			// contexts, only the last sampling a token.
+			sc.Input, sc.MaxNumTokens = 3000, 1024
+			rep, err = sim.Run(sys, w, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tot, err := sim.RunTotals(sys, w, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pre model.Seconds
+			for _, ch := range sim.PrefillChunks(sc.Batch, sc.Input, sc.MaxNumTokens) {
+				it := sim.Iteration{}
+				for range ch.Batch {
+					it.Prefill = append(it.Prefill, sim.Chunk{Tokens: ch.Tokens, Context: ch.Context})
+				}
+				if !ch.Partial {
+					it.Sampled = ch.Batch
+				}
+				pre += model.Seconds(ch.Repeat) * p.Price(&it).Time
+			}
+			if want := rep.Inference.TTFT; !near(float64(pre), float64(want), 1e-9) || !near(float64(tot.Inference.TTFT), float64(want), 1e-12) {
+				t.Errorf("%s %s: a chunked prefill's iterations %v, Run's TTFT %v (%+.3g%%), RunTotals' %v", dev, m.name, pre, want, 100*(float64(pre)/float64(want)-1), tot.Inference.TTFT)
+			}
 		}
 	}
 }

@@ -107,25 +107,31 @@ var sharedChunks [chunkPriceSlots]atomic.Pointer[pricedChunk]
 // launches per pass, price and relative error; and the chunk's working
 // set and the data types its pricing checked (by bit).
 type pricedChunk struct {
-	proc   uint64
-	net    netKey
-	w      Workload
-	ph     Phase
-	ws     model.Bytes
-	checks uint32
-	ops    []opPrice
+	proc    uint64
+	net     netKey
+	w       Workload
+	ph      Phase
+	partial bool // priced without its LM head (PrefillChunk.Partial)
+	ws      model.Bytes
+	checks  uint32
+	ops     []opPrice
 }
 
-// chunkSlot returns the slot of chunk ph priced on processor proc.
-func chunkSlot(proc uint64, ph *Phase) *atomic.Pointer[pricedChunk] {
-	h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context), uint64(ph.TP)|uint64(ph.EP)<<32, proc)
+// chunkSlot returns the slot of chunk ph (partial or not) priced on
+// processor proc.
+func chunkSlot(proc uint64, ph *Phase, partial bool) *atomic.Pointer[pricedChunk] {
+	p := uint64(0)
+	if partial {
+		p = 1
+	}
+	h := mix(uint64(ph.Batch), uint64(ph.Seq), uint64(ph.Context)<<1|p, uint64(ph.TP)|uint64(ph.EP)<<32, proc)
 	return &sharedChunks[h&(chunkPriceSlots-1)]
 }
 
-// holds reports whether e holds the prices of chunk ph of w on processor
-// proc over links net.
-func (e *pricedChunk) holds(proc uint64, net *netKey, w Workload, ph *Phase) bool {
-	return e != nil && e.proc == proc && e.net == *net && e.w == w && e.ph == *ph
+// holds reports whether e holds the prices of chunk ph (partial or not)
+// of w on processor proc over links net.
+func (e *pricedChunk) holds(proc uint64, net *netKey, w Workload, ph *Phase, partial bool) bool {
+	return e != nil && e.proc == proc && e.net == *net && e.w == w && e.ph == *ph && e.partial == partial
 }
 
 // An opPrice is one launch of an op's kernel: what addPriced reads of
@@ -220,7 +226,7 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 	}
 	for i := k; i < len(chunks); i++ {
 		cp := r.chunkPhase(chunks[i])
-		if err := r.addChunk(&st, cp, chunks[i].Repeat); err != nil {
+		if err := r.addChunk(&st, cp, chunks[i].Repeat, chunks[i].Partial); err != nil {
 			return false, err
 		}
 		if pc != nil && i < prefixChunks {
@@ -236,16 +242,17 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 	return true, nil
 }
 
-// addChunk adds repeat runs of chunk ph to st: from the chunk's prices
-// when they are kept (sharedChunks), else priced (and kept).
-func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
+// addChunk adds repeat runs of chunk ph to st, without its LM head when
+// partial (PrefillChunk.Partial): from the chunk's prices when they are
+// kept (sharedChunks), else priced (and kept).
+func (r *runner) addChunk(st *prefixState, ph Phase, repeat int, partial bool) error {
 	c := r.c
 	var slot *atomic.Pointer[pricedChunk]
 	var net netKey
 	if c.pc != nil && pureWorkload(r.w) {
 		net = c.netKey()
-		slot = chunkSlot(c.pc.proc, &ph)
-		if e := slot.Load(); e.holds(c.pc.proc, &net, r.w, &ph) {
+		slot = chunkSlot(c.pc.proc, &ph, partial)
+		if e := slot.Load(); e.holds(c.pc.proc, &net, r.w, &ph, partial) {
 			for d := model.DType(0); d < 32; d++ {
 				if e.checks&(1<<d) != 0 {
 					c.check(d)
@@ -269,7 +276,7 @@ func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
 	st.ws = max(st.ws, ws)
 	var e *pricedChunk
 	if slot != nil {
-		e = &pricedChunk{proc: c.pc.proc, net: net, w: r.w, ph: ph, ws: ws, ops: make([]opPrice, 0, len(ops))}
+		e = &pricedChunk{proc: c.pc.proc, net: net, w: r.w, ph: ph, partial: partial, ws: ws, ops: make([]opPrice, 0, len(ops))}
 	}
 	c.calls = 0
 	for i := range ops {
@@ -277,6 +284,9 @@ func (r *runner) addChunk(st *prefixState, ph Phase, repeat int) error {
 		cnt := o.Count * repeat
 		if o.Count <= 0 || cnt <= 0 || o.Kernel == nil {
 			continue // not priced, as pass does not price it
+		}
+		if partial && o.Class == model.ClassLogits {
+			continue // nothing sampled
 		}
 		co, rel := c.cost(o.Kernel)
 		op := opPrice{time: co.Time, flops: co.FLOPs, bytes: co.Bytes, energy: co.Energy(), rel: rel, bound: co.Bound, count: int32(o.Count)}
