@@ -819,3 +819,45 @@ func TestMeta_kernelsMonotone(t *testing.T) {
 		}
 	}
 }
+
+// TestMeta_maxModelGrows: more memory, more devices to shard over, a
+// smaller batch or more recomputation never lower the largest model that
+// fits; and the member found fits while the next does not.
+func TestMeta_maxModelGrows(t *testing.T) {
+	for _, fam := range []string{"gpt3", "llama"} {
+		for _, mode := range []sim.Mode{sim.Training, sim.Inference} {
+			var prev float64
+			for _, c := range []struct {
+				capacity string
+				devices  int
+			}{{"40GB", 1}, {"80GB", 1}, {"96GB", 1}, {"141GB", 1}, {"141GB", 2}, {"141GB", 4}, {"192GB", 4}} {
+				sys := derived(t, "h100", c.devices, "memory.capacity="+c.capacity)
+				sc := sim.Default()
+				sc.Mode, sc.Seq, sc.Recompute = mode, 2048, sim.RecomputeSelective
+				if mode == sim.Training {
+					sc.DP, sc.ZeRO = c.devices, 3
+				} else {
+					sc.PP = c.devices // as perfsim maxmodel splits the layers
+				}
+				what := fmt.Sprintf("%s %s %s × %d", fam, mode, c.capacity, c.devices)
+				res, err := sim.MaxModel(sys, family(fam), sc, 1e8, 1e13)
+				if err != nil {
+					t.Errorf("%s: %v", what, err)
+					continue
+				}
+				if res.Model == nil {
+					t.Errorf("%s: nothing fits", what)
+					continue
+				}
+				p := res.Model.Params()
+				if p < prev*(1-1e-3) {
+					t.Errorf("%s: %.4g parameters fit, %.4g with less memory or fewer devices", what, p, prev)
+				}
+				if !res.Memory.Fits || res.Next != nil && res.NextMemory.Fits {
+					t.Errorf("%s: found fits %v; next fits %v", what, res.Memory.Fits, res.NextMemory.Fits)
+				}
+				prev = p
+			}
+		}
+	}
+}
