@@ -3,6 +3,7 @@ package sim
 import (
 	"maps"
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/perfsim/perfsim/model"
@@ -341,13 +342,17 @@ func (f *flatMap[V]) set(m map[model.DType]V) bool {
 	return true
 }
 
-// same reports whether m holds what f holds.
+// same reports whether m holds what f holds: as many keys, and each of
+// f's in m with its value. It looks f's keys up rather than ranging over
+// m, whose iterator writes pointers (write barriers while the collector
+// marks) at every step.
 func (f *flatMap[V]) same(m map[model.DType]V) bool {
 	if len(m) != f.n {
 		return false
 	}
-	for d, v := range m {
-		if int(d) >= len(f.vals) || f.has&(1<<d) == 0 || f.vals[d] != v {
+	for has := f.has; has != 0; has &= has - 1 {
+		d := model.DType(bits.TrailingZeros32(has))
+		if v, ok := m[d]; !ok || v != f.vals[d] {
 			return false
 		}
 	}

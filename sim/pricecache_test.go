@@ -120,6 +120,19 @@ func TestSameProcessor(t *testing.T) {
 		p.Matrix[model.FP16] = 1
 		return true
 	})
+	// A key replaced by another, the count and the values kept.
+	check("Matrix key replaced", func(p *model.Processor) bool {
+		for d, v := range p.Matrix {
+			for e := model.DType(0); e < 32; e++ {
+				if _, ok := p.Matrix[e]; !ok {
+					delete(p.Matrix, d)
+					p.Matrix[e] = v
+					return true
+				}
+			}
+		}
+		return false
+	})
 }
 
 // changeMap changes the value of one entry of a map (already a copy).
