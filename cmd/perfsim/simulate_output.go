@@ -435,7 +435,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 	if r.Devices > 1 {
 		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
 	}
-	fmt.Fprintf(w, ": %s, %.4g B parameters\n", sc.Mode, r.Params/1e9)
+	fmt.Fprintf(w, ": %s, %s parameters\n", sc.Mode, paramCount(r.Params))
 	fmt.Fprintf(w, "%s: %s\n", r.Hardware, cal)
 	tw := newTable(w)
 	if in := r.Inference; in != nil {
@@ -607,4 +607,13 @@ func phaseBound(p *sim.PhaseReport) string {
 		return "host"
 	}
 	return p.Bound.String()
+}
+
+// paramCount writes a parameter count in billions, or in millions below
+// one billion (resnet50's had read "0.02556 B").
+func paramCount(n float64) string {
+	if n < 1e9 {
+		return fmt.Sprintf("%.4g M", n/1e6)
+	}
+	return fmt.Sprintf("%.4g B", n/1e9)
 }
