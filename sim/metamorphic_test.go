@@ -819,3 +819,97 @@ func TestMeta_kernelsMonotone(t *testing.T) {
 		}
 	}
 }
+
+// TestMeta_maxModelGrows: more memory, more devices to shard over, a
+// smaller batch or more recomputation never lower the largest model that
+// fits; and the member found fits while the next does not.
+func TestMeta_maxModelGrows(t *testing.T) {
+	for _, fam := range []string{"gpt3", "llama"} {
+		for _, mode := range []sim.Mode{sim.Training, sim.Inference} {
+			var prev float64
+			for _, c := range []struct {
+				capacity string
+				devices  int
+			}{{"40GB", 1}, {"80GB", 1}, {"96GB", 1}, {"141GB", 1}, {"141GB", 2}, {"141GB", 4}, {"192GB", 4}} {
+				sys := derived(t, "h100", c.devices, "memory.capacity="+c.capacity)
+				sc := sim.Default()
+				sc.Mode, sc.Seq, sc.Recompute = mode, 2048, sim.RecomputeSelective
+				if mode == sim.Training {
+					sc.DP, sc.ZeRO = c.devices, 3
+				} else {
+					sc.PP = c.devices // as perfsim maxmodel splits the layers
+				}
+				what := fmt.Sprintf("%s %s %s × %d", fam, mode, c.capacity, c.devices)
+				res, err := sim.MaxModel(sys, family(fam), sc, 1e8, 1e13)
+				if err != nil {
+					t.Errorf("%s: %v", what, err)
+					continue
+				}
+				if res.Model == nil {
+					t.Errorf("%s: nothing fits", what)
+					continue
+				}
+				p := res.Model.Params()
+				if p < prev*(1-1e-3) {
+					t.Errorf("%s: %.4g parameters fit, %.4g with less memory or fewer devices", what, p, prev)
+				}
+				if !res.Memory.Fits || res.Next != nil && res.NextMemory.Fits {
+					t.Errorf("%s: found fits %v; next fits %v", what, res.Memory.Fits, res.NextMemory.Fits)
+				}
+				prev = p
+			}
+		}
+	}
+}
+
+// TestMeta_conservationLayouts: the bookkeeping of checkReport holds
+// under expert parallelism (inside the TP group and across data-parallel
+// attention replicas), 8- and 4-bit types, context and sequence
+// parallelism, interleaved pipelines and overlapped TP collectives.
+func TestMeta_conservationLayouts(t *testing.T) {
+	type c struct {
+		model, hw string
+		sc        func(*sim.Scenario)
+	}
+	inf := func(tp, dp, ep int, w, a, kv model.DType) func(*sim.Scenario) {
+		return func(s *sim.Scenario) {
+			s.TP, s.DP, s.EP, s.Batch, s.Input, s.Output = tp, dp, ep, 8, 1500, 60
+			s.Weights, s.Act, s.KV = w, a, kv
+		}
+	}
+	train := func(tp, pp, dp, cp, ep, vs int, sp, ov bool, sched sim.Schedule) func(*sim.Scenario) {
+		return func(s *sim.Scenario) {
+			s.Mode, s.Seq, s.Batch = sim.Training, 4096, 1
+			s.TP, s.PP, s.DP, s.CP, s.EP, s.VirtualStages, s.SP, s.TPOverlap, s.Schedule = tp, pp, dp, cp, ep, vs, sp, ov, sched
+			s.GlobalBatch = 16 * dp
+			s.Recompute = sim.RecomputeSelective
+		}
+	}
+	bf, f8, i4 := model.BF16, model.FP8, model.INT4
+	for _, tt := range []c{
+		{"qwen3-30b-a3b", "h100", inf(2, 1, 2, bf, bf, bf)},
+		{"qwen3-30b-a3b", "h100", inf(1, 4, 4, bf, bf, bf)},
+		{"mixtral-8x7b", "a100", inf(2, 2, 4, bf, bf, bf)},
+		{"deepseek-v3", "h200", inf(8, 1, 8, f8, f8, f8)},
+		{"llama3-8b", "h100", inf(1, 1, 1, f8, f8, f8)},
+		{"llama3-8b", "a100", inf(1, 1, 1, i4, bf, bf)},
+		{"gemma2-9b", "b200", inf(2, 1, 1, model.FP4, model.FP8, f8)},
+		{"nemotron-h-8b", "h100", inf(2, 1, 1, f8, f8, f8)},
+		{"llama3-8b", "h100", train(2, 2, 2, 2, 1, 2, true, true, sim.Interleaved)},
+		{"qwen3-30b-a3b", "h100", train(2, 1, 4, 1, 4, 1, true, false, sim.OneFOneB)},
+		{"gemma2-9b", "b200", train(4, 2, 2, 1, 1, 1, true, false, sim.GPipe)},
+		{"nemotron-h-8b", "mi300x", train(2, 2, 2, 1, 1, 1, false, false, sim.OneFOneB)},
+	} {
+		sc := sim.Default()
+		tt.sc(&sc)
+		n := max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1) * max(sc.CP, 1)
+		sys := mustSystem(t, tt.hw, n)
+		what := fmt.Sprintf("%s %s %s tp %d pp %d dp %d cp %d ep %d %s/%s/%s", sys.Device.Name, tt.model, sc.Mode, sc.TP, sc.PP, sc.DP, sc.CP, sc.EP, sc.Weights, sc.Act, sc.KV)
+		r, err := sim.Run(sys, metaModel(t, tt.model), sc)
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			continue
+		}
+		checkReport(t, what, r, sys.Device)
+	}
+}

@@ -154,6 +154,10 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				errs = append(errs, usagef("--%s: %s is not an LLM benchmark", flag, b.Name))
 			case v < 1 || v > 1<<20:
 				errs = append(errs, usagef("--%s: %s=%d: want 1 to %d tokens", flag, name, v, 1<<20))
+			case o.bench != "" && o.suite == "inference" && len(suite) == 1 && suite[0].Name != "" && b.Name != suite[0].Name:
+				// It would be ignored: --benchmark resnet50 --input
+				// llama2-70b=100 had run resnet50 without a word.
+				errs = append(errs, usagef("--%s: %s is not the benchmark run (--benchmark %s)", flag, b.Name, suite[0].Name))
 			default:
 				delete(m, name)
 				m[b.Name] = v

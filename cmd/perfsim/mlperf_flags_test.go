@@ -59,3 +59,13 @@ func TestMLPerf_precisionWarned(t *testing.T) {
 		t.Errorf("H100 has fp8, yet: %s", stderr)
 	}
 }
+
+// TestMLPerf_inputOfAnotherBenchmark: an --input or --output for a
+// benchmark --benchmark does not run is a usage error naming it; it had
+// been ignored without a word.
+func TestMLPerf_inputOfAnotherBenchmark(t *testing.T) {
+	_, stderr, code := perfsim(t, "mlperf", "--hw", "h100", "--gpus", "8", "--benchmark", "resnet50", "--input", "llama2-70b=100")
+	if code != 2 || !strings.Contains(stderr, "--input: llama2-70b-99 is not the benchmark run (--benchmark resnet50)") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
