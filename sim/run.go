@@ -311,7 +311,7 @@ func (r *runner) inference(res *InferenceResult, dec *PhaseReport) error {
 		if err != nil {
 			return err
 		}
-		res.Prefill = r.c.passOnce("prefill", r.decomps.idOf(ops), ops)
+		res.Prefill = r.c.passOnce(r.prefillName(), r.decomps.idOf(ops), ops)
 		r.eager(&res.Prefill)
 	}
 	res.TTFT, res.TTFTLow, res.TTFTHigh = res.Prefill.Time, res.Prefill.Low, res.Prefill.High
@@ -402,6 +402,16 @@ func (r *runner) stageShare() float64 {
 		return 1
 	}
 	return math.Ceil(float64(L)/float64(r.sc.PP)) / float64(L)
+}
+
+// prefillName names an inference's first phase: a decoder's prefill, or
+// the one forward pass of an encoder, a ViT or a CNN (which had been
+// called a prefill in every table and JSON).
+func (r *runner) prefillName() string {
+	if r.shape.Arch == Decoder {
+		return "prefill"
+	}
+	return "forward"
 }
 
 // inferenceMemory sizes one device: weights split by TP (and by PP, the

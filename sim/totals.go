@@ -236,7 +236,7 @@ func (r *runner) prefillTotals(ph *PhaseReport, working *model.Bytes, extra []mo
 	}
 	acc := st.acc
 	c.accumulate(&acc, extra, 1)
-	*ph = PhaseReport{Name: "prefill", Steps: 1}
+	*ph = PhaseReport{Name: r.prefillName(), Steps: 1}
 	acc.into(ph)
 	*working = st.ws
 	return true, nil

@@ -311,3 +311,19 @@ func TestSimulate_kvState(t *testing.T) {
 		t.Errorf("JSON lacks kv_state_per_sequence_bytes 51806208")
 	}
 }
+
+// TestSimulate_forwardPhase: the one pass of a CNN, a ViT or an encoder
+// is named "forward" in the breakdown and the JSON, as the plots name it;
+// it had been called a "prefill" (resnet50: "prefill: 4.371 ms").
+func TestSimulate_forwardPhase(t *testing.T) {
+	for _, m := range []string{"resnet50", "vit-b16", "bert-large"} {
+		out, _, code := perfsim(t, "simulate", "--hw", "h100", "--model", m, "--batch", "8", "--format", "json")
+		if code != 0 || !strings.Contains(out, `"name": "forward"`) || strings.Contains(out, `"name": "prefill"`) {
+			t.Errorf("%s: exit %d, phases not named forward", m, code)
+		}
+	}
+	out, _, _ := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--format", "json")
+	if !strings.Contains(out, `"name": "prefill"`) {
+		t.Errorf("llama3-8b lost its prefill")
+	}
+}
