@@ -170,10 +170,24 @@ func (p *Processor) prefillAttention(a Attention, e *AttentionParams, eight bool
 		if tile <= 0 {
 			tile = 128
 		}
-		ctas := float64(a.Batch) * float64(a.Heads) * math.Ceil(float64(a.QLen)/float64(tile))
+		q := float64(a.QLen) / float64(tile)
+		ctas := float64(a.Batch) * float64(a.Heads) * math.Ceil(q)
+		// A CTA's time is a full tile's share of the work (the whole
+		// prompt's under one tile), not the mean CTA's: a last tile of a
+		// few queries does not shorten the tiles beside it. full counts
+		// the work in full tiles; it is ctas when the query length is a
+		// multiple of the tile or within one (every measured shape).
+		full := float64(a.Batch) * float64(a.Heads) * math.Max(1, q)
 		k := float64(max(e.CTAsPerUnit, 1))
 		if w := p.waves(ctas/k, e.Waves); w > 0 {
-			tc = w*nonNeg(float64(e.WaveOverhead)) + w*k*float64(p.ComputeUnits)/ctas*tc
+			// Whole waves each last their longest CTA; a persistent
+			// kernel packs the short tiles, and runs at least one full
+			// tile's time.
+			if e.Waves == WavesFractional {
+				tc = w*nonNeg(float64(e.WaveOverhead)) + math.Max(1, full/(k*float64(p.ComputeUnits)))*k*float64(p.ComputeUnits)/full*tc
+			} else {
+				tc = w*nonNeg(float64(e.WaveOverhead)) + w*k*float64(p.ComputeUnits)/full*tc
+			}
 		}
 	}
 	if bw > 0 {
