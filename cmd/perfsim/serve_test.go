@@ -222,3 +222,14 @@ func TestServe_kvTokensOverMemory(t *testing.T) {
 		t.Errorf("--kv-tokens 500000: exit %d\n%s", code, out)
 	}
 }
+
+// TestServe_ppKVCache: a replica of PP stages runs PP schedulers, each
+// with 1/PP of the KV cache; the table says the replica's whole cache
+// and each scheduler's (tp 4 × pp 2 of Llama 3 70B had printed one
+// scheduler's 683568 tokens as the replica's).
+func TestServe_ppKVCache(t *testing.T) {
+	out, _, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-70b", "--tp", "4", "--pp", "2", "--requests", "10", "--rate", "1")
+	if code != 0 || !strings.Contains(out, "KV cache 1367136 tokens per replica, 683568 in each of its 2 pipeline schedulers") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
