@@ -360,9 +360,6 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		return 0, m, err
 	}
 	m.Buffers = e.RuntimeBuffers(p)
-	if e.KVTokens > 0 {
-		return e.KVTokens, m, nil
-	}
 	c := float64(m.Usable) // what programs can allocate (hardware.Memory.Limit)
 	if c <= 0 {
 		c = float64(m.Capacity)
@@ -370,6 +367,18 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	// Buffers allocated before the KV cache come off what it is sized
 	// from in full (TRTLLMBufferSet: TensorRT-LLM allocates them first).
 	held := float64(m.Weights + m.Activations + m.Reserve + m.Buffers)
+	if e.KVTokens > 0 {
+		// A cache the device cannot hold even with every byte the
+		// model leaves (100M tokens of Llama 3 8B is 13 TB on an
+		// 80 GB H100) had been taken as given.
+		if m.KVPerToken > 0 {
+			if most := math.Floor((c - held) / float64(m.KVPerToken)); float64(e.KVTokens) > most {
+				return 0, m, fmt.Errorf("--kv-tokens %d: more than the device's memory holds: %s per device less %s of weights, activations, buffers and reserve leaves %s, at most %.0f tokens of %s",
+					e.KVTokens, model.Bytes(c), model.Bytes(held), model.Bytes(max(c-held, 0)), max(most, 0), m.KVPerToken)
+			}
+		}
+		return e.KVTokens, m, nil
+	}
 	var kv float64
 	switch e.MemBase {
 	case OfTotal:
