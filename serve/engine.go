@@ -119,9 +119,10 @@ type Engine struct {
 	// launched. See Scenario.
 	Graphs bool
 	// AllReduce names the engine's own all-reduce kernel within a node
-	// (sim.Scenario.AllReduce; "vllm": vLLM's custom all-reduce), priced
-	// where it has been measured (hardware.EngineAllReduceOn); "" for the
-	// device's fitted collectives.
+	// (sim.Scenario.AllReduce; "vllm": vLLM's custom all-reduce, which
+	// the vllm, vllm-0.6 and sglang presets run), priced where it has
+	// been measured (hardware.EngineAllReduceOn); "" for the device's
+	// fitted collectives.
 	AllReduce string
 	// Static runs static batches: up to MaxSeqs requests prefilled
 	// together and decoded together to the last one's end, the next
@@ -220,7 +221,19 @@ const gib = 1 << 30
 //     preemption by recompute. The OpenAI server's defaults on a device
 //     of at least 70 GiB are max_num_batched_tokens 8192 and
 //     max_num_seqs 1024, else 2048 and 256 (vllm/engine/arg_utils.py,
-//     EngineArgs._set_default_args_v1).
+//     EngineArgs._set_default_args_v1). The all-reduces within a node by
+//     vLLM's custom kernel (AllReduce "vllm"), with v0.6.0's dispatch:
+//     v0.10's CudaCommunicator.all_reduce tries it first (after ROCm's
+//     quick reduce) and hands NCCL what it declines; CustomAllreduce keeps
+//     max_size 8 MiB at every world size, and csrc/custom_all_reduce.cuh
+//     its one-stage/two-stage thresholds. The per-architecture limits
+//     (CUSTOM_ALL_REDUCE_MAX_SIZES in all_reduce_utils.py: 256 KiB at 8
+//     GPUs on Hopper, the rest to torch symmetric memory) apply only with
+//     VLLM_ALLREDUCE_USE_SYMM_MEM=1, off by default through v0.10.x
+//     (vllm-project/vllm#20759 added it opt-in; #24111 turned it on and
+//     #24696 off again before v0.10.2); FlashInfer's fused all-reduce is
+//     a compilation pass off by default (enable_fi_allreduce_fusion). The
+//     pieces of V1's piecewise CUDA graphs capture it.
 //   - vllm-0.6: vLLM V0 (v0.6.0) without chunked prefill: prefill-first
 //     (vllm/core/scheduler.py _schedule_default: new prompts first, a
 //     batch never mixes prefill and decode), max_num_seqs 256,
@@ -241,7 +254,18 @@ const gib = 1 << 30
 //     batch's results while the next runs, lmsys.org/blog/2024-12-04-
 //     sglang-v0-4; server_args.py disable_overlap_schedule false; the
 //     cost is one extra step before a token is seen, as TensorRT-LLM's
-//     docs on its own overlap scheduler, which cites it, say).
+//     docs on its own overlap scheduler, which cites it, say). The
+//     all-reduces within a node by vLLM's custom kernel (AllReduce
+//     "vllm"): v0.4.0 runs vLLM's distributed package itself
+//     (vllm.distributed of vLLM 0.6.x, custom all-reduce unless
+//     --disable-custom-all-reduce; sgl-project/sglang#2511, 2024-12-18:
+//     "currently still use vllm distributed"); its own copy kept vLLM's
+//     kernel the default (USE_VLLM_CUSTOM_ALLREDUCE, #2981) until about
+//     March 2025 (#4436), and from April 2025 sgl-kernel carries a port
+//     of the same kernel (#5079, #5080); only the releases between ran
+//     TensorRT-LLM's one-shot kernel from sgl-kernel by default, the
+//     kernel the devices' fits follow. Decode steps replay it in CUDA
+//     graphs.
 //   - trtllm: TensorRT-LLM (v0.14) in-flight batching: decode-first with
 //     chunked context; kv_cache_free_gpu_mem_fraction 0.9 of the memory
 //     free after loading; tokens_per_block 64; the scheduler policy
@@ -261,8 +285,8 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 	switch strings.ToLower(name) {
 	case "vllm":
 		e := Engine{Name: "vllm", MaxSeqs: 256, MaxTokens: 2048, Chunked: true, BlockSize: 16,
-			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true,
-			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults)"}
+			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true, AllReduce: "vllm",
+			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults); vllm/distributed/device_communicators/cuda_communicator.py and custom_all_reduce.py (its own all-reduce within a node; symmetric memory opt-in, VLLM_ALLREDUCE_USE_SYMM_MEM)"}
 		if big {
 			e.MaxSeqs, e.MaxTokens = 1024, 8192
 		}
@@ -274,8 +298,8 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,
-			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true, AsyncOutput: true,
-			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88, disable_overlap_schedule false), managers/scheduler.py (prefill batches first); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler)"}, nil
+			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true, AsyncOutput: true, AllReduce: "vllm",
+			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88, disable_overlap_schedule false), managers/scheduler.py (prefill batches first); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
 			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve, Buffers: TRTLLM014Buffers,
@@ -336,9 +360,6 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		return 0, m, err
 	}
 	m.Buffers = e.RuntimeBuffers(p)
-	if e.KVTokens > 0 {
-		return e.KVTokens, m, nil
-	}
 	c := float64(m.Usable) // what programs can allocate (hardware.Memory.Limit)
 	if c <= 0 {
 		c = float64(m.Capacity)
@@ -346,6 +367,18 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	// Buffers allocated before the KV cache come off what it is sized
 	// from in full (TRTLLMBufferSet: TensorRT-LLM allocates them first).
 	held := float64(m.Weights + m.Activations + m.Reserve + m.Buffers)
+	if e.KVTokens > 0 {
+		// A cache the device cannot hold even with every byte the
+		// model leaves (100M tokens of Llama 3 8B is 13 TB on an
+		// 80 GB H100) had been taken as given.
+		if m.KVPerToken > 0 {
+			if most := math.Floor((c - held) / float64(m.KVPerToken)); float64(e.KVTokens) > most {
+				return 0, m, fmt.Errorf("--kv-tokens %d: more than the device's memory holds: %s per device less %s of weights, activations, buffers and reserve leaves %s, at most %.0f tokens of %s",
+					e.KVTokens, model.Bytes(c), model.Bytes(held), model.Bytes(max(c-held, 0)), max(most, 0), m.KVPerToken)
+			}
+		}
+		return e.KVTokens, m, nil
+	}
 	var kv float64
 	switch e.MemBase {
 	case OfTotal:

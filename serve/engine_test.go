@@ -64,3 +64,25 @@ func TestKVCapacity_blockLargerThanCache(t *testing.T) {
 		t.Errorf("blocks of 2^30 tokens: error %v, want one naming --block-size", err)
 	}
 }
+
+// TestPreset_allReduce: the presets name the all-reduce their engines
+// run within a node (serve.Preset cites the code): vLLM's custom kernel
+// for vLLM v0.6.0, vLLM V1 v0.10 and SGLang v0.4; none for TensorRT-LLM,
+// whose own one-shot kernel is the one the devices' collectives are
+// fitted to. The scenario a run is priced by carries it.
+func TestPreset_allReduce(t *testing.T) {
+	for _, tt := range []struct{ engine, want string }{
+		{"vllm", "vllm"}, {"vllm-0.6", "vllm"}, {"sglang", "vllm"}, {"trtllm", ""},
+	} {
+		e, err := serve.Preset(tt.engine, 80<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.AllReduce != tt.want {
+			t.Errorf("%s: AllReduce %q, want %q", tt.engine, e.AllReduce, tt.want)
+		}
+		if sc := e.Scenario(sim.Default()); sc.AllReduce != tt.want {
+			t.Errorf("%s: scenario AllReduce %q, want %q", tt.engine, sc.AllReduce, tt.want)
+		}
+	}
+}

@@ -466,6 +466,9 @@ func checkReport(t *testing.T, what string, r *sim.Report, d *hardware.Device) {
 		if in.TTFT != in.Prefill.Time || !near(float64(e2e), float64(in.E2E), 1e-12) {
 			t.Errorf("%s: TTFT %v E2E %v; prefill %v, TTFT + decode %v", what, in.TTFT, in.E2E, in.Prefill.Time, e2e)
 		}
+		if in.Decode == nil && in.TTFT > 0 && !near(in.SamplesPerSecond*float64(in.TTFT), float64(sc.DP*sc.Batch), 1e-9) && !in.LoaderBound {
+			t.Errorf("%s: %.6g samples/s × TTFT %v is not the %d samples", what, in.SamplesPerSecond, in.TTFT, sc.DP*sc.Batch)
+		}
 		if in.Decode != nil {
 			tokens := float64(sc.DP * sc.Batch * sc.Output)
 			if !near(in.OutputTokensPerSecond*float64(in.E2E), tokens, 1e-12) {
@@ -490,8 +493,12 @@ func checkReport(t *testing.T, what string, r *sim.Report, d *hardware.Device) {
 		if !near(tr.SamplesPerSecond*float64(tr.StepTime), float64(gb), 1e-9) {
 			t.Errorf("%s: %.6g samples/s × step %v is not the global batch %d", what, tr.SamplesPerSecond, tr.StepTime, gb)
 		}
-		if !near(tr.TokensPerSecond, tr.SamplesPerSecond*float64(sc.Seq), 1e-9) {
-			t.Errorf("%s: %.6g tokens/s, %.6g samples/s of %d tokens", what, tr.TokensPerSecond, tr.SamplesPerSecond, sc.Seq)
+		perSample := float64(sc.Seq)
+		if r.Arch == sim.CNN || r.Arch == sim.Vision {
+			perSample = 1 // images, as TokensPerSecond counts them
+		}
+		if !near(tr.TokensPerSecond, tr.SamplesPerSecond*perSample, 1e-9) {
+			t.Errorf("%s: %.6g tokens/s, %.6g samples/s of %g tokens", what, tr.TokensPerSecond, tr.SamplesPerSecond, perSample)
 		}
 		if b := tr.Breakdown; b != nil && !near(float64(b.Total()), float64(tr.StepTime), 1e-9) {
 			t.Errorf("%s: the breakdown sums to %v, the step is %v: %+v", what, b.Total(), tr.StepTime, *b)
@@ -857,6 +864,28 @@ func TestMeta_maxModelGrows(t *testing.T) {
 					t.Errorf("%s: found fits %v; next fits %v", what, res.Memory.Fits, res.NextMemory.Fits)
 				}
 				prev = p
+			}
+		}
+	}
+}
+
+// TestMeta_conservationOneShot: checkReport's identities for models
+// without decode (CNN, ViT, encoders, diffusion UNet, DLRM), inference
+// and training, data-parallel.
+func TestMeta_conservationOneShot(t *testing.T) {
+	for _, m := range []string{"resnet50", "vit-b16", "bert-large", "sdxl-unet", "dlrm-dcnv2", "t5-v1.1-xxl-encoder"} {
+		for _, dev := range []string{"h100", "a100", "mi300x"} {
+			for _, mode := range []sim.Mode{sim.Inference, sim.Training} {
+				sys := mustSystem(t, dev, 2)
+				sc := sim.Default()
+				sc.Mode, sc.Batch, sc.DP, sc.Input, sc.Output, sc.GlobalBatch, sc.Seq = mode, 8, 2, 384, 1, 32, 384
+				what := fmt.Sprintf("%s %s %s", sys.Device.Name, m, mode)
+				r, err := sim.Run(sys, metaModel(t, m), sc)
+				if err != nil {
+					t.Errorf("%s: %v", what, err)
+					continue
+				}
+				checkReport(t, what, r, sys.Device)
 			}
 		}
 	}

@@ -52,6 +52,15 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		if errors.As(err, &se) {
 			return nil, &ConfigError{File: file, Line: 1 + bytes.Count(src[:min(int(se.Offset), len(src))], []byte("\n")), Err: err}
 		}
+		// Say what the file holds, not Go's "cannot unmarshal array into
+		// Go value of type map[string]interface {}" or a bare "EOF".
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			err = fmt.Errorf("it holds a JSON %s", te.Value)
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			err = errors.New("the file is empty or cut short")
+		}
 		return nil, &ConfigError{File: file, Err: fmt.Errorf("not a JSON object: %w", err)}
 	}
 	h := hfReader{raw: raw, file: file, src: src, asked: map[string]bool{}}

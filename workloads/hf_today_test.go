@@ -335,3 +335,19 @@ func TestHF_nonPositiveSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestHF_notAnObject: a config.json that is not a JSON object says what
+// it holds; it had said Go's "json: cannot unmarshal array into Go value
+// of type map[string]interface {}", or a bare "EOF" for an empty file.
+func TestHF_notAnObject(t *testing.T) {
+	for _, tt := range []struct{ src, want string }{
+		{"[1, 2]", "c.json: not a JSON object: it holds a JSON array"},
+		{"", "c.json: not a JSON object: the file is empty or cut short"},
+		{`{"hidden_size": `, "c.json: not a JSON object: the file is empty or cut short"},
+	} {
+		_, err := LoadHF(strings.NewReader(tt.src), "c.json")
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "interface") {
+			t.Errorf("%q: error %v, want %q", tt.src, err, tt.want)
+		}
+	}
+}

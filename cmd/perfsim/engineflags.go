@@ -26,7 +26,7 @@ type hostFlags struct {
 
 func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&h.seqOverhead, "seq-overhead", "host time per running request in each iteration that the GPU waits for (a Python engine's per-sequence scheduling, sampling and output work), e.g. 42us (default: the engine's; vllm-0.6 36.5 µs, the others 0)")
-	fs.StringVar(&h.allReduce, "all-reduce", "", "the engine's own all-reduce kernel within a node, priced on the devices it was measured on: "+strings.Join(hardware.AllReduceKernels(), ", ")+" (vLLM's custom all-reduce), or device for the device's fitted kernels (default: the engine's; vllm-0.6: vllm, the others: device)")
+	fs.StringVar(&h.allReduce, "all-reduce", "", "the engine's own all-reduce kernel within a node, priced on the devices it was measured on: "+strings.Join(hardware.AllReduceKernels(), ", ")+" (vLLM's custom all-reduce), or device for the device's fitted kernels (default: the engine's; vllm, vllm-0.6 and sglang: vllm, trtllm: device)")
 	fs.BoolVar(&h.asyncOutput, "async-output", false, "process an iteration's outputs during the next one, so first tokens and completions reach the client an iteration later (vLLM 0.6's asynchronous output processor, SGLang's overlap scheduler) (default: the engine's)")
 }
 

@@ -69,30 +69,33 @@ func TestHostFlags_bad(t *testing.T) {
 }
 
 // TestAllReduceFlag: --all-reduce picks the engine's all-reduce kernel.
-// vllm-0.6 runs vLLM's own by default (--all-reduce vllm changes
-// nothing); --all-reduce device prices the device's fitted kernels
-// instead, which at these batches (messages of 16–256 KiB at TP 4 on an
-// H100) are faster than vLLM's measured kernel, so TPOT falls.
+// vllm-0.6, vllm (V1, v0.10) and sglang (v0.4) run vLLM's own by
+// default (--all-reduce vllm changes nothing); --all-reduce device
+// prices the device's fitted kernels instead, which at these batches
+// (messages of 16–256 KiB at TP 4 on an H100) are faster than vLLM's
+// measured kernel, so TPOT falls.
 func TestAllReduceFlag(t *testing.T) {
-	base := []string{"serve", "--hw", "h100", "--model", "llama3-70b", "--tp", "4", "--engine", "vllm-0.6", "--input", "256", "--output", "64",
-		"--requests", "100", "--rate", "4", "--seed", "2", "--format", "json"}
-	tpot := func(extra ...string) float64 {
-		t.Helper()
-		out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+	for _, engine := range []string{"vllm-0.6", "vllm", "sglang"} {
+		base := []string{"serve", "--hw", "h100", "--model", "llama3-70b", "--tp", "4", "--engine", engine, "--input", "256", "--output", "64",
+			"--requests", "100", "--rate", "4", "--seed", "2", "--format", "json"}
+		tpot := func(extra ...string) float64 {
+			t.Helper()
+			out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
+			if code != 0 {
+				t.Fatalf("%s %v: exit %d: %s", engine, extra, code, errOut)
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatal(err)
+			}
+			return v["tpot_s"].(map[string]any)["p50"].(float64)
 		}
-		var v map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatal(err)
+		def, same, dev := tpot(), tpot("--all-reduce", "vllm"), tpot("--all-reduce", "device")
+		if def != same {
+			t.Errorf("--all-reduce vllm changed %s's TPOT: %g -> %g", engine, def, same)
 		}
-		return v["tpot_s"].(map[string]any)["p50"].(float64)
-	}
-	def, same, dev := tpot(), tpot("--all-reduce", "vllm"), tpot("--all-reduce", "device")
-	if def != same {
-		t.Errorf("--all-reduce vllm changed vllm-0.6's TPOT: %g -> %g", def, same)
-	}
-	if !(dev < def) {
-		t.Errorf("TPOT p50 with the device's all-reduce %g, with vLLM's %g; want lower", dev, def)
+		if !(dev < def) {
+			t.Errorf("%s: TPOT p50 with the device's all-reduce %g, with vLLM's %g; want lower", engine, dev, def)
+		}
 	}
 }

@@ -127,7 +127,14 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "model\t%s\n", s.Model)
 	fmt.Fprintf(tw, "hardware\t%s (%s)\n", s.Hardware, s.Calibration)
-	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, KV cache %d tokens per replica)\n", s.Engine, s.MaxSeqs, s.MaxTokens, s.KVCacheTokens)
+	kv := fmt.Sprintf("KV cache %d tokens per replica", s.KVCacheTokens)
+	if s.PP > 1 && s.KVTransferS == nil {
+		// kv_cache_tokens is one of the replica's PP schedulers' (each
+		// holds 1/PP): tp 4 × pp 2 had printed half its cache as the
+		// replica's.
+		kv = fmt.Sprintf("KV cache %d tokens per replica, %d in each of its %d pipeline schedulers", s.KVCacheTokens*s.PP, s.KVCacheTokens, s.PP)
+	}
+	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, %s)\n", s.Engine, s.MaxSeqs, s.MaxTokens, kv)
 	if m := s.mem; m.Buffers > 0 {
 		fmt.Fprintf(tw, "memory\tper device before the KV cache: %s weights, %s activations, %s runtime buffers, %s reserve\n",
 			m.Weights.BinaryString(), m.Activations.BinaryString(), m.Buffers.BinaryString(), m.Reserve.BinaryString())

@@ -207,3 +207,38 @@ func TestServe_dashOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_kvTokensOverMemory: a --kv-tokens the device cannot hold
+// with all the memory the model leaves is refused, naming the flag and
+// the most it holds; 100M tokens of Llama 3 8B (13 TB) on one H100 had
+// been served as given. A smaller cache is still taken.
+func TestServe_kvTokensOverMemory(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--kv-tokens", "100000000", "--requests", "10", "--rate", "1")
+	if code == 0 || !strings.Contains(stderr, "--kv-tokens 100000000: more than the device's memory holds") || !strings.Contains(stderr, "at most 503777 tokens") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	out, _, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--kv-tokens", "500000", "--requests", "10", "--rate", "1")
+	if code != 0 || !strings.Contains(out, "KV cache 500000 tokens") {
+		t.Errorf("--kv-tokens 500000: exit %d\n%s", code, out)
+	}
+}
+
+// TestServe_ppKVCache: a replica of PP stages runs PP schedulers, each
+// with 1/PP of the KV cache; the table says the replica's whole cache
+// and each scheduler's (tp 4 × pp 2 of Llama 3 70B had printed one
+// scheduler's 683568 tokens as the replica's).
+func TestServe_ppKVCache(t *testing.T) {
+	out, _, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-70b", "--tp", "4", "--pp", "2", "--requests", "10", "--rate", "1")
+	if code != 0 || !strings.Contains(out, "KV cache 1367136 tokens per replica, 683568 in each of its 2 pipeline schedulers") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestServe_emptyLengthsFile: --input file: without a path names the
+// flag and the form; it had said "open : no such file or directory".
+func TestServe_emptyLengthsFile(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--input", "file:", "--requests", "10", "--rate", "1")
+	if code != 2 || !strings.Contains(stderr, "--input: file: needs the path of a lengths file") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

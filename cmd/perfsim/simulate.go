@@ -453,20 +453,23 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 // limitsResult holds the inverse queries simulate answers beside the run.
 type limitsResult struct {
 	MaxBatch, MaxContext int
-	Trained              int // the model's maximum context (max_position_embeddings), 0 if unknown
-	Output               int // the output tokens MaxContext holds fixed (inference)
+	Trained              int  // the model's maximum context (max_position_embeddings), 0 if unknown
+	Output               int  // the output tokens MaxContext holds fixed (inference)
+	Searched             bool // the queries were answered (sweep leaves them out)
+	HasContext           bool // the model has a context to search (not a CNN's or an encoder's inference)
 }
 
 // limits answers the inverse queries for the scenario: the largest batch
 // at its lengths and the largest context at its batch. Failures leave 0.
 func limits(sys *hardware.System, w sim.Workload, rep *sim.Report) limitsResult {
-	var l limitsResult
+	l := limitsResult{Searched: true}
 	if rep.Arch == sim.CNN || rep.Arch == sim.Vision || (rep.Arch != sim.Decoder && rep.Scenario.Mode == sim.Inference) {
 		l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
 		return l
 	}
 	l.MaxBatch, _ = sim.MaxBatch(sys, w, rep.Scenario)
 	l.MaxContext, _ = sim.MaxContext(sys, w, rep.Scenario)
+	l.HasContext = true
 	l.Trained = w.Shape().MaxContext
 	if rep.Scenario.Mode == sim.Inference {
 		l.Output = rep.Scenario.Output

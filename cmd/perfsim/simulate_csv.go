@@ -85,8 +85,12 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		}
 	}
 	add("memory.fits", strconv.FormatBool(m.Fits))
-	add("memory.max_batch", strconv.Itoa(m.MaxBatch))
-	add("memory.max_context", strconv.Itoa(m.MaxContext))
+	if m.MaxBatch != nil {
+		add("memory.max_batch", strconv.Itoa(*m.MaxBatch))
+	}
+	if m.MaxContext != nil {
+		add("memory.max_context", strconv.Itoa(*m.MaxContext))
+	}
 	for _, p := range j.Phases {
 		add("phases."+p.Name+".time_s", num(p.Time))
 		add("phases."+p.Name+".bound", p.Bound)

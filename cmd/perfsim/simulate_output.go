@@ -131,8 +131,10 @@ type memoryJSON struct {
 	Usable      int64  `json:"usable_bytes"`
 	Headroom    int64  `json:"headroom_bytes"`
 	Fits        bool   `json:"fits"`
-	MaxBatch    int    `json:"max_batch"`
-	MaxContext  int    `json:"max_context"`
+	// The inverse queries, absent where they were not searched (sweep's
+	// rows, maxmodel's footprint): 0 had read as "nothing fits".
+	MaxBatch   *int `json:"max_batch,omitempty"`
+	MaxContext *int `json:"max_context,omitempty"`
 }
 
 type phaseJSON struct {
@@ -237,7 +239,13 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 		}
 	}
 	j.Memory = memoryOf(r.Memory, sc.Mode == sim.Training)
-	j.Memory.MaxBatch, j.Memory.MaxContext = lim.MaxBatch, lim.MaxContext
+	if lim.Searched {
+		mb, mc := lim.MaxBatch, lim.MaxContext
+		j.Memory.MaxBatch = &mb
+		if lim.HasContext {
+			j.Memory.MaxContext = &mc
+		}
+	}
 	for _, p := range allPhases(r) {
 		pj := phaseJSON{Name: p.Name, Steps: p.Steps, Time: float64(p.Time), TimeLow: float64(p.Low), TimeHigh: float64(p.High),
 			FLOPs: float64(p.FLOPs), Bytes: whole(float64(p.Bytes)), Intensity: intensity(p.FLOPs, p.Bytes), Bound: p.Bound.String(),
@@ -435,7 +443,7 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 	if r.Devices > 1 {
 		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
 	}
-	fmt.Fprintf(w, ": %s, %.4g B parameters\n", sc.Mode, r.Params/1e9)
+	fmt.Fprintf(w, ": %s, %s parameters\n", sc.Mode, paramCount(r.Params))
 	fmt.Fprintf(w, "%s: %s\n", r.Hardware, cal)
 	tw := newTable(w)
 	if in := r.Inference; in != nil {
@@ -607,4 +615,13 @@ func phaseBound(p *sim.PhaseReport) string {
 		return "host"
 	}
 	return p.Bound.String()
+}
+
+// paramCount writes a parameter count in billions, or in millions below
+// one billion (resnet50's had read "0.02556 B").
+func paramCount(n float64) string {
+	if n < 1e9 {
+		return fmt.Sprintf("%.4g M", n/1e6)
+	}
+	return fmt.Sprintf("%.4g B", n/1e9)
 }

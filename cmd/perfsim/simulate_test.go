@@ -327,3 +327,15 @@ func TestSimulate_forwardPhase(t *testing.T) {
 		t.Errorf("llama3-8b lost its prefill")
 	}
 }
+
+// TestParamCount: a count under a billion is written in millions.
+func TestParamCount(t *testing.T) {
+	for _, tt := range []struct {
+		n    float64
+		want string
+	}{{25557032, "25.56 M"}, {2218000, "2.218 M"}, {8030261248, "8.03 B"}, {999.9e6, "999.9 M"}, {1e9, "1 B"}} {
+		if got := paramCount(tt.n); got != tt.want {
+			t.Errorf("paramCount(%g) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

@@ -192,3 +192,22 @@ func trunc(s string) string {
 	}
 	return s
 }
+
+// TestSweep_noUnsearchedLimits: sweep does not search the inverse
+// queries, so its JSON rows leave max_batch and max_context out; they had
+// read 0 (nothing fits) beside simulate's 231 and 62972 for the same
+// point. simulate keeps them; a CNN has no max_context.
+func TestSweep_noUnsearchedLimits(t *testing.T) {
+	out, _, code := perfsim(t, "sweep", "--hw", "h100", "--model", "llama3-8b", "--batch", "8", "--format", "json")
+	if code != 0 || strings.Contains(out, "max_batch") || strings.Contains(out, "max_context") {
+		t.Errorf("exit %d; sweep's JSON gives limits it did not search", code)
+	}
+	out, _, _ = perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--batch", "8", "--format", "json")
+	if !strings.Contains(out, `"max_batch": 231`) || !strings.Contains(out, `"max_context": 62972`) {
+		t.Errorf("simulate lost its limits")
+	}
+	out, _, _ = perfsim(t, "simulate", "--hw", "h100", "--model", "resnet50", "--format", "json")
+	if !strings.Contains(out, `"max_batch": 17178`) || strings.Contains(out, "max_context") {
+		t.Errorf("resnet50: limits %q", out[strings.Index(out, `"fits": true,`):][:80])
+	}
+}
