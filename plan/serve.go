@@ -260,23 +260,47 @@ func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candida
 	if err != nil {
 		return nil, 1, simulated, err
 	}
-	dp := max(1, int(math.Ceil(q.Workload.Rate/cap1.RequestsPerSecond)))
-	pruned += dp - 1
-	for ; dp <= maxDP; dp++ {
+	// The bound is a guess, not a bound: a few hundred requests at
+	// once spend much of their run draining the last long ones, which
+	// understates a replica's capacity. So when the first count tried
+	// meets the SLO, fewer are tried too, down to the first that
+	// misses (more replicas never serve worse).
+	start := min(max(1, int(math.Ceil(q.Workload.Rate/cap1.RequestsPerSecond))), maxDP)
+	try := func(dp int) (Candidate, error) {
 		res, err := serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: dp}, Router: q.Router}, reqs, serve.Options{})
 		simulated++
 		if err != nil {
-			return cands, pruned, simulated, err
+			return Candidate{}, err
 		}
 		c := candidate(l, dp, per, res, q.SLO)
-		if err := q.price(&c, res); err != nil {
+		err = q.price(&c, res)
+		return c, err
+	}
+	for dp := start; dp <= maxDP; dp++ {
+		c, err := try(dp)
+		if err != nil {
 			return cands, pruned, simulated, err
 		}
 		cands = append(cands, c)
 		if c.Meets {
-			break
+			if dp > start {
+				break
+			}
+			for dp--; dp >= 1; dp-- {
+				c, err := try(dp)
+				if err != nil {
+					return cands, pruned, simulated, err
+				}
+				cands = append(cands, c)
+				if !c.Meets {
+					break
+				}
+			}
+			pruned += max(dp-1, 0)
+			return cands, pruned, simulated, nil
 		}
 	}
+	pruned += start - 1
 	return cands, pruned, simulated, nil
 }
 
