@@ -317,7 +317,12 @@ func ParseLengths(s string) (Lengths, error) {
 	nums := func(want ...int) ([]float64, error) {
 		args := parts[1:]
 		if !slicesContains(want, len(args)) {
-			return nil, fmt.Errorf("%q: %s takes %v numbers, got %d", s, parts[0], want, len(args))
+			ns := make([]string, len(want))
+			for i, n := range want {
+				ns[i] = strconv.Itoa(n)
+			}
+			// "2 or 4 numbers", not Go's "[2 4] numbers".
+			return nil, fmt.Errorf("%q: %s takes %s numbers, got %d", s, parts[0], strings.Join(ns, " or "), len(args))
 		}
 		out := make([]float64, len(args))
 		for i, a := range args {
@@ -381,7 +386,7 @@ func ParseLengths(s string) (Lengths, error) {
 			return Fixed(v), nil
 		}
 	}
-	return nil, fmt.Errorf("%q: want N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX] or empirical:N1,N2,…,Nk", s)
+	return nil, fmt.Errorf("%q: want N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX], empirical:N1,N2,…,Nk or file:PATH", s)
 }
 
 func slicesContains(xs []int, x int) bool {

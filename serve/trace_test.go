@@ -130,3 +130,19 @@ func FuzzParseLengths(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLengths_messages: a wrong count of numbers is said in words
+// ("2 or 4 numbers", not Go's "[2 4] numbers"), and an unknown form lists
+// file:PATH among the forms taken.
+func TestParseLengths_messages(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"lognormal:1000:1500:16", `"lognormal:1000:1500:16": lognormal takes 2 or 4 numbers, got 3`},
+		{"uniform:1", `uniform takes 2 numbers, got 1`},
+		{"fixed:100", `empirical:N1,N2,…,Nk or file:PATH`},
+	} {
+		_, err := serve.ParseLengths(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseLengths(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}

@@ -147,6 +147,10 @@ func (o *deployOptions) device(hw string) (*hardware.Device, error) {
 // distribution, one token count per line.
 func lengths(flag, s string) (serve.Lengths, error) {
 	if path, ok := strings.CutPrefix(s, "file:"); ok {
+		if strings.TrimSpace(path) == "" {
+			// It had said "open : no such file or directory".
+			return nil, usagef("--%s: file: needs the path of a lengths file (one token count per line): file:PATH", flag)
+		}
 		f, err := fileio.Open(path, serve.MaxTraceSize, "lengths file")
 		if err != nil {
 			return nil, usagef("--%s: %v", flag, err)

@@ -233,3 +233,12 @@ func TestServe_ppKVCache(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestServe_emptyLengthsFile: --input file: without a path names the
+// flag and the form; it had said "open : no such file or directory".
+func TestServe_emptyLengthsFile(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--input", "file:", "--requests", "10", "--rate", "1")
+	if code != 2 || !strings.Contains(stderr, "--input: file: needs the path of a lengths file") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
