@@ -161,6 +161,41 @@ func TestTransfer_attention(t *testing.T) {
 	}
 }
 
+// TestTransfer_prefillKernelShape: every catalog device of the Ampere
+// and Ada generations is transferred from a calibrated device and keeps
+// its own file's prefill kernel shape: TensorRT-LLM's 64-query FMHA of
+// 80 KiB of shared memory, two CTAs to a GA100 SM (164 KiB; sm80), one to
+// an sm86 or sm89 SM (100 KiB). The Hopper devices take the default (128
+// queries, one persistent CTA a unit).
+func TestTransfer_prefillKernelShape(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		tile, ctas int
+	}{
+		{"a100-pcie-80gb", 64, 2},
+		{"a100-sxm-40gb", 64, 2},
+		{"a10", 64, 1},
+		{"l4", 64, 1},
+		{"l40s", 64, 1},
+		{"rtx-4090", 64, 1},
+		{"h100-pcie", 0, 0},
+		{"h100-nvl", 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Lookup(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.TransferredFrom == "" {
+				t.Fatalf("%s is not transferred", d.Name)
+			}
+			if e := d.Eff.Attention; e.QueryTile != tt.tile || e.CTAsPerUnit != tt.ctas {
+				t.Errorf("%s (from %s): query tile %d, %d CTAs a unit; want %d, %d", d.Name, d.TransferredFrom, e.QueryTile, e.CTAsPerUnit, tt.tile, tt.ctas)
+			}
+		})
+	}
+}
+
 func TestCalibrationLabel_noBF16(t *testing.T) {
 	// A device without a bf16 GEMM quotes the GEMM its efficiencies were
 	// fitted or transferred for, not the absent bf16 entry's zeros: the

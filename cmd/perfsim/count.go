@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -77,5 +79,40 @@ func (c floatCount) Set(s string) error {
 		return err
 	}
 	*c.p = v
+	return nil
+}
+
+// nameCounts is a NAME=COUNT flag (repeatable, or comma-separated), each
+// count with parseCount's suffixes; a bad item names itself, where
+// pflag's StringToInt said "strconv.Atoi: parsing "abc": invalid syntax".
+type nameCounts struct{ m *map[string]int }
+
+func (c nameCounts) String() string {
+	if c.m == nil || len(*c.m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(*c.m)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, (*c.m)[k]))
+	}
+	return strings.Join(parts, ",")
+}
+func (c nameCounts) Type() string { return "NAME=TOKENS" }
+func (c nameCounts) Set(s string) error {
+	if *c.m == nil {
+		*c.m = map[string]int{}
+	}
+	for _, item := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(item, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return fmt.Errorf("%q: want NAME=TOKENS, e.g. llama2-70b=1024", item)
+		}
+		var n int
+		if err := (intCount{&n}).Set(strings.TrimSpace(v)); err != nil {
+			return fmt.Errorf("%s: %v", item, err)
+		}
+		(*c.m)[k] = n
+	}
 	return nil
 }

@@ -69,3 +69,17 @@ func TestMLPerf_inputOfAnotherBenchmark(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestMLPerf_inputValue: a bad --input value names the item and what a
+// count is; it had said pflag's "strconv.Atoi: parsing "abc": invalid
+// syntax". Suffixes are taken (1k).
+func TestMLPerf_inputValue(t *testing.T) {
+	_, stderr, code := perfsim(t, "mlperf", "--hw", "h100", "--gpus", "8", "--benchmark", "llama2-70b", "--input", "llama2-70b=abc")
+	if code != 2 || !strings.Contains(stderr, `llama2-70b=abc: "abc" is not a count`) || strings.Contains(stderr, "strconv") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = perfsim(t, "mlperf", "--hw", "h100", "--gpus", "8", "--benchmark", "llama2-70b", "--input", "llama2-70b")
+	if code != 2 || !strings.Contains(stderr, "want NAME=TOKENS") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
