@@ -27,6 +27,9 @@ import (
 const (
 	// llmRequests is the requests of one trial per replica.
 	llmRequests = 1000
+	// llmBatches is a Server trial's least requests per replica, in
+	// running batches (max_batch_size).
+	llmBatches = 10
 	// llmTrials is the bisection's steps over the Server rate.
 	llmTrials = 12
 )
@@ -152,9 +155,15 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 	hi := bestRate / replicas / float64(out)
 	lo := 0.0
 	var at *serve.Result
+	// A trial must be long beside the running batch: an engine that
+	// admits a whole trial at once (max_batch_size 1,024 against 1,000
+	// requests) keeps its queue empty at any rate, and the batch
+	// fills for the first few max_batch_size requests; the overload
+	// verdict reads the trial's second half.
+	n := max(llmRequests, llmBatches*best.e.MaxSeqs)
 	for range llmTrials {
 		mid := (lo + hi) / 2
-		rr, err := best.serveRun(llmRequests, in, out, mid, o.Seed)
+		rr, err := best.serveRun(n, in, out, mid, o.Seed)
 		if err != nil && !errors.Is(err, serve.ErrOverflow) {
 			res.Note = err.Error()
 			return

@@ -339,3 +339,18 @@ func TestParamCount(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulate_trainingPastContext: training sequences longer than the
+// model's trained context are warned about, as an inference's are;
+// gpt3-2.7b (learned positions to 2048) had trained at --seq 4096
+// without a word.
+func TestSimulate_trainingPastContext(t *testing.T) {
+	_, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--seq", "4096")
+	if code != 0 || !strings.Contains(stderr, "warning: sequences of 4096 tokens exceed gpt3-2.7b's trained context of 2048") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, _ = perfsim(t, "simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--seq", "2048")
+	if strings.Contains(stderr, "trained context") {
+		t.Errorf("--seq 2048 warned: %q", stderr)
+	}
+}
