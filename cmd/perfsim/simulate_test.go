@@ -354,3 +354,13 @@ func TestSimulate_trainingPastContext(t *testing.T) {
 		t.Errorf("--seq 2048 warned: %q", stderr)
 	}
 }
+
+// TestSimulate_headerCP: the header's degrees multiply to its devices:
+// with context parallelism it says cp (512 devices had read "(tp 8, pp 8,
+// dp 4)").
+func TestSimulate_headerCP(t *testing.T) {
+	out, _, code := perfsim(t, "simulate", "--system", "dgx-h100", "--model", "llama3-8b", "--mode", "training", "--seq", "4096", "--tp", "2", "--dp", "2", "--cp", "2", "--global-batch", "8")
+	if code != 0 || !strings.Contains(out, "× 8 (tp 2, pp 1, dp 2, cp 2): training") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
