@@ -122,6 +122,12 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 	var err error
 	if sc.Mode == Training {
 		err = r.training()
+		if mc := shape.MaxContext; err == nil && mc > 0 && sc.Seq > mc && (shape.Arch == Decoder || shape.Arch == Encoder) {
+			// As an inference past the context is warned about: gpt3-2.7b
+			// (learned positions to 2048) had trained at --seq 4096
+			// without a word.
+			r.rep.Warnings = append(r.rep.Warnings, fmt.Errorf("sequences of %d tokens exceed %s's trained context of %d", sc.Seq, w.Name(), mc))
+		}
 	} else {
 		err = r.inference(&out.inf, &out.dec)
 	}

@@ -441,7 +441,13 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 	}
 	fmt.Fprintf(w, "%s on %s", r.Model, r.Hardware)
 	if r.Devices > 1 {
-		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d)", r.Devices, sc.TP, sc.PP, sc.DP)
+		fmt.Fprintf(w, " × %d (tp %d, pp %d, dp %d", r.Devices, sc.TP, sc.PP, sc.DP)
+		if sc.CP > 1 {
+			// The degrees multiply to the devices: a cp 2 run of 512
+			// had read "(tp 8, pp 8, dp 4)", 256.
+			fmt.Fprintf(w, ", cp %d", sc.CP)
+		}
+		fmt.Fprintf(w, ")")
 	}
 	fmt.Fprintf(w, ": %s, %s parameters\n", sc.Mode, paramCount(r.Params))
 	fmt.Fprintf(w, "%s: %s\n", r.Hardware, cal)

@@ -339,3 +339,28 @@ func TestParamCount(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulate_trainingPastContext: training sequences longer than the
+// model's trained context are warned about, as an inference's are;
+// gpt3-2.7b (learned positions to 2048) had trained at --seq 4096
+// without a word.
+func TestSimulate_trainingPastContext(t *testing.T) {
+	_, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--seq", "4096")
+	if code != 0 || !strings.Contains(stderr, "warning: sequences of 4096 tokens exceed gpt3-2.7b's trained context of 2048") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, _ = perfsim(t, "simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--seq", "2048")
+	if strings.Contains(stderr, "trained context") {
+		t.Errorf("--seq 2048 warned: %q", stderr)
+	}
+}
+
+// TestSimulate_headerCP: the header's degrees multiply to its devices:
+// with context parallelism it says cp (512 devices had read "(tp 8, pp 8,
+// dp 4)").
+func TestSimulate_headerCP(t *testing.T) {
+	out, _, code := perfsim(t, "simulate", "--system", "dgx-h100", "--model", "llama3-8b", "--mode", "training", "--seq", "4096", "--tp", "2", "--dp", "2", "--cp", "2", "--global-batch", "8")
+	if code != 0 || !strings.Contains(out, "× 8 (tp 2, pp 1, dp 2, cp 2): training") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
