@@ -2,6 +2,7 @@ package hardware
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -456,5 +457,22 @@ func TestLoadSystem_networkProblems(t *testing.T) {
 		`hardware: f.toml:7: intra.efficiency: 3 is more than twice the link rate`
 	if err == nil || err.Error() != want {
 		t.Errorf("LoadSystem = %v\nwant %s", err, want)
+	}
+}
+
+// TestCatalog_readmeCount checks the device count the README's
+// "Hardware" section states against the catalog.
+func TestCatalog_readmeCount(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, hw, ok := strings.Cut(string(b), "\n## Hardware\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Hardware" section`)
+	}
+	want := fmt.Sprintf("%d accelerators and CPUs", len(Catalog()))
+	if !strings.HasPrefix(strings.TrimSpace(hw), want) {
+		t.Errorf(`README.md's "Hardware" does not begin %q`, want)
 	}
 }

@@ -360,7 +360,7 @@ func (l *loop) apply() int {
 			if r.generated == 1 {
 				l.emit(r, false)
 			} else if l.o.ITL {
-				l.res.itl = append(l.res.itl, l.now-r.last)
+				l.res.itl.add(l.now - r.last)
 			}
 			r.last = l.now
 			if r.generated == r.output {

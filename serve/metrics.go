@@ -109,8 +109,8 @@ type Result struct {
 	Series   []Sample
 	Warnings []error
 
-	area float64   // the integral of the requests in the system
-	itl  []float64 // the inter-token gaps (Options.ITL)
+	area float64 // the integral of the requests in the system
+	itl  gaps    // the inter-token gaps (Options.ITL)
 }
 
 // summarize fills the summaries from the requests; area is the integral
@@ -137,7 +137,7 @@ func (res *Result) summarize(area float64) {
 	}
 	res.Duration = model.Seconds(last - first)
 	res.Queue, res.TTFT, res.TPOT, res.E2E = statsOf(q), statsOf(ttft), statsOf(tpot), statsOf(e2e)
-	res.ITL = statsOf(res.itl)
+	res.ITL = res.itl.stats()
 	if d := float64(res.Duration); d > 0 {
 		res.RequestsPerSecond = float64(n) / d
 		res.OutputTokensPerSecond = out / d

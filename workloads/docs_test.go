@@ -62,3 +62,34 @@ func TestDocsCatalogTable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeModelCount checks the count of catalog models the README's
+// "Models" section states against the catalog: it said 21 while the
+// catalog held 55.
+func TestReadmeModelCount(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Skipf("README.md not available: %v", err)
+	}
+	_, models, ok := strings.Cut(string(b), "\n## Models\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Models" section`)
+	}
+	var n int
+	fields := strings.Fields(models)
+	for i := 0; i+1 < len(fields); i++ {
+		if strings.TrimRight(fields[i+1], ",") == "models" {
+			if v, err := strconv.Atoi(fields[i]); err == nil {
+				n = v
+				break
+			}
+		}
+	}
+	ms, err := Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(ms) {
+		t.Errorf(`README.md's "Models" says %d models; the catalog holds %d`, n, len(ms))
+	}
+}
