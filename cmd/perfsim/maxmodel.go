@@ -129,7 +129,7 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	j := maxModelJSON{Schema: "perfsim.maxmodel/v1", Hardware: dev.Name, Mode: sc.Mode.String(), Family: string(fam), Devices: o.devices,
 		Found: res.Model != nil, Model: member(res.Model, res.Memory, sc.Mode == sim.Training), Next: member(res.Next, res.NextMemory, sc.Mode == sim.Training),
 		Capacity: whole(float64(dev.Memory.Capacity)), Usable: whole(float64(dev.Memory.Limit()))}
-	j.Scenario = scenarioOf(sc)
+	j.Scenario = scenarioOf(sc, sim.Decoder)
 	switch f {
 	case formatJSON:
 		return writeJSON(stdout, j)

@@ -105,7 +105,12 @@ func scenarioRows(sc scenarioJSON) [][2]string {
 	itoa := strconv.Itoa
 	rows := [][2]string{{"batch", itoa(sc.Batch)}}
 	if in := sc.InferenceScenario; in != nil {
-		rows = append(rows, [2]string{"input_tokens", itoa(in.InputTokens)}, [2]string{"output_tokens", itoa(in.OutputTokens)})
+		if in.InputTokens != nil {
+			rows = append(rows, [2]string{"input_tokens", itoa(*in.InputTokens)})
+		}
+		if in.OutputTokens != nil {
+			rows = append(rows, [2]string{"output_tokens", itoa(*in.OutputTokens)})
+		}
 	}
 	if tr := sc.TrainingScenario; tr != nil {
 		rows = append(rows, [2]string{"seq", itoa(tr.Seq)}, [2]string{"global_batch", itoa(tr.GlobalBatch)})

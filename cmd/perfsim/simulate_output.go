@@ -208,7 +208,7 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 	j := simJSON{
 		Schema: "perfsim.simulate/v1", Model: r.Model, Hardware: r.Hardware, Calibration: cal, Mode: sc.Mode.String(),
 		Params: whole(r.Params), ActiveParams: whole(r.ActiveParams), Devices: r.Devices, Interval: r.Interval,
-		Scenario: scenarioOf(sc),
+		Scenario: scenarioOf(sc, r.Arch),
 		Fits:     r.Memory.Fits,
 		Warnings: []string{},
 	}
@@ -271,9 +271,12 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 	return j
 }
 
+// InferenceScenario holds an inference's lengths, where they apply: no
+// input tokens for an image model, no output for an encoder (a resnet50
+// had carried the defaults 2048 and 128).
 type InferenceScenario struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	InputTokens  *int `json:"input_tokens,omitempty"`
+	OutputTokens *int `json:"output_tokens,omitempty"`
 }
 
 type TrainingScenario struct {
@@ -290,7 +293,7 @@ type TrainingSettings struct {
 
 // scenarioOf is the JSON of a scenario, with the parallel degrees and
 // the global batch defaulted as sim.Run normalises them.
-func scenarioOf(sc sim.Scenario) scenarioJSON {
+func scenarioOf(sc sim.Scenario, arch sim.Arch) scenarioJSON {
 	tp, pp, dp := max(sc.TP, 1), max(sc.PP, 1), max(sc.DP, 1)
 	gb := sc.GlobalBatch
 	if gb == 0 {
@@ -320,7 +323,14 @@ func scenarioOf(sc sim.Scenario) scenarioJSON {
 		j.TrainingSettings = &TrainingSettings{Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(),
 			ZeRO: sc.ZeRO, Tokens: whole(sc.Tokens)}
 	} else {
-		j.InferenceScenario = &InferenceScenario{InputTokens: sc.Input, OutputTokens: sc.Output}
+		in, out := sc.Input, sc.Output
+		j.InferenceScenario = &InferenceScenario{}
+		if arch != sim.CNN && arch != sim.Vision {
+			j.InferenceScenario.InputTokens = &in
+		}
+		if arch == sim.Decoder {
+			j.InferenceScenario.OutputTokens = &out
+		}
 	}
 	return j
 }

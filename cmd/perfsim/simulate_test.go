@@ -364,3 +364,24 @@ func TestSimulate_headerCP(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestSimulate_lengthsWhereTheyApply: the scenario's lengths appear only
+// where the model has them: resnet50's JSON had carried input_tokens 2048
+// and output_tokens 128, bert-large's output_tokens 128, and a sweep's
+// table printed them in its IN and OUT columns.
+func TestSimulate_lengthsWhereTheyApply(t *testing.T) {
+	for _, tt := range []struct {
+		model       string
+		input, outp bool
+	}{{"resnet50", false, false}, {"vit-b16", false, false}, {"bert-large", true, false}, {"llama3-8b", true, true}} {
+		out, _, code := perfsim(t, "simulate", "--hw", "h100", "--model", tt.model, "--format", "json")
+		if code != 0 || strings.Contains(out, `"input_tokens"`) != tt.input || strings.Contains(out, `"output_tokens"`) != tt.outp {
+			t.Errorf("%s: exit %d, input_tokens %v (want %v), output_tokens %v (want %v)", tt.model, code,
+				strings.Contains(out, `"input_tokens"`), tt.input, strings.Contains(out, `"output_tokens"`), tt.outp)
+		}
+	}
+	out, _, _ := perfsim(t, "sweep", "--hw", "h100", "--model", "resnet50", "--batch", "1")
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "H100 SXM resnet50 1 - - 1 1 bf16") {
+		t.Errorf("sweep's row of resnet50:\n%s", out)
+	}
+}

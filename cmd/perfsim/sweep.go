@@ -438,6 +438,16 @@ func sweepTableRow(dst []byte, j *simJSON) []byte {
 	if !j.Fits {
 		fits = "no (" + model.Bytes(-j.Memory.Headroom).BinaryString() + " short)"
 	}
-	return fmt.Appendf(dst, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, sc.InputTokens,
-		sc.OutputTokens, sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).BinaryString(), fits, energyTableCells(*j, j.Cost != nil))
+	length := func(v *int) string {
+		if v == nil {
+			return "-"
+		}
+		return strconv.Itoa(*v)
+	}
+	var in, out *int
+	if s := sc.InferenceScenario; s != nil {
+		in, out = s.InputTokens, s.OutputTokens
+	}
+	return fmt.Appendf(dst, "%s\t%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", j.Hardware, j.Model, sc.Batch, length(in),
+		length(out), sc.TP, sc.PP, dt, sec(j.TTFT), sec(j.TPOT), sec(j.E2E), tok, model.Bytes(j.Memory.Total).BinaryString(), fits, energyTableCells(*j, j.Cost != nil))
 }

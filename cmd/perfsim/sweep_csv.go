@@ -36,8 +36,13 @@ func appendSweepRow(dst []byte, r *sim.Report, calCSV []byte, e *energyJSON, c *
 	dst = strconv.AppendInt(dst, int64(r.Devices), 10)
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, whole(r.Params), 10)
-	for _, v := range [...]int{sc.Batch, sc.Input, sc.Output, max(sc.TP, 1), max(sc.PP, 1)} {
+	// The lengths are empty where they do not apply, as the JSON has
+	// none: an image model's input, an encoder's or image model's output.
+	for i, v := range [...]int{sc.Batch, sc.Input, sc.Output, max(sc.TP, 1), max(sc.PP, 1)} {
 		dst = append(dst, ',')
+		if (i == 1 && (r.Arch == sim.CNN || r.Arch == sim.Vision)) || (i == 2 && r.Arch != sim.Decoder) {
+			continue
+		}
 		dst = strconv.AppendInt(dst, int64(v), 10)
 	}
 	for _, s := range [...]string{sc.Weights.String(), sc.Act.String(), sc.KV.String()} {

@@ -95,7 +95,7 @@ func optNum(v *float64) string {
 func sweepCSVRow(j *simJSON) []string {
 	sc, m := j.Scenario, j.Memory
 	row := []string{j.Model, j.Hardware, j.Calibration, j.Mode, strconv.Itoa(j.Devices), strconv.FormatInt(j.Params, 10),
-		strconv.Itoa(sc.Batch), strconv.Itoa(sc.InputTokens), strconv.Itoa(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
+		strconv.Itoa(sc.Batch), optInt(sc.InputTokens), optInt(sc.OutputTokens), strconv.Itoa(sc.TP), strconv.Itoa(sc.PP),
 		sc.Weights, sc.Act, sc.KV,
 		optNum(j.TTFT), optNum(j.TPOT), optNum(j.E2E), optNum(j.OutTok), optNum(j.OutTokDevice), optNum(j.Images), optNum(j.Samples),
 		j.PrefillBound, j.DecodeBound, strconv.FormatBool(j.Fits),
@@ -124,4 +124,12 @@ func sweepEnergyCells(j simJSON) []string {
 		cells = append(cells, "", "", "", "", "")
 	}
 	return cells
+}
+
+// optInt is a CSV cell of an optional count: empty for none.
+func optInt(v *int) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.Itoa(*v)
 }

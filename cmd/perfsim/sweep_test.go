@@ -157,7 +157,7 @@ func TestSweepDeterministic(t *testing.T) {
 	if rows[0].Hardware != "H100 SXM" || rows[len(rows)-1].Hardware == "H100 SXM" {
 		t.Errorf("hardware is not the outermost list: first %s, last %s", rows[0].Hardware, rows[len(rows)-1].Hardware)
 	}
-	if rows[0].Scenario.InputTokens != 128 || rows[1].Scenario.InputTokens != 512 || rows[1].Scenario.Batch != 1 {
+	if *rows[0].Scenario.InputTokens != 128 || *rows[1].Scenario.InputTokens != 512 || rows[1].Scenario.Batch != 1 {
 		t.Errorf("input is not the fastest list: %+v, %+v", rows[0].Scenario, rows[1].Scenario)
 	}
 }
