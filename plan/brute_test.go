@@ -55,3 +55,66 @@ func TestServe_bruteForce(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_bruteForceDisagg: for one pair of layouts, the fewest GPUs
+// of the disaggregated candidates the plan finds equal those of a
+// brute-force search over every prefill and decode instance count.
+func TestServe_bruteForceDisagg(t *testing.T) {
+	dep := deployer(t, "llama3-8b")
+	nic := model.Link{Bandwidth: 50e9, Latency: 5e-6, Efficiency: 1}
+	link := func(int) (*serve.KVLink, error) { return &serve.KVLink{Intra: nic, Inter: nic, PerNode: 8}, nil }
+	l := plan.Layout{TP: 1, PP: 1, DType: model.BF16}
+	const maxGPUs = 8
+	for _, c := range []struct {
+		rate float64
+		w    serve.Workload
+	}{
+		{10, serve.Workload{Joint: serve.ShareGPT{}}},
+		{40, serve.Workload{Joint: serve.ShareGPT{}}},
+		{90, serve.Workload{Joint: serve.ShareGPT{}}},
+		{8, serve.Workload{Input: serve.Fixed(2000), Output: serve.Fixed(200)}},
+		{15, serve.Workload{Input: serve.Fixed(2000), Output: serve.Fixed(200)}},
+		{25, serve.Workload{Input: serve.Fixed(2000), Output: serve.Fixed(200)}},
+	} {
+		w := c.w
+		w.N, w.Arrival, w.Rate, w.Seed = 400, serve.Poisson, c.rate, 3
+		slo := plan.SLO{TTFTP99: 0.3, TPOTP99: 0.02}
+		p, err := plan.Serve(plan.ServeQuery{Pairs: []plan.Pair{{Prefill: l, Decode: l}}, Link: link, MaxGPUs: maxGPUs, Deploy: dep, Workload: w, SLO: slo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, err := w.Requests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, e, err := dep(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for x := 1; x < maxGPUs; x++ {
+			for y := 1; x+y <= maxGPUs; y++ {
+				if want > 0 && x+y >= want {
+					break
+				}
+				k, _ := link(x + y)
+				res, err := serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: pr, Engine: e, Instances: x},
+					Decode: serve.Pool{Pricer: pr, Engine: e, Instances: y}, Link: k}, reqs, serve.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slo.Meets(res) {
+					want = x + y
+				}
+			}
+		}
+		got := 0
+		if p.Best != nil {
+			got = p.Best.GPUs
+		}
+		t.Logf("rate %g: plan %d GPUs (%v), brute force %d", c.rate, got, p.Best, want)
+		if got != want {
+			t.Errorf("rate %g: the plan's fewest GPUs %d, brute force %d", c.rate, got, want)
+		}
+	}
+}

@@ -82,26 +82,60 @@ func searchPair(q ServeQuery, pr Pair, reqs []serve.Request) (cands []Candidate,
 	x := max(1, int(math.Ceil(rate/capP.RequestsPerSecond)))
 	y := max(1, int(math.Ceil(rate*float64(len(dec))/float64(n)/capD.RequestsPerSecond)))
 	pruned += x - 1 + y - 1
-	for x*gp+y*gd <= q.MaxGPUs {
+	// tried holds whether each (x, y) simulated met the SLO.
+	tried := map[[2]int]bool{}
+	try := func(x, y int) (Candidate, *serve.Result, error) {
 		link, err := q.Link(x*gp + y*gd)
 		if err != nil {
-			return cands, pruned, simulated, err
+			return Candidate{}, nil, err
 		}
 		d := serve.Deployment{Serve: serve.Pool{Pricer: pp, Engine: pe, Instances: x}, Decode: serve.Pool{Pricer: dp, Engine: de, Instances: y},
 			Link: link, Router: q.Router}
 		res, err := serve.RunDeployment(d, reqs, serve.Options{})
 		simulated++
 		if err != nil {
-			return cands, pruned, simulated, err
+			return Candidate{}, nil, err
 		}
 		c := candidate(pr.Prefill, 1, x*gp+y*gd, res, q.SLO)
 		c.DP = 0
 		c.Disagg = Disagg{PrefillTP: pr.Prefill.TP, PrefillPP: pr.Prefill.PP, DecodeTP: pr.Decode.TP, DecodePP: pr.Decode.PP, Prefill: x, Decode: y}
 		if err := q.price(&c, res); err != nil {
-			return cands, pruned, simulated, err
+			return Candidate{}, nil, err
 		}
 		cands = append(cands, c)
+		tried[[2]int{x, y}] = c.Meets
+		return c, res, nil
+	}
+	for x*gp+y*gd <= q.MaxGPUs {
+		c, res, err := try(x, y)
+		if err != nil {
+			return cands, pruned, simulated, err
+		}
 		if c.Meets {
+			// The bounds are guesses (a few hundred requests at once
+			// understate a pool's throughput by their drain): take an
+			// instance from either pool while the SLO is still met
+			// (more instances never serve worse).
+			for shrunk := true; shrunk; {
+				shrunk = false
+				for _, n := range [][2]int{{x - 1, y}, {x, y - 1}} {
+					if n[0] < 1 || n[1] < 1 {
+						continue
+					}
+					meets, seen := tried[n]
+					if !seen {
+						c, _, err := try(n[0], n[1])
+						if err != nil {
+							return cands, pruned, simulated, err
+						}
+						meets = c.Meets
+					}
+					if meets {
+						x, y, shrunk = n[0], n[1], true
+						break
+					}
+				}
+			}
 			break
 		}
 		ttft := q.SLO.TTFTP99 > 0 && res.TTFT.P99 > float64(q.SLO.TTFTP99)

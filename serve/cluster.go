@@ -537,9 +537,12 @@ type PoolResult struct {
 
 // cachedTokens returns the prompt tokens of q the prefix cache holds
 // when the scheduler with prefix ids seen gets it: hit of the prompt,
-// rounded down to whole blocks (engines cache full blocks only) and
-// less the last token (vLLM recomputes it for its logits when the whole
-// prompt hits: vllm/v1/core/kv_cache_manager.py get_computed_blocks).
+// at most the prompt less its last token (vLLM recomputes that one for
+// its logits when the whole prompt hits: max_cache_hit_length =
+// num_tokens − 1 in vllm/v1/core/kv_cache_manager.py
+// get_computed_blocks), rounded down to whole blocks (engines cache and
+// match full blocks only, so a whole-prompt hit recomputes the last
+// block, as that function's comment says).
 // A request with a shared-prefix id finds it only when an earlier
 // request with that id ran on the same scheduler (the first computes
 // it); cached prefixes are assumed never evicted.
@@ -553,6 +556,6 @@ func cachedTokens(q Request, hit float64, block int, seen map[int]int) int {
 			return 0
 		}
 	}
-	c := int(hit*float64(q.Input)) / block * block
-	return max(0, min(c, q.Input-1))
+	c := min(int(hit*float64(q.Input)), q.Input-1)
+	return max(0, c/block*block)
 }
