@@ -80,6 +80,7 @@ type otherRow struct {
 
 // gemmsReport is the JSON output.
 type gemmsReport struct {
+	warnings   []string   // printed on stderr
 	Schema     string     `json:"schema"`
 	Model      string     `json:"model"`
 	Source     string     `json:"source"`
@@ -153,6 +154,9 @@ func runGemmsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rep, err := gemms(o)
 	if err != nil {
 		return err
+	}
+	for _, w := range rep.warnings {
+		fmt.Fprintf(stderr, "perfsim: warning: %s\n", w)
 	}
 	switch f {
 	case formatJSON:
@@ -245,6 +249,14 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 	}
 	if sh.Kind != workloads.Decoder && sh.Kind != workloads.Encoder {
 		rep.Embedding, rep.Seq, rep.Context = "none", sh.Tokens, 0
+	} else if !o.seqChanged && !o.ctxChanged {
+		// The defaults stay within the context (the prompt is capped).
+	} else if kind == workloads.Decode && sh.MaxContext > 0 && ph.Context+1 > sh.MaxContext {
+		// As simulate warns: a context past the trained one had been
+		// decomposed without a word (llama3-8b at --context 100000).
+		rep.warnings = append(rep.warnings, fmt.Sprintf("a context of %d tokens exceeds %s's trained context of %d", ph.Context+1, m.Name(), sh.MaxContext))
+	} else if kind != workloads.Decode && sh.MaxContext > 0 && ph.Seq > sh.MaxContext {
+		rep.warnings = append(rep.warnings, fmt.Sprintf("%d tokens exceed %s's trained context of %d", ph.Seq, m.Name(), sh.MaxContext))
 	}
 	for _, op := range ops {
 		g, ok := op.Kernel.(model.GEMM)

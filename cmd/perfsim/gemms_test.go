@@ -207,3 +207,23 @@ func TestGemms_perLayerOfSome(t *testing.T) {
 		}
 	}
 }
+
+// TestGemms_pastContext: a --seq or --context past the model's trained
+// context is warned about, as simulate warns; gemms had decomposed
+// llama3-8b at a 100000-token context without a word. The defaults,
+// capped at the context, give none.
+func TestGemms_pastContext(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "llama3-8b", "--phase", "decode", "--context", "100000"}, "warning: a context of 100001 tokens exceeds llama3-8b's trained context of 8192"},
+		{[]string{"--model", "gpt3-2.7b", "--seq", "4096"}, "warning: 4096 tokens exceed gpt3-2.7b's trained context of 2048"},
+		{[]string{"--model", "gpt3-2.7b", "--phase", "decode"}, ""},
+	} {
+		_, stderr, code := perfsim(t, append([]string{"gemms"}, tt.args...)...)
+		if code != 0 || (tt.want == "" && stderr != "") || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
