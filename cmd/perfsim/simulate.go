@@ -155,6 +155,10 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
 	}
+	if !o.breakdown {
+		// It had been ignored without a word.
+		errs = append(errs, ignoredFlags(fs, "lists the top ops of --breakdown: give --breakdown too", "top")...)
+	}
 	if math.IsNaN(o.tokens) || math.IsInf(o.tokens, 0) || o.tokens < 0 {
 		errs = append(errs, usagef("--tokens: must be a non-negative number, got %v", o.tokens))
 	}

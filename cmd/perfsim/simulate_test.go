@@ -413,3 +413,15 @@ func TestSimulate_eagerBand(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulate_topNeedsBreakdown: --top lists --breakdown's top ops;
+// without --breakdown it had been ignored without a word.
+func TestSimulate_topNeedsBreakdown(t *testing.T) {
+	_, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--top", "3")
+	if code != 2 || !strings.Contains(stderr, "--top: lists the top ops of --breakdown") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, _, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--top", "3", "--breakdown"); code != 0 {
+		t.Errorf("--top with --breakdown: exit %d", code)
+	}
+}
