@@ -160,6 +160,9 @@ func (res *Result) summarize(area float64) {
 // stay flat while each request is served ever more slowly. A stable
 // system has both slopes near 0.
 func (res *Result) overload() {
+	// A merged result (RunReplicas) starts from its first replica's,
+	// whose verdict was on that replica's requests alone.
+	res.Overloaded, res.Verdict = false, ""
 	r := res.Requests
 	n := len(r)
 	if n < 20 {

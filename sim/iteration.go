@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -168,7 +169,7 @@ func NewPricer(sys *hardware.System, w Workload, sc Scenario) (*Pricer, error) {
 	}
 	shape := w.Shape()
 	if shape.Arch != Decoder {
-		return nil, fmt.Errorf("sim: %s is a %s: serving needs a decoder", w.Name(), shape.Arch)
+		return nil, fmt.Errorf("sim: %s is %s: serving needs a decoder", w.Name(), withArticle(shape.Arch.String()))
 	}
 	sc.Mode, sc.Batch, sc.Input, sc.Output, sc.DP = Inference, 1, 1, 1, 1
 	if err := sc.Validate(shape); err != nil {
@@ -509,4 +510,13 @@ func (p *Pricer) Footprint(tokens int) (Memory, error) {
 	sc := p.r.sc
 	sc.Batch, sc.Input, sc.Output = 1, max(tokens, 1), 1
 	return Footprint(p.r.sys, p.r.w, sc)
+}
+
+// withArticle puts "a" or "an" before a kind: "an encoder", "a cnn"
+// ("bert-large is a encoder" had been said).
+func withArticle(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }

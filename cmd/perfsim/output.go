@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -139,4 +140,12 @@ func deviceCount(n int) string {
 		return "1 device"
 	}
 	return fmt.Sprintf("%d devices", n)
+}
+
+// withArticle puts "a" or "an" before a kind: "an encoder", "a cnn".
+func withArticle(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }

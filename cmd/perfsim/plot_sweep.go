@@ -84,7 +84,7 @@ func generatesTokens(s *sweepSpec, chartName string) error {
 	var errs []error
 	for _, m := range s.Models {
 		if m.Kind() != workloads.Decoder {
-			errs = append(errs, usagef("--model: %s is a %s: it generates no output tokens, which plot %s draws (perfsim simulate gives its throughput)", m.Name(), m.Kind(), chartName))
+			errs = append(errs, usagef("--model: %s is %s: it generates no output tokens, which plot %s draws (perfsim simulate gives its throughput)", m.Name(), withArticle(string(m.Kind())), chartName))
 		}
 	}
 	return errors.Join(errs...)

@@ -242,3 +242,16 @@ func TestServe_emptyLengthsFile(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestServe_notDecoderArticle: the refusal of a model that is not a
+// decoder reads as English ("bert-large is a encoder" had been said).
+func TestServe_notDecoderArticle(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "bert-large", "--requests", "10", "--rate", "1")
+	if code == 0 || !strings.Contains(stderr, "bert-large is an encoder: serving needs a decoder") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, _ = perfsim(t, "plot", "sweep", "--hw", "h100", "--model", "bert-large", "-o", "-")
+	if !strings.Contains(stderr, "bert-large is an encoder: it generates no output tokens") {
+		t.Errorf("plot sweep: stderr %q", stderr)
+	}
+}
