@@ -197,6 +197,7 @@ type pool struct {
 	e      Engine
 	nodes  []*node
 	blocks int
+	kv     charge // what a sequence holds of a scheduler's blocks
 	rr     int
 	router Router
 }
@@ -221,7 +222,7 @@ func newPool(pl Pool, o Options, series bool) (*pool, error) {
 		kv = max(kv/pp, e.BlockSize)
 		e.KVTokens = kv
 	}
-	p := &pool{e: e, blocks: kv / e.BlockSize}
+	p := &pool{e: e, blocks: kv / e.BlockSize, kv: chargeOf(e, mem)}
 	for i := range pl.Instances * pp {
 		oi := o
 		if i > 0 || !series {
@@ -311,12 +312,12 @@ func (c *cluster) check() error {
 			r.Output = 1
 			pre[i] = r
 		}
-		if err := check(pre, p.e, p.blocks, c.o); err != nil {
+		if err := check(pre, p.kv, p.blocks, c.o); err != nil {
 			return err
 		}
 		p = c.pools[1]
 	}
-	return check(c.reqs, p.e, p.blocks, c.o)
+	return check(c.reqs, p.kv, p.blocks, c.o)
 }
 
 // run releases the requests and runs every scheduler in time order:

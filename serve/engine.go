@@ -348,7 +348,9 @@ func TRTLLMBench(capacity model.Bytes, devices, pp int, params float64, weightBy
 	return maxBatch, maxTokens
 }
 
-// KVCapacity returns the KV cache of one replica in tokens, from the
+// KVCapacity returns the KV cache of one replica in tokens (of the
+// attention layers' KV, kvUnit: a model with state-space or DeltaNet
+// layers also charges each sequence its fixed state, StateBlocks), from the
 // memory of one device as p sizes it (weights, the activations of an
 // iteration of MaxTokens tokens, the framework reserve, and the
 // engine's runtime buffers under its buffer model, m.Buffers) and the
@@ -371,10 +373,10 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		// A cache the device cannot hold even with every byte the
 		// model leaves (100M tokens of Llama 3 8B is 13 TB on an
 		// 80 GB H100) had been taken as given.
-		if m.KVPerToken > 0 {
-			if most := math.Floor((c - held) / float64(m.KVPerToken)); float64(e.KVTokens) > most {
+		if unit := e.kvUnit(m); unit > 0 {
+			if most := math.Floor((c - held) / unit); float64(e.KVTokens) > most {
 				return 0, m, fmt.Errorf("--kv-tokens %d: more than the device's memory holds: %s per device less %s of weights, activations, buffers and reserve leaves %s, at most %.0f tokens of %s",
-					e.KVTokens, model.Bytes(c), model.Bytes(held), model.Bytes(max(c-held, 0)), max(most, 0), m.KVPerToken)
+					e.KVTokens, model.Bytes(c), model.Bytes(held), model.Bytes(max(c-held, 0)), max(most, 0), model.Bytes(unit))
 			}
 		}
 		return e.KVTokens, m, nil
@@ -391,7 +393,7 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	if !(m.KVPerToken > 0) {
 		return 0, m, errors.New("serve: the model has no KV cache")
 	}
-	tokens := math.Floor(kv / float64(m.KVPerToken))
+	tokens := math.Floor(kv / e.kvUnit(m))
 	if tokens >= 1 && tokens < float64(e.BlockSize) {
 		return 0, m, fmt.Errorf("--block-size: a block of %d tokens is more than the whole KV cache, %.0f tokens (engine %s, fraction %.2f)", e.BlockSize, tokens, e.Name, e.MemFraction)
 	}

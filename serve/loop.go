@@ -74,7 +74,8 @@ type loop struct {
 	p       *sim.Pricer
 	e       Engine
 	o       Options
-	blocks  int // KV blocks of the replica
+	blocks  int    // KV blocks of the replica
+	kv      charge // what a sequence holds of them
 	free    int
 	waiting []*live // FIFO; preempted requests go back to the front
 	running []*live // in admission order
@@ -132,7 +133,7 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 			reqs[i].Cached = cachedTokens(reqs[i], o.PrefixHit, e.BlockSize, seen)
 		}
 	}
-	if err := check(reqs, e, blocks, o); err != nil {
+	if err := check(reqs, chargeOf(e, mem), blocks, o); err != nil {
 		return nil, err
 	}
 	l := newLoop(p, e, o, blocks, mem)
@@ -157,13 +158,13 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 
 // newLoop returns an idle loop with blocks KV blocks.
 func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *loop {
-	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1}
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem)}
 	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
 	return l
 }
 
 // check refuses requests that are unordered or can never run.
-func check(reqs []Request, e Engine, blocks int, o Options) error {
+func check(reqs []Request, kv charge, blocks int, o Options) error {
 	if len(reqs) == 0 {
 		return errors.New("serve: no requests")
 	}
@@ -186,8 +187,8 @@ func check(reqs []Request, e Engine, blocks int, o Options) error {
 			errs = append(errs, fmt.Errorf("serve: request %d: %d cached prompt tokens of %d: want 0 up to the prompt less one", r.ID, r.Cached, r.Input))
 		case r.Prefilled && r.Output < 2:
 			errs = append(errs, fmt.Errorf("serve: request %d: prefilled elsewhere with %d output tokens: nothing left to decode", r.ID, r.Output))
-		case ceilDiv(r.Input+r.Output, e.BlockSize) > blocks:
-			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the KV cache of %d tokens", ErrOverflow, r.ID, r.Input, r.Output, blocks*e.BlockSize))
+		case kv.blocks(r.Input+r.Output) > blocks:
+			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens%s exceed the KV cache of %d tokens", ErrOverflow, r.ID, r.Input, r.Output, kv.stateSaid(), blocks*kv.block))
 		}
 	}
 	return errors.Join(errs...)
@@ -414,8 +415,9 @@ func (l *loop) sample() {
 	})
 }
 
-// blocksFor returns the blocks r needs to hold tokens tokens.
-func (l *loop) blocksFor(tokens int) int { return ceilDiv(tokens, l.e.BlockSize) }
+// blocksFor returns the blocks r needs to hold tokens tokens (and its
+// fixed state, if the model has one).
+func (l *loop) blocksFor(tokens int) int { return l.kv.blocks(tokens) }
 
 // grow makes r hold blocks for tokens tokens, if enough are free.
 func (l *loop) grow(r *live, tokens int) bool {
