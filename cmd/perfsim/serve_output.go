@@ -38,6 +38,10 @@ type serveSummary struct {
 	MaxSeqs       int    `json:"max_seqs"`
 	MaxTokens     int    `json:"max_tokens"`
 	KVCacheTokens int    `json:"kv_cache_tokens"`
+	// KVStateTokens is what the fixed state of one sequence of a hybrid
+	// model (state-space or DeltaNet layers) takes of kv_cache_tokens,
+	// held once per running sequence beside its tokens' KV.
+	KVStateTokens int `json:"kv_state_tokens_per_sequence,omitempty"`
 	// RuntimeBuffersBytes is the engine's own runtime buffers on one
 	// device, counted before the KV cache (trtllm only).
 	RuntimeBuffersBytes  int64      `json:"runtime_buffers_bytes,omitempty"`
@@ -112,6 +116,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
 		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
+		KVStateTokens:       res.Engine.StateBlocks(res.Memory) * res.Engine.BlockSize,
 		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
 		DurationS: float64(res.Duration),
 		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), ITLS: statsOf(res.ITL), E2ES: statsOf(res.E2E),
@@ -133,6 +138,9 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 		// holds 1/PP): tp 4 × pp 2 had printed half its cache as the
 		// replica's.
 		kv = fmt.Sprintf("KV cache %d tokens per replica, %d in each of its %d pipeline schedulers", s.KVCacheTokens*s.PP, s.KVCacheTokens, s.PP)
+	}
+	if s.KVStateTokens > 0 {
+		kv += fmt.Sprintf(", of which each running sequence's state takes %d", s.KVStateTokens)
 	}
 	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, %s)\n", s.Engine, s.MaxSeqs, s.MaxTokens, kv)
 	if m := s.mem; m.Buffers > 0 {
