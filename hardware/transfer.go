@@ -113,7 +113,7 @@ var (
 	crossGenerationBands = map[string]Band{
 		"gemm":              {0.13, 0.33},
 		"attention_prefill": {0.13, 0.27},
-		"attention_decode":  {0.20, 0.77},
+		"attention_decode":  {0.20, 0.78},
 		// MoE modules (TestTransfer_crossGeneration, 1-in-16 sample of
 		// the MoE tables, 2026-11-26, after the finalisation's reduction
 		// time): A100 → H100 21.5% / 62.2%, H100 → B200 14.2% / 42.6%
