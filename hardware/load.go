@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
@@ -140,7 +141,7 @@ func tomlError(file string, err error) error {
 // key that failed to decode is not reported again by validation.
 func (d *decoder) finish(dev *Device) error {
 	if err := dev.Validate(); err != nil {
-		for _, e := range unjoin(err) {
+		for _, e := range errlist.Flatten(err) {
 			var pe *ParseError
 			if errors.As(e, &pe) && d.reported(pe.Key) {
 				continue
@@ -167,14 +168,6 @@ func (d *decoder) reported(key string) bool {
 		k = k[:i]
 	}
 	return false
-}
-
-// unjoin splits an errors.Join error into its parts.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // device decodes the top-level table of a device file.

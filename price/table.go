@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/perfsim/perfsim/internal/errlist"
 )
 
 // A Table is a price table: prices per hardware, each with its source
@@ -238,7 +240,7 @@ func LoadTable(r io.Reader, file string) (*Table, error) {
 			}
 		}
 		if err := e.Check(); err != nil {
-			for _, u := range unjoin(err) {
+			for _, u := range errlist.Flatten(err) {
 				key := flagKey(u.Error())
 				if ok || !reported[fmt.Sprintf("price[%d].%s", i+1, key)] {
 					bad(key, errors.New(strings.TrimPrefix(u.Error(), "--"+flagField(u.Error())+": ")))
@@ -338,13 +340,6 @@ func flagKey(msg string) string {
 	default:
 		return f
 	}
-}
-
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // entryLines returns the line of each [[price]] header.

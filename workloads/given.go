@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/perfsim/perfsim/internal/errlist"
 )
 
 // A Config cannot tell a key left out from one given as 0 (or ""): both
@@ -120,7 +122,7 @@ func sayGiven(err error, raw map[string]any) error {
 	if err == nil || raw == nil {
 		return err
 	}
-	list := unjoinAll(err)
+	list := errlist.Flatten(err)
 	out := make([]error, len(list))
 	for i, e := range list {
 		out[i] = e

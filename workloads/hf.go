@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/jsonkeys"
 )
 
@@ -426,12 +427,7 @@ var hfKeys = map[string][]string{
 // locate renames the Config keys in err's *ConfigErrors to config.json
 // keys with their lines.
 func (h *hfReader) locate(err error) error {
-	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
-	}
+	list := errlist.Flatten(err)
 	out := make([]error, len(list))
 	for i, e := range list {
 		var ce *ConfigError

@@ -16,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/internal/suggest"
 )
@@ -129,18 +130,7 @@ func undecodedKey(k toml.Key) string {
 
 // locate fills the file and line of every *ConfigError in err.
 func locate(err error, src []byte, file string) error {
-	var list []error
-	var flatten func(error)
-	flatten = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				flatten(x)
-			}
-			return
-		}
-		list = append(list, e)
-	}
-	flatten(err)
+	list := errlist.Flatten(err)
 	out := make([]error, len(list))
 	for i, e := range list {
 		var ce *ConfigError
@@ -378,7 +368,7 @@ func valueErrorsWithout(src []byte, bad []error) []error {
 	}
 	out = append(out, givenZeros(raw)...)
 	_, err = New(c)
-	for _, e := range unjoinAll(sayGiven(err, raw)) {
+	for _, e := range errlist.Flatten(sayGiven(err, raw)) {
 		var ce *ConfigError
 		if errors.As(e, &ce) && drop[ce.Key] {
 			continue
@@ -386,21 +376,6 @@ func valueErrorsWithout(src []byte, bad []error) []error {
 		out = append(out, e)
 	}
 	return out
-}
-
-// unjoinAll flattens joined errors into a list.
-func unjoinAll(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, x := range j.Unwrap() {
-			out = append(out, unjoinAll(x)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 func typeErrors(src []byte, file string) []error {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
@@ -117,14 +118,6 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 	return errs
 }
 
-// unjoinErr returns the errors a joined error holds, or err alone.
-func unjoinErr(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
 // device resolves --hw, or the device of --system with the system's
 // network tiers (its scale-up domain, and its NICs' bandwidth per
 // device as the scale-out tier: hardware.LookupSystem), from which
@@ -197,7 +190,7 @@ func (o *deployOptions) deployment(fs *pflag.FlagSet, so *serveOptions, dev *har
 		pr, err := sim.NewPricer(sys, w, s)
 		if err != nil {
 			var out []error
-			for _, e := range unjoinErr(err) {
+			for _, e := range errlist.Flatten(err) {
 				var se *sim.ScenarioError
 				if errors.As(e, &se) && (se.Field == "tp" || se.Field == "pp") && fs.Changed(role+"-"+se.Field) {
 					e = &sim.ScenarioError{Field: role + "-" + se.Field, Err: se.Err}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/price"
@@ -265,12 +266,7 @@ func dtypeFlagged(fs *pflag.FlagSet, err error) error {
 	if err == nil {
 		return nil
 	}
-	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
-	}
+	list := errlist.Flatten(err)
 	out := make([]error, len(list))
 	for i, e := range list {
 		out[i] = e
