@@ -101,6 +101,15 @@ type loop struct {
 	multi bool // the current batch is a multi-step decode batch
 
 	pending []output // outputs waiting for the next iteration (AsyncOutput)
+
+	// The decode reserve (Engine.Headroom): the ratio now, the tokens
+	// reserved in the prefill being formed, whether a prompt found no
+	// room (no prompt is tried again until the running batch shrinks,
+	// shrunk), SGLang's batch_is_full.
+	ratio    float64
+	reserved float64
+	full     bool
+	shrunk   bool
 	every   int      // series: keep every every-th iteration
 	count   int
 }
@@ -158,7 +167,7 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 
 // newLoop returns an idle loop with blocks KV blocks.
 func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *loop {
-	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem)}
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init}
 	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
 	return l
 }
@@ -218,6 +227,7 @@ func (l *loop) round() error {
 			l.deliver()
 			return nil
 		}
+		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
 		if l.next < len(l.queue) {
 			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
 		}
@@ -375,6 +385,7 @@ func (l *loop) apply() int {
 		}
 	}
 	if done > 0 {
+		l.shrunk = true
 		kept := l.running[:0]
 		for _, r := range l.running {
 			if r.generated == r.output && !r.held {

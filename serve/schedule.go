@@ -32,13 +32,20 @@ func (l *loop) grow(r *live, tokens int) bool {
 // far) when it next runs.
 func (l *loop) preempt() *live {
 	r := l.running[len(l.running)-1]
-	l.running = l.running[:len(l.running)-1]
+	l.evict(r)
+	l.waiting = slices.Insert(l.waiting, 0, r)
+	return r
+}
+
+// evict takes r out of the running batch and frees its blocks; its
+// prompt and output so far are prefilled again when it next runs.
+func (l *loop) evict(r *live) {
+	l.running = slices.DeleteFunc(l.running, func(x *live) bool { return x == r })
 	l.free += r.blocks
 	r.blocks, r.computed = 0, r.cached
 	r.m.Preemptions++
 	l.res.Preemptions++
-	l.waiting = slices.Insert(l.waiting, 0, r)
-	return r
+	l.shrunk = true
 }
 
 // admit tries to start the first waiting request with budget tokens
@@ -87,25 +94,53 @@ func (l *loop) schedule() int {
 		return 1
 	case e.Policy == PrefillFirst:
 		budget := e.MaxTokens
+		h := e.Headroom.Enabled
+		if h {
+			l.reserved = l.decodeReserve()
+			if len(l.running) == 0 {
+				l.full = false
+			}
+		}
 		// A running request still in its prompt (chunked) goes first.
 		for _, r := range l.running {
 			if k := r.need() - r.computed; k > 1 || r.generated == 0 {
 				k = min(k, budget)
 				if k > 0 && l.grow(r, r.computed+k) {
+					l.reserveFor(r, k)
 					l.sched = append(l.sched, step{r, k})
 					budget -= k
+					l.full = false // a chunk's end lets prompts be tried again
 				}
 			}
 		}
 		for budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
-			k := l.admit(budget, len(l.sched) == 0)
-			if k == 0 {
+			if h && (l.full || !l.fits()) {
+				l.full = true
 				break
 			}
+			r := l.waiting[0]
+			k := l.admit(budget, len(l.sched) == 0)
+			if k == 0 {
+				l.full = h
+				break
+			}
+			l.reserveFor(r, k)
 			budget -= k
 		}
 		if len(l.sched) > 0 {
 			return 1
+		}
+		if h {
+			// update_running_batch: a batch that shrank lets prompts be
+			// tried again; a step that does not fit retracts, else the
+			// ratio decays.
+			if l.shrunk {
+				l.full = false
+			}
+			if !l.retract() {
+				l.decayRatio()
+			}
+			l.shrunk = false
 		}
 		l.decodeAll()
 		return max(e.SchedulerSteps, 1)
@@ -183,6 +218,7 @@ func (l *loop) release() int {
 	kept := l.running[:0]
 	for _, r := range l.running {
 		if r.held {
+			l.shrunk = true
 			l.emit(r, true)
 			l.free += r.blocks
 			r.blocks = 0
