@@ -110,8 +110,8 @@ type loop struct {
 	reserved float64
 	full     bool
 	shrunk   bool
-	every   int      // series: keep every every-th iteration
-	count   int
+	every    int // series: keep every every-th iteration
+	count    int
 }
 
 // step is one request's share of an iteration.
