@@ -101,17 +101,17 @@ type loop struct {
 	multi bool // the current batch is a multi-step decode batch
 
 	pending []output // outputs waiting for the next iteration (AsyncOutput)
+	every   int      // series: keep every every-th iteration
+	count   int
 
 	// The decode reserve (Engine.Headroom): the ratio now, the tokens
 	// reserved in the prefill being formed, whether a prompt found no
-	// room (no prompt is tried again until the running batch shrinks,
-	// shrunk), SGLang's batch_is_full.
+	// room (SGLang's batch_is_full: no prompt is tried again until the
+	// running batch shrinks, shrunk).
 	ratio    float64
 	reserved float64
 	full     bool
 	shrunk   bool
-	every    int // series: keep every every-th iteration
-	count    int
 }
 
 // step is one request's share of an iteration.
