@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -84,8 +83,8 @@ func (h Headroom) validate(e *Engine) []error {
 	if h.RetractSteps < 1 || h.Clip < 1 {
 		errs = append(errs, fmt.Errorf("--decode-reserve: retract_decode_steps and the max_new_tokens clip must be at least 1, got %d and %d", h.RetractSteps, h.Clip))
 	}
-	if e.Static || e.Policy != PrefillFirst || e.Admission != OnDemand {
-		errs = append(errs, errors.New("--decode-reserve: only a prefill-first engine admitting on demand (sglang, vllm-0.6) reserves decode headroom"))
+	if e.Policy != PrefillFirst || e.Admission != OnDemand {
+		errs = append(errs, fmt.Errorf("--decode-reserve, --schedule-conservativeness: only a prefill-first engine admitting on demand (sglang, vllm-0.6) reserves decode headroom; %s is %s, %s", e.Name, e.Policy, e.Admission))
 	}
 	return errs
 }
