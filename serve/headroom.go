@@ -50,13 +50,12 @@ type Headroom struct {
 // CLIP_MAX_NEW_TOKENS_ESTIMATION 4096; python/sglang/srt/server_args.py
 // schedule_conservativeness 1.0.
 const (
-	SGLangInitRatio         = 0.7
-	SGLangMinRatioFactor    = 0.14
-	SGLangRatioDecaySteps   = 600
-	SGLangRetractSteps      = 20
-	SGLangClipNewTokens     = 4096
-	SGLangConservativeness  = 1.0
-	sglangHeadroomReference = "sgl-project/sglang@f8b03269 (v0.4.0)"
+	SGLangInitRatio        = 0.7
+	SGLangMinRatioFactor   = 0.14
+	SGLangRatioDecaySteps  = 600
+	SGLangRetractSteps     = 20
+	SGLangClipNewTokens    = 4096
+	SGLangConservativeness = 1.0
 )
 
 // SGLangHeadroom returns SGLang v0.4.0's reservation under its
