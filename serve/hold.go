@@ -38,7 +38,7 @@ func (l *loop) reserve(tokens int) int {
 		return 0
 	}
 	l.free -= need
-	l.reserved += need
+	l.inbound += need
 	return need
 }
 
@@ -83,7 +83,7 @@ func (l *loop) resume(t float64) {
 // transfer, reserved for one, and held by the requests running and
 // waiting. It is l.blocks at every step (TestDisagg_kvAccounting).
 func (l *loop) accounted() int {
-	n := l.free + l.held + l.reserved
+	n := l.free + l.held + l.inbound
 	for _, r := range l.running {
 		n += r.blocks
 	}

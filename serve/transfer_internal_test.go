@@ -76,8 +76,8 @@ func TestDisagg_kvAccounting(t *testing.T) {
 					steps++
 					for k, pl := range c.pools[:c.npools] {
 						for _, nd := range pl.nodes {
-							if got := nd.l.accounted(); got != nd.l.blocks || nd.l.free < 0 || nd.l.held < 0 || nd.l.reserved < 0 {
-								return fmt.Errorf("pool %d scheduler %d: %d blocks accounted of %d (free %d, held %d, reserved %d)", k, nd.idx, got, nd.l.blocks, nd.l.free, nd.l.held, nd.l.reserved)
+							if got := nd.l.accounted(); got != nd.l.blocks || nd.l.free < 0 || nd.l.held < 0 || nd.l.inbound < 0 {
+								return fmt.Errorf("pool %d scheduler %d: %d blocks accounted of %d (free %d, held %d, reserved %d)", k, nd.idx, got, nd.l.blocks, nd.l.free, nd.l.held, nd.l.inbound)
 							}
 							if nd.l.blocked {
 								blocked++
@@ -119,8 +119,8 @@ func TestDisagg_kvAccounting(t *testing.T) {
 				}
 				for k, pl := range last.pools[:last.npools] {
 					for _, nd := range pl.nodes {
-						if l := nd.l; l.free != l.blocks || l.held != 0 || l.reserved != 0 || l.requeued != 0 || len(nd.xq) != 0 {
-							t.Errorf("pool %d scheduler %d at the end: %d of %d blocks free, %d held, %d reserved, %d preempted waiting, %d queued for a transfer", k, nd.idx, l.free, l.blocks, l.held, l.reserved, l.requeued, len(nd.xq))
+						if l := nd.l; l.free != l.blocks || l.held != 0 || l.inbound != 0 || l.requeued != 0 || len(nd.xq) != 0 {
+							t.Errorf("pool %d scheduler %d at the end: %d of %d blocks free, %d held, %d reserved, %d preempted waiting, %d queued for a transfer", k, nd.idx, l.free, l.blocks, l.held, l.inbound, l.requeued, len(nd.xq))
 						}
 					}
 				}
