@@ -103,6 +103,15 @@ type loop struct {
 	pending []output // outputs waiting for the next iteration (AsyncOutput)
 	every   int      // series: keep every every-th iteration
 	count   int
+
+	// The decode reserve (Engine.Headroom): the ratio now, the tokens
+	// reserved in the prefill being formed, whether a prompt found no
+	// room (SGLang's batch_is_full: no prompt is tried again until the
+	// running batch shrinks, shrunk).
+	ratio    float64
+	reserved float64
+	full     bool
+	shrunk   bool
 }
 
 // step is one request's share of an iteration.
@@ -158,7 +167,7 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 
 // newLoop returns an idle loop with blocks KV blocks.
 func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *loop {
-	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem)}
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init}
 	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
 	return l
 }
@@ -218,6 +227,7 @@ func (l *loop) round() error {
 			l.deliver()
 			return nil
 		}
+		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
 		if l.next < len(l.queue) {
 			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
 		}
@@ -375,6 +385,7 @@ func (l *loop) apply() int {
 		}
 	}
 	if done > 0 {
+		l.shrunk = true
 		kept := l.running[:0]
 		for _, r := range l.running {
 			if r.generated == r.output && !r.held {
@@ -413,191 +424,4 @@ func (l *loop) sample() {
 		Time: model.Seconds(l.now), Waiting: len(l.waiting), Running: len(l.running),
 		KVUsed: float64(l.blocks-l.free) / float64(l.blocks), BatchTokens: l.it.Tokens(),
 	})
-}
-
-// blocksFor returns the blocks r needs to hold tokens tokens (and its
-// fixed state, if the model has one).
-func (l *loop) blocksFor(tokens int) int { return l.kv.blocks(tokens) }
-
-// grow makes r hold blocks for tokens tokens, if enough are free.
-func (l *loop) grow(r *live, tokens int) bool {
-	need := l.blocksFor(tokens) - r.blocks
-	if need <= 0 {
-		return true
-	}
-	if need > l.free {
-		return false
-	}
-	l.free -= need
-	r.blocks += need
-	return true
-}
-
-// preempt frees the last running request's blocks and puts it back at
-// the front of the queue, to be prefilled again (prompt and output so
-// far) when it next runs.
-func (l *loop) preempt() *live {
-	r := l.running[len(l.running)-1]
-	l.running = l.running[:len(l.running)-1]
-	l.free += r.blocks
-	r.blocks, r.computed = 0, r.cached
-	r.m.Preemptions++
-	l.res.Preemptions++
-	l.waiting = slices.Insert(l.waiting, 0, r)
-	return r
-}
-
-// admit tries to start the first waiting request with budget tokens
-// left; it returns the tokens it schedules (0: not admitted).
-func (l *loop) admit(budget int, alone bool) int {
-	r := l.waiting[0]
-	k := r.need() - r.computed
-	if l.e.Chunked {
-		k = min(k, budget)
-	} else if k > budget && !alone {
-		return 0
-	}
-	if k <= 0 {
-		return 0
-	}
-	if l.e.Admission == Reserve || l.e.Static {
-		if !l.grow(r, r.input+r.output) {
-			return 0
-		}
-	} else if !l.grow(r, r.computed+k) {
-		return 0
-	}
-	l.waiting = l.waiting[1:]
-	if !r.started {
-		r.started = true
-		r.m.Start = model.Seconds(l.now)
-	}
-	l.running = append(l.running, r)
-	l.sched = append(l.sched, step{r, k})
-	return k
-}
-
-// schedule decides the next iteration into l.sched and returns how many
-// decode steps it runs before the next decision.
-func (l *loop) schedule() int {
-	l.sched = l.sched[:0]
-	e := &l.e
-	switch {
-	case e.Static:
-		if len(l.running) == 0 {
-			for len(l.waiting) > 0 && len(l.running) < e.MaxSeqs && l.admit(1<<40, true) > 0 {
-			}
-			return 1
-		}
-		l.decodeAll()
-		return 1
-	case e.Policy == PrefillFirst:
-		budget := e.MaxTokens
-		// A running request still in its prompt (chunked) goes first.
-		for _, r := range l.running {
-			if k := r.need() - r.computed; k > 1 || r.generated == 0 {
-				k = min(k, budget)
-				if k > 0 && l.grow(r, r.computed+k) {
-					l.sched = append(l.sched, step{r, k})
-					budget -= k
-				}
-			}
-		}
-		for budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
-			k := l.admit(budget, len(l.sched) == 0)
-			if k == 0 {
-				break
-			}
-			budget -= k
-		}
-		if len(l.sched) > 0 {
-			return 1
-		}
-		l.decodeAll()
-		return max(e.SchedulerSteps, 1)
-	default: // DecodeFirst
-		budget := e.MaxTokens
-		preempted := false
-		for i := 0; i < len(l.running) && budget > 0; i++ {
-			r := l.running[i]
-			k := min(r.need()-r.computed, budget)
-			for !l.grow(r, r.computed+k) {
-				victim := l.preempt()
-				preempted = true
-				if victim == r {
-					k = 0
-					break
-				}
-			}
-			if k > 0 {
-				l.sched = append(l.sched, step{r, k})
-				budget -= k
-			}
-		}
-		for !preempted && budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
-			k := l.admit(budget, len(l.sched) == 0)
-			if k == 0 {
-				break
-			}
-			budget -= k
-		}
-		return 1
-	}
-}
-
-// decodeAll schedules a decode token for every running request,
-// preempting the last admitted while blocks run out.
-func (l *loop) decodeAll() {
-	for i := 0; i < len(l.running); i++ {
-		r := l.running[i]
-		k := r.need() - r.computed
-		for !l.grow(r, r.computed+k) {
-			if l.preempt() == r {
-				k = 0
-				break
-			}
-		}
-		if k > 0 {
-			l.sched = append(l.sched, step{r, k})
-		}
-	}
-}
-
-// nextStep re-forms a multi-step decode batch for its next step: the
-// scheduled requests that have not finished, one token each. It returns
-// false when none is left or blocks run out.
-func (l *loop) nextStep() bool {
-	kept := l.sched[:0]
-	for _, s := range l.sched {
-		r := s.l
-		if r.generated == r.output && !r.held || r.blocks == 0 { // finished, or preempted
-			continue
-		}
-		if !l.grow(r, r.computed+1) {
-			return false
-		}
-		kept = append(kept, step{r, 1})
-	}
-	l.sched = kept
-	return len(kept) > 0
-}
-
-// release completes the requests held to the end of a multi-step decode
-// batch at l.now, frees their blocks and returns how many there were.
-func (l *loop) release() int {
-	done := 0
-	kept := l.running[:0]
-	for _, r := range l.running {
-		if r.held {
-			l.emit(r, true)
-			l.free += r.blocks
-			r.blocks = 0
-			done++
-			continue
-		}
-		kept = append(kept, r)
-	}
-	clear(l.running[len(kept):])
-	l.running = kept
-	return done
 }
