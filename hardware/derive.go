@@ -343,9 +343,17 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 			base, err = Load(bytes.NewReader(b), p)
 		}
 	} else {
-		base, err = Lookup(baseName)
+		base, err = lookup(baseName)
 	}
 	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			// A base file's own problems, each at its file:line:key: wrapped
+			// under this file's base key they read "hardware: a.toml:1:
+			// base: hardware: b.toml:3: ...", and a joined list lost the
+			// wrapping after its first line.
+			return nil, err
+		}
 		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: err}
 	}
 	delete(doc, "base")
