@@ -9,38 +9,6 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-// Options are a run's settings beyond the engine.
-type Options struct {
-	// SeriesPoints, when > 0, records the queue, the running batch and
-	// the KV occupancy over time in at most about that many samples
-	// (older samples thinned by half whenever the buffer fills).
-	SeriesPoints int
-	// MaxContext, when > 0, is the model's context: a request longer is
-	// an error.
-	MaxContext int
-	// PrefixHit is the fraction of a prompt the prefix cache holds
-	// (whole blocks; see cachedTokens): those tokens skip the prefill's
-	// compute but hold KV blocks. 0: no prefix caching.
-	PrefixHit float64
-	// ITL records every gap between a request's consecutive tokens
-	// for Result.ITL (memory: one float per output token).
-	ITL bool
-	// Users, when > 0, runs a closed loop (RunDeployment): Users users
-	// each send a request at t = 0 and the next one Think after their
-	// last finished; the requests' arrival times are ignored.
-	Users int
-	Think model.Seconds
-}
-
-// A Sample is the engine's state at the end of an iteration.
-type Sample struct {
-	Time        model.Seconds
-	Waiting     int     // requests queued, not running
-	Running     int     // requests holding KV blocks
-	KVUsed      float64 // fraction of the KV blocks in use (or reserved)
-	BatchTokens int     // tokens in the iteration that just ended
-}
-
 // live is a request in the engine.
 type live struct {
 	m         *Metrics
@@ -56,13 +24,20 @@ type live struct {
 	// held: its last token is out, but it keeps its slot in a multi-step
 	// decode batch until the batch's last step (see holdsFinished).
 	held bool
+	// keep: a disaggregated prefill whose blocks stay when it finishes,
+	// until its KV cache has left (hold.go); heldAt: since when.
+	keep     bool
+	heldAt   float64
+	requeued bool // preempted, back in the queue
 }
 
 // arrival is a request routed to a loop and the record it fills.
 type arrival struct {
-	r  Request
-	m  *Metrics
-	id int
+	r      Request
+	m      *Metrics
+	id     int
+	blocks int  // blocks reserved for it before it arrived (hold.go)
+	keep   bool // see live.keep
 }
 
 // need is the tokens known: the prompt and the output so far. The KV of
@@ -112,6 +87,13 @@ type loop struct {
 	reserved float64
 	full     bool
 	shrunk   bool
+
+	// Disaggregated pools (hold.go): blocks held by finished prefills
+	// until their KV caches have left, blocks reserved for KV caches on
+	// their way here, preempted requests waiting, and whether the
+	// scheduler waits for one of those to free blocks.
+	held, inbound, requeued int
+	blocked                 bool
 }
 
 // step is one request's share of an iteration.
@@ -239,7 +221,14 @@ func (l *loop) round() error {
 		return nil
 	}
 	steps := l.schedule()
+	if len(l.sched) == 0 && l.promote() {
+		steps = l.schedule()
+	}
 	if len(l.sched) == 0 {
+		if l.held > 0 || l.inbound > 0 {
+			l.block()
+			return nil
+		}
 		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
 	}
 	l.multi = steps > 1
@@ -275,10 +264,10 @@ func (l *loop) join(t float64) {
 	}
 }
 
-// push routes r to the loop (a cluster's router), in the order the
-// engine sees requests.
-func (l *loop) push(r Request, m *Metrics, id int) {
-	l.queue = append(l.queue, arrival{r: r, m: m, id: id})
+// push routes a request to the loop (a cluster's router), in the order
+// the engine sees requests.
+func (l *loop) push(a arrival) {
+	l.queue = append(l.queue, a)
 	for i := len(l.queue) - 1; i > l.next && l.seen(&l.queue[i-1].r) > l.seen(&l.queue[i].r); i-- {
 		l.queue[i-1], l.queue[i] = l.queue[i], l.queue[i-1]
 	}
@@ -337,7 +326,8 @@ func (l *loop) arrive(a *arrival) {
 		l.area += l.lastT - t
 	}
 	l.inSys++
-	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached}
+	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached, blocks: a.blocks, keep: a.keep}
+	l.inbound -= a.blocks
 	if r.Prefilled {
 		v.computed, v.generated = r.Input, 1
 		v.last = float64(a.m.FirstToken) // the prefill pool's first token
@@ -395,8 +385,7 @@ func (l *loop) apply() int {
 		kept := l.running[:0]
 		for _, r := range l.running {
 			if r.generated == r.output && !r.held {
-				l.free += r.blocks
-				r.blocks = 0
+				l.drop(r)
 				continue
 			}
 			kept = append(kept, r)

@@ -43,6 +43,10 @@ func (l *loop) evict(r *live) {
 	l.running = slices.DeleteFunc(l.running, func(x *live) bool { return x == r })
 	l.free += r.blocks
 	r.blocks, r.computed = 0, r.cached
+	if !r.requeued {
+		r.requeued = true
+		l.requeued++
+	}
 	r.m.Preemptions++
 	l.res.Preemptions++
 	l.shrunk = true
@@ -69,6 +73,10 @@ func (l *loop) admit(budget int, alone bool) int {
 		return 0
 	}
 	l.waiting = l.waiting[1:]
+	if r.requeued {
+		r.requeued = false
+		l.requeued--
+	}
 	if !r.started {
 		r.started = true
 		r.m.Start = model.Seconds(l.now)
@@ -223,8 +231,7 @@ func (l *loop) release() int {
 		if r.held {
 			l.shrunk = true
 			l.emit(r, true)
-			l.free += r.blocks
-			r.blocks = 0
+			l.drop(r)
 			done++
 			continue
 		}

@@ -1,8 +1,9 @@
 package serve_test
 
 // An independent check of the vllm-0.6 preset's decode step on H100 SXM
-// at TP 1, 2, 4 and 8: Lambda's vLLM benchmark runs of 2024-09-07
-// (testdata/lambda_h100/README.md gives the source of every figure).
+// at TP 1, 2, 4 and 8 and on A100 SXM at TP 1 and 4: Lambda's vLLM
+// benchmark runs of 2024-09-07 and 08 (testdata/lambda_vllm/README.md
+// gives the source of every figure).
 // Unlike ../shared's rows these are in the repository: the request
 // lengths and the medians the runs published, transcribed, nothing else.
 
@@ -18,7 +19,7 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-// lambdaRun replays one of testdata/lambda_h100's traces (every request
+// lambdaRun replays one of testdata/lambda_vllm's traces (every request
 // at t=0, its prompt and generated tokens as the benchmark counted them)
 // on the vllm-0.6 preset with the server's settings: --max-model-len
 // 2048, so a budget of max(2048, max_model_len) = 2048 tokens without
@@ -34,7 +35,11 @@ func lambdaRun(t *testing.T, row map[string]string) *serve.Result {
 	if mdl == "" {
 		t.Fatalf("unknown model %q", row["model"])
 	}
-	sys, w := setup(t, "h100", mdl, tp)
+	hw := map[string]string{"H100-80GB-SXM": "h100", "A100-80GB-SXM": "a100"}[row["gpu"]]
+	if hw == "" {
+		t.Fatalf("unknown gpu %q", row["gpu"])
+	}
+	sys, w := setup(t, hw, mdl, tp)
 	e, err := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +51,7 @@ func lambdaRun(t *testing.T, row map[string]string) *serve.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "lambda_h100", row["trace"])
+	path := filepath.Join("testdata", "lambda_vllm", row["trace"])
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -66,10 +71,11 @@ func lambdaRun(t *testing.T, row map[string]string) *serve.Result {
 	return res
 }
 
-// TestValidate_lambdaH100 compares the vllm-0.6 preset with six runs of
-// vLLM (10 scheduler steps, bf16) on H100 SXM by another lab than the
-// one behind ../shared's vLLM rows: Llama 3 8B at TP 1 and Llama 3 70B
-// at TP 2, 4 and 8, 10 or 40 ShareGPT prompts sent at once. The median
+// TestValidate_lambda compares the vllm-0.6 preset with eight runs
+// of vLLM (10 scheduler steps, bf16) by another lab than the one behind
+// ../shared's vLLM rows: on H100 SXM Llama 3 8B at TP 1 and Llama 3 70B
+// at TP 2, 4 and 8, on A100 SXM 8B at TP 1 and 70B at TP 4, 10 or 40
+// ShareGPT prompts sent at once. The median
 // TPOT and the run's duration measure the decode step; TTFT is logged
 // only (it carries the client's and API's time per request, which the
 // preset does not price). The goal is the 15%; the figures when
@@ -77,11 +83,11 @@ func lambdaRun(t *testing.T, row map[string]string) *serve.Result {
 // −17% for the duration, perfsim fast in every run. Runs within the goal
 // are held to it, the others (TP 8) to a guard a few points beyond
 // their miss, and all to the goal under PERFSIM_LONG.
-func TestValidate_lambdaH100(t *testing.T) {
-	rows := csvtest.Rows(t, filepath.Join("testdata", "lambda_h100", "runs.csv"),
-		"trace", "model", "tp", "num_prompts", "duration_s", "median_tpot_ms", "median_ttft_ms", "source")
-	if len(rows) != 6 {
-		t.Fatalf("runs.csv: %d runs, want 6", len(rows))
+func TestValidate_lambda(t *testing.T) {
+	rows := csvtest.Rows(t, filepath.Join("testdata", "lambda_vllm", "runs.csv"),
+		"trace", "model", "gpu", "tp", "num_prompts", "duration_s", "median_tpot_ms", "median_ttft_ms", "source")
+	if len(rows) != 8 {
+		t.Fatalf("runs.csv: %d runs, want 8", len(rows))
 	}
 	for _, row := range rows {
 		if row["source"] == "" {
@@ -94,7 +100,7 @@ func TestValidate_lambdaH100(t *testing.T) {
 				t.Fatalf("%s: %s: %v", row["trace"], col, err)
 			}
 			e := got/want - 1
-			t.Logf("%-16s tp%s %-20s measured %9.4g predicted %9.4g (%+5.1f%%)", row["trace"], row["tp"], metric, want, got, 100*e)
+			t.Logf("%-20s tp%s %-20s measured %9.4g predicted %9.4g (%+5.1f%%)", row["trace"], row["tp"], metric, want, got, 100*e)
 			if guard > 0 && math.Abs(e) > tol(0.15, guard) {
 				t.Errorf("%s: %s %.4g, measured %.4g (%+.1f%%, beyond ±%.0f%%)", row["trace"], metric, got, want, 100*e, 100*tol(0.15, guard))
 			}
