@@ -265,3 +265,26 @@ func TestDerive_baseErrorPrefix(t *testing.T) {
 		t.Errorf("Lookup(h999): %v", err)
 	}
 }
+
+// TestDerive_invalidPlaced: a what-if whose device is invalid (a capacity
+// below the reserve) names the setting that made it, the --set flag or
+// the derived file's file:line:key; it had named the device
+// "what-if:catalog:h100-sxm" and neither.
+func TestDerive_invalidPlaced(t *testing.T) {
+	h100, err := Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Derive(h100, []string{"memory.capacity=1B"})
+	if err == nil || !strings.HasPrefix(err.Error(), "--set memory.capacity=1B: memory.reserve: ") || strings.Contains(err.Error(), "what-if:") {
+		t.Errorf("--set memory.capacity=1B: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "cap.toml")
+	if err := os.WriteFile(p, []byte("base = \"h100\"\n[memory]\ncapacity = \"1 B\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadFile(p)
+	if err == nil || !strings.HasPrefix(err.Error(), "hardware: "+p+":3: memory.capacity: memory.reserve: ") || strings.Contains(err.Error(), "what-if:") {
+		t.Errorf("derived file with capacity 1 B: %v", err)
+	}
+}
