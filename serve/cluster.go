@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -270,39 +269,6 @@ func (p *pool) pick(t float64) *node {
 	return p.nodes[best]
 }
 
-// event is a decision due at t about request id: see the kinds.
-type event struct {
-	t    float64
-	seq  int
-	id   int
-	src  int
-	kind eventKind
-}
-
-type eventKind uint8
-
-const (
-	arrives   eventKind = iota // at the deployment
-	prefilled                  // on prefill scheduler src, its KV cache to go
-	retry                      // decode scheduler src may have blocks for its transfer queue
-	arrived                    // its KV cache at its decode scheduler
-)
-
-type events []event
-
-func (h events) Len() int { return len(h) }
-func (h events) Less(i, j int) bool {
-	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].seq < h[j].seq
-}
-func (h events) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *events) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *events) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // cluster is one run of a deployment.
 type cluster struct {
 	d        Deployment
@@ -328,7 +294,7 @@ type cluster struct {
 func (c *cluster) push(e event) {
 	e.seq = c.seq
 	c.seq++
-	heap.Push(&c.ev, e)
+	c.ev.push(e)
 }
 
 // check refuses requests that no instance of a pool can hold.
@@ -378,7 +344,7 @@ func (c *cluster) run() error {
 			}
 		}
 		if len(c.ev) > 0 && c.ev[0].t <= tn {
-			c.route(heap.Pop(&c.ev).(event))
+			c.route(c.ev.pop())
 			if err := c.check1(); err != nil {
 				return err
 			}
@@ -391,7 +357,7 @@ func (c *cluster) run() error {
 		if err := best.l.round(); err != nil {
 			return err
 		}
-		if best.decode && len(best.xq) > 0 {
+		if best.decode && c.sendable(best) {
 			c.push(event{t: best.l.now, src: best.idx, kind: retry})
 		}
 		best.lastFin = best.lastFin[:0]

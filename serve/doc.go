@@ -23,8 +23,8 @@
 //     takes.
 //   - replicas.go: RunReplicas, data-parallel replicas behind a
 //     round-robin router, each its own event loop; goodput.
-//   - cluster.go: RunDeployment, every scheduler of a deployment in one
-//     event loop in time order: the least-outstanding router, a closed
+//   - cluster.go (events.go): RunDeployment, every scheduler of a
+//     deployment in one event loop in time order: the least-outstanding router, a closed
 //     loop of users, disaggregated prefill and decode pools, and the
 //     prefix cache's hits.
 //   - transfer.go, hold.go: a disaggregated request's hand-off between

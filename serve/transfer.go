@@ -69,17 +69,33 @@ func (c *cluster) transfer(e event) {
 	c.send(nd, e.t)
 }
 
+// sendable reports whether nd can set aside blocks for the head of its
+// transfer queue now.
+func (c *cluster) sendable(nd *node) bool {
+	if len(nd.xq) == 0 || nd.l.requeued > 0 {
+		return false
+	}
+	return nd.l.blocksFor(c.inbound(nd, nd.xq[0])) <= nd.l.free
+}
+
+// inbound returns the tokens whose blocks decode scheduler nd sets
+// aside for request id: its prompt and first output token, whose KV the
+// first decode step computes (its whole output with Reserve admission).
+func (c *cluster) inbound(nd *node, id int) int {
+	q := &c.reqs[id]
+	if nd.l.e.Admission == Reserve {
+		return q.Input + q.Output
+	}
+	return q.Input + 1
+}
+
 // send starts, at t, the transfers at the head of nd's queue for which
 // nd can set aside blocks.
 func (c *cluster) send(nd *node, t float64) {
 	for len(nd.xq) > 0 {
 		id := nd.xq[0]
 		q := c.reqs[id]
-		tokens := q.Input + 1 // the prompt and the first output token, whose KV the first decode step computes
-		if nd.l.e.Admission == Reserve {
-			tokens = q.Input + q.Output
-		}
-		b := nd.l.reserve(tokens)
+		b := nd.l.reserve(c.inbound(nd, id))
 		if b == 0 {
 			return
 		}
