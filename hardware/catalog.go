@@ -105,6 +105,17 @@ func (d *Device) names() []string {
 // are ignored. An unknown name is an error wrapping ErrUnknownDevice,
 // with the closest name when one is close.
 func Lookup(name string) (*Device, error) {
+	d, err := lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("hardware: %w", err)
+	}
+	return d, nil
+}
+
+// lookup is Lookup with an error that does not name the package, for a
+// caller that positions it (a derived file's base key) under its own
+// "hardware: " prefix.
+func lookup(name string) (*Device, error) {
 	want := normName(name)
 	var all []string
 	for _, stem := range catalogOrder {
@@ -130,7 +141,7 @@ func Lookup(name string) (*Device, error) {
 	if s := suggestName(name, all); s != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return nil, fmt.Errorf("hardware: %w %q%s", ErrUnknownDevice, name, hint)
+	return nil, fmt.Errorf("%w %q%s", ErrUnknownDevice, name, hint)
 }
 
 // CatalogAliases returns the short names --hw accepts for the catalog's

@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 )
@@ -124,9 +125,49 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 	d.File = "what-if:" + base.File
 	d.WhatIfBase = base.Name
 	if err := d.Validate(); err != nil {
-		return nil, err
+		return nil, placeInvalid(err, given, wrap)
 	}
 	return d, nil
+}
+
+// derivedFrom names the setting a what-if device's invalid key comes
+// from, where it is not the key itself: the usable memory and its
+// reserve follow the capacity.
+var derivedFrom = map[string]string{
+	"memory.reserve": "memory.capacity",
+	"memory.usable":  "memory.capacity",
+}
+
+// placeInvalid rewrites the problems Validate finds in a what-if device
+// at the setting that made them (wrap: the --set flag, or a derived
+// file's line and key): they had named the device "what-if:catalog:h100-sxm"
+// and neither the flag nor the file. A problem no setting made is kept.
+func placeInvalid(err error, given map[string]string, wrap func(k, v string, err error) error) error {
+	var out []error
+	for _, e := range errlist.Flatten(err) {
+		var pe *ParseError
+		if !errors.As(e, &pe) {
+			out = append(out, e)
+			continue
+		}
+		k := pe.Key
+		if from, ok := derivedFrom[k]; ok {
+			if _, set := given[k]; !set {
+				k = from
+			}
+		}
+		v, ok := given[k]
+		if !ok {
+			out = append(out, e)
+			continue
+		}
+		msg := pe.Err
+		if k != pe.Key {
+			msg = fmt.Errorf("%s: %w", pe.Key, pe.Err)
+		}
+		out = append(out, wrap(k, v, msg))
+	}
+	return errors.Join(out...)
 }
 
 // inRange is an error naming the value when x is outside what a hardware
@@ -343,9 +384,17 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 			base, err = Load(bytes.NewReader(b), p)
 		}
 	} else {
-		base, err = Lookup(baseName)
+		base, err = lookup(baseName)
 	}
 	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			// A base file's own problems, each at its file:line:key: wrapped
+			// under this file's base key they read "hardware: a.toml:1:
+			// base: hardware: b.toml:3: ...", and a joined list lost the
+			// wrapping after its first line.
+			return nil, err
+		}
 		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: err}
 	}
 	delete(doc, "base")

@@ -1,6 +1,7 @@
 package hardware
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -206,5 +207,84 @@ func TestDerive_kernelNeutral(t *testing.T) {
 	d, err := LoadFile(p)
 	if err != nil || !reflect.DeepEqual(d.Eff, base.Eff) || !strings.HasPrefix(d.CalibrationLabel(), "what-if of H100 SXM: kernels as calibrated") {
 		t.Errorf("derived file with a capacity: %v, label %q", err, d.CalibrationLabel())
+	}
+}
+
+// TestDerive_baseErrorPrefix: a derived file's base error reads once as
+// "hardware: FILE:LINE: base: ...": an unknown catalog base read
+// "hardware: d1.toml:1: base: hardware: unknown device", and a base file's
+// own problems were wrapped under the base key with the prefix doubled
+// (a chain of derived files doubled it once per link).
+func TestDerive_baseErrorPrefix(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	d1 := write("d1.toml", "base = \"h999\"\n")
+	write("bad.toml", "name = \"x\"\n[memory]\nbandwidth = \"3\"\n")
+	for _, tc := range []struct {
+		file, body string
+		want       []string
+	}{
+		{"d1.toml", "", []string{d1 + ":1: base: unknown device \"h999\""}},
+		{"d4.toml", "base = \"d1.toml\"\n", []string{d1 + ":1: base: unknown device \"h999\""}},
+		{"d2.toml", "base = \"bad.toml\"\n", []string{
+			filepath.Join(dir, "bad.toml") + ":3: memory.bandwidth: \"3\" is not a bandwidth: missing unit",
+			filepath.Join(dir, "bad.toml") + ": missing required key \"vendor\"",
+		}},
+	} {
+		p := filepath.Join(dir, tc.file)
+		if tc.body != "" {
+			p = write(tc.file, tc.body)
+		}
+		_, err := LoadFile(p)
+		if err == nil {
+			t.Errorf("%s: no error", tc.file)
+			continue
+		}
+		msg := err.Error()
+		if n := strings.Count(msg, "hardware: "); n != strings.Count(msg, "\n")+1 {
+			t.Errorf("%s: %d \"hardware: \" prefixes on %d lines:\n%s", tc.file, n, strings.Count(msg, "\n")+1, msg)
+		}
+		for _, line := range strings.Split(msg, "\n") {
+			if !strings.HasPrefix(line, "hardware: ") {
+				t.Errorf("%s: a line without its prefix: %q", tc.file, line)
+			}
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(msg, "hardware: "+w) {
+				t.Errorf("%s: %s\nwant %q", tc.file, msg, "hardware: "+w)
+			}
+		}
+	}
+	if _, err := Lookup("h999"); err == nil || !errors.Is(err, ErrUnknownDevice) || !strings.HasPrefix(err.Error(), "hardware: unknown device \"h999\"") {
+		t.Errorf("Lookup(h999): %v", err)
+	}
+}
+
+// TestDerive_invalidPlaced: a what-if whose device is invalid (a capacity
+// below the reserve) names the setting that made it, the --set flag or
+// the derived file's file:line:key; it had named the device
+// "what-if:catalog:h100-sxm" and neither.
+func TestDerive_invalidPlaced(t *testing.T) {
+	h100, err := Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Derive(h100, []string{"memory.capacity=1B"})
+	if err == nil || !strings.HasPrefix(err.Error(), "--set memory.capacity=1B: memory.reserve: ") || strings.Contains(err.Error(), "what-if:") {
+		t.Errorf("--set memory.capacity=1B: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "cap.toml")
+	if err := os.WriteFile(p, []byte("base = \"h100\"\n[memory]\ncapacity = \"1 B\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadFile(p)
+	if err == nil || !strings.HasPrefix(err.Error(), "hardware: "+p+":3: memory.capacity: memory.reserve: ") || strings.Contains(err.Error(), "what-if:") {
+		t.Errorf("derived file with capacity 1 B: %v", err)
 	}
 }

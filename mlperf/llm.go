@@ -19,14 +19,12 @@ import (
 // request: engineLimits), every GPU group of TP devices one
 // replica, the replicas sharing the load evenly. Requests are the
 // benchmark's mean input and output lengths, fixed (the datasets'
-// distributions are not modelled). Offline sends every request at once
-// and reports output tokens/s; Server is the highest Poisson rate at
-// which the 99th-percentile TTFT and TPOT (GPT-J: the whole request)
-// meet the bounds, in output tokens/s.
+// distributions are not modelled). Offline is LoadGen's one query of
+// all its samples at once (llm_offline.go), in output tokens/s; Server
+// is the highest Poisson rate at which the 99th-percentile TTFT and TPOT
+// (GPT-J: the whole request) meet the bounds, in output tokens/s.
 
 const (
-	// llmRequests is the requests of one trial per replica.
-	llmRequests = 1000
 	// llmBatches is a Server trial's least requests per replica, in
 	// running batches (max_batch_size).
 	llmBatches = 10
@@ -116,7 +114,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 	}
 	gpus := sys.Devices()
 	var best *llmReplica
-	var bestRate float64
+	var bestRun offlineRun
 	var firstErr error
 	for tp := 1; tp <= min(gpus, 8); tp *= 2 {
 		if gpus%tp != 0 {
@@ -129,15 +127,15 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 			}
 			continue
 		}
-		rr, err := r.serveRun(llmRequests, in, out, 0, o.Seed)
+		run, err := r.offline(b, gpus/tp, in, out, o.Seed, llmMaxPerReplica)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
-		if rate := rr.OutputTokensPerSecond * float64(gpus/tp); rate > bestRate {
-			best, bestRate = r, rate
+		if run.TokensPerSecond > bestRun.TokensPerSecond {
+			best, bestRun = r, run
 		}
 	}
 	if best == nil {
@@ -146,30 +144,36 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 	}
 	res.TP, res.Engine = best.tp, best.lim.String()
 	replicas := float64(gpus / best.tp)
+	bestRate := bestRun.TokensPerSecond
 	if sc == Offline {
 		res.Value = bestRate
+		res.Samples, res.Duration = bestRun.Samples, bestRun.Duration
+		res.Note = bestRun.Cut
 		return
 	}
 	// Server: bisect the request rate per replica between 0 and the
-	// Offline request rate.
+	// Offline request rate. A trial is LoadGen's Server run at the rate
+	// (serverQueries), spread evenly over the replicas, and at least
+	// ten running batches: an engine that admits a whole trial at once
+	// (max_batch_size 1,024 against 1,000 requests) keeps its queue
+	// empty at any rate, and the batch fills for the first few
+	// max_batch_size requests; the overload verdict reads the trial's
+	// second half.
 	hi := bestRate / replicas / float64(out)
 	lo := 0.0
 	var at *serve.Result
-	// A trial must be long beside the running batch: an engine that
-	// admits a whole trial at once (max_batch_size 1,024 against 1,000
-	// requests) keeps its queue empty at any rate, and the batch
-	// fills for the first few max_batch_size requests; the overload
-	// verdict reads the trial's second half.
-	n := max(llmRequests, llmBatches*best.e.MaxSeqs)
+	atN := 0
 	for range llmTrials {
 		mid := (lo + hi) / 2
+		n := max(llmBatches*best.e.MaxSeqs, ceilDiv(serverQueries(b, mid*replicas), int(replicas)))
+		n = min(n, llmMaxPerReplica)
 		rr, err := best.serveRun(n, in, out, mid, o.Seed)
 		if err != nil && !errors.Is(err, serve.ErrOverflow) {
 			res.Note = err.Error()
 			return
 		}
 		if err == nil && llmMeets(b, rr) {
-			lo, at = mid, rr
+			lo, at, atN = mid, rr, n
 		} else {
 			hi = mid
 		}
@@ -179,6 +183,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		return
 	}
 	res.Value = lo * replicas * float64(out)
+	res.Samples, res.Duration = atN*int(replicas), at.Duration
 	res.P99TTFT, res.P99TPOT = model.Seconds(at.TTFT.P99), model.Seconds(at.TPOT.P99)
 	res.P99 = model.Seconds(at.E2E.P99)
 }
@@ -194,3 +199,5 @@ func llmMeets(b Benchmark, r *serve.Result) bool {
 	}
 	return r.E2E.P99 <= float64(b.Latency)
 }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

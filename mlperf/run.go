@@ -51,6 +51,13 @@ type Result struct {
 	// engine's limits and where they come from.
 	TP     int
 	Engine string
+	// Samples is the LoadGen queries an LLM's figure was run on: the
+	// Offline query's samples (Duration its latency, from the issue to
+	// the last completion), or the Server trial's at the rate found,
+	// spread over the replicas (Duration one replica's first arrival to
+	// its last completion).
+	Samples  int
+	Duration model.Seconds
 	// Note says why there is no value (a capability perfsim lacks, a
 	// model that does not fit), or qualifies it.
 	Note     string

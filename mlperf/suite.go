@@ -62,6 +62,14 @@ type Benchmark struct {
 	// SeqLenSource says where it comes from. 0: the mean input + output.
 	MaxSeqLen    int
 	SeqLenSource string
+	// Samples and OfflineMinQueries are an LLM benchmark's LoadGen
+	// settings: performance_sample_count (the samples loaded, to whose
+	// whole copies the Offline query is padded) and the Offline
+	// min_query_count (the least samples of its one query; see
+	// offlineSamples). 0: not an LLM benchmark. SamplesSource says
+	// where they come from.
+	Samples, OfflineMinQueries int
+	SamplesSource              string
 	// Precision is what submissions run: int8 for vision and BERT, fp8
 	// for the LLMs where the hardware has it.
 	Precision model.DType
@@ -171,6 +179,13 @@ const (
 // result_inferred_tokens_per_second 19,739.8 = 69 × 286.084).
 const gptjOutputTokens = 69
 
+// sourceLoadGenCounts cites the LLM benchmarks' sample counts, LoadGen's
+// "<name>.*.performance_sample_count_override" and
+// "<name>.Offline.min_query_count" (the two equal for every LLM
+// benchmark: the whole dataset) and "sample_concatenate_permutation = 1"
+// (the Offline query padded to whole copies of the loaded samples).
+const sourceLoadGenCounts = "loadgen/mlperf.conf at mlcommons/inference tag v5.0"
+
 // sourceCounted cites where the LLM datasets' input sums were counted.
 const sourceCounted = "counted from the MLCommons dataset file by openshift-psap/performance-dashboard mlperf-data/summaries"
 
@@ -232,22 +247,26 @@ func Suite() []Benchmark {
 			Model: "gpt-j-6b", Kind: LLM, Precision: model.FP8, Latency: 20000 * ms,
 			Output:       gptjOutputTokens,
 			LengthSource: "output: 69 tokens a sample, LoadGen's gptj.*.token_latency_scaling_factor, loadgen/mlperf.conf (mlcommons/inference #1699), with which LoadGen turns GPT-J's samples/s into tokens/s (outputs capped at 128 tokens, max_new_tokens, language/gpt-j/backend_PyTorch.py); input: no count in GPT-J's tokens published (prompts truncated at 1,919 tokens, language/gpt-j/dataset.py)",
-			MaxSeqLen:    nvidiaGPTJSeqLen, SeqLenSource: "1,919 input tokens at most (language/gpt-j/dataset.py) + 128 output (max_new_tokens, backend_PyTorch.py): NVIDIA's engine max_input_len 1919, max_seq_len 2047 (" + sourceNVIDIAConfigs + ", gptj.py)"},
+			MaxSeqLen:    nvidiaGPTJSeqLen, SeqLenSource: "1,919 input tokens at most (language/gpt-j/dataset.py) + 128 output (max_new_tokens, backend_PyTorch.py): NVIDIA's engine max_input_len 1919, max_seq_len 2047 (" + sourceNVIDIAConfigs + ", gptj.py)",
+			Samples: 13368, OfflineMinQueries: 13368, SamplesSource: "gptj.*.performance_sample_count_override = 13368, gptj.Offline.min_query_count = 13368, gptj.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},
 		{Name: "llama2-70b-99", Round: "v5.0", Task: "question answering", Dataset: "OpenOrca (24,576 samples)",
 			Model: "llama2-70b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
 			Input: float64(openOrcaInputTokens) / openOrcaSamples, Output: 294.45,
 			LengthSource: "input: 5,463,976 tokens over 24,576 samples, " + sourceCounted + "/llama2-70b-99.csv and FlashLab-MBZUAI/HBFSim validation/calibration/h100-llama2-70b-calibration-protocol.json; output: 'Tokens per sample: 294.45', language/llama2-70b/README.md",
-			MaxSeqLen:    nvidiaLlama2SeqLen, SeqLenSource: "inputs and outputs under 1,024 tokens each (processorca.py --seqlen_limit=1024, language/llama2-70b/README.md), generation capped at max_new_tokens 1024 (language/llama2-70b/SUT.py): NVIDIA's engine max_input_len 1024, max_seq_len 2048 (" + sourceNVIDIAConfigs + ", llama2-70b.py)"},
+			MaxSeqLen:    nvidiaLlama2SeqLen, SeqLenSource: "inputs and outputs under 1,024 tokens each (processorca.py --seqlen_limit=1024, language/llama2-70b/README.md), generation capped at max_new_tokens 1024 (language/llama2-70b/SUT.py): NVIDIA's engine max_input_len 1024, max_seq_len 2048 (" + sourceNVIDIAConfigs + ", llama2-70b.py)",
+			Samples: 24576, OfflineMinQueries: 24576, SamplesSource: "llama2-70b.*.performance_sample_count_override = 24576, llama2-70b.Offline.min_query_count = 24576, llama2-70b.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},
 		{Name: "llama3.1-405b", Round: "v5.0", Task: "long-context question answering and summarization", Dataset: "LongBench, LongDataCollections, Ruler, GovReport",
 			Model: "llama3.1-405b", Kind: LLM, Precision: model.FP8, TTFT: 6000 * ms, TPOT: 175 * ms,
 			Input: float64(llama405InputTokens) / llama405Samples, Output: 684.68,
 			LengthSource: "input: 78,380,323 tokens over 8,313 samples, " + sourceCounted + "/llama3-1-405b.csv; output: tokens_per_sample 684.68, language/llama3.1-405b/README.md",
-			MaxSeqLen:    nvidiaLlama405SeqLen, SeqLenSource: "generation capped at max_tokens 2000 (language/llama3.1-405b/SUT_VLLM.py): NVIDIA's engine max_input_len 20000, max_seq_len 22000 (" + sourceNVIDIAConfigs + ", llama3_1-405b.py)"},
+			MaxSeqLen:    nvidiaLlama405SeqLen, SeqLenSource: "generation capped at max_tokens 2000 (language/llama3.1-405b/SUT_VLLM.py): NVIDIA's engine max_input_len 20000, max_seq_len 22000 (" + sourceNVIDIAConfigs + ", llama3_1-405b.py)",
+			Samples: 8313, OfflineMinQueries: 8313, SamplesSource: "llama3_1-405b.*.performance_sample_count_override = 8313, llama3_1-405b.Offline.min_query_count = 8313, llama3_1-405b.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},
 		{Name: "mixtral-8x7b", Round: "v5.0", Task: "question answering, math and code", Dataset: "OpenOrca, GSM8K, MBXP (15,000 samples)",
 			Model: "mixtral-8x7b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
 			Input: float64(mixtralInputTokens) / mixtralSamples, Output: 144.84,
 			LengthSource: "input: 6,410,905 tokens over 15,000 samples, " + sourceCounted + "/mixtral-8x7b.csv; output: tokens_per_sample 144.84, language/mixtral-8x7b/README.md",
-			MaxSeqLen:    nvidiaMixtralSeqLen, SeqLenSource: "generation capped at max_new_tokens 1024 (language/mixtral-8x7b/SUT.py): NVIDIA's engine max_input_len 2048, max_seq_len 3072 (" + sourceNVIDIAConfigs + ", mixtral-8x7b.py)"},
+			MaxSeqLen:    nvidiaMixtralSeqLen, SeqLenSource: "generation capped at max_new_tokens 1024 (language/mixtral-8x7b/SUT.py): NVIDIA's engine max_input_len 2048, max_seq_len 3072 (" + sourceNVIDIAConfigs + ", mixtral-8x7b.py)",
+			Samples: 15000, OfflineMinQueries: 15000, SamplesSource: "mixtral-8x7b.*.performance_sample_count_override = 15000, mixtral-8x7b.Offline.min_query_count = 15000, mixtral-8x7b.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},
 		{Name: "stable-diffusion-xl", Round: "v5.0", Task: "text to image", Dataset: "COCO 2014 (5,000 captions), 1024x1024",
 			Model: "sdxl-unet", Kind: Fixed, Precision: model.FP8, Latency: 20000 * ms,
 			// A sample: both text encoders on the prompt and the negative

@@ -268,7 +268,28 @@ func ParseHertz(s string) (Hertz, error) { v, err := hertzUnit.parse(s); return 
 // ParseWatts parses a power such as "700 W".
 func ParseWatts(s string) (Watts, error) { v, err := wattsUnit.parse(s); return Watts(v), err }
 
-func (x Seconds) String() string  { return secondsUnit.format(float64(x)) }
+// String prints a time with four significant digits: below 1000 s with
+// an SI prefix ("1.234 ms"), above it in minutes, hours, days or years
+// ("9.461 h", "140.9 days"): a prefix there read "12.17 Ms" (megaseconds),
+// a case away from "12.17 ms".
+func (x Seconds) String() string {
+	v := float64(x)
+	a := math.Abs(v)
+	if !(a >= 999.95) || math.IsInf(v, 0) {
+		return secondsUnit.format(v)
+	}
+	for _, u := range []struct {
+		sym  string
+		secs float64
+		upTo float64 // the largest count (rounded) before the next unit
+	}{{"min", 60, 59.995}, {"h", 3600, 99.995}, {"days", 86400, 999.95}} {
+		if a/u.secs < u.upTo {
+			return strconv.FormatFloat(v/u.secs, 'g', 4, 64) + " " + u.sym
+		}
+	}
+	return strconv.FormatFloat(v/(365.25*86400), 'g', 4, 64) + " years"
+}
+
 func (x Bytes) String() string    { return bytesUnit.format(float64(x)) }
 func (x FLOPs) String() string    { return flopsUnit.format(float64(x)) }
 func (x FLOPRate) String() string { return flopRateUnit.format(float64(x)) }

@@ -83,6 +83,16 @@ func TestString(t *testing.T) {
 		{Seconds(4.5e-6).String(), "4.5 us"},
 		{Seconds(0).String(), "0 s"},
 		{Seconds(999.96e-6).String(), "1 ms"},
+		// Long times read in minutes, hours, days and years: an SI
+		// prefix wrote "12.17 Ms" (megaseconds) beside "12.17 ms".
+		{Seconds(999.9).String(), "999.9 s"},
+		{Seconds(999.96).String(), "16.67 min"},
+		{Seconds(3599.9).String(), "1 h"},
+		{Seconds(34.06e3).String(), "9.461 h"},
+		{Seconds(-34.06e3).String(), "-9.461 h"},
+		{Seconds(12.17e6).String(), "140.9 days"},
+		{Seconds(1e9).String(), "31.69 years"},
+		{Seconds(math.Inf(1)).String(), "+Inf s"},
 		{Hertz(1.98e9).String(), "1.98 GHz"},
 		{Intensity(295.4).String(), "295.4 FLOP/B"},
 	}

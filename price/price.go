@@ -132,6 +132,12 @@ func split(text string) (amount float64, currency, unit string, err error) {
 // keeps every cost perfsim derives from it finite.
 const MaxAmount = 1e12
 
+// MaxPUE bounds a facility's power usage effectiveness: the Uptime
+// Institute's annual surveys report industry averages of about 2.5 (2007)
+// falling to 1.58 (2023); 4 is above any of them, and keeps the facility
+// energy finite (a PUE of 1e308 printed "+Inf J" and failed the JSON).
+const MaxPUE = 4
+
 // MinYears and MaxYears bound a TCO's amortisation period: from a day to
 // a century (a shorter period made the cost per second overflow).
 const (
@@ -199,7 +205,9 @@ type Pricing struct {
 const secondsPerYear = 365.25 * 86400
 
 // TCO reports whether p amortises a purchase.
-func (p *Pricing) TCO() bool { return p.Purchase.Amount > 0 || p.Years > 0 }
+// Any period given (a negative or NaN one too, which Check refuses) makes
+// it one: p.Years > 0 let --years -1 or NaN alone be dropped unsaid.
+func (p *Pricing) TCO() bool { return p.Purchase.Amount > 0 || p.Years != 0 }
 
 // pue returns the PUE, 1 when not given.
 func (p *Pricing) pue() float64 {
@@ -229,6 +237,8 @@ func (p *Pricing) Check() error {
 	}
 	if p.PUE != 0 && !(p.PUE >= 1) || math.IsInf(p.PUE, 0) {
 		bad("pue", "must be at least 1 (facility power over IT power), got %v", p.PUE)
+	} else if p.PUE > MaxPUE {
+		bad("pue", "must be at most %g (facility power over IT power), got %v", float64(MaxPUE), p.PUE)
 	}
 	if p.Hourly.Amount < 0 || p.Purchase.Amount < 0 || p.Energy.Amount < 0 {
 		bad("price", "must not be negative")

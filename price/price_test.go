@@ -128,6 +128,14 @@ func TestPricing_Check(t *testing.T) {
 		// JSON output fail): a period under a day is refused.
 		{"years tiny", Pricing{Purchase: Money{25000, "USD"}, Years: 1e-300, Energy: Rate{0.1, "USD", PerKWh}}, []string{"--years:"}},
 		{"years huge", Pricing{Purchase: Money{25000, "USD"}, Years: 1e6, Energy: Rate{0.1, "USD", PerKWh}}, []string{"--years:"}},
+		// A negative or NaN period alone was no TCO (Years > 0 false) and
+		// was dropped without a word; a PUE of 1e308 made the facility
+		// energy +Inf (printed, and the JSON output failed).
+		{"years negative alone", Pricing{Years: -1}, []string{"--years:", "--purchase: a TCO needs"}},
+		{"years NaN alone", Pricing{Years: math.NaN()}, []string{"--years:", "--purchase: a TCO needs"}},
+		{"years NaN beside a price", Pricing{Hourly: Rate{2, "USD", PerHour}, Years: math.NaN()}, []string{"--years:"}},
+		{"pue huge", Pricing{Hourly: Rate{2.5, "USD", PerHour}, PUE: 1e308}, []string{"--pue: must be at most"}},
+		{"pue NaN", Pricing{Hourly: Rate{2.5, "USD", PerHour}, PUE: math.NaN()}, []string{"--pue:"}},
 	} {
 		err := tt.p.Check()
 		if len(tt.errs) == 0 {

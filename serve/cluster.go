@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -103,19 +102,23 @@ type KVLink struct {
 //
 // Disaggregated (DistServe, Zhong et al., OSDI 2024; Splitwise, Patel et
 // al., ISCA 2024): a request is routed to a prefill instance, which
-// prefills it and samples its first token (its TTFT) and frees its
+// prefills it and samples its first token (its TTFT) and keeps its
 // blocks; it is then routed to a decode instance (chosen at that
-// moment) and its prompt's KV cache is sent there over the link between
-// the two instances: the bytes of the prompt's KV cache (all layers and
-// heads, once), split over min(prefill devices, decode devices) pairs
-// sending at once, each over its own link (sim.KVTransfer). A prefill
-// instance's link carries one transfer at a time (first come, first
-// served). When the cache has arrived the decode instance admits the
-// request as soon as it has blocks for the prompt (and, with Reserve
-// admission, its whole output), and decodes it to the end; a decode
+// moment), waits in that instance's transfer queue until the instance
+// can set aside blocks for it, and its prompt's KV cache is then sent
+// there over the link between the two instances, after which the
+// prefill instance frees its blocks (transfer.go says how, and the
+// engines it follows). The decode instance admits the request, which
+// arrives holding its blocks, and decodes it to the end; a decode
 // instance that must preempt recomputes locally. The request overhead
 // is paid once, at the prefill pool.
 func RunDeployment(d Deployment, reqs []Request, o Options) (*Result, error) {
+	return runDeployment(d, reqs, o, nil)
+}
+
+// runDeployment is RunDeployment with an audit called after every step
+// (tests).
+func runDeployment(d Deployment, reqs []Request, o Options, audit func(*cluster) error) (*Result, error) {
 	if d.Serve.Instances < 1 {
 		return nil, errors.New("--dp: must be at least 1")
 	}
@@ -128,7 +131,7 @@ func RunDeployment(d Deployment, reqs []Request, o Options) (*Result, error) {
 	if len(reqs) == 0 {
 		return nil, errors.New("serve: no requests")
 	}
-	c := &cluster{d: d, reqs: reqs, o: o, m0: make([]Metrics, len(reqs))}
+	c := &cluster{d: d, reqs: reqs, o: o, m0: make([]Metrics, len(reqs)), audit: audit}
 	var err error
 	if c.pools[0], err = newPool(d.Serve, o, !d.Disaggregated()); err != nil {
 		return nil, err
@@ -146,6 +149,10 @@ func RunDeployment(d Deployment, reqs []Request, o Options) (*Result, error) {
 		c.m1 = make([]Metrics, len(reqs))
 		c.linkFree = make([]float64, d.Serve.Instances)
 		c.bytesPer = c.d.Serve.Pricer.KVBytes(1)
+		c.x = make([]handoff, len(reqs))
+		for _, nd := range c.pools[1].nodes {
+			nd.decode = true
+		}
 	}
 	if err := c.check(); err != nil {
 		return nil, err
@@ -162,9 +169,11 @@ type node struct {
 	l       *loop
 	inst    int // the instance it belongs to
 	idx     int // its place in its pool
+	decode  bool
 	routed  int
 	lastFin []float64   // finish times of its last round
 	seen    map[int]int // prefix ids it has served
+	xq      []int       // a decode scheduler's transfer queue (transfer.go)
 }
 
 // outstanding returns the requests routed to n and not finished by t.
@@ -180,10 +189,17 @@ func (n *node) outstanding(t float64) int {
 	return k
 }
 
-// next returns when n next has something to do (+Inf: nothing).
+// next returns when n next has something to do (+Inf: nothing). A
+// scheduler that waits for blocks held elsewhere has nothing to do
+// before a request arrives (a KV cache into blocks reserved for it), or
+// the blocks come free (cluster.arrived).
 func (n *node) next() float64 {
 	l := n.l
 	switch {
+	case l.blocked:
+		if l.next < len(l.queue) {
+			return max(l.now, l.seen(&l.queue[l.next].r))
+		}
 	case len(l.running) > 0 || len(l.waiting) > 0 || len(l.pending) > 0:
 		return l.now
 	case l.next < len(l.queue):
@@ -253,32 +269,6 @@ func (p *pool) pick(t float64) *node {
 	return p.nodes[best]
 }
 
-// event is a routing decision due at t: a request arriving at the
-// deployment, or (xfer) a prefilled request whose KV cache leaves
-// prefill scheduler src.
-type event struct {
-	t    float64
-	seq  int
-	id   int
-	src  int
-	xfer bool
-}
-
-type events []event
-
-func (h events) Len() int { return len(h) }
-func (h events) Less(i, j int) bool {
-	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].seq < h[j].seq
-}
-func (h events) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *events) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *events) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // cluster is one run of a deployment.
 type cluster struct {
 	d        Deployment
@@ -295,12 +285,16 @@ type cluster struct {
 	xferArea float64   // time requests spent between the pools
 	xferBusy float64   // time the links spent moving KV caches
 	bytesPer model.Bytes
+	x        []handoff // each request's hand-off between the pools
+	heldArea float64   // the integral of the blocks prefills hold for transfers
+	// audit, when set (tests), is called after every step.
+	audit func(*cluster) error
 }
 
 func (c *cluster) push(e event) {
 	e.seq = c.seq
 	c.seq++
-	heap.Push(&c.ev, e)
+	c.ev.push(e)
 }
 
 // check refuses requests that no instance of a pool can hold.
@@ -350,14 +344,21 @@ func (c *cluster) run() error {
 			}
 		}
 		if len(c.ev) > 0 && c.ev[0].t <= tn {
-			c.route(heap.Pop(&c.ev).(event))
+			c.route(c.ev.pop())
+			if err := c.check1(); err != nil {
+				return err
+			}
 			continue
 		}
 		if best == nil {
 			return fmt.Errorf("serve: the deployment is stuck with %d of %d requests finished (a bug)", c.done, n)
 		}
+		best.l.resume(tn)
 		if err := best.l.round(); err != nil {
 			return err
+		}
+		if best.decode && c.sendable(best) {
+			c.push(event{t: best.l.now, src: best.idx, kind: retry})
 		}
 		best.lastFin = best.lastFin[:0]
 		for _, r := range best.l.finished {
@@ -366,17 +367,35 @@ func (c *cluster) run() error {
 		for _, r := range best.l.finished {
 			c.finish(best, r)
 		}
+		if err := c.check1(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// route makes a routing decision.
+// check1 runs the audit, if any.
+func (c *cluster) check1() error {
+	if c.audit == nil {
+		return nil
+	}
+	return c.audit(c)
+}
+
+// route makes a decision.
 func (c *cluster) route(e event) {
-	q := c.reqs[e.id]
-	if e.xfer {
-		c.transfer(e, q)
+	switch e.kind {
+	case prefilled:
+		c.transfer(e)
+		return
+	case retry:
+		c.send(c.pools[1].nodes[e.src], e.t)
+		return
+	case arrived:
+		c.arrived(e)
 		return
 	}
+	q := c.reqs[e.id]
 	p := c.pools[0]
 	nd := p.pick(e.t)
 	q.Arrival = model.Seconds(e.t)
@@ -386,44 +405,7 @@ func (c *cluster) route(e event) {
 	q.Cached = cachedTokens(q, c.o.PrefixHit, p.e.BlockSize, nd.seen)
 	c.m0[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
 	nd.routed++
-	nd.l.push(q, &c.m0[e.id], e.id)
-}
-
-// transfer routes a prefilled request to a decode scheduler and sends
-// its KV cache there.
-func (c *cluster) transfer(e event, q Request) {
-	p := c.pools[1]
-	nd := p.pick(e.t)
-	src := c.pools[0].nodes[e.src].inst
-	start := max(e.t, c.linkFree[src])
-	ready := start + float64(c.kvTime(src, nd.inst, q.Input))
-	c.linkFree[src] = ready
-	c.xferArea += ready - e.t
-	c.xferBusy += ready - start
-	q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
-	c.m1[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: c.m0[e.id].FirstToken}
-	nd.routed++
-	nd.l.push(q, &c.m1[e.id], e.id)
-}
-
-// kvTime prices the move of tokens tokens of KV cache from prefill
-// instance i to decode instance j.
-func (c *cluster) kvTime(i, j, tokens int) model.Seconds {
-	k := c.d.Link
-	if k == nil {
-		return 0
-	}
-	gp, gd := c.d.Serve.GPUs(), c.d.Decode.GPUs()
-	link := k.Inter
-	if pn := k.PerNode; pn > 0 {
-		a0, a1 := i*gp, (i+1)*gp-1
-		off := c.d.Serve.Instances * gp
-		b0, b1 := off+j*gd, off+(j+1)*gd-1
-		if a0/pn == a1/pn && a0/pn == b0/pn && b0/pn == b1/pn {
-			link = k.Intra
-		}
-	}
-	return sim.KVTransfer(model.Bytes(float64(c.bytesPer)*float64(tokens)), min(gp, gd), link)
+	nd.l.push(arrival{r: q, m: &c.m0[e.id], id: e.id, keep: c.d.Disaggregated() && c.reqs[e.id].Output > 1})
 }
 
 // finish handles a request that finished on scheduler nd: a prefilled
@@ -431,8 +413,9 @@ func (c *cluster) kvTime(i, j, tokens int) model.Seconds {
 // (closed loop) send the next request.
 func (c *cluster) finish(nd *node, r *live) {
 	t := float64(r.m.Finish)
-	if c.d.Disaggregated() && r.m == &c.m0[r.id] && c.reqs[r.id].Output > 1 {
-		c.push(event{t: t, id: r.id, src: nd.idx, xfer: true})
+	if r.keep && r.m == &c.m0[r.id] {
+		c.x[r.id] = handoff{src: nd.idx, blocks: r.blocks, held: r.heldAt, prefilled: t}
+		c.push(event{t: t, id: r.id, src: nd.idx, kind: prefilled})
 		return
 	}
 	c.done++
@@ -511,6 +494,9 @@ func (c *cluster) result() (*Result, error) {
 	for i := range res.Pools {
 		if d := float64(res.Duration); d > 0 {
 			res.Pools[i].Utilization = float64(res.Pools[i].BusyTime) / d / float64(res.Pools[i].Schedulers)
+			if i == 0 && c.d.Disaggregated() {
+				res.Pools[i].KVHeld = c.heldArea / d / float64(res.Pools[i].Schedulers*c.pools[0].blocks)
+			}
 		}
 	}
 	return res, nil
@@ -534,6 +520,10 @@ type PoolResult struct {
 	// first scheduled to last token there (the prefill's end in a
 	// prefill pool). Over BusyTime it is the mean running batch.
 	InService model.Seconds
+	// KVHeld is, in a prefill pool, the mean fraction of its KV cache
+	// held by prefilled requests, from their prefill's end until their KV
+	// cache has reached the decode pool (transfer.go), over the run.
+	KVHeld float64
 }
 
 // cachedTokens returns the prompt tokens of q the prefix cache holds

@@ -16,18 +16,20 @@
 //     and what it is a fraction of, admission and preemption policy,
 //     host overheads) and the presets vllm, sglang and trtllm, each
 //     setting with its source.
-//   - loop.go: Run, the event loop. The clock advances one engine
+//   - loop.go (options.go): Run, the event loop. The clock advances one engine
 //     iteration at a time (every event but an arrival falls on an
 //     iteration boundary); the scheduler decides what the next iteration
 //     holds exactly as the engine would; the pricer says how long it
 //     takes.
 //   - replicas.go: RunReplicas, data-parallel replicas behind a
 //     round-robin router, each its own event loop; goodput.
-//   - cluster.go: RunDeployment, every scheduler of a deployment in one
-//     event loop in time order: the least-outstanding router, a closed
-//     loop of users, disaggregated prefill and decode pools with each
-//     request's KV cache moved between them (sim.KVTransfer), and the
+//   - cluster.go (events.go): RunDeployment, every scheduler of a
+//     deployment in one event loop in time order: the least-outstanding router, a closed
+//     loop of users, disaggregated prefill and decode pools, and the
 //     prefix cache's hits.
+//   - transfer.go, hold.go: a disaggregated request's hand-off between
+//     the pools: its decode blocks reserved before its KV cache is sent
+//     (sim.KVTransfer), its prefill blocks held until it has arrived.
 //   - parse.go, trace.go: the parsers of layouts (2P1D), length files
 //     and traces.
 //   - metrics.go: per-request metrics (queueing, TTFT, TPOT, E2E) and

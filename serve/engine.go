@@ -135,6 +135,10 @@ type Engine struct {
 	// buffers are sized by (0: the model's context).
 	Buffers   BufferModel
 	MaxSeqLen int
+	// Headroom is the KV a prefill leaves for the running requests'
+	// decode tokens (SGLang's new_token_ratio; see Headroom); the zero
+	// value reserves none.
+	Headroom Headroom
 	// Source says where the preset's settings come from.
 	Source string
 }
@@ -188,6 +192,7 @@ func (e *Engine) Validate() error {
 	if e.MaxSeqLen < 0 {
 		bad("max-seq-len", "must not be negative, got %d", e.MaxSeqLen)
 	}
+	errs = append(errs, e.Headroom.validate(e)...)
 	return errors.Join(errs...)
 }
 
@@ -265,7 +270,10 @@ const gib = 1 << 30
 //     of the same kernel (#5079, #5080); only the releases between ran
 //     TensorRT-LLM's one-shot kernel from sgl-kernel by default, the
 //     kernel the devices' fits follow. Decode steps replay it in CUDA
-//     graphs.
+//     graphs. A prefill leaves KV free for the running requests' remaining
+//     output at SGLang's new_token_ratio, 0.7 decaying to 0.098 over 600
+//     decode steps, with its retraction (Headroom, SGLangHeadroom; read at
+//     v0.4.0, sgl-project/sglang@f8b03269).
 //   - trtllm: TensorRT-LLM (v0.14) in-flight batching: decode-first with
 //     chunked context; kv_cache_free_gpu_mem_fraction 0.9 of the memory
 //     free after loading; tokens_per_block 64; the scheduler policy
@@ -299,7 +307,8 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,
 			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true, AsyncOutput: true, AllReduce: "vllm",
-			Source: "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88, disable_overlap_schedule false), managers/scheduler.py (prefill batches first); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079)"}, nil
+			Headroom: SGLangHeadroom(SGLangConservativeness),
+			Source:   "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88, disable_overlap_schedule false, schedule_conservativeness 1), managers/scheduler.py (prefill batches first), managers/schedule_policy.py PrefillAdder and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20; sgl-project/sglang@f8b03269); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
 			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve, Buffers: TRTLLM014Buffers,

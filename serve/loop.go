@@ -9,38 +9,6 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-// Options are a run's settings beyond the engine.
-type Options struct {
-	// SeriesPoints, when > 0, records the queue, the running batch and
-	// the KV occupancy over time in at most about that many samples
-	// (older samples thinned by half whenever the buffer fills).
-	SeriesPoints int
-	// MaxContext, when > 0, is the model's context: a request longer is
-	// an error.
-	MaxContext int
-	// PrefixHit is the fraction of a prompt the prefix cache holds
-	// (whole blocks; see cachedTokens): those tokens skip the prefill's
-	// compute but hold KV blocks. 0: no prefix caching.
-	PrefixHit float64
-	// ITL records every gap between a request's consecutive tokens
-	// for Result.ITL (memory: one float per output token).
-	ITL bool
-	// Users, when > 0, runs a closed loop (RunDeployment): Users users
-	// each send a request at t = 0 and the next one Think after their
-	// last finished; the requests' arrival times are ignored.
-	Users int
-	Think model.Seconds
-}
-
-// A Sample is the engine's state at the end of an iteration.
-type Sample struct {
-	Time        model.Seconds
-	Waiting     int     // requests queued, not running
-	Running     int     // requests holding KV blocks
-	KVUsed      float64 // fraction of the KV blocks in use (or reserved)
-	BatchTokens int     // tokens in the iteration that just ended
-}
-
 // live is a request in the engine.
 type live struct {
 	m         *Metrics
@@ -56,13 +24,20 @@ type live struct {
 	// held: its last token is out, but it keeps its slot in a multi-step
 	// decode batch until the batch's last step (see holdsFinished).
 	held bool
+	// keep: a disaggregated prefill whose blocks stay when it finishes,
+	// until its KV cache has left (hold.go); heldAt: since when.
+	keep     bool
+	heldAt   float64
+	requeued bool // preempted, back in the queue
 }
 
 // arrival is a request routed to a loop and the record it fills.
 type arrival struct {
-	r  Request
-	m  *Metrics
-	id int
+	r      Request
+	m      *Metrics
+	id     int
+	blocks int  // blocks reserved for it before it arrived (hold.go)
+	keep   bool // see live.keep
 }
 
 // need is the tokens known: the prompt and the output so far. The KV of
@@ -103,6 +78,22 @@ type loop struct {
 	pending []output // outputs waiting for the next iteration (AsyncOutput)
 	every   int      // series: keep every every-th iteration
 	count   int
+
+	// The decode reserve (Engine.Headroom): the ratio now, the tokens
+	// reserved in the prefill being formed, whether a prompt found no
+	// room (SGLang's batch_is_full: no prompt is tried again until the
+	// running batch shrinks, shrunk).
+	ratio    float64
+	reserved float64
+	full     bool
+	shrunk   bool
+
+	// Disaggregated pools (hold.go): blocks held by finished prefills
+	// until their KV caches have left, blocks reserved for KV caches on
+	// their way here, preempted requests waiting, and whether the
+	// scheduler waits for one of those to free blocks.
+	held, inbound, requeued int
+	blocked                 bool
 }
 
 // step is one request's share of an iteration.
@@ -158,7 +149,7 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 
 // newLoop returns an idle loop with blocks KV blocks.
 func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *loop {
-	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem)}
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init}
 	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
 	return l
 }
@@ -218,13 +209,21 @@ func (l *loop) round() error {
 			l.deliver()
 			return nil
 		}
+		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
 		if l.next < len(l.queue) {
 			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
 		}
 		return nil
 	}
 	steps := l.schedule()
+	if len(l.sched) == 0 && l.promote() {
+		steps = l.schedule()
+	}
 	if len(l.sched) == 0 {
+		if l.held > 0 || l.inbound > 0 {
+			l.block()
+			return nil
+		}
 		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
 	}
 	l.multi = steps > 1
@@ -260,10 +259,10 @@ func (l *loop) join(t float64) {
 	}
 }
 
-// push routes r to the loop (a cluster's router), in the order the
-// engine sees requests.
-func (l *loop) push(r Request, m *Metrics, id int) {
-	l.queue = append(l.queue, arrival{r: r, m: m, id: id})
+// push routes a request to the loop (a cluster's router), in the order
+// the engine sees requests.
+func (l *loop) push(a arrival) {
+	l.queue = append(l.queue, a)
 	for i := len(l.queue) - 1; i > l.next && l.seen(&l.queue[i-1].r) > l.seen(&l.queue[i].r); i-- {
 		l.queue[i-1], l.queue[i] = l.queue[i], l.queue[i-1]
 	}
@@ -322,7 +321,8 @@ func (l *loop) arrive(a *arrival) {
 		l.area += l.lastT - t
 	}
 	l.inSys++
-	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached}
+	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached, blocks: a.blocks, keep: a.keep}
+	l.inbound -= a.blocks
 	if r.Prefilled {
 		v.computed, v.generated = r.Input, 1
 		v.last = float64(a.m.FirstToken) // the prefill pool's first token
@@ -375,11 +375,11 @@ func (l *loop) apply() int {
 		}
 	}
 	if done > 0 {
+		l.shrunk = true
 		kept := l.running[:0]
 		for _, r := range l.running {
 			if r.generated == r.output && !r.held {
-				l.free += r.blocks
-				r.blocks = 0
+				l.drop(r)
 				continue
 			}
 			kept = append(kept, r)
@@ -413,191 +413,4 @@ func (l *loop) sample() {
 		Time: model.Seconds(l.now), Waiting: len(l.waiting), Running: len(l.running),
 		KVUsed: float64(l.blocks-l.free) / float64(l.blocks), BatchTokens: l.it.Tokens(),
 	})
-}
-
-// blocksFor returns the blocks r needs to hold tokens tokens (and its
-// fixed state, if the model has one).
-func (l *loop) blocksFor(tokens int) int { return l.kv.blocks(tokens) }
-
-// grow makes r hold blocks for tokens tokens, if enough are free.
-func (l *loop) grow(r *live, tokens int) bool {
-	need := l.blocksFor(tokens) - r.blocks
-	if need <= 0 {
-		return true
-	}
-	if need > l.free {
-		return false
-	}
-	l.free -= need
-	r.blocks += need
-	return true
-}
-
-// preempt frees the last running request's blocks and puts it back at
-// the front of the queue, to be prefilled again (prompt and output so
-// far) when it next runs.
-func (l *loop) preempt() *live {
-	r := l.running[len(l.running)-1]
-	l.running = l.running[:len(l.running)-1]
-	l.free += r.blocks
-	r.blocks, r.computed = 0, r.cached
-	r.m.Preemptions++
-	l.res.Preemptions++
-	l.waiting = slices.Insert(l.waiting, 0, r)
-	return r
-}
-
-// admit tries to start the first waiting request with budget tokens
-// left; it returns the tokens it schedules (0: not admitted).
-func (l *loop) admit(budget int, alone bool) int {
-	r := l.waiting[0]
-	k := r.need() - r.computed
-	if l.e.Chunked {
-		k = min(k, budget)
-	} else if k > budget && !alone {
-		return 0
-	}
-	if k <= 0 {
-		return 0
-	}
-	if l.e.Admission == Reserve || l.e.Static {
-		if !l.grow(r, r.input+r.output) {
-			return 0
-		}
-	} else if !l.grow(r, r.computed+k) {
-		return 0
-	}
-	l.waiting = l.waiting[1:]
-	if !r.started {
-		r.started = true
-		r.m.Start = model.Seconds(l.now)
-	}
-	l.running = append(l.running, r)
-	l.sched = append(l.sched, step{r, k})
-	return k
-}
-
-// schedule decides the next iteration into l.sched and returns how many
-// decode steps it runs before the next decision.
-func (l *loop) schedule() int {
-	l.sched = l.sched[:0]
-	e := &l.e
-	switch {
-	case e.Static:
-		if len(l.running) == 0 {
-			for len(l.waiting) > 0 && len(l.running) < e.MaxSeqs && l.admit(1<<40, true) > 0 {
-			}
-			return 1
-		}
-		l.decodeAll()
-		return 1
-	case e.Policy == PrefillFirst:
-		budget := e.MaxTokens
-		// A running request still in its prompt (chunked) goes first.
-		for _, r := range l.running {
-			if k := r.need() - r.computed; k > 1 || r.generated == 0 {
-				k = min(k, budget)
-				if k > 0 && l.grow(r, r.computed+k) {
-					l.sched = append(l.sched, step{r, k})
-					budget -= k
-				}
-			}
-		}
-		for budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
-			k := l.admit(budget, len(l.sched) == 0)
-			if k == 0 {
-				break
-			}
-			budget -= k
-		}
-		if len(l.sched) > 0 {
-			return 1
-		}
-		l.decodeAll()
-		return max(e.SchedulerSteps, 1)
-	default: // DecodeFirst
-		budget := e.MaxTokens
-		preempted := false
-		for i := 0; i < len(l.running) && budget > 0; i++ {
-			r := l.running[i]
-			k := min(r.need()-r.computed, budget)
-			for !l.grow(r, r.computed+k) {
-				victim := l.preempt()
-				preempted = true
-				if victim == r {
-					k = 0
-					break
-				}
-			}
-			if k > 0 {
-				l.sched = append(l.sched, step{r, k})
-				budget -= k
-			}
-		}
-		for !preempted && budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
-			k := l.admit(budget, len(l.sched) == 0)
-			if k == 0 {
-				break
-			}
-			budget -= k
-		}
-		return 1
-	}
-}
-
-// decodeAll schedules a decode token for every running request,
-// preempting the last admitted while blocks run out.
-func (l *loop) decodeAll() {
-	for i := 0; i < len(l.running); i++ {
-		r := l.running[i]
-		k := r.need() - r.computed
-		for !l.grow(r, r.computed+k) {
-			if l.preempt() == r {
-				k = 0
-				break
-			}
-		}
-		if k > 0 {
-			l.sched = append(l.sched, step{r, k})
-		}
-	}
-}
-
-// nextStep re-forms a multi-step decode batch for its next step: the
-// scheduled requests that have not finished, one token each. It returns
-// false when none is left or blocks run out.
-func (l *loop) nextStep() bool {
-	kept := l.sched[:0]
-	for _, s := range l.sched {
-		r := s.l
-		if r.generated == r.output && !r.held || r.blocks == 0 { // finished, or preempted
-			continue
-		}
-		if !l.grow(r, r.computed+1) {
-			return false
-		}
-		kept = append(kept, step{r, 1})
-	}
-	l.sched = kept
-	return len(kept) > 0
-}
-
-// release completes the requests held to the end of a multi-step decode
-// batch at l.now, frees their blocks and returns how many there were.
-func (l *loop) release() int {
-	done := 0
-	kept := l.running[:0]
-	for _, r := range l.running {
-		if r.held {
-			l.emit(r, true)
-			l.free += r.blocks
-			r.blocks = 0
-			done++
-			continue
-		}
-		kept = append(kept, r)
-	}
-	clear(l.running[len(kept):])
-	l.running = kept
-	return done
 }

@@ -21,7 +21,8 @@ type Metrics struct {
 	Input, Output int
 	Preemptions   int
 	// Transfer is, disaggregated, the first token to the KV cache's
-	// arrival at the decode instance (waiting for the link included).
+	// arrival at the decode instance (waiting for the decode instance's
+	// blocks and for the link included).
 	Transfer model.Seconds
 }
 

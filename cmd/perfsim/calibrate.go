@@ -126,7 +126,7 @@ func loadMeasurements(o calibrateOptions, stderr io.Writer) (*hardware.Device, [
 	}
 	dev, err := hardware.Resolve(o.hw)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, hwFlagError(err)
 	}
 	names := append([]string{dev.Name}, dev.Aliases...)
 	var all []calibrate.Measurement
@@ -395,7 +395,7 @@ func calibrateMerge(o calibrateOptions, stdout io.Writer) error {
 	}
 	dev, err := hardware.Resolve(o.hw)
 	if err != nil {
-		return err
+		return hwFlagError(err)
 	}
 	// The overlay is applied to the catalog device of the same file stem:
 	// it must be the device that was fitted.

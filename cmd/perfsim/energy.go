@@ -31,7 +31,7 @@ func (o *energyOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.purchase, "purchase", "", `TCO: purchase price per device, e.g. "25000 USD" (with --years and --energy-price)`)
 	fs.Float64Var(&o.years, "years", 0, "TCO: years the purchase is amortised over")
 	fs.StringVar(&o.energyPrice, "energy-price", "", `TCO: price of energy, e.g. "0.10/kWh"`)
-	fs.Float64Var(&o.pue, "pue", 0, "facility power usage effectiveness (≥ 1) for the facility energy; default 1, or the price table's")
+	fs.Float64Var(&o.pue, "pue", 0, "facility power usage effectiveness (1 to 4) for the facility energy; default 1, or the price table's")
 }
 
 // checkCap refuses an explicit --power-cap of 0 W, which would silently
@@ -109,6 +109,9 @@ func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price
 	if fs.Changed("pue") {
 		if !(o.pue >= 1) || math.IsInf(o.pue, 0) {
 			errs = append(errs, usagef("--pue: must be at least 1 (facility power over IT power), got %v", o.pue))
+		} else if o.pue > price.MaxPUE {
+			// --pue alone is not Check'd (no price): 1e308 printed "+Inf J".
+			errs = append(errs, usagef("--pue: must be at most %g (facility power over IT power), got %v", float64(price.MaxPUE), o.pue))
 		}
 		p.PUE = o.pue
 	}

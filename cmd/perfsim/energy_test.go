@@ -109,6 +109,12 @@ func TestEnergy_badInput(t *testing.T) {
 		// A price of energy outside a TCO had been dropped without a word.
 		{[]string{"--energy-price", "0.1/kWh"}, `--energy-price: prices a TCO's energy only (give --purchase and --years with it)`},
 		{[]string{"--price", "2.5/h", "--energy-price", "0.5/kWh"}, `--energy-price: prices a TCO's energy only (a price per device-hour includes the energy)`},
+		// A PUE of 1e308 printed a facility energy of "+Inf J" (and the
+		// JSON failed); --years -1 or NaN without a purchase was dropped.
+		{[]string{"--pue", "1e308"}, `--pue: must be at most 4 (facility power over IT power), got 1e+308`},
+		{[]string{"--price", "2/h", "--pue", "5"}, `--pue: must be at most 4`},
+		{[]string{"--years", "NaN"}, `--years: a TCO needs an amortisation period from 0.00274 to 100 years, got NaN`},
+		{[]string{"--years", "-1"}, `--years: a TCO needs an amortisation period from 0.00274 to 100 years, got -1`},
 	} {
 		out, stderr, code := perfsim(t, append(append([]string(nil), base...), tt.args...)...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {

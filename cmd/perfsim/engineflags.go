@@ -16,17 +16,22 @@ import (
 // serve share: the host time per request in each iteration
 // (serve.Engine.SeqOverhead) and whether outputs are processed during
 // the next iteration (serve.Engine.AsyncOutput), and, beside them, the
-// engine's own all-reduce kernel (serve.Engine.AllReduce). Unset, each
-// keeps the preset's value.
+// engine's own all-reduce kernel (serve.Engine.AllReduce) and SGLang's
+// decode reserve (serve.Engine.Headroom). Unset, each keeps the preset's
+// value.
 type hostFlags struct {
-	seqOverhead model.Seconds
-	asyncOutput bool
-	allReduce   string
+	seqOverhead      model.Seconds
+	asyncOutput      bool
+	allReduce        string
+	decodeReserve    bool
+	conservativeness float64
 }
 
 func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&h.seqOverhead, "seq-overhead", "host time per running request in each iteration that the GPU waits for (a Python engine's per-sequence scheduling, sampling and output work), e.g. 42us (default: the engine's; vllm-0.6 36.5 µs, the others 0)")
 	fs.StringVar(&h.allReduce, "all-reduce", "", "the engine's own all-reduce kernel within a node, priced on the devices it was measured on: "+strings.Join(hardware.AllReduceKernels(), ", ")+" (vLLM's custom all-reduce), or device for the device's fitted kernels (default: the engine's; vllm, vllm-0.6 and sglang: vllm, trtllm: device)")
+	fs.BoolVar(&h.decodeReserve, "decode-reserve", false, "before admitting a prompt, leave KV free for its own output and the running requests' remaining output at SGLang's new_token_ratio (0.7 decaying to 0.098 over 600 decode steps), with SGLang's retraction; prefill-first engines only (default: the engine's; sglang on, the others off)")
+	fs.Float64Var(&h.conservativeness, "schedule-conservativeness", serve.SGLangConservativeness, "SGLang's --schedule-conservativeness: the decode reserve's ratio starts at min(0.7 × this, 1) and falls to 0.14 of that (implies --decode-reserve)")
 	fs.BoolVar(&h.asyncOutput, "async-output", false, "process an iteration's outputs during the next one, so first tokens and completions reach the client an iteration later (vLLM 0.6's asynchronous output processor, SGLang's overlap scheduler) (default: the engine's)")
 }
 
@@ -38,6 +43,14 @@ func (h *hostFlags) check(fs *pflag.FlagSet) []error {
 	}
 	if fs.Changed("all-reduce") && h.allReduce != "device" && !slices.Contains(hardware.AllReduceKernels(), h.allReduce) {
 		errs = append(errs, usagef("--all-reduce: want %s or device, got %q", strings.Join(hardware.AllReduceKernels(), ", "), h.allReduce))
+	}
+	if fs.Changed("schedule-conservativeness") {
+		if !(h.conservativeness >= 0) || math.IsInf(h.conservativeness, 0) {
+			errs = append(errs, usagef("--schedule-conservativeness: must be a non-negative number, got %g", h.conservativeness))
+		}
+		if fs.Changed("decode-reserve") && !h.decodeReserve {
+			errs = append(errs, usagef("--schedule-conservativeness: scales the decode reserve, which --decode-reserve=false turns off"))
+		}
 	}
 	return errs
 }
@@ -55,5 +68,13 @@ func (h *hostFlags) apply(fs *pflag.FlagSet, e *serve.Engine) {
 		if h.allReduce == "device" {
 			e.AllReduce = ""
 		}
+	}
+	switch {
+	case fs.Changed("schedule-conservativeness"):
+		e.Headroom = serve.SGLangHeadroom(h.conservativeness)
+	case fs.Changed("decode-reserve") && !h.decodeReserve:
+		e.Headroom = serve.Headroom{}
+	case fs.Changed("decode-reserve") && !e.Headroom.Enabled:
+		e.Headroom = serve.SGLangHeadroom(serve.SGLangConservativeness)
 	}
 }

@@ -59,6 +59,11 @@ func TestHostFlags_bad(t *testing.T) {
 			{[]string{"--seq-overhead", "inf s"}, "--seq-overhead"}, // not finite
 			{[]string{"--async-output=maybe"}, "--async-output"},
 			{[]string{"--all-reduce", "nccl"}, "--all-reduce"},
+			{[]string{"--engine", "sglang", "--schedule-conservativeness", "-1"}, "--schedule-conservativeness"},
+			{[]string{"--engine", "sglang", "--schedule-conservativeness", "NaN"}, "--schedule-conservativeness"},
+			{[]string{"--engine", "sglang", "--schedule-conservativeness", "0.5", "--decode-reserve=false"}, "--schedule-conservativeness"},
+			{[]string{"--engine", "vllm", "--decode-reserve"}, "--decode-reserve"},
+			{[]string{"--engine", "trtllm", "--schedule-conservativeness", "0.5"}, "--schedule-conservativeness"},
 		} {
 			_, errOut, code := perfsim(t, append(append([]string{}, base...), tt.args...)...)
 			if code != 2 || !strings.Contains(errOut, tt.want) {
@@ -97,5 +102,43 @@ func TestAllReduceFlag(t *testing.T) {
 		if !(dev < def) {
 			t.Errorf("%s: TPOT p50 with the device's all-reduce %g, with vLLM's %g; want lower", engine, dev, def)
 		}
+	}
+}
+
+// TestDecodeReserveFlags: --decode-reserve and --schedule-conservativeness
+// set the sglang preset's decode reserve. Under memory pressure (300 ×
+// 1,024 + 1,024 tokens at once in 40,000 KV tokens; serve's
+// TestHeadroom_tightMemory) the preset retracts 36 times, 229 without the
+// reserve, and 25 times at conservativeness 0.3 (a ratio of 0.21 falling
+// to 0.029); giving the preset's own values changes nothing. The count is
+// not monotone in the conservativeness (0: 12, 0.3: 25, 1: 36, 1.43: 44
+// retractions): every prompt reserves its own whole output at any
+// setting, a retraction resets the ratio from what is left whatever the
+// setting, and at 0 the ratio never decays (SGLang's decay is (initial −
+// floor)/600).
+func TestDecodeReserveFlags(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--engine", "sglang", "--kv-tokens", "40000", "--input", "1024", "--output", "1024",
+		"--requests", "300", "--arrival", "all", "--format", "json"}
+	run := func(extra ...string) (float64, string) {
+		t.Helper()
+		out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v["preemptions"].(float64), out
+	}
+	def, defOut := run()
+	same, sameOut := run("--schedule-conservativeness", "1", "--decode-reserve")
+	off, _ := run("--decode-reserve=false")
+	low, _ := run("--schedule-conservativeness", "0.3")
+	if defOut != sameOut {
+		t.Errorf("the preset's own values (--decode-reserve, --schedule-conservativeness 1) changed the run: %g -> %g retractions", def, same)
+	}
+	if def != 36 || off != 229 || low != 25 {
+		t.Errorf("retractions: %g with the reserve, %g at conservativeness 0.3, %g without; want 36, 25 and 229", def, low, off)
 	}
 }

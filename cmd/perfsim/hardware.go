@@ -59,7 +59,7 @@ func runHardwareCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		if len(rest) != 2 {
 			return usagef("hardware show takes one device (a catalog name or a .toml file), got %d arguments", len(rest)-1)
 		}
-		d, err := resolveHardware(rest[1])
+		d, err := resolveHardwareArg(rest[1], "")
 		if err != nil {
 			return err
 		}

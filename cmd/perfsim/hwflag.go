@@ -52,13 +52,25 @@ func whatIfSystem(s *hardware.System, sets []string) (*hardware.System, error) {
 // come back one per line, each prefixed "perfsim: " when printed, so that
 // every line on stderr carries the prefix.
 func resolveHardware(arg string) (*hardware.Device, error) {
+	return resolveHardwareArg(arg, "--hw")
+}
+
+// resolveHardwareArg is resolveHardware for an argument given as flag
+// (whose name an unknown device's error starts with), or positionally
+// (flag "", as hardware show's).
+func resolveHardwareArg(arg, flag string) (*hardware.Device, error) {
 	if strings.TrimSpace(arg) == "" {
 		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
 	}
 	d, err := hardware.Resolve(arg)
-	if errors.Is(err, hardware.ErrUnknownDevice) {
+	var pe *hardware.ParseError
+	if errors.Is(err, hardware.ErrUnknownDevice) && !errors.As(err, &pe) {
 		// A name that is neither in the catalog nor a file is a usage
-		// error (exit 2), as an unknown --model is.
+		// error (exit 2) naming the flag, as an unknown --model is; a
+		// file's unknown base is the file's problem, at its line.
+		if flag != "" {
+			return nil, usagef("%s: %w", flag, err)
+		}
 		return nil, usageError{err}
 	}
 	if err != nil {
@@ -79,3 +91,14 @@ func (e linesError) Error() string {
 }
 
 func (e linesError) Unwrap() error { return e.err }
+
+// hwFlagError is the error of a --hw argument hardware.Resolve refused,
+// for a command that takes the device as it is (calibrate): an unknown
+// name is a usage error naming the flag; a file's problems, one a line.
+func hwFlagError(err error) error {
+	var pe *hardware.ParseError
+	if errors.Is(err, hardware.ErrUnknownDevice) && !errors.As(err, &pe) {
+		return usagef("--hw: %w", err)
+	}
+	return linesError{err}
+}

@@ -159,7 +159,7 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "no %s-family model of 10 M parameters or more can %s on %s in this scenario\n", fam, what, where)
 		return nil
 	}
-	fmt.Fprintf(stdout, "largest %s-family model to %s on %s: %.3g B parameters\n", fam, what, where, res.Model.Params()/1e9)
+	fmt.Fprintf(stdout, "largest %s-family model to %s on %s: %s parameters\n", fam, what, where, paramsShort(res.Model.Params()))
 	s := res.Model.Shape()
 	fmt.Fprintf(stdout, "  shape: %d layers, d_model %d, %d heads (%d KV), ffn %d, vocab %d\n", s.Layers, s.DModel, s.Heads, s.KVHeads, s.FFN, s.Vocab)
 	m := res.Memory
@@ -178,7 +178,7 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if res.Next != nil {
-		fmt.Fprintf(stdout, "  the next size, %.3g B, needs %s\n", res.Next.Params()/1e9, res.NextMemory.Total.BinaryString())
+		fmt.Fprintf(stdout, "  the next size, %s, needs %s\n", paramsShort(res.Next.Params()), res.NextMemory.Total.BinaryString())
 	}
 	if sc.Mode == sim.Training {
 		scores := ""
@@ -253,4 +253,17 @@ func (o *maxModelOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 		return sc, scenarioUsage(err)
 	}
 	return sc, nil
+}
+
+// paramsShort writes a parameter count to three digits in millions,
+// billions or trillions: "%.3g B" wrote 1.22 trillion as "1.22e+03 B",
+// and the next size after it the same.
+func paramsShort(n float64) string {
+	switch {
+	case n >= 999.5e9:
+		return fmt.Sprintf("%.3g T", n/1e12)
+	case n >= 999.5e6:
+		return fmt.Sprintf("%.3g B", n/1e9)
+	}
+	return fmt.Sprintf("%.3g M", n/1e6)
 }

@@ -81,3 +81,23 @@ func TestMaxModelBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxModel_trillions: a model of over a trillion parameters reads in
+// T ("1.22e+03 B" had read).
+func TestMaxModel_trillions(t *testing.T) {
+	out, stderr, code := perfsim(t, "maxmodel", "--hw", "h100", "--mode", "inference", "--dtype", "int4", "--devices", "8")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(out, "e+") || !strings.Contains(out, ": 1.22 T parameters") || !strings.Contains(out, "the next size, 1.22 T,") {
+		t.Errorf("want 1.22 T and next 1.22 T:\n%s", out)
+	}
+	for _, tt := range []struct {
+		n    float64
+		want string
+	}{{10e6, "10 M"}, {999.4e6, "999 M"}, {999.6e6, "1 B"}, {3.587e9, "3.59 B"}, {999.6e9, "1 T"}, {1.2267e12, "1.23 T"}} {
+		if got := paramsShort(tt.n); got != tt.want {
+			t.Errorf("paramsShort(%g) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

@@ -74,6 +74,8 @@ type mlperfJSON struct {
 	P99TPOT   float64  `json:"p99_tpot_s,omitempty"`
 	TP        int      `json:"tp,omitempty"`
 	Engine    string   `json:"engine,omitempty"`
+	Samples   int      `json:"samples,omitempty"`
+	Duration  float64  `json:"duration_s,omitempty"`
 	Note      string   `json:"note,omitempty"`
 }
 
@@ -250,8 +252,10 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintf(stdout, "MLPerf Inference datacenter (v5.0; bert from v4.1) on %s\n\n", on)
 	tw := newTable(stdout)
 	fmt.Fprintln(tw, "BENCHMARK\tROUND\tSCENARIO\tRESULT\tBOUND (p99)\tBATCH/GPU (TP)\tNOTE")
+	llm := false
 	for _, r := range results {
 		b := r.Benchmark
+		llm = llm || (b.Kind == mlperf.LLM && r.OK())
 		res := "-"
 		if r.OK() {
 			res = sig4(r.Value) + " " + r.Unit
@@ -286,6 +290,9 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	fmt.Fprintf(stdout, "\nServer: the highest Poisson rate whose p99 latency meets the bound (%d queries per trial, seed %d); Offline: the best batch per GPU × GPUs.\n", o.queries, o.seed)
+	if llm {
+		fmt.Fprintln(stdout, "LLMs: Offline is LoadGen's one query of all its samples (at least the dataset, 600 s long), output tokens over its issue to its last completion; a Server trial is LoadGen's queries at the rate (whole copies of the dataset spanning 600 s).")
+	}
 	fmt.Fprintln(stdout, "Sources: "+mlperf.SourceSuite+"; "+mlperf.SourceLatency+".")
 	return nil
 }
@@ -294,7 +301,8 @@ func mlperfRow(r mlperf.Result) mlperfJSON {
 	b := r.Benchmark
 	j := mlperfJSON{Benchmark: b.Name, Round: b.Round, Scenario: r.Scenario.String(), Model: b.Model, Precision: b.Precision.String(),
 		Unit: r.Unit, Batch: r.Batch, Note: r.Note, P99: float64(r.P99),
-		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP, Engine: r.Engine}
+		P99TTFT: float64(r.P99TTFT), P99TPOT: float64(r.P99TPOT), TP: r.TP, Engine: r.Engine,
+		Samples: r.Samples, Duration: float64(r.Duration)}
 	if r.Scenario == mlperf.Server {
 		j.Bound, j.TTFT, j.TPOT = float64(b.Latency), float64(b.TTFT), float64(b.TPOT)
 	}

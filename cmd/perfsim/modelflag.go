@@ -16,7 +16,7 @@ func resolveModel(arg string) (*workloads.Model, error) {
 	}
 	m, err := workloads.Resolve(arg)
 	if errors.Is(err, workloads.ErrUnknownModel) {
-		return nil, usageError{err}
+		return nil, usagef("--model: %w", err)
 	}
 	return m, err
 }

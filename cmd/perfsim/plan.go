@@ -294,8 +294,10 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, err
 	}
 	w := simWorkload{M: m}
-	if _, err := serve.Preset(o.engine, dev.Memory.Limit()); err != nil {
+	if e, err := serve.Preset(o.engine, dev.Memory.Limit()); err != nil {
 		return nil, nil, usagef("--engine: %v", err)
+	} else if o.host.apply(fs, &e); e.Validate() != nil {
+		return nil, nil, usageError{e.Validate()}
 	}
 	deploy := func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
 		e, _ := serve.Preset(o.engine, dev.Memory.Limit())

@@ -93,6 +93,9 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if !(o.tokens >= 0 && o.tokens <= sim.MaxTrainTokens) {
 		errs = append(errs, usagef("--tokens: want a token budget from 0 to %g, got %v", sim.MaxTrainTokens, o.tokens))
+	} else if o.tokens == 0 && fs.Changed("tokens") {
+		// An explicit 0 had meant no budget without a word.
+		errs = append(errs, usagef("--tokens: 0 is no token budget (leave the flag out for none)"))
 	}
 	if math.IsNaN(o.imbalance) || o.imbalance < 1 || o.imbalance > 64 {
 		errs = append(errs, usagef("--expert-imbalance: want a factor from 1 to 64, got %v", o.imbalance))
@@ -102,6 +105,10 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		if o.scaling == "" {
 			errs = append(errs, usagef("--scaling-plot: needs --scaling (the GPU counts to draw)"))
 		}
+	}
+	if fs.Changed("scaling") && strings.TrimSpace(o.scaling) == "" {
+		// An empty list had meant no scaling without a word.
+		errs = append(errs, usagef("--scaling: empty list (give GPU counts, e.g. 256,512,1024)"))
 	}
 	counts, err := parseCounts("scaling", o.scaling)
 	if err != nil {

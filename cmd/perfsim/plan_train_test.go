@@ -70,6 +70,10 @@ func TestPlanTrainBadInput(t *testing.T) {
 		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8"}, "--global-batch"},
 		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--scaling", "8,x"}, "--scaling"},
 		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--tokens", "-1"}, "--tokens"},
+		// An explicit empty --scaling or a zero --tokens had meant none
+		// without a word.
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--scaling", ""}, "--scaling: empty list"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--tokens", "0"}, "--tokens: 0 is no token budget"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := perfsim(t, append([]string{"plan", "train"}, tt.args...)...)

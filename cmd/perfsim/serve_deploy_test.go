@@ -66,6 +66,15 @@ func TestServe_deployments(t *testing.T) {
 			if tt.name == "disagg" && v["gpus"] != 4.0 {
 				t.Errorf("2P1D of tp 1 and tp 2: %v GPUs, want 4", v["gpus"])
 			}
+			if pools, ok := v["pools"].([]any); ok && len(pools) == 2 {
+				// The prefill pool says what share of its KV cache the
+				// transfers held; the decode pool holds none for them.
+				pre, dec := pools[0].(map[string]any), pools[1].(map[string]any)
+				h, ok := pre["kv_held_fraction"].(float64)
+				if _, has := dec["kv_held_fraction"]; !ok || !(h >= 0 && h <= 1) || has {
+					t.Errorf("kv_held_fraction: prefill %v, decode has one %v", pre["kv_held_fraction"], has)
+				}
+			}
 		})
 	}
 }

@@ -85,6 +85,10 @@ type poolJSON struct {
 	Iterations    int     `json:"iterations"`
 	Preemptions   int     `json:"preemptions"`
 	Utilization   float64 `json:"utilization"`
+	// KVHeld: a disaggregated prefill pool's mean share of its KV cache
+	// held by prefilled requests until their KV cache has reached the
+	// decode pool (serve.PoolResult.KVHeld).
+	KVHeld *float64 `json:"kv_held_fraction,omitempty"`
 }
 
 func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {
@@ -100,8 +104,12 @@ func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) 
 			pl = &d.Decode
 		}
 		sc := pl.Pricer.Scenario()
-		sum.Pools = append(sum.Pools, poolJSON{Name: p.Name, Instances: p.Instances, TP: sc.TP, PP: sc.PP, KVCacheTokens: p.KVTokens,
-			Iterations: p.Iterations, Preemptions: p.Preemptions, Utilization: p.Utilization})
+		pj := poolJSON{Name: p.Name, Instances: p.Instances, TP: sc.TP, PP: sc.PP, KVCacheTokens: p.KVTokens,
+			Iterations: p.Iterations, Preemptions: p.Preemptions, Utilization: p.Utilization}
+		if i == 0 && d.Disaggregated() {
+			pj.KVHeld = &p.KVHeld
+		}
+		sum.Pools = append(sum.Pools, pj)
 	}
 	if d.Disaggregated() {
 		x := statsOf(res.Transfer)
@@ -178,11 +186,15 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	fmt.Fprintf(tw, "utilization\t%.1f%% busy, %d iterations, %d preemptions, %s requests in the system on average\n", 100*s.Utilization, s.Iterations, s.Preemptions, fnum(s.MeanRequestsInSystem))
 	for _, p := range s.Pools {
 		if len(s.Pools) > 1 {
-			fmt.Fprintf(tw, "%s pool\t%.1f%% busy, %d iterations, %d preemptions, KV cache %d tokens per scheduler\n", p.Name, 100*p.Utilization, p.Iterations, p.Preemptions, p.KVCacheTokens)
+			held := ""
+			if p.KVHeld != nil {
+				held = fmt.Sprintf(" (%.1f%% of it held for KV transfers on average)", 100**p.KVHeld)
+			}
+			fmt.Fprintf(tw, "%s pool\t%.1f%% busy, %d iterations, %d preemptions, KV cache %d tokens per scheduler%s\n", p.Name, 100*p.Utilization, p.Iterations, p.Preemptions, p.KVCacheTokens, held)
 		}
 	}
 	if x := s.KVTransferS; x != nil {
-		fmt.Fprintf(tw, "KV transfer\tmean %v, p50 %v, p99 %v, max %v (first token to KV cache at the decode instance)\n", model.Seconds(x.Mean), model.Seconds(x.P50), model.Seconds(x.P99), model.Seconds(x.Max))
+		fmt.Fprintf(tw, "KV transfer\tmean %v, p50 %v, p99 %v, max %v (first token to KV cache at the decode instance: waiting for its blocks and the link, and the transfer)\n", model.Seconds(x.Mean), model.Seconds(x.P50), model.Seconds(x.P99), model.Seconds(x.Max))
 	}
 	if s.Overloaded {
 		fmt.Fprintf(tw, "verdict\t%s\n", s.Verdict)

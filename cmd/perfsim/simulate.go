@@ -162,6 +162,9 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	if math.IsNaN(o.tokens) || math.IsInf(o.tokens, 0) || o.tokens < 0 {
 		errs = append(errs, usagef("--tokens: must be a non-negative number, got %v", o.tokens))
+	} else if o.tokens == 0 && fs.Changed("tokens") {
+		// An explicit 0 had meant no budget without a word.
+		errs = append(errs, usagef("--tokens: 0 is no token budget (leave the flag out for none)"))
 	}
 	pick := func(name string, v model.DType) model.DType {
 		if fs.Changed(name) {

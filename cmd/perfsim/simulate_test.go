@@ -107,6 +107,7 @@ func TestSimulateBadInput(t *testing.T) {
 		{[]string{"--mode", "training", "--ep", "2", "--dp", "2"}, 2, "--ep"},
 		{[]string{"--mode", "training", "--schedule", "zigzag"}, 2, "--schedule"},
 		{[]string{"--tokens", "-1"}, 2, "--tokens"},
+		{[]string{"--mode", "training", "--tokens", "0"}, 2, "--tokens: 0 is no token budget"}, // had meant none without a word
 		{[]string{"--dtype", "fp8", "--strict", "--hw", "a100"}, 1, "fp8"},
 		{[]string{"--batch", "4096", "--input", "8192"}, 0, ""},
 		// 2^31 sequences of 2176 tokens pass sim.MaxTokens (2^40).

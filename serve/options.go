@@ -1,0 +1,35 @@
+package serve
+
+import "github.com/perfsim/perfsim/model"
+
+// Options are a run's settings beyond the engine.
+type Options struct {
+	// SeriesPoints, when > 0, records the queue, the running batch and
+	// the KV occupancy over time in at most about that many samples
+	// (older samples thinned by half whenever the buffer fills).
+	SeriesPoints int
+	// MaxContext, when > 0, is the model's context: a request longer is
+	// an error.
+	MaxContext int
+	// PrefixHit is the fraction of a prompt the prefix cache holds
+	// (whole blocks; see cachedTokens): those tokens skip the prefill's
+	// compute but hold KV blocks. 0: no prefix caching.
+	PrefixHit float64
+	// ITL records every gap between a request's consecutive tokens
+	// for Result.ITL (memory: one float per output token).
+	ITL bool
+	// Users, when > 0, runs a closed loop (RunDeployment): Users users
+	// each send a request at t = 0 and the next one Think after their
+	// last finished; the requests' arrival times are ignored.
+	Users int
+	Think model.Seconds
+}
+
+// A Sample is the engine's state at the end of an iteration.
+type Sample struct {
+	Time        model.Seconds
+	Waiting     int     // requests queued, not running
+	Running     int     // requests holding KV blocks
+	KVUsed      float64 // fraction of the KV blocks in use (or reserved)
+	BatchTokens int     // tokens in the iteration that just ended
+}
