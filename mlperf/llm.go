@@ -127,7 +127,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 			}
 			continue
 		}
-		run, err := r.offline(b, gpus/tp, in, out, o.Seed)
+		run, err := r.offline(b, gpus/tp, in, out, o.Seed, llmMaxPerReplica)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err

@@ -87,8 +87,9 @@ type offlineRun struct {
 // then, while the run is shorter than LoadGen's minimum duration, the
 // query LoadGen would issue at the rate the last run measured. Every
 // replica starts at once and serves its share; the one with the most
-// samples (an even share rounded up) finishes last, so it alone is run.
-func (r *llmReplica) offline(b Benchmark, replicas, in, out int, seed uint64) (offlineRun, error) {
+// samples (an even share rounded up) finishes last, so it alone is run,
+// on at most maxPer requests (llmMaxPerReplica).
+func (r *llmReplica) offline(b Benchmark, replicas, in, out int, seed uint64, maxPer int) (offlineRun, error) {
 	var run offlineRun
 	if b.OfflineMinQueries <= 0 {
 		return run, fmt.Errorf("%s has no LoadGen Offline sample count (min_query_count)", b.Name)
@@ -96,29 +97,37 @@ func (r *llmReplica) offline(b Benchmark, replicas, in, out int, seed uint64) (o
 	qps := 0.0
 	for range loadgenTries {
 		n := offlineSamples(b, qps)
-		if n <= run.Samples || run.Cut != "" {
+		if n <= run.Samples {
 			break
 		}
 		per := ceilDiv(n, replicas)
-		cut := ""
-		if per > llmMaxPerReplica {
-			cut = fmt.Sprintf("LoadGen's Offline query is %d samples; perfsim ran %d (%d a replica, the most one run holds)", n, llmMaxPerReplica*replicas, llmMaxPerReplica)
-			per, n = llmMaxPerReplica, llmMaxPerReplica*replicas
+		if per > maxPer {
+			// The run holds no more: cut the query, and say what
+			// LoadGen's would be at the rate the cut run measures.
+			rr, err := r.serveRun(maxPer, in, out, 0, seed)
+			if err != nil {
+				return run, err
+			}
+			ran := maxPer * replicas
+			run = offlineRun{Samples: ran, PerReplica: maxPer, Duration: rr.Duration,
+				TokensPerSecond: float64(ran) * float64(out) / float64(rr.Duration)}
+			full := max(n, offlineSamples(b, float64(ran)/float64(rr.Duration)))
+			run.Cut = fmt.Sprintf("LoadGen's Offline query is %d samples at this rate; perfsim ran %d (%d a replica, the most one run holds)", full, ran, maxPer)
+			if run.Duration < loadgenMinDuration {
+				run.Cut += fmt.Sprintf(", which last %v, under LoadGen's minimum of %v", run.Duration, loadgenMinDuration)
+			}
+			return run, nil
 		}
 		rr, err := r.serveRun(per, in, out, 0, seed)
 		if err != nil {
 			return run, err
 		}
 		run = offlineRun{Samples: n, PerReplica: per, Duration: rr.Duration,
-			TokensPerSecond: float64(n) * float64(out) / float64(rr.Duration), Cut: cut}
+			TokensPerSecond: float64(n) * float64(out) / float64(rr.Duration)}
 		if run.Duration >= loadgenMinDuration {
 			return run, nil
 		}
 		qps = float64(n) / float64(rr.Duration)
-	}
-	if run.Cut != "" {
-		run.Cut += fmt.Sprintf(", which lasts %v, under LoadGen's minimum of %v", run.Duration, loadgenMinDuration)
-		return run, nil
 	}
 	return run, fmt.Errorf("LoadGen's Offline query of %d samples lasts %v, under its minimum duration of %v, after %d tries", run.Samples, run.Duration, loadgenMinDuration, loadgenTries)
 }

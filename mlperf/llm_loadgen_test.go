@@ -1,6 +1,7 @@
 package mlperf
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -110,5 +111,40 @@ func TestOffline_loadgen(t *testing.T) {
 				t.Errorf("%s %s: %.1f tokens/s on LoadGen's query is %.2f%% below the %.1f of a query four times as long: the drain weighs on it", sys, name, r.Value, 100*(1-r.Value/steady), steady)
 			}
 		}
+	}
+}
+
+// TestOffline_cut: a LoadGen query that would hand a replica more
+// requests than one run holds is cut to that many, and the run says so
+// (Llama 2 70B on one H100 at 1 token in and 2 out: LoadGen's query is
+// some 13.7 million samples at the rate measured; held here to 2,000 a
+// replica, the suite holding 262,144).
+func TestOffline_cut(t *testing.T) {
+	s, err := hardware.LookupSystem("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Find("llama2-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := resolveCatalog(b.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replica(s.Device, w, b, Offline, 1, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := r.offline(b, 8, 1, 2, 1, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(run.Cut)
+	if run.PerReplica != 2000 || run.Samples != 16000 || !strings.Contains(run.Cut, "perfsim ran 16000 (2000 a replica") || !strings.Contains(run.Cut, "under LoadGen's minimum of 600 s") {
+		t.Errorf("a query of %d samples, %d a replica, note %q; want 16,000 and 2,000, saying it was cut and is short", run.Samples, run.PerReplica, run.Cut)
+	}
+	if !(run.TokensPerSecond > 0) || run.Duration <= 0 {
+		t.Errorf("cut run: %v tokens/s over %v", run.TokensPerSecond, run.Duration)
 	}
 }
