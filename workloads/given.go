@@ -78,6 +78,12 @@ func givenZeros(raw map[string]any) []error {
 			zero(k, zeroDefaults[k])
 		}
 	}
+	if k := raw["kind"]; (k == string(Decoder) || k == string(Encoder)) && isZero(raw["max_context"]) {
+		// Left out, a transformer's max_context is no limit; given as 0
+		// it had meant the same without a word. (With learned positions
+		// it is required, and New's "missing" said as given is this.)
+		errs = append(errs, &ConfigError{Key: "max_context", Err: errors.New("got 0: want a positive size")})
+	}
 	if raw["kind"] == string(ViT) {
 		for _, k := range slices.Sorted(maps.Keys(vitZeroDefaults)) {
 			if isZero(raw[k]) {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,7 +44,14 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 	}
 	src = bytes.TrimPrefix(src, []byte("\uFEFF")) // a byte-order mark some editors write
 	// Python's json writes Infinity and NaN (Mamba-2's time_step_limit),
-	// which JSON has not: read them as null.
+	// which JSON has not: read them as null. A key whose value is one is
+	// remembered: read as null it had taken the key's default without a
+	// word ("hidden_size": NaN read as missing, "num_key_value_heads":
+	// NaN as as many KV heads as heads).
+	nonFiniteKeys := map[string]string{}
+	for _, m := range nonFiniteKey.FindAllSubmatch(src, -1) {
+		nonFiniteKeys[string(m[1])] = string(m[2])
+	}
 	src = nonFinite.ReplaceAll(src, []byte("${1}null"))
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.UseNumber()
@@ -64,7 +72,7 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		}
 		return nil, &ConfigError{File: file, Err: fmt.Errorf("not a JSON object: %w", err)}
 	}
-	h := hfReader{raw: raw, file: file, src: src, asked: map[string]bool{}}
+	h := hfReader{raw: raw, file: file, src: src, asked: map[string]bool{}, nonFinite: nonFiniteKeys}
 	for _, d := range jsonkeys.Duplicates(src) {
 		h.errs = append(h.errs, &ConfigError{File: file, Line: d.Line, Key: d.Key, Err: errors.New("given twice (JSON keeps the last; say which one you mean)")})
 	}
@@ -88,7 +96,10 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		if err != nil {
 			for _, e := range h.locate(err).(interface{ Unwrap() []error }).Unwrap() {
 				var ce *ConfigError
-				if errors.As(e, &ce) && seen[ce.Key] {
+				if errors.As(e, &ce) && (seen[ce.Key] || slices.ContainsFunc(hfKeys[ce.Key], func(k string) bool { return seen[k] })) {
+					// Reported at its config.json key already: a
+					// hidden_size of 4096.5 had also read "d_model:
+					// missing".
 					continue
 				}
 				errs = append(errs, e)
@@ -112,6 +123,9 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 
 var nonFinite = regexp.MustCompile(`([\[,:]\s*)-?(?:Infinity|NaN)\b`)
 
+// nonFiniteKey finds a key whose value is a bare Infinity or NaN.
+var nonFiniteKey = regexp.MustCompile(`"([^"\\]+)"\s*:\s*(-?(?:Infinity|NaN))\b`)
+
 // hfReader pulls typed values out of a decoded config.json, collecting
 // every problem.
 type hfReader struct {
@@ -121,6 +135,9 @@ type hfReader struct {
 	errs     []error
 	warnings []error
 	asked    map[string]bool // every config.json key read, present or not
+	// nonFinite holds the keys whose value the file writes as NaN or
+	// Infinity (read as null), with that value.
+	nonFinite map[string]string
 }
 
 func (h *hfReader) line(key string) int {
@@ -140,6 +157,10 @@ func (h *hfReader) bad(key string, err error) {
 func (h *hfReader) number(key, want string) (json.Number, bool) {
 	h.asked[key] = true
 	v, ok := h.raw[key]
+	if ok && v == nil && h.nonFinite[key] != "" {
+		h.bad(key, fmt.Errorf("want %s, got %s", want, h.nonFinite[key]))
+		return "", false
+	}
 	if !ok || v == nil {
 		return "", false
 	}

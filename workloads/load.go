@@ -145,9 +145,18 @@ func locate(err error, src []byte, file string) error {
 			out[i] = e
 		}
 	}
-	// In file order, as the hardware loader reports them.
+	// In file order, as the hardware loader reports them, each once (a
+	// given 0 is found both as given and, when required, as missing).
 	sort.SliceStable(out, func(i, j int) bool { return errLine(out[i]) < errLine(out[j]) })
-	return errors.Join(out...)
+	seen := map[string]bool{}
+	uniq := out[:0]
+	for _, e := range out {
+		if msg := e.Error(); !seen[msg] {
+			seen[msg] = true
+			uniq = append(uniq, e)
+		}
+	}
+	return errors.Join(uniq...)
 }
 
 // errLine is the line of a *ConfigError, 0 for others.

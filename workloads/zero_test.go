@@ -31,12 +31,22 @@ func TestLoad_givenZero(t *testing.T) {
 				"z.toml:10: layer[0].groups: got 0: want a positive size (leave the key out for 1)"}},
 		{"layer absent", cnn,
 			[]string{"layer[0].out: missing: a conv needs its output channels"}},
+		// A rope decoder's max_context left out is no limit; given as 0
+		// it had meant the same without a word. With learned positions it
+		// is required: said once, not once as given and once as missing.
+		{"max_context zero", dense + "layers = 2\nffn = 128\nmax_context = 0\n",
+			[]string{"z.toml:9: max_context: got 0: want a positive size"}},
+		{"max_context zero learned", strings.Replace(dense, `norm = "rmsnorm"`, `norm = "layernorm"`, 1) + "layers = 2\nffn = 128\nmax_context = 0\n",
+			[]string{"z.toml:9: max_context: got 0: want a positive size"}},
 	} {
 		_, err := Load(strings.NewReader(tt.src), "z.toml")
 		for _, w := range tt.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error\n%v\nlacks %q", tt.name, err, w)
 			}
+		}
+		if err != nil && strings.Count(err.Error(), "max_context") > 1 {
+			t.Errorf("%s: max_context reported more than once:\n%v", tt.name, err)
 		}
 		if err != nil && strings.Contains(tt.name, "zero") && strings.Contains(err.Error(), "missing") {
 			t.Errorf("%s: a value the file gives is called missing:\n%v", tt.name, err)
