@@ -169,7 +169,7 @@ func (l *loop) retract() bool {
 		l.evict(v)
 		victims = append(victims, v)
 	}
-	l.waiting = slices.Insert(l.waiting, 0, victims...)
+	l.requeue(victims...)
 	out, maxNew := 0, 0
 	for _, r := range l.running {
 		out += r.generated

@@ -108,14 +108,16 @@ func TestAllReduceFlag(t *testing.T) {
 // TestDecodeReserveFlags: --decode-reserve and --schedule-conservativeness
 // set the sglang preset's decode reserve. Under memory pressure (300 ×
 // 1,024 + 1,024 tokens at once in 40,000 KV tokens; serve's
-// TestHeadroom_tightMemory) the preset retracts 36 times, 229 without the
-// reserve, and 25 times at conservativeness 0.3 (a ratio of 0.21 falling
+// TestHeadroom_tightMemory) the preset retracts 15 times, 451 without the
+// reserve, and 34 times at conservativeness 0.3 (a ratio of 0.21 falling
 // to 0.029); giving the preset's own values changes nothing. The count is
-// not monotone in the conservativeness (0: 12, 0.3: 25, 1: 36, 1.43: 44
+// not monotone in the conservativeness (0: 12, 0.3: 34, 1: 15, 1.43: 24
 // retractions): every prompt reserves its own whole output at any
 // setting, a retraction resets the ratio from what is left whatever the
 // setting, and at 0 the ratio never decays (SGLang's decay is (initial −
-// floor)/600).
+// floor)/600). A retracted request goes to the back of the queue
+// (SGLang's waiting_queue.extend); at the front, as before, the counts
+// were 36, 229 and 25.
 func TestDecodeReserveFlags(t *testing.T) {
 	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--engine", "sglang", "--kv-tokens", "40000", "--input", "1024", "--output", "1024",
 		"--requests", "300", "--arrival", "all", "--format", "json"}
@@ -138,7 +140,44 @@ func TestDecodeReserveFlags(t *testing.T) {
 	if defOut != sameOut {
 		t.Errorf("the preset's own values (--decode-reserve, --schedule-conservativeness 1) changed the run: %g -> %g retractions", def, same)
 	}
-	if def != 36 || off != 229 || low != 25 {
-		t.Errorf("retractions: %g with the reserve, %g at conservativeness 0.3, %g without; want 36, 25 and 229", def, low, off)
+	if def != 15 || off != 451 || low != 34 {
+		t.Errorf("retractions: %g with the reserve, %g at conservativeness 0.3, %g without; want 15, 34 and 451", def, low, off)
+	}
+}
+
+// TestSGLangFractionByTP: the sglang preset's mem_fraction_static follows
+// each pool's TP size (SGLang v0.4.0: 0.85 at TP 4, 0.81 at 8), and
+// --mem-fraction sets both. Llama 3 70B on H100s (79.11 GiB usable):
+// 80 KiB of KV per token per device at TP 4, 40 KiB at TP 8.
+func TestSGLangFractionByTP(t *testing.T) {
+	run := func(extra ...string) map[string]float64 {
+		t.Helper()
+		args := append([]string{"serve", "--hw", "h100", "--model", "llama3-70b", "--engine", "sglang", "--disagg", "1P1D", "--prefill-tp", "4", "--decode-tp", "8",
+			"--input", "1024", "--output", "128", "--requests", "20", "--rate", "2", "--format", "json"}, extra...)
+		out, errOut, code := perfsim(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+		}
+		var v struct {
+			Pools []struct {
+				Name string  `json:"name"`
+				KV   float64 `json:"kv_cache_tokens"`
+			} `json:"pools"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		kv := map[string]float64{}
+		for _, p := range v.Pools {
+			kv[p.Name] = p.KV
+		}
+		return kv
+	}
+	def, set := run(), run("--mem-fraction", "0.88")
+	if def["prefill"] != 450748 || def["decode"] != 1249169 {
+		t.Errorf("by TP: prefill (TP 4) %g, decode (TP 8) %g KV tokens; want 450,748 (0.85) and 1,249,169 (0.81)", def["prefill"], def["decode"])
+	}
+	if set["prefill"] != 481855 || set["decode"] != 1394336 {
+		t.Errorf("--mem-fraction 0.88: prefill %g, decode %g KV tokens; want 481,855 and 1,394,336", set["prefill"], set["decode"])
 	}
 }
