@@ -449,7 +449,7 @@ func (c *cluster) result() (*Result, error) {
 				return nil, err
 			}
 			area += l.area
-			res.itl = append(res.itl, l.res.itl...)
+			res.itl.merge(&l.res.itl)
 			pr.Iterations += l.res.Iterations
 			pr.Preemptions += l.res.Preemptions
 			pr.BusyTime += l.res.BusyTime
