@@ -115,17 +115,19 @@ func (n Network) Link() model.Link {
 
 // Processor returns what the cost model needs of d.
 func (d *Device) Processor() model.Processor {
+	sb, _ := SharedBandwidth(d)
 	return model.Processor{
-		Name:         d.Name,
-		ComputeUnits: d.ComputeUnits,
-		Matrix:       d.Matrix,
-		Vector:       d.Vector,
-		Bandwidth:    d.Memory.Bandwidth,
-		L2:           d.Memory.L2,
-		Launch:       d.Launch,
-		Eff:          d.Eff,
-		CPU:          d.Kind == "cpu",
-		PowerModel:   d.Power,
+		SharedBandwidth: sb,
+		Name:            d.Name,
+		ComputeUnits:    d.ComputeUnits,
+		Matrix:          d.Matrix,
+		Vector:          d.Vector,
+		Bandwidth:       d.Memory.Bandwidth,
+		L2:              d.Memory.L2,
+		Launch:          d.Launch,
+		Eff:             d.Eff,
+		CPU:             d.Kind == "cpu",
+		PowerModel:      d.Power,
 	}
 }
 

@@ -34,8 +34,10 @@ import (
 //   - properties of the architecture generation (tile shapes are the
 //     model's; the wave rule, launch costs) and latencies (a prefill
 //     attention wave's fixed cost): carried from the base as they are;
-//     but the prefill kernel's query tile and resident CTAs per unit are
-//     the target's own (its file's), as its kernels are.
+//     but the prefill kernel's query tile, resident CTAs per unit and
+//     rows to a shared-memory read are the target's own (its file's), as
+//     its kernels are; the shared memory's bandwidth is the target's
+//     datasheet figure (SharedBandwidth).
 //
 // The softmax rate of a base whose data has one head size is its
 // special-function units' datasheet rate (SoftmaxRate; see
@@ -81,14 +83,39 @@ func SoftmaxRate(d *Device) (model.FLOPRate, bool) {
 	return model.FLOPRate(float64(d.ComputeUnits) * float64(d.Clock) * per), true
 }
 
+// sharedBytesPerClock is the shared memory's bandwidth of one SM per
+// clock, by generation (source: NVIDIA CUDA C++ Programming Guide,
+// "Compute Capability 5.x", Shared Memory: 32 banks, each with a
+// bandwidth of 32 bits per clock cycle; the 7.x, 8.x and 9.0 sections
+// keep the 5.x organisation): 128 bytes. Blackwell is left out with the
+// special-function units (sfuPerClock).
+var sharedBytesPerClock = map[float64]float64{7.0: 128, 7.5: 128, 8.0: 128, 8.9: 128, 9.0: 128}
+
+// SharedBandwidth returns d's shared-memory bandwidth over all its
+// compute units, units × clock × the generation's bytes per clock
+// (sharedBytesPerClock), from the datasheet; false where d has no clock
+// or compute-unit count or is not of a generation with a sourced figure.
+// The A100 SXM: 108 × 1.41 GHz × 128 B = 19.5 TB/s.
+func SharedBandwidth(d *Device) (model.ByteRate, bool) {
+	g, ok := generation(d)
+	per := sharedBytesPerClock[g]
+	if !ok || per == 0 || !(d.Clock > 0) || d.ComputeUnits <= 0 {
+		return 0, false
+	}
+	return model.ByteRate(float64(d.ComputeUnits) * float64(d.Clock) * per), true
+}
+
 // generation returns d's generation number and true, or false when its
 // architecture is not a known NVIDIA generation.
 func generation(d *Device) (float64, bool) {
 	if !strings.EqualFold(d.Vendor, "NVIDIA") || d.Kind != "gpu" {
 		return 0, false
 	}
-	w := strings.ToLower(strings.Fields(d.Architecture + " ")[0])
-	g, ok := generations[w]
+	w := strings.Fields(d.Architecture)
+	if len(w) == 0 {
+		return 0, false
+	}
+	g, ok := generations[strings.ToLower(w[0])]
 	return g, ok
 }
 
@@ -103,16 +130,18 @@ type Band struct{ Median, P90 float64 }
 var (
 	// crossGenerationBands: the larger of A100 → H100 and H100/H200 →
 	// B200, per class (A100 → H100: bf16 GEMM 12.3% / 30.8%, prefill
-	// 12.8% / 26.7% (2026-11-26, with each generation's prefill kernel
-	// shape: 64-query CTAs two to an A100 SM, one persistent CTA a Hopper
-	// SM; 18.8% / 33.2% before, 22.5% / 44.4% before the softmax at the
-	// special-function rate and the wave overhead carried as a latency),
+	// 11.8% / 22.0% (2026-11-26, with the Ampere kernel's shared-memory
+	// bound on its operand reads; 12.8% / 26.7% before, with each
+	// generation's prefill kernel shape: 64-query CTAs two to an A100 SM,
+	// one persistent CTA a Hopper SM; 18.8% / 33.2% before that, 22.5% /
+	// 44.4% before the softmax at the special-function rate and the wave
+	// overhead carried as a latency),
 	// decode 18.7% / 77.9%; H100 → B200: bf16 GEMM 9.4% / 32.1%, fp8 GEMM
 	// 11.7% / 19.8%, prefill 8.4% / 19.5%, decode 19.8% / 51.7%), rounded
 	// up.
 	crossGenerationBands = map[string]Band{
 		"gemm":              {0.13, 0.33},
-		"attention_prefill": {0.13, 0.27},
+		"attention_prefill": {0.12, 0.22},
 		"attention_decode":  {0.20, 0.78},
 		// MoE modules (TestTransfer_crossGeneration, 1-in-16 sample of
 		// the MoE tables, 2026-11-26, after the finalisation's reduction
@@ -313,8 +342,12 @@ func Transfer(d, base *Device) {
 		// differ by generation. TensorRT-LLM's Ampere kernel takes 64
 		// queries a CTA, two CTAs to an A100 SM; its Hopper kernel is
 		// persistent, one CTA a unit, with tiles of 128 queries. The wave
-		// overhead, a latency per resident CTA, carries with it.
-		n.QueryTile, n.CTAsPerUnit = d.Eff.Attention.QueryTile, d.Eff.Attention.CTAsPerUnit
+		// overhead, a latency per resident CTA, carries with it. So do the
+		// rows that share one shared-memory read of a key and value tile
+		// (a warp's 16 on Ampere and Ada, a warpgroup's 64 on Hopper): the
+		// base's η_c is a fraction of what its own kernel's shared memory
+		// allows (the A100's 0.80 of its peak), the target's is of its own.
+		n.QueryTile, n.CTAsPerUnit, n.OperandRows = d.Eff.Attention.QueryTile, d.Eff.Attention.CTAsPerUnit, d.Eff.Attention.OperandRows
 		n.DecodeCTAOverhead, n.DecodeGroupOverhead, n.DecodeHeadOverhead = scale(a.DecodeCTAOverhead), scale(a.DecodeGroupOverhead), scale(a.DecodeHeadOverhead)
 		n.DecodeCTAOverhead8, n.DecodeGroupOverhead8, n.DecodeDimOverhead, n.DecodeSplitCost = scale(a.DecodeCTAOverhead8), scale(a.DecodeGroupOverhead8), scale(a.DecodeDimOverhead), scale(a.DecodeSplitCost)
 		rate := func(x model.ByteRate) model.ByteRate { return model.ByteRate(float64(x) / r) }

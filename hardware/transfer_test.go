@@ -165,21 +165,23 @@ func TestTransfer_attention(t *testing.T) {
 // and Ada generations is transferred from a calibrated device and keeps
 // its own file's prefill kernel shape: TensorRT-LLM's 64-query FMHA of
 // 80 KiB of shared memory, two CTAs to a GA100 SM (164 KiB; sm80), one to
-// an sm86 or sm89 SM (100 KiB). The Hopper devices take the default (128
-// queries, one persistent CTA a unit).
+// an sm86 or sm89 SM (100 KiB), each warp's 16 rows reading the key and
+// value tile from shared memory. The Hopper devices take the default (128
+// queries, one persistent CTA a unit), with a warpgroup's 64 rows to a
+// shared-memory read (wgmma).
 func TestTransfer_prefillKernelShape(t *testing.T) {
 	for _, tt := range []struct {
-		name       string
-		tile, ctas int
+		name             string
+		tile, ctas, rows int
 	}{
-		{"a100-pcie-80gb", 64, 2},
-		{"a100-sxm-40gb", 64, 2},
-		{"a10", 64, 1},
-		{"l4", 64, 1},
-		{"l40s", 64, 1},
-		{"rtx-4090", 64, 1},
-		{"h100-pcie", 0, 0},
-		{"h100-nvl", 0, 0},
+		{"a100-pcie-80gb", 64, 2, 16},
+		{"a100-sxm-40gb", 64, 2, 16},
+		{"a10", 64, 1, 16},
+		{"l4", 64, 1, 16},
+		{"l40s", 64, 1, 16},
+		{"rtx-4090", 64, 1, 16},
+		{"h100-pcie", 0, 0, 64},
+		{"h100-nvl", 0, 0, 64},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := Lookup(tt.name)
@@ -189,8 +191,8 @@ func TestTransfer_prefillKernelShape(t *testing.T) {
 			if d.TransferredFrom == "" {
 				t.Fatalf("%s is not transferred", d.Name)
 			}
-			if e := d.Eff.Attention; e.QueryTile != tt.tile || e.CTAsPerUnit != tt.ctas {
-				t.Errorf("%s (from %s): query tile %d, %d CTAs a unit; want %d, %d", d.Name, d.TransferredFrom, e.QueryTile, e.CTAsPerUnit, tt.tile, tt.ctas)
+			if e := d.Eff.Attention; e.QueryTile != tt.tile || e.CTAsPerUnit != tt.ctas || e.OperandRows != tt.rows {
+				t.Errorf("%s (from %s): query tile %d, %d CTAs a unit, %d rows a shared-memory read; want %d, %d, %d", d.Name, d.TransferredFrom, e.QueryTile, e.CTAsPerUnit, e.OperandRows, tt.tile, tt.ctas, tt.rows)
 			}
 		})
 	}
@@ -220,5 +222,38 @@ func TestCalibrationLabel_noBF16(t *testing.T) {
 	want := "calibrated: fitted to measured kernels (fp64 GEMM held out: median 3.2%, p90 7.7%)"
 	if l := cpu.CalibrationLabel(); l != want {
 		t.Errorf("cpu fitted in fp32 and fp64: label %q, want %q", l, want)
+	}
+}
+
+// TestSharedBandwidth: units × clock × 128 bytes a clock (32 banks of 32
+// bits) on the generations the CUDA C++ Programming Guide gives, none
+// elsewhere (Blackwell, AMD, a device without a clock).
+func TestSharedBandwidth(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want float64 // B/s; 0 for none
+	}{
+		{"a100", 108 * 1.41e9 * 128},
+		{"h100", 132 * 1.98e9 * 128},
+		{"l4", 58 * 2.04e9 * 128},
+		{"b200", 0},
+		{"mi300x", 0},
+	} {
+		d, err := Lookup(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := SharedBandwidth(d)
+		if ok != (tt.want > 0) || math.Abs(float64(got)-tt.want) > 1e-9*tt.want {
+			t.Errorf("%s: %v (%v), want %.4g B/s", tt.name, got, ok, tt.want)
+		}
+		if p := d.Processor(); p.SharedBandwidth != got {
+			t.Errorf("%s: the processor's shared bandwidth %v, want %v", tt.name, p.SharedBandwidth, got)
+		}
+	}
+	// An NVIDIA GPU whose file names no architecture has no generation
+	// (this had indexed an empty list of words).
+	if got, ok := SharedBandwidth(&Device{Vendor: "NVIDIA", Kind: "gpu", ComputeUnits: 108, Clock: 1.41e9}); ok || got != 0 {
+		t.Errorf("no architecture: %v (%v), want none", got, ok)
 	}
 }

@@ -19,12 +19,16 @@ import "math"
 // the special-function units, which the tensor cores do not speed up (the
 // reason an fp8 kernel is not twice as fast, and small head dims are slow):
 //
-//	t_c = W·wave_overhead + W·k·S/N · (4·D·P/(peak·η_c) + P/R_s)
+//	t_c = W·wave_overhead + W·k·S/N · (4·D·P/(R_mm·η_c) + P/R_s)
 //	t_m = bytes/(bandwidth·η_m)
 //	t   = (t_c^p + t_m^p)^(1/p) + t0
 //
-// with η_c = compute_fp8 at an 8-bit peak. Without a softmax rate the
-// softmax counts 5 FLOPs per score at the matrix peak.
+// with η_c = compute_fp8 at an 8-bit peak. R_mm is the matrix peak, or
+// less where the shared memory cannot feed the tensor cores at it
+// (operandRate; OperandRows): R_mm = min(peak, B_smem·2·(D+D_v)/((D+D_v)·
+// e·(1/R + 1/T))) for R rows to a shared-memory read of the key and value
+// tile and T queries a CTA. Without a softmax rate the softmax counts 5
+// FLOPs per score at R_mm.
 //
 // Decode (TensorRT-LLM's XQA and masked MHA, FlashDecoding) streams the KV
 // cache. A grouped kernel gives one CTA to each sequence's KV head and
@@ -161,14 +165,15 @@ func (p *Processor) prefillAttention(a Attention, e *AttentionParams, eight bool
 	}
 	scores := a.Pairs() * float64(max(a.Batch, 0)) * float64(max(a.Heads, 0))
 	if pk > 0 {
-		if rs := nonNeg(float64(e.SoftmaxRate)); rs > 0 {
-			tc = 2*float64(a.HeadDim+a.ValueDim())*scores/(pk*clampEff(ec)) + scores/rs
-		} else {
-			tc = float64(a.FLOPs()) / (pk * clampEff(ec))
-		}
 		tile := e.QueryTile
 		if tile <= 0 {
 			tile = 128
+		}
+		mk := p.operandRate(a, e, tile, pk)
+		if rs := nonNeg(float64(e.SoftmaxRate)); rs > 0 {
+			tc = 2*float64(a.HeadDim+a.ValueDim())*scores/(mk*clampEff(ec)) + scores/rs
+		} else {
+			tc = float64(a.FLOPs()) / (mk * clampEff(ec))
 		}
 		q := float64(a.QLen) / float64(tile)
 		ctas := float64(a.Batch) * float64(a.Heads) * math.Ceil(q)
@@ -194,6 +199,37 @@ func (p *Processor) prefillAttention(a Attention, e *AttentionParams, eight bool
 		tm = float64(a.Bytes()) / (bw * clampEff(e.Memory))
 	}
 	return tc, tm, SoftMax(tc, tm, nonNeg(e.Overlap)) + t0, t0
+}
+
+// operandRate returns the rate at which a prefill CTA's matrix products
+// can run, in FLOP/s: the matrix peak pk, or less where the shared memory
+// cannot feed the tensor cores at it. Each key and value element a CTA
+// stages is written to shared memory once for its tile of T queries and
+// read once for every R = OperandRows rows that share a read: a warp's 16
+// in TensorRT-LLM's Ampere and Ada kernels (mma.sync takes both operands
+// from registers, and each of the four warps of a 64-query CTA loads the
+// whole key and value tile with ldmatrix), a warpgroup's 64 in its Hopper
+// kernels (wgmma reads the key and value tile from shared memory once for
+// a warpgroup's 64 rows). A score then moves (D + D_v)·e·(1/R + 1/T)
+// bytes of shared memory for its 2·(D + D_v) FLOPs. The queries' own
+// reads are not counted: the Ampere kernel keeps them in registers; on
+// Hopper they add D·e per query per key tile, a sixth of the rest at head
+// size 128, where the shared memory is far from the bound.
+func (p *Processor) operandRate(a Attention, e *AttentionParams, tile int, pk float64) float64 {
+	sb := nonNeg(float64(p.SharedBandwidth))
+	if e.OperandRows <= 0 || !(sb > 0) {
+		return pk
+	}
+	el := a.KVDType.Size()
+	if !(el > 0) {
+		el = a.DType.Size()
+	}
+	d := float64(a.HeadDim + a.ValueDim())
+	bytes := d * el * (1/float64(e.OperandRows) + 1/float64(tile))
+	if !(bytes > 0) {
+		return pk
+	}
+	return math.Min(pk, sb*2*d/bytes)
 }
 
 // decodeAttention returns the compute, memory and total time of a decode

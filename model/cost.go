@@ -16,7 +16,12 @@ type Processor struct {
 	Bandwidth    ByteRate           // memory bandwidth
 	L2           Bytes              // last-level on-chip cache
 	Launch       Seconds            // kernel launch overhead
-	Eff          Efficiency
+	// SharedBandwidth is the shared memory's bandwidth summed over the
+	// compute units (bytes a clock per unit × units × clock); 0 where
+	// unknown. The prefill attention's operand reads are priced against
+	// it (see AttentionCost and AttentionParams.OperandRows).
+	SharedBandwidth ByteRate
+	Eff             Efficiency
 	// CPU selects the CPU rule of the GEMM model (gemm.go): C is computed
 	// in 64×64 blocks spread over the cores, rows and columns are not
 	// padded to a tensor-core granule and K is never split.
@@ -102,6 +107,7 @@ type AttentionParams struct {
 	Waves        string   `toml:"waves,omitempty"`            // "whole" (default) or "fractional"
 	QueryTile    int      `toml:"query_tile,omitempty"`       // queries per prefill CTA; 0 means 128
 	CTAsPerUnit  int      `toml:"ctas_per_unit,omitempty"`    // prefill CTAs resident on one compute unit at once (a wave is units × this); 0 means 1
+	OperandRows  int      `toml:"operand_rows,omitempty"`     // query rows of a prefill CTA that share one shared-memory read of a key and value tile (a warp's or a warpgroup's); 0 means the shared memory is not priced
 
 	DecodeCompute float64 `toml:"decode_compute,omitempty"`
 	DecodeMemory  float64 `toml:"decode_memory,omitempty"`

@@ -16,6 +16,10 @@
 //     and what it is a fraction of, admission and preemption policy,
 //     host overheads) and the presets vllm, sglang and trtllm, each
 //     setting with its source.
+//   - sglang.go, headroom.go: what is SGLang's own: its defaults derived
+//     from the TP size, the device's memory and the KV cache (PresetFor),
+//     its waiting queue's order (longest prefix match; retracted requests
+//     to the back), and its decode reserve and retraction (Headroom).
 //   - loop.go (options.go): Run, the event loop. The clock advances one engine
 //     iteration at a time (every event but an arrival falls on an
 //     iteration boundary); the scheduler decides what the next iteration

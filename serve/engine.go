@@ -135,10 +135,36 @@ type Engine struct {
 	// buffers are sized by (0: the model's context).
 	Buffers   BufferModel
 	MaxSeqLen int
+	// ReserveFirst, for a disaggregated decode pool's engine: the decode
+	// instance sets aside a request's blocks when the request arrives,
+	// and the prefill instance prefills it only once they are (SGLang's
+	// bootstrap: its prefill scheduler's bootstrap queue holds requests
+	// whose "handshake and preallocation" has not finished,
+	// sgl-project/sglang@000c2b942308ea5502978be73542016c230dba02:
+	// python/sglang/srt/disaggregation/prefill.py). Otherwise the blocks
+	// are set aside when the prefill ends, as vLLM's NIXL connector does
+	// (transfer.go).
+	ReserveFirst bool
 	// Headroom is the KV a prefill leaves for the running requests'
 	// decode tokens (SGLang's new_token_ratio; see Headroom); the zero
 	// value reserves none.
 	Headroom Headroom
+	// GraphMaxBatch, when > 0, is the largest decode batch replayed as a
+	// CUDA graph (SGLang's cuda_graph_max_bs); a larger one is launched
+	// kernel by kernel. 0: every decode-only iteration, under Graphs.
+	GraphMaxBatch int
+	// ReqPool also caps the running requests at SGLang's request pool,
+	// sized from the KV cache and the model's context (SGLangReqSlots).
+	ReqPool bool
+	// LPM orders the waiting queue by the longest cached prefix first
+	// (stably) whenever it holds at most LPMQueueLimit requests, before a
+	// prefill is formed (SGLang's default schedule_policy "lpm");
+	// otherwise the queue is first come, first served.
+	LPM bool
+	// RequeueBack puts a retracted or preempted request at the back of
+	// the waiting queue (SGLang: waiting_queue.extend); otherwise at the
+	// front (vLLM).
+	RequeueBack bool
 	// Source says where the preset's settings come from.
 	Source string
 }
@@ -191,6 +217,9 @@ func (e *Engine) Validate() error {
 	}
 	if e.MaxSeqLen < 0 {
 		bad("max-seq-len", "must not be negative, got %d", e.MaxSeqLen)
+	}
+	if e.GraphMaxBatch < 0 {
+		bad("cuda-graph-max-bs", "must not be negative, got %d", e.GraphMaxBatch)
 	}
 	errs = append(errs, e.Headroom.validate(e)...)
 	return errors.Join(errs...)
@@ -250,11 +279,23 @@ const gib = 1 << 30
 //     at up to 4 GPUs, two-stage to 8 MiB, NCCL above; CUDA graphs
 //     capture it), priced from its measurements where the device has
 //     them (hardware.EngineAllReduceOn).
-//   - sglang: SGLang (v0.4): prefill-first, chunked_prefill_size 8192,
-//     mem_fraction_static 0.88 of total memory for weights and KV pool
-//     (python/sglang/srt/server_args.py), page size 1, retraction (by
-//     recompute) when the pool runs out; max_running_requests bounded by
-//     the pool only (we cap it at 4096); the overlap scheduler on
+//   - sglang: SGLang (v0.4): prefill-first; page size 1; retraction (by
+//     recompute) when the pool runs out. The defaults that depend on the
+//     layout and the device are derived as ServerArgs.__post_init__ does
+//     (python/sglang/srt/server_args.py at sgl-project/sglang@f8b03269,
+//     v0.4.0): mem_fraction_static of total memory for weights and KV
+//     pool by TP size (SGLangMemFraction: 0.88 at TP 1, 0.87 at 2, 0.85
+//     at 4, 0.81 at 8, 0.79 from 16), chunked_prefill_size 8192, or 2048
+//     on a device under 25,000 MiB (SGLangChunkedPrefill), and
+//     cuda_graph_max_bs 160, or 8 there (SGLangGraphMaxBatch: larger
+//     decode batches run without CUDA graphs). max_running_requests is
+//     what the KV cache and the request pool allow (ReqPool,
+//     SGLangReqSlots: 2049 to 4097). max_prefill_tokens 16384 does not
+//     bind beside either chunk size. The waiting queue in SGLang's
+//     default order, schedule_policy "lpm" (LPM: longest cached prefix
+//     first while at most 128 wait), a retracted request going to its
+//     back (RequeueBack; scheduler.py update_running_batch:
+//     waiting_queue.extend). The overlap scheduler on
 //     (AsyncOutput: v0.4's "zero-overhead batch scheduler" processes a
 //     batch's results while the next runs, lmsys.org/blog/2024-12-04-
 //     sglang-v0-4; server_args.py disable_overlap_schedule false; the
@@ -269,11 +310,10 @@ const gib = 1 << 30
 //     March 2025 (#4436), and from April 2025 sgl-kernel carries a port
 //     of the same kernel (#5079, #5080); only the releases between ran
 //     TensorRT-LLM's one-shot kernel from sgl-kernel by default, the
-//     kernel the devices' fits follow. Decode steps replay it in CUDA
-//     graphs. A prefill leaves KV free for the running requests' remaining
-//     output at SGLang's new_token_ratio, 0.7 decaying to 0.098 over 600
-//     decode steps, with its retraction (Headroom, SGLangHeadroom; read at
-//     v0.4.0, sgl-project/sglang@f8b03269).
+//     kernel the devices' fits follow. A prefill leaves KV free for the
+//     running requests' remaining output at SGLang's new_token_ratio, 0.7
+//     decaying to 0.098 over 600 decode steps, with its retraction
+//     (Headroom, SGLangHeadroom; read at v0.4.0).
 //   - trtllm: TensorRT-LLM (v0.14) in-flight batching: decode-first with
 //     chunked context; kv_cache_free_gpu_mem_fraction 0.9 of the memory
 //     free after loading; tokens_per_block 64; the scheduler policy
@@ -283,12 +323,20 @@ const gib = 1 << 30
 //     no CUDA graphs (ExtendedRuntimePerfKnobConfig cuda_graph_mode
 //     false by default), so every kernel of a decode step is launched.
 //
-// vLLM (enforce_eager false) and SGLang (cuda_graph_max_bs) replay
+// vLLM (enforce_eager false) and SGLang (up to cuda_graph_max_bs) replay
 // decode steps as CUDA graphs.
 //
 // Host overheads are 0 in every other preset: the cost model prices the
 // GPU's work only (docs/serving.md).
-func Preset(name string, capacity model.Bytes) (Engine, error) {
+//
+// Preset gives the defaults of a replica on one device; PresetFor those
+// of a replica of tp devices (sglang's depend on it).
+func Preset(name string, capacity model.Bytes) (Engine, error) { return PresetFor(name, capacity, 1) }
+
+// PresetFor returns an engine's defaults (see Preset) for a replica of tp
+// tensor-parallel devices, each of which programs can allocate capacity
+// bytes of (hardware.Memory.Limit).
+func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 	big := float64(capacity) >= 70*gib
 	switch strings.ToLower(name) {
 	case "vllm":
@@ -305,10 +353,11 @@ func Preset(name string, capacity model.Bytes) (Engine, error) {
 			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm",
 			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node)"}, nil
 	case "sglang":
-		return Engine{Name: "sglang", MaxSeqs: 4096, MaxTokens: 8192, Chunked: true, BlockSize: 1,
-			MemFraction: 0.88, MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand, Graphs: true, AsyncOutput: true, AllReduce: "vllm",
-			Headroom: SGLangHeadroom(SGLangConservativeness),
-			Source:   "SGLang v0.4: python/sglang/srt/server_args.py (chunked_prefill_size 8192, mem_fraction_static 0.88, disable_overlap_schedule false, schedule_conservativeness 1), managers/scheduler.py (prefill batches first), managers/schedule_policy.py PrefillAdder and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20; sgl-project/sglang@f8b03269); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079)"}, nil
+		return Engine{Name: "sglang", MaxSeqs: SGLangMaxRunning, MaxTokens: SGLangChunkedPrefill(capacity), Chunked: true, BlockSize: 1,
+			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
+			Graphs: true, GraphMaxBatch: SGLangGraphMaxBatch(capacity), ReqPool: true, LPM: true, RequeueBack: true,
+			AsyncOutput: true, AllReduce: "vllm", Headroom: SGLangHeadroom(SGLangConservativeness), ReserveFirst: true,
+			Source: "SGLang v0.4.0 (sgl-project/sglang@f8b03269): python/sglang/srt/server_args.py ServerArgs.__post_init__ (mem_fraction_static by TP size, chunked_prefill_size and cuda_graph_max_bs by GPU memory, schedule_policy lpm, disable_overlap_schedule false, schedule_conservativeness 1), managers/tp_worker.py and model_executor/model_runner.py (max_running_requests from the request pool), managers/scheduler.py (prefill batches first, retracted requests to the back of the queue), managers/schedule_policy.py (LPM order, PrefillAdder) and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20), model_executor/cuda_graph_runner.py; lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079); disaggregated, the decode instance pre-allocates a request's KV before its prefill (python/sglang/srt/disaggregation/prefill.py bootstrap queue and decode.py PreallocQueue, sgl-project/sglang@000c2b94 and @278e503a)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
 			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve, Buffers: TRTLLM014Buffers,

@@ -117,6 +117,14 @@ func (l *loop) roomLeft() float64 {
 // than the room left (PrefillAdder.add_one_req's NO_TOKEN).
 func (l *loop) fits() bool {
 	r := l.waiting[0]
+	if r.blocks > 0 && r.blocks >= l.blocksFor(r.need()) {
+		// Its KV cache arrived into blocks set aside for it
+		// (disaggregated, hold.go): SGLang's decode scheduler takes such
+		// requests into its batch as they come, up to the batch's size
+		// (disaggregation/decode.py, get_new_prebuilt_batch), having
+		// checked memory when it set the blocks aside.
+		return true
+	}
 	total := float64((l.blocksFor(r.need())-r.blocks)*l.e.BlockSize) + l.e.Headroom.estimate(r.output)
 	return total < l.roomLeft()
 }
@@ -169,7 +177,7 @@ func (l *loop) retract() bool {
 		l.evict(v)
 		victims = append(victims, v)
 	}
-	l.waiting = slices.Insert(l.waiting, 0, victims...)
+	l.requeue(victims...)
 	out, maxNew := 0, 0
 	for _, r := range l.running {
 		out += r.generated

@@ -11,16 +11,19 @@ import (
 // pressure. 300 requests of 1,024 + 1,024 tokens queued at once on
 // Llama 3 8B on one H100 with a KV cache of 40,000 tokens (the sglang
 // preset, --kv-tokens 40000), where every request's whole sequence
-// takes 5% of the cache. Without the reserve (the preset before) the
-// prefill-first scheduler fills the cache with prompts (up to 38
-// running), runs out as their outputs grow and retracts: 229
-// retractions, each a prompt and output prefilled again. With it a prompt
-// must leave room for its own 1,024 outputs and 0.7 (decaying to 0.098)
-// of the running requests' remaining ones: it admits fewer (at most 26
-// running; a mean of 20.8 at a sample against 25.0), retracts 36 times,
-// and steps faster (TPOT p50 8.68 against 9.63 ms) at lower throughput
-// (2,393 against 2,604 output tokens/s). SGLang's own trade: admission
-// conservative enough that retraction is rare, at a smaller batch.
+// takes 5% of the cache. Without the reserve the prefill-first scheduler
+// fills the cache with prompts (up to 39 running), runs out as their
+// outputs grow and retracts: 451 retractions, each a prompt and output
+// prefilled again after the whole queue (SGLang puts a retracted request
+// at its back), so that TPOT p50 is 48.63 ms. With it a prompt must
+// leave room for its own 1,024 outputs and 0.7 (decaying to 0.098) of the
+// running requests' remaining ones: it admits fewer (at most 21 running;
+// a mean of 19.8 at a sample against 24.9), retracts 15 times, and steps
+// faster (TPOT p50 8.31 ms) at lower throughput (2,306 against 2,467
+// output tokens/s). SGLang's own trade: admission conservative enough
+// that retraction is rare, at a smaller batch. (With retracted requests
+// at the front of the queue, as before: 229 and 36 retractions, TPOT p50
+// 9.63 and 8.68 ms.)
 func TestHeadroom_tightMemory(t *testing.T) {
 	sys, w := setup(t, "h100", "llama3-8b", 1)
 	e, err := serve.Preset("sglang", sys.Device.Memory.Limit())

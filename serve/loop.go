@@ -149,6 +149,11 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 
 // newLoop returns an idle loop with blocks KV blocks.
 func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *loop {
+	ctx := o.MaxContext
+	if p != nil {
+		ctx = p.Shape().MaxContext
+	}
+	e.MaxSeqs = e.maxSeqs(blocks, ctx)
 	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init}
 	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
 	return l
@@ -343,6 +348,7 @@ func (l *loop) build() {
 			l.it.Prefill = append(l.it.Prefill, sim.Chunk{Tokens: s.k, Context: s.l.computed})
 		}
 	}
+	l.it.Eager = l.e.GraphMaxBatch > 0 && len(l.it.Prefill) == 0 && len(l.it.Decode) > l.e.GraphMaxBatch
 }
 
 // apply advances the scheduled requests by their tokens, records first

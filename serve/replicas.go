@@ -59,11 +59,10 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 			first := res.Requests
 			out = res
 			out.Requests = append(make([]Metrics, 0, len(reqs)), first...)
-			out.itl = slices.Clone(res.itl)
 			continue
 		}
 		out.Requests = append(out.Requests, res.Requests...)
-		out.itl = append(out.itl, res.itl...)
+		out.itl.merge(&res.itl)
 		out.Iterations += res.Iterations
 		out.Preemptions += res.Preemptions
 		out.BusyTime += res.BusyTime

@@ -27,13 +27,13 @@ func (l *loop) grow(r *live, tokens int) bool {
 	return true
 }
 
-// preempt frees the last running request's blocks and puts it back at
-// the front of the queue, to be prefilled again (prompt and output so
-// far) when it next runs.
+// preempt frees the last running request's blocks and puts it back in
+// the queue (requeue: at the front, or SGLang's back), to be prefilled
+// again (prompt and output so far) when it next runs.
 func (l *loop) preempt() *live {
 	r := l.running[len(l.running)-1]
 	l.evict(r)
-	l.waiting = slices.Insert(l.waiting, 0, r)
+	l.requeue(r)
 	return r
 }
 
@@ -120,6 +120,9 @@ func (l *loop) schedule() int {
 					l.full = false // a chunk's end lets prompts be tried again
 				}
 			}
+		}
+		if !l.full && len(l.running) < e.MaxSeqs {
+			l.orderQueue()
 		}
 		for budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
 			if h && (l.full || !l.fits()) {

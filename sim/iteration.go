@@ -28,6 +28,10 @@ type Iteration struct {
 	// sequence's KV cache before it.
 	Decode  []int
 	Sampled int
+	// Eager launches a decode-only iteration kernel by kernel, as an
+	// engine does with a batch larger than those it captured CUDA graphs
+	// for (SGLang's cuda_graph_max_bs); a prefill is launched so anyway.
+	Eager bool
 }
 
 // Tokens returns the tokens the iteration pushes through the model.
@@ -242,7 +246,7 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 	if tokens == 0 {
 		return IterationCost{}
 	}
-	graph := len(it.Prefill) == 0
+	graph := len(it.Prefill) == 0 && !it.Eager
 	c := p.eager
 	if graph {
 		c = p.graph

@@ -128,3 +128,42 @@ func TestPricer_grid(t *testing.T) {
 		t.Errorf("grid error %.3f%% > 0.5%%", 100*worst)
 	}
 }
+
+// TestPricer_eager: a decode-only iteration marked Eager costs what a
+// pricer without CUDA graphs charges for it, more than the graphed step,
+// and a prefill is unaffected.
+func TestPricer_eager(t *testing.T) {
+	sys, w := testSystem(2), tinyLlama()
+	sc := Default()
+	sc.TP = 2
+	graphed, err := NewPricer(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.NoGraphs = true
+	eager, err := NewPricer(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 161, 700} {
+		it := Iteration{Decode: make([]int, n), Sampled: n}
+		for i := range it.Decode {
+			it.Decode[i] = 300 + i
+		}
+		g := graphed.Price(&it).Time
+		it.Eager = true
+		got, want := graphed.Price(&it).Time, eager.Price(&it).Time
+		if got != want {
+			t.Errorf("batch %d: Eager on a graphed pricer = %v, a pricer without graphs %v", n, got, want)
+		}
+		if !(got > g) {
+			t.Errorf("batch %d: Eager = %v, not more than the graphed step %v", n, got, g)
+		}
+	}
+	pre := Iteration{Prefill: []Chunk{{Tokens: 512}}, Sampled: 1}
+	a := graphed.Price(&pre).Time
+	pre.Eager = true
+	if b := graphed.Price(&pre).Time; a != b {
+		t.Errorf("a prefill marked Eager = %v, unmarked %v", b, a)
+	}
+}

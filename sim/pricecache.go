@@ -315,7 +315,7 @@ func keyOf(p *model.Processor) procKey {
 func (k *procKey) same(b *model.Processor) bool {
 	a := &k.p
 	return k.ok && a.Name == b.Name && a.ComputeUnits == b.ComputeUnits && a.Bandwidth == b.Bandwidth && a.L2 == b.L2 &&
-		a.Launch == b.Launch && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
+		a.Launch == b.Launch && a.SharedBandwidth == b.SharedBandwidth && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
 		a.Eff.MLA == b.Eff.MLA && a.Eff.MoE == b.Eff.MoE &&
 		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel &&
 		k.matrix.same(b.Matrix) && k.vector.same(b.Vector) && k.gemm.same(b.Eff.GEMM)

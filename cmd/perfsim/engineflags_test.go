@@ -64,6 +64,8 @@ func TestHostFlags_bad(t *testing.T) {
 			{[]string{"--engine", "sglang", "--schedule-conservativeness", "0.5", "--decode-reserve=false"}, "--schedule-conservativeness"},
 			{[]string{"--engine", "vllm", "--decode-reserve"}, "--decode-reserve"},
 			{[]string{"--engine", "trtllm", "--schedule-conservativeness", "0.5"}, "--schedule-conservativeness"},
+			{[]string{"--engine", "sglang", "--cuda-graph-max-bs", "-1"}, "--cuda-graph-max-bs"},
+			{[]string{"--schedule-policy", "lof"}, "--schedule-policy"},
 		} {
 			_, errOut, code := perfsim(t, append(append([]string{}, base...), tt.args...)...)
 			if code != 2 || !strings.Contains(errOut, tt.want) {
@@ -108,14 +110,16 @@ func TestAllReduceFlag(t *testing.T) {
 // TestDecodeReserveFlags: --decode-reserve and --schedule-conservativeness
 // set the sglang preset's decode reserve. Under memory pressure (300 ×
 // 1,024 + 1,024 tokens at once in 40,000 KV tokens; serve's
-// TestHeadroom_tightMemory) the preset retracts 36 times, 229 without the
-// reserve, and 25 times at conservativeness 0.3 (a ratio of 0.21 falling
+// TestHeadroom_tightMemory) the preset retracts 15 times, 451 without the
+// reserve, and 34 times at conservativeness 0.3 (a ratio of 0.21 falling
 // to 0.029); giving the preset's own values changes nothing. The count is
-// not monotone in the conservativeness (0: 12, 0.3: 25, 1: 36, 1.43: 44
+// not monotone in the conservativeness (0: 12, 0.3: 34, 1: 15, 1.43: 24
 // retractions): every prompt reserves its own whole output at any
 // setting, a retraction resets the ratio from what is left whatever the
 // setting, and at 0 the ratio never decays (SGLang's decay is (initial −
-// floor)/600).
+// floor)/600). A retracted request goes to the back of the queue
+// (SGLang's waiting_queue.extend); at the front, as before, the counts
+// were 36, 229 and 25.
 func TestDecodeReserveFlags(t *testing.T) {
 	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--engine", "sglang", "--kv-tokens", "40000", "--input", "1024", "--output", "1024",
 		"--requests", "300", "--arrival", "all", "--format", "json"}
@@ -138,7 +142,83 @@ func TestDecodeReserveFlags(t *testing.T) {
 	if defOut != sameOut {
 		t.Errorf("the preset's own values (--decode-reserve, --schedule-conservativeness 1) changed the run: %g -> %g retractions", def, same)
 	}
-	if def != 36 || off != 229 || low != 25 {
-		t.Errorf("retractions: %g with the reserve, %g at conservativeness 0.3, %g without; want 36, 25 and 229", def, low, off)
+	if def != 15 || off != 451 || low != 34 {
+		t.Errorf("retractions: %g with the reserve, %g at conservativeness 0.3, %g without; want 15, 34 and 451", def, low, off)
+	}
+}
+
+// TestSGLangFractionByTP: the sglang preset's mem_fraction_static follows
+// each pool's TP size (SGLang v0.4.0: 0.85 at TP 4, 0.81 at 8), and
+// --mem-fraction sets both. Llama 3 70B on H100s (79.11 GiB usable):
+// 80 KiB of KV per token per device at TP 4, 40 KiB at TP 8.
+func TestSGLangFractionByTP(t *testing.T) {
+	run := func(extra ...string) map[string]float64 {
+		t.Helper()
+		args := append([]string{"serve", "--hw", "h100", "--model", "llama3-70b", "--engine", "sglang", "--disagg", "1P1D", "--prefill-tp", "4", "--decode-tp", "8",
+			"--input", "1024", "--output", "128", "--requests", "20", "--rate", "2", "--format", "json"}, extra...)
+		out, errOut, code := perfsim(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+		}
+		var v struct {
+			Pools []struct {
+				Name string  `json:"name"`
+				KV   float64 `json:"kv_cache_tokens"`
+			} `json:"pools"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		kv := map[string]float64{}
+		for _, p := range v.Pools {
+			kv[p.Name] = p.KV
+		}
+		return kv
+	}
+	def, set := run(), run("--mem-fraction", "0.88")
+	if def["prefill"] != 450748 || def["decode"] != 1249169 {
+		t.Errorf("by TP: prefill (TP 4) %g, decode (TP 8) %g KV tokens; want 450,748 (0.85) and 1,249,169 (0.81)", def["prefill"], def["decode"])
+	}
+	if set["prefill"] != 481855 || set["decode"] != 1394336 {
+		t.Errorf("--mem-fraction 0.88: prefill %g, decode %g KV tokens; want 481,855 and 1,394,336", set["prefill"], set["decode"])
+	}
+}
+
+// TestSGLangQueueFlags: --schedule-policy and --cuda-graph-max-bs set the
+// waiting queue's order and the largest graphed decode batch; the sglang
+// preset's own values (lpm, 160 on an H100) change nothing. 100 ShareGPT
+// requests at once on Llama 3 8B with half of every prompt cached: lpm
+// serves the longest cached prefix, so the longest prompt, first (at
+// most 128 waiting), and the TTFTs differ from first come, first served
+// (p50 250.7 against 252.9 ms). Graphs only to batch 8 price the larger
+// decode steps without them: TPOT rises.
+func TestSGLangQueueFlags(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--engine", "sglang", "--workload", "sharegpt", "--requests", "100", "--arrival", "all",
+		"--prefix-hit", "0.5", "--format", "json"}
+	run := func(extra ...string) (map[string]any, string) {
+		t.Helper()
+		out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v, out
+	}
+	p50 := func(v map[string]any, key string) float64 { return v[key].(map[string]any)["p50"].(float64) }
+	def, defOut := run()
+	_, sameOut := run("--schedule-policy", "lpm", "--cuda-graph-max-bs", "160")
+	fcfs, _ := run("--schedule-policy", "fcfs")
+	small, _ := run("--cuda-graph-max-bs", "8")
+	if defOut != sameOut {
+		t.Error("the preset's own --schedule-policy lpm --cuda-graph-max-bs 160 changed the run")
+	}
+	if p50(def, "ttft_s") == p50(fcfs, "ttft_s") && p50(def, "e2e_s") == p50(fcfs, "e2e_s") {
+		t.Errorf("--schedule-policy fcfs: TTFT p50 %g s and E2E p50 %g s, the same as lpm's", p50(fcfs, "ttft_s"), p50(fcfs, "e2e_s"))
+	}
+	if !(p50(small, "tpot_s") > p50(def, "tpot_s")) {
+		t.Errorf("--cuda-graph-max-bs 8: TPOT p50 %g s, with 160 %g s; want higher", p50(small, "tpot_s"), p50(def, "tpot_s"))
 	}
 }

@@ -300,7 +300,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, usageError{e.Validate()}
 	}
 	deploy := func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
-		e, _ := serve.Preset(o.engine, dev.Memory.Limit())
+		e, _ := serve.PresetFor(o.engine, dev.Memory.Limit(), l.TP)
 		o.host.apply(fs, &e)
 		if l.MaxSeqs > 0 {
 			e.MaxSeqs = l.MaxSeqs

@@ -230,7 +230,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		return nil, err
 	}
 	w := simWorkload{M: m}
-	e, err := serve.Preset(o.engine, dev.Memory.Limit())
+	e, err := serve.PresetFor(o.engine, dev.Memory.Limit(), o.tp)
 	if err != nil {
 		return nil, usagef("--engine: %v", err)
 	}

@@ -199,7 +199,14 @@ func (o *deployOptions) deployment(fs *pflag.FlagSet, so *serveOptions, dev *har
 			}
 			return serve.Pool{}, scenarioUsage(errors.Join(out...))
 		}
-		return serve.Pool{Pricer: pr, Engine: e, Instances: n}, nil
+		// The preset's defaults at the pool's own TP (sglang's
+		// mem_fraction_static), with the flags given over them.
+		pe := e
+		if tp != so.tp {
+			pe, _ = serve.PresetFor(so.engine, dev.Memory.Limit(), tp)
+			so.override(fs, &pe)
+		}
+		return serve.Pool{Pricer: pr, Engine: pe, Instances: n}, nil
 	}
 	var perr, derr error
 	d.Serve, perr = pool("prefill", or(o.prefillTP, so.tp), or(o.prefill, so.pp), np)

@@ -1,0 +1,128 @@
+package serve
+
+import (
+	"slices"
+
+	"github.com/perfsim/perfsim/model"
+)
+
+// SGLang v0.4.0's defaults that depend on the layout, the device or the
+// KV cache, and its waiting queue's order. Read at
+// sgl-project/sglang@f8b03269 (v0.4.0; the VPTQ/sglang fork's copy of
+// that commit).
+
+// SGLangSmallGPU is the device memory below which SGLang v0.4.0 takes its
+// small-GPU defaults: ServerArgs.__post_init__
+// (python/sglang/srt/server_args.py) compares get_nvgpu_memory_capacity()
+// (python/sglang/srt/utils.py: nvidia-smi's memory.total, in MiB, the
+// least over the node's GPUs) with 25,000. perfsim compares the memory
+// programs can allocate (hardware.Memory.Limit), a few hundred MiB under
+// nvidia-smi's figure; no device in the catalog lies between them (the
+// 24 GiB cards are under 24,600 MiB, the next is 32 GiB).
+const SGLangSmallGPU = model.Bytes(25000 << 20)
+
+// SGLangMemFraction returns mem_fraction_static as SGLang v0.4.0 defaults
+// it for a TP size (server_args.py ServerArgs.__post_init__: 0.79 from TP
+// 16, 0.81 from 8, 0.85 from 4, 0.87 from 2, else 0.88). It has no
+// pipeline parallelism; its data-parallel replicas each take the TP
+// size's fraction.
+func SGLangMemFraction(tp int) float64 {
+	switch {
+	case tp >= 16:
+		return 0.79
+	case tp >= 8:
+		return 0.81
+	case tp >= 4:
+		return 0.85
+	case tp >= 2:
+		return 0.87
+	}
+	return 0.88
+}
+
+// SGLangChunkedPrefill returns chunked_prefill_size as SGLang v0.4.0
+// defaults it on a device whose programs can allocate capacity bytes:
+// 2048 under SGLangSmallGPU, else 8192 (server_args.py).
+func SGLangChunkedPrefill(capacity model.Bytes) int {
+	if capacity < SGLangSmallGPU {
+		return 2048
+	}
+	return 8192
+}
+
+// SGLangGraphMaxBatch returns cuda_graph_max_bs as SGLang v0.4.0 defaults
+// it: 8 under SGLangSmallGPU, else 160 (server_args.py). Its
+// CudaGraphRunner (python/sglang/srt/model_executor/cuda_graph_runner.py)
+// captures batches of 1, 2, 4 and 8 to 160 by 8 up to it, pads a decode
+// batch to the next captured size and runs a larger batch without
+// graphs (can_run: batch_size <= max_bs). The padding is not priced.
+func SGLangGraphMaxBatch(capacity model.Bytes) int {
+	if capacity < SGLangSmallGPU {
+		return 8
+	}
+	return 160
+}
+
+// SGLangMaxRunning is the preset's max_running_requests before the
+// request pool caps it: the pool's largest size (SGLangReqSlots).
+const SGLangMaxRunning = 4097
+
+// SGLangReqSlots returns the running requests SGLang v0.4.0 allows with a
+// KV cache of kvTokens tokens for a model of context tokens when
+// max_running_requests is not set: min(kvTokens / 2, the request pool's
+// size), the pool holding min(max(⌊kvTokens / context × 512⌋, 2048),
+// 4096) + 1 requests (python/sglang/srt/managers/tp_worker.py
+// TpModelWorker.__init__; model_executor/model_runner.py
+// init_memory_pool, ReqToTokenPool(size=max_num_reqs + 1)). A value the
+// user sets is capped by the pool alone; kvTokens / 2 never binds in
+// perfsim, each running request holding at least two tokens of KV.
+func SGLangReqSlots(kvTokens, context int) int {
+	pool := 4096
+	if context > 0 {
+		pool = min(max(int(float64(kvTokens)/float64(context)*512), 2048), 4096)
+	}
+	return max(min(kvTokens/2, pool+1), 1)
+}
+
+// LPMQueueLimit is the longest waiting queue SGLang v0.4.0 orders by
+// longest prefix match; a longer one is served first come, first served
+// (schedule_policy.py SchedulePolicy.calc_priority: "Turn off the
+// expensive prefix matching and sorting when the #queue is large").
+const LPMQueueLimit = 128
+
+// orderQueue orders the waiting queue before a prefill is formed, as
+// SGLang's calc_priority does under "lpm": at most LPMQueueLimit waiting,
+// a stable sort by the prefix the cache holds for each, longest first,
+// which stays when the queue grows (Python's list.sort works in place).
+// A request's match is its cached prompt tokens (Request.Cached; a
+// retracted request's own prompt is not credited: see docs/serving.md).
+func (l *loop) orderQueue() {
+	if !l.e.LPM || len(l.waiting) < 2 || len(l.waiting) > LPMQueueLimit {
+		return
+	}
+	longer := func(a, b *live) int { return b.cached - a.cached }
+	if !slices.IsSortedFunc(l.waiting, longer) {
+		slices.SortStableFunc(l.waiting, longer)
+	}
+}
+
+// requeue puts preempted or retracted requests back in the waiting
+// queue, in the order given: at the back under RequeueBack (SGLang's
+// waiting_queue.extend), else at the front.
+func (l *loop) requeue(rs ...*live) {
+	if l.e.RequeueBack {
+		l.waiting = append(l.waiting, rs...)
+		return
+	}
+	l.waiting = slices.Insert(l.waiting, 0, rs...)
+}
+
+// maxSeqs returns e's cap on running requests with blocks KV blocks for
+// a model of context tokens: MaxSeqs, and under ReqPool no more than
+// SGLangReqSlots allows.
+func (e *Engine) maxSeqs(blocks, context int) int {
+	if !e.ReqPool {
+		return e.MaxSeqs
+	}
+	return min(e.MaxSeqs, SGLangReqSlots(blocks*e.BlockSize, context))
+}
