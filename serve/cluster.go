@@ -490,6 +490,7 @@ func (c *cluster) result() (*Result, error) {
 		area += c.xferArea
 	}
 	res.Users = c.o.Users
+	res.recs = recordsOf(res.Requests)
 	res.summarize(area)
 	for i := range res.Pools {
 		if d := float64(res.Duration); d > 0 {

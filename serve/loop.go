@@ -12,6 +12,7 @@ import (
 // live is a request in the engine.
 type live struct {
 	m         *Metrics
+	own       Metrics // the record, when the run keeps none (Run)
 	id        int // the request's index in its run (a cluster's callbacks)
 	input     int
 	output    int
@@ -65,6 +66,12 @@ type loop struct {
 	next     int
 	done     int
 	finished []*live
+
+	// Run: the requests, brought into the queue as the engine reaches
+	// them (fill), and the records of those that finished.
+	src     []Request
+	srcNext int
+	recs    *records
 
 	// Little's law: the area under the number of requests in the system.
 	inSys int
@@ -128,12 +135,12 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 		return nil, err
 	}
 	l := newLoop(p, e, o, blocks, mem)
-	l.res.Requests = make([]Metrics, len(reqs))
-	l.queue = make([]arrival, len(reqs))
-	for i, r := range reqs {
-		l.res.Requests[i] = Metrics{ID: r.ID, Arrival: r.Arrival, Input: r.Input, Output: r.Output}
-		l.queue[i] = arrival{r: r, m: &l.res.Requests[i], id: i}
+	if o.Records {
+		l.res.Requests = make([]Metrics, len(reqs))
 	}
+	l.src = reqs
+	l.res.recs = newRecords(len(reqs))
+	l.recs = &l.res.recs
 	for l.done < len(reqs) {
 		if err := l.round(); err != nil {
 			return nil, err
@@ -215,7 +222,7 @@ func (l *loop) round() error {
 			return nil
 		}
 		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
-		if l.next < len(l.queue) {
+		if l.next < len(l.queue) || l.fill() {
 			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
 		}
 		return nil
@@ -257,11 +264,34 @@ func (l *loop) round() error {
 
 // join brings the requests the engine has seen by t into the system.
 func (l *loop) join(t float64) {
-	for l.next < len(l.queue) && l.seen(&l.queue[l.next].r) <= t {
+	for (l.next < len(l.queue) || l.fill()) && l.seen(&l.queue[l.next].r) <= t {
 		a := &l.queue[l.next]
 		l.arrive(a)
 		l.next++
 	}
+	// Drop the requests that joined: the queue holds those routed to
+	// the loop and not yet seen.
+	if l.next >= 256 && 2*l.next >= len(l.queue) {
+		k := copy(l.queue, l.queue[l.next:])
+		clear(l.queue[k:])
+		l.queue, l.next = l.queue[:k], 0
+	}
+}
+
+// fill brings Run's next request into the queue; false when there is
+// none.
+func (l *loop) fill() bool {
+	i := l.srcNext
+	if i >= len(l.src) {
+		return false
+	}
+	a := arrival{r: l.src[i], id: i}
+	if l.res.Requests != nil {
+		a.m = &l.res.Requests[i]
+	}
+	l.queue = append(l.queue, a)
+	l.srcNext++
+	return true
 }
 
 // push routes a request to the loop (a cluster's router), in the order
@@ -305,6 +335,12 @@ func (l *loop) stamp(o output) {
 		return
 	}
 	o.r.m.Finish = model.Seconds(l.now)
+	if l.recs != nil {
+		l.recs.put(o.r.id, o.r.m)
+		if l.o.OnFinish != nil {
+			l.o.OnFinish(o.r.m)
+		}
+	}
 	l.advance(l.now)
 	l.inSys--
 	l.done++
@@ -327,10 +363,16 @@ func (l *loop) arrive(a *arrival) {
 	}
 	l.inSys++
 	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached, blocks: a.blocks, keep: a.keep}
+	if v.m == nil {
+		v.m = &v.own
+	}
+	if l.recs != nil {
+		*v.m = Metrics{ID: r.ID, Arrival: r.Arrival, Input: r.Input, Output: r.Output}
+	}
 	l.inbound -= a.blocks
 	if r.Prefilled {
 		v.computed, v.generated = r.Input, 1
-		v.last = float64(a.m.FirstToken) // the prefill pool's first token
+		v.last = float64(v.m.FirstToken) // the prefill pool's first token
 	}
 	l.waiting = append(l.waiting, v)
 }
