@@ -116,7 +116,7 @@ func (l *loop) roomLeft() float64 {
 // uncached prompt (and fixed state) plus its estimated output is less
 // than the room left (PrefillAdder.add_one_req's NO_TOKEN).
 func (l *loop) fits() bool {
-	r := l.waiting[0]
+	r := l.peek()
 	total := float64((l.blocksFor(r.need())-r.blocks)*l.e.BlockSize) + l.e.Headroom.estimate(r.output)
 	return total < l.roomLeft()
 }

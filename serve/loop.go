@@ -13,7 +13,7 @@ import (
 type live struct {
 	m         *Metrics
 	own       Metrics // the record, when the run keeps none (Run)
-	id        int // the request's index in its run (a cluster's callbacks)
+	id        int     // the request's index in its run (a cluster's callbacks)
 	input     int
 	output    int
 	cached    int // prompt tokens found in the prefix cache
@@ -67,11 +67,14 @@ type loop struct {
 	done     int
 	finished []*live
 
-	// Run: the requests, brought into the queue as the engine reaches
-	// them (fill), and the records of those that finished.
-	src     []Request
-	srcNext int
-	recs    *records
+	// Run: the requests (instead of queue), src[srcNext:] not yet in
+	// the system; src[srcHead:srcNext] arrived and waiting behind
+	// l.waiting, their state not yet built (peek builds it when the
+	// scheduler reaches them): an offline run's queue of every request
+	// costs nothing. recs holds the records of those that finished.
+	src              []Request
+	srcHead, srcNext int
+	recs             *records
 
 	// Little's law: the area under the number of requests in the system.
 	inSys int
@@ -214,7 +217,7 @@ func (l *loop) advance(t float64) {
 func (l *loop) round() error {
 	l.finished = l.finished[:0]
 	l.join(l.now)
-	if len(l.running) == 0 && len(l.waiting) == 0 {
+	if len(l.running) == 0 && l.nwait() == 0 {
 		if len(l.pending) > 0 {
 			// No next step to overlap with: the last outputs are
 			// processed now.
@@ -222,8 +225,8 @@ func (l *loop) round() error {
 			return nil
 		}
 		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
-		if l.next < len(l.queue) || l.fill() {
-			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
+		if r := l.upcoming(); r != nil {
+			l.now = max(l.now, l.seen(r)) // idle until the next arrival
 		}
 		return nil
 	}
@@ -236,7 +239,7 @@ func (l *loop) round() error {
 			l.block()
 			return nil
 		}
-		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
+		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), l.nwait(), len(l.running))
 	}
 	l.multi = steps > 1
 	for s := 0; s < steps && len(l.sched) > 0; s++ {
@@ -264,9 +267,17 @@ func (l *loop) round() error {
 
 // join brings the requests the engine has seen by t into the system.
 func (l *loop) join(t float64) {
-	for (l.next < len(l.queue) || l.fill()) && l.seen(&l.queue[l.next].r) <= t {
+	if l.src != nil {
+		for l.srcNext < len(l.src) && l.seen(&l.src[l.srcNext]) <= t {
+			l.enter(&l.src[l.srcNext])
+			l.srcNext++
+		}
+		return
+	}
+	for l.next < len(l.queue) && l.seen(&l.queue[l.next].r) <= t {
 		a := &l.queue[l.next]
-		l.arrive(a)
+		l.enter(&a.r)
+		l.wait(a)
 		l.next++
 	}
 	// Drop the requests that joined: the queue holds those routed to
@@ -278,20 +289,41 @@ func (l *loop) join(t float64) {
 	}
 }
 
-// fill brings Run's next request into the queue; false when there is
-// none.
-func (l *loop) fill() bool {
-	i := l.srcNext
-	if i >= len(l.src) {
-		return false
+// upcoming returns the next request to arrive (nil: none).
+func (l *loop) upcoming() *Request {
+	switch {
+	case l.src != nil && l.srcNext < len(l.src):
+		return &l.src[l.srcNext]
+	case l.src == nil && l.next < len(l.queue):
+		return &l.queue[l.next].r
 	}
-	a := arrival{r: l.src[i], id: i}
-	if l.res.Requests != nil {
-		a.m = &l.res.Requests[i]
+	return nil
+}
+
+// nwait returns the requests waiting: those in l.waiting and, in Run,
+// those arrived behind them.
+func (l *loop) nwait() int { return len(l.waiting) + l.srcNext - l.srcHead }
+
+// take builds the state of Run's next k arrived requests, into
+// l.waiting.
+func (l *loop) take(k int) {
+	for range k {
+		i := l.srcHead
+		a := arrival{r: l.src[i], id: i}
+		if l.res.Requests != nil {
+			a.m = &l.res.Requests[i]
+		}
+		l.wait(&a)
+		l.srcHead++
 	}
-	l.queue = append(l.queue, a)
-	l.srcNext++
-	return true
+}
+
+// peek returns the first waiting request (there must be one).
+func (l *loop) peek() *live {
+	if len(l.waiting) == 0 {
+		l.take(1)
+	}
+	return l.waiting[0]
 }
 
 // push routes a request to the loop (a cluster's router), in the order
@@ -351,17 +383,22 @@ func (l *loop) stamp(o output) {
 // overhead outside the engine (API, tokenisation).
 func (l *loop) seen(r *Request) float64 { return float64(r.Arrival + l.e.RequestOverhead) }
 
-// arrive adds a request to the system and the queue. A request routed
-// after the loop's clock passed its arrival (a cluster's router runs
-// between iterations) is counted in the system from its arrival.
-func (l *loop) arrive(a *arrival) {
-	r := &a.r
+// enter adds a request to the system. A request routed after the
+// loop's clock passed its arrival (a cluster's router runs between
+// iterations) is counted in the system from its arrival.
+func (l *loop) enter(r *Request) {
 	if t := float64(r.Arrival); t >= l.lastT {
 		l.advance(t)
 	} else {
 		l.area += l.lastT - t
 	}
 	l.inSys++
+}
+
+// wait builds the state of an arrived request at the back of the
+// waiting queue.
+func (l *loop) wait(a *arrival) {
+	r := &a.r
 	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached, blocks: a.blocks, keep: a.keep}
 	if v.m == nil {
 		v.m = &v.own
@@ -458,7 +495,7 @@ func (l *loop) sample() {
 		l.every *= 2
 	}
 	l.res.Series = append(l.res.Series, Sample{
-		Time: model.Seconds(l.now), Waiting: len(l.waiting), Running: len(l.running),
+		Time: model.Seconds(l.now), Waiting: l.nwait(), Running: len(l.running),
 		KVUsed: float64(l.blocks-l.free) / float64(l.blocks), BatchTokens: l.it.Tokens(),
 	})
 }

@@ -52,9 +52,15 @@ func (r *records) copyTo(s *records, i, j int) {
 }
 
 // The metrics of slot i, as Metrics computes them.
-func (r *records) queue(i int) float64 { return float64(model.Seconds(r.start[i]) - model.Seconds(r.arrival[i])) }
-func (r *records) ttft(i int) float64  { return float64(model.Seconds(r.first[i]) - model.Seconds(r.arrival[i])) }
-func (r *records) e2e(i int) float64   { return float64(model.Seconds(r.finish[i]) - model.Seconds(r.arrival[i])) }
+func (r *records) queue(i int) float64 {
+	return float64(model.Seconds(r.start[i]) - model.Seconds(r.arrival[i]))
+}
+func (r *records) ttft(i int) float64 {
+	return float64(model.Seconds(r.first[i]) - model.Seconds(r.arrival[i]))
+}
+func (r *records) e2e(i int) float64 {
+	return float64(model.Seconds(r.finish[i]) - model.Seconds(r.arrival[i]))
+}
 func (r *records) tpot(i int) float64 {
 	if r.output[i] <= 1 {
 		return 0
