@@ -286,6 +286,7 @@ type cluster struct {
 	xferBusy float64   // time the links spent moving KV caches
 	bytesPer model.Bytes
 	x        []handoff // each request's hand-off between the pools
+	pre      []arrival // ReserveFirst: prefills waiting for their decode blocks
 	heldArea float64   // the integral of the blocks prefills hold for transfers
 	// audit, when set (tests), is called after every step.
 	audit func(*cluster) error
@@ -399,13 +400,19 @@ func (c *cluster) route(e event) {
 	p := c.pools[0]
 	nd := p.pick(e.t)
 	q.Arrival = model.Seconds(e.t)
+	keep := c.d.Disaggregated() && q.Output > 1
 	if c.d.Disaggregated() {
 		q.Output = 1
 	}
 	q.Cached = cachedTokens(q, c.o.PrefixHit, p.e.BlockSize, nd.seen)
 	c.m0[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
 	nd.routed++
-	nd.l.push(arrival{r: q, m: &c.m0[e.id], id: e.id, keep: c.d.Disaggregated() && c.reqs[e.id].Output > 1})
+	a := arrival{r: q, m: &c.m0[e.id], id: e.id, keep: keep}
+	if keep && c.pools[1].e.ReserveFirst {
+		c.bootstrap(nd, a, e.t)
+		return
+	}
+	nd.l.push(a)
 }
 
 // finish handles a request that finished on scheduler nd: a prefilled
@@ -414,7 +421,8 @@ func (c *cluster) route(e event) {
 func (c *cluster) finish(nd *node, r *live) {
 	t := float64(r.m.Finish)
 	if r.keep && r.m == &c.m0[r.id] {
-		c.x[r.id] = handoff{src: nd.idx, blocks: r.blocks, held: r.heldAt, prefilled: t}
+		x := &c.x[r.id]
+		x.src, x.blocks, x.held, x.prefilled = nd.idx, r.blocks, r.heldAt, t
 		c.push(event{t: t, id: r.id, src: nd.idx, kind: prefilled})
 		return
 	}

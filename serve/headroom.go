@@ -117,6 +117,14 @@ func (l *loop) roomLeft() float64 {
 // than the room left (PrefillAdder.add_one_req's NO_TOKEN).
 func (l *loop) fits() bool {
 	r := l.peek()
+	if r.blocks > 0 && r.blocks >= l.blocksFor(r.need()) {
+		// Its KV cache arrived into blocks set aside for it
+		// (disaggregated, hold.go): SGLang's decode scheduler takes such
+		// requests into its batch as they come, up to the batch's size
+		// (disaggregation/decode.py, get_new_prebuilt_batch), having
+		// checked memory when it set the blocks aside.
+		return true
+	}
 	total := float64((l.blocksFor(r.need())-r.blocks)*l.e.BlockSize) + l.e.Headroom.estimate(r.output)
 	return total < l.roomLeft()
 }

@@ -149,8 +149,10 @@ func TestServe_hybridStateProperty(t *testing.T) {
 // charge each sequence its state too: nemotron-h-8b at TP 2, SGLang,
 // eight prefill instances feeding one decode instance, 1,024 + 1,024-
 // token requests all at once: the decode scheduler's running sequences
-// never hold more than its KV budget (1,928 at most, 61.6 of 62.1 GiB;
-// the per-token average had run 5,500, at least 175.7 GiB).
+// never hold more than its KV budget (1,902 at most, 60.7 of 62.1 GiB,
+// with blocks set aside before each prefill as SGLang does, transfer.go;
+// 1,928 and 61.6 GiB when a request took them on arrival; the per-token
+// average had run 5,500, at least 175.7 GiB).
 func TestDisagg_hybridState(t *testing.T) {
 	sys, w := setup(t, "h100", "nemotron-h-8b", 2)
 	sc := sim.Default()

@@ -44,14 +44,21 @@ import (
 // the prefill pool, whose schedulers then admit fewer prompts
 // (back-pressure). SGLang reserves the decode blocks earlier still, at
 // the bootstrap before the prefill (prefill.py: its bootstrap queue
-// holds requests whose "handshake and preallocation" has not
-// finished); here, for every engine, they are reserved when the prefill
-// ends, as vLLM does.
+// holds requests whose "handshake and preallocation" has not finished;
+// decode.py: the PreallocQueue's request "handshakes first, and
+// pre-allocate kv once there is available kv"): with Engine.ReserveFirst
+// (the sglang preset) the decode scheduler is chosen when the request
+// arrives, the request waits in its queue, and the prefill scheduler
+// gets it only once its blocks are set aside; its KV cache leaves when
+// the prefill ends. A full decode pool then holds requests back before
+// their prefill rather than after.
 
 // handoff is one request's way from the prefill to the decode pool.
 type handoff struct {
 	src       int     // its prefill scheduler
 	blocks    int     // the blocks it holds there
+	dst       int     // ReserveFirst: its decode scheduler
+	inbound   int     // ReserveFirst: the blocks set aside there
 	held      float64 // from when (its last prefill iteration's end)
 	prefilled float64 // its prefill's completion delivered
 	reserved  float64 // decode blocks set aside
@@ -61,12 +68,34 @@ type handoff struct {
 }
 
 // transfer routes a prefilled request to a decode scheduler's transfer
-// queue.
+// queue, or (ReserveFirst) sends its KV cache to the decode scheduler
+// that set blocks aside for it before its prefill.
 func (c *cluster) transfer(e event) {
+	if c.pools[1].e.ReserveFirst {
+		x := &c.x[e.id]
+		c.start(c.pools[1].nodes[x.dst], e.id, e.t, x.inbound)
+		return
+	}
 	nd := c.pools[1].pick(e.t)
 	nd.routed++
 	nd.xq = append(nd.xq, e.id)
 	c.send(nd, e.t)
+}
+
+// bootstrap routes a request that arrived at t, and whose prefill
+// scheduler nd is chosen, to a decode scheduler, whose queue it waits
+// in until that scheduler sets blocks aside for it; then nd gets it
+// (ReserveFirst).
+func (c *cluster) bootstrap(nd *node, a arrival, t float64) {
+	if c.pre == nil {
+		c.pre = make([]arrival, len(c.reqs))
+	}
+	dn := c.pools[1].pick(t)
+	dn.routed++
+	c.pre[a.id] = a
+	c.x[a.id].src, c.x[a.id].dst = nd.idx, dn.idx
+	dn.xq = append(dn.xq, a.id)
+	c.send(dn, t)
 }
 
 // sendable reports whether nd can set aside blocks for the head of its
@@ -89,30 +118,58 @@ func (c *cluster) inbound(nd *node, id int) int {
 	return q.Input + 1
 }
 
-// send starts, at t, the transfers at the head of nd's queue for which
-// nd can set aside blocks.
+// send sets aside, at t, blocks of nd for the requests at the head of
+// its queue while they fit, and starts their transfers (or, with
+// ReserveFirst, their prefills).
 func (c *cluster) send(nd *node, t float64) {
 	for len(nd.xq) > 0 {
 		id := nd.xq[0]
-		q := c.reqs[id]
 		b := nd.l.reserve(c.inbound(nd, id))
 		if b == 0 {
 			return
 		}
 		nd.xq = nd.xq[1:]
-		x := &c.x[id]
-		src := c.pools[0].nodes[x.src].inst
-		start := max(t, c.linkFree[src])
-		ready := start + float64(c.kvTime(src, nd.inst, q.Input))
-		c.linkFree[src] = ready
-		c.xferArea += ready - x.prefilled
-		c.xferBusy += ready - start
-		x.reserved, x.start, x.ready = t, start, ready
-		q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
-		c.m1[id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: c.m0[id].FirstToken}
-		nd.l.push(arrival{r: q, m: &c.m1[id], id: id, blocks: b})
-		c.push(event{t: ready, id: id, kind: arrived})
+		if nd.l.e.ReserveFirst {
+			c.prefill(id, t, b)
+			continue
+		}
+		c.start(nd, id, t, b)
 	}
+}
+
+// prefill hands request id to its prefill scheduler once its decode
+// blocks are set aside at t (ReserveFirst): the engine sees it then, or
+// when its request overhead is paid, whichever is later; its time
+// waiting for the blocks counts between the pools.
+func (c *cluster) prefill(id int, t float64, blocks int) {
+	x, a := &c.x[id], c.pre[id]
+	x.inbound, x.reserved = blocks, t
+	pl := c.pools[0]
+	arr := float64(a.r.Arrival)
+	a.r.Arrival = model.Seconds(max(arr, t-float64(pl.e.RequestOverhead)))
+	c.xferArea += float64(a.r.Arrival) - arr
+	pl.nodes[x.src].l.push(a)
+}
+
+// start sends request id's KV cache from its prefill scheduler to
+// decode scheduler nd, which has set blocks aside for it, from t on.
+func (c *cluster) start(nd *node, id int, t float64, b int) {
+	q := c.reqs[id]
+	x := &c.x[id]
+	src := c.pools[0].nodes[x.src].inst
+	start := max(t, c.linkFree[src])
+	ready := start + float64(c.kvTime(src, nd.inst, q.Input))
+	c.linkFree[src] = ready
+	c.xferArea += ready - x.prefilled
+	c.xferBusy += ready - start
+	if !nd.l.e.ReserveFirst {
+		x.reserved = t
+	}
+	x.start, x.ready = start, ready
+	q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
+	c.m1[id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: c.m0[id].FirstToken}
+	nd.l.push(arrival{r: q, m: &c.m1[id], id: id, blocks: b})
+	c.push(event{t: ready, id: id, kind: arrived})
 }
 
 // arrived frees the prefill blocks of a request whose KV cache has

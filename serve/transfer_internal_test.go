@@ -133,7 +133,13 @@ func TestDisagg_kvAccounting(t *testing.T) {
 						continue
 					}
 					kv := float64(last.kvTime(last.pools[0].nodes[x.src].inst, 0, q.Input)) // every pair of instances here shares a node
-					if !(x.held <= x.prefilled && x.prefilled <= x.reserved && x.reserved <= x.start && x.start <= x.ready) ||
+					// The decode blocks are set aside when the prefill ends, or
+					// (ReserveFirst, SGLang) before it starts.
+					order := x.held <= x.prefilled && x.prefilled <= x.reserved && x.reserved <= x.start
+					if de.ReserveFirst {
+						order = x.reserved <= float64(m.Start) && x.held <= x.prefilled && x.prefilled <= x.start
+					}
+					if !(order && x.start <= x.ready) ||
 						math.Abs(x.ready-x.start-kv) > 1e-9*x.ready || x.ready != float64(last.m1[id].Arrival) ||
 						x.prefilled != float64(m.FirstToken) || math.Abs(float64(m.Transfer)-(x.ready-x.prefilled)) > 1e-9*x.ready {
 						t.Fatalf("request %d: held %g, prefilled %g, reserved %g, start %g, ready %g (transfer %g s), decode arrival %v, first token %v, transfer %v",

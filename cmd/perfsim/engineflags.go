@@ -16,15 +16,18 @@ import (
 // serve share: the host time per request in each iteration
 // (serve.Engine.SeqOverhead) and whether outputs are processed during
 // the next iteration (serve.Engine.AsyncOutput), and, beside them, the
-// engine's own all-reduce kernel (serve.Engine.AllReduce) and SGLang's
-// decode reserve (serve.Engine.Headroom). Unset, each keeps the preset's
-// value.
+// engine's own all-reduce kernel (serve.Engine.AllReduce), SGLang's
+// decode reserve (serve.Engine.Headroom), the largest decode batch
+// replayed as a CUDA graph (serve.Engine.GraphMaxBatch) and the waiting
+// queue's order (serve.Engine.LPM). Unset, each keeps the preset's value.
 type hostFlags struct {
 	seqOverhead      model.Seconds
 	asyncOutput      bool
 	allReduce        string
 	decodeReserve    bool
 	conservativeness float64
+	graphMaxBatch    int
+	schedulePolicy   string
 }
 
 func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
@@ -32,6 +35,8 @@ func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&h.allReduce, "all-reduce", "", "the engine's own all-reduce kernel within a node, priced on the devices it was measured on: "+strings.Join(hardware.AllReduceKernels(), ", ")+" (vLLM's custom all-reduce), or device for the device's fitted kernels (default: the engine's; vllm, vllm-0.6 and sglang: vllm, trtllm: device)")
 	fs.BoolVar(&h.decodeReserve, "decode-reserve", false, "before admitting a prompt, leave KV free for its own output and the running requests' remaining output at SGLang's new_token_ratio (0.7 decaying to 0.098 over 600 decode steps), with SGLang's retraction; prefill-first engines only (default: the engine's; sglang on, the others off)")
 	fs.Float64Var(&h.conservativeness, "schedule-conservativeness", serve.SGLangConservativeness, "SGLang's --schedule-conservativeness: the decode reserve's ratio starts at min(0.7 × this, 1) and falls to 0.14 of that (implies --decode-reserve)")
+	fs.IntVar(&h.graphMaxBatch, "cuda-graph-max-bs", 0, "the largest decode batch replayed as a CUDA graph; a larger one is launched kernel by kernel; 0: no limit (default: the engine's; sglang 160, or 8 on a GPU under 25,000 MiB, as SGLang v0.4.0's cuda_graph_max_bs; the others 0)")
+	fs.StringVar(&h.schedulePolicy, "schedule-policy", "", "the waiting queue's order: fcfs, or lpm (longest cached prefix first while at most 128 wait, SGLang's) (default: the engine's; sglang lpm, the others fcfs)")
 	fs.BoolVar(&h.asyncOutput, "async-output", false, "process an iteration's outputs during the next one, so first tokens and completions reach the client an iteration later (vLLM 0.6's asynchronous output processor, SGLang's overlap scheduler) (default: the engine's)")
 }
 
@@ -43,6 +48,12 @@ func (h *hostFlags) check(fs *pflag.FlagSet) []error {
 	}
 	if fs.Changed("all-reduce") && h.allReduce != "device" && !slices.Contains(hardware.AllReduceKernels(), h.allReduce) {
 		errs = append(errs, usagef("--all-reduce: want %s or device, got %q", strings.Join(hardware.AllReduceKernels(), ", "), h.allReduce))
+	}
+	if fs.Changed("cuda-graph-max-bs") && h.graphMaxBatch < 0 {
+		errs = append(errs, usagef("--cuda-graph-max-bs: must be 0 (no limit) or more, got %d", h.graphMaxBatch))
+	}
+	if fs.Changed("schedule-policy") && h.schedulePolicy != "fcfs" && h.schedulePolicy != "lpm" {
+		errs = append(errs, usagef("--schedule-policy: want fcfs or lpm, got %q", h.schedulePolicy))
 	}
 	if fs.Changed("schedule-conservativeness") {
 		if !(h.conservativeness >= 0) || math.IsInf(h.conservativeness, 0) {
@@ -62,6 +73,12 @@ func (h *hostFlags) apply(fs *pflag.FlagSet, e *serve.Engine) {
 	}
 	if fs.Changed("async-output") {
 		e.AsyncOutput = h.asyncOutput
+	}
+	if fs.Changed("cuda-graph-max-bs") {
+		e.GraphMaxBatch = h.graphMaxBatch
+	}
+	if fs.Changed("schedule-policy") {
+		e.LPM = h.schedulePolicy == "lpm"
 	}
 	if fs.Changed("all-reduce") {
 		e.AllReduce = h.allReduce

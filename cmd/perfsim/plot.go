@@ -191,31 +191,34 @@ func (o *plotScenario) spec() (*sweepSpec, error) {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(o.hw) == "" {
-		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
-	}
 	names, err := parseNameList("hw", o.hw)
-	if err != nil {
-		return nil, err
+	if strings.TrimSpace(o.hw) == "" {
+		err = usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
 	}
-	if n := len(names) * len(batch) * len(input); n > maxPlotPoints {
-		return nil, usagef("plot: %d scenarios (%d hardware × %d batch sizes × %d prompt lengths) is more than the %d a chart can show; narrow --batch or --input (perfsim sweep takes more)",
-			n, len(names), len(batch), len(input), maxPlotPoints)
+	errs = append(errs, err)
+	if errors.Join(errs...) == nil {
+		if n := len(names) * len(batch) * len(input); n > maxPlotPoints {
+			return nil, usagef("plot: %d scenarios (%d hardware × %d batch sizes × %d prompt lengths) is more than the %d a chart can show; narrow --batch or --input (perfsim sweep takes more)",
+				n, len(names), len(batch), len(input), maxPlotPoints)
+		}
 	}
+	// Every problem at once: each hardware and the model, beside the
+	// flags (the first had hidden the rest).
 	s := &sweepSpec{DTypes: []model.DType{o.dtype}, TP: []int{o.tp}, PP: []int{o.pp},
 		Batch: batch, Input: input, Output: []int{o.output}}
 	for _, n := range names {
 		d, err := resolveHardware(n)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		s.HW = append(s.HW, d)
 	}
 	m, err := resolveModel(o.model)
 	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	s.Models = append(s.Models, m)

@@ -307,3 +307,21 @@ func TestGemmsData(t *testing.T) {
 		t.Errorf("found %d of the seed's rows among %v", found, b.Categories)
 	}
 }
+
+// TestPlot_everyProblem: a chart's bad flags, hardware and model are
+// reported at once: the first had hidden the rest.
+func TestPlot_everyProblem(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "z.svg")
+	_, stderr, code := perfsim(t, "plot", "breakdown", "--hw", "h999,h998", "--model", "nope", "--batch", "0", "-o", out)
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	for _, w := range []string{`--batch "0": 0 must be at least 1`, `--hw: hardware: unknown device "h999"`, `--hw: hardware: unknown device "h998"`, `--model: workloads: unknown model "nope"`} {
+		if strings.Count(stderr, w) != 1 {
+			t.Errorf("stderr lacks %q once:\n%s", w, stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written", out)
+	}
+}

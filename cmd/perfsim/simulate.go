@@ -388,10 +388,14 @@ func runSimulateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	case m != nil && scErr == nil:
 		shape := simWorkload{M: m}.Shape()
 		vErr = errors.Join(dtypeFlagged(fs, scenarioUsage(sc.Validate(shape))), archIgnored(fs, m.Name(), shape.Arch, sc))
-	case scErr == nil:
-		// Without a model, the checks that need none (--batch 0, ...),
-		// as for a decoder.
+	default:
+		// Without a model, or beside a flag already refused, the checks
+		// that need none (--batch 0, ...), as for a decoder: --tp 0 had
+		// hidden --batch 0. A flag reported already is not said again.
 		vErr = dtypeFlagged(fs, scenarioUsage(sc.Validate(sim.Shape{Arch: sim.Decoder})))
+		if scErr != nil {
+			vErr = notFlagged(vErr, scErr)
+		}
 	}
 	if dev != nil && sc.Reserve != nil && *sc.Reserve >= dev.Memory.Capacity {
 		vErr = errors.Join(vErr, usagef("--reserve: %v leaves nothing of the %s's %v of memory", *sc.Reserve, dev.Name, dev.Memory.Capacity))
@@ -513,4 +517,23 @@ func fnum(v float64) string {
 func round4(v float64) string {
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
 	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// notFlagged returns the problems of err whose flag ("--tp: ...") no
+// problem of already names.
+func notFlagged(err, already error) error {
+	named := map[string]bool{}
+	for _, e := range errlist.Flatten(already) {
+		if f, _, ok := strings.Cut(e.Error(), ":"); ok && strings.HasPrefix(f, "--") {
+			named[f] = true
+		}
+	}
+	var out []error
+	for _, e := range errlist.Flatten(err) {
+		if f, _, ok := strings.Cut(e.Error(), ":"); ok && named[f] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }

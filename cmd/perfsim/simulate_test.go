@@ -426,3 +426,34 @@ func TestSimulate_topNeedsBreakdown(t *testing.T) {
 		t.Errorf("--top with --breakdown: exit %d", code)
 	}
 }
+
+// TestSimulate_allFlagProblems: a flag refused while building the
+// scenario (--tp 0, an unknown --recompute) does not hide the problems
+// the scenario's own checks find (--batch 0): they had been skipped, and
+// the --batch 0 came only once --tp was fixed. A flag is named once.
+func TestSimulate_allFlagProblems(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--batch", "0", "--tp", "0"}, []string{"--tp: must be at least 1, got 0", "--batch: batch must be at least 1, got 0"}},
+		{[]string{"--mode", "training", "--batch", "0", "--recompute", "bad", "--pp", "0"},
+			[]string{"--recompute: unknown recomputation", "--pp: must be at least 1, got 0", "--batch: batch must be at least 1, got 0"}},
+	} {
+		args := append([]string{"simulate", "--hw", "h100", "--model", "llama3-8b"}, tt.args...)
+		_, stderr, code := perfsim(t, args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", tt.args, code)
+		}
+		for _, w := range tt.want {
+			if strings.Count(stderr, w) != 1 {
+				t.Errorf("%v: stderr %q, want %q once", tt.args, stderr, w)
+			}
+		}
+		for _, f := range []string{"--tp:", "--pp:"} {
+			if strings.Count(stderr, f) > 1 {
+				t.Errorf("%v: %s named twice:\n%s", tt.args, f, stderr)
+			}
+		}
+	}
+}

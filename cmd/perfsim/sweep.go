@@ -80,7 +80,7 @@ func (o *sweepFlags) AddFlags(fs *pflag.FlagSet) {
 }
 
 // spec resolves the flags into a sweep. The size is checked before any
-// file is read.
+// file is read; every problem comes back at once.
 func (o *sweepFlags) spec() (*sweepSpec, error) {
 	s := &sweepSpec{}
 	var errs []error
@@ -117,13 +117,22 @@ func (o *sweepFlags) spec() (*sweepSpec, error) {
 	if o.workers < 0 {
 		errs = append(errs, usagef("--workers: must not be negative, got %d", o.workers))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if errors.Join(errs...) == nil {
+		n := float64(len(hws)*len(models)) * float64(len(s.DTypes)*len(s.TP)*len(s.PP)) *
+			float64(len(s.Batch)) * float64(len(s.Input)) * float64(len(s.Output))
+		if n > maxSweepPoints && !o.yes {
+			return nil, usagef("sweep: %.4g points is more than %d; narrow the lists or confirm with --yes", n, maxSweepPoints)
+		}
 	}
-	n := float64(len(hws)*len(models)) * float64(len(s.DTypes)*len(s.TP)*len(s.PP)) *
-		float64(len(s.Batch)) * float64(len(s.Input)) * float64(len(s.Output))
-	if n > maxSweepPoints && !o.yes {
-		return nil, usagef("sweep: %.4g points is more than %d; narrow the lists or confirm with --yes", n, maxSweepPoints)
+	// Every hardware and model named, each problem once (a bad --set is
+	// the same for every device): the first bad one had hidden the rest,
+	// and a bad list flag all of them.
+	seen := map[string]bool{}
+	add := func(err error) {
+		if msg := err.Error(); !seen[msg] {
+			seen[msg] = true
+			errs = append(errs, err)
+		}
 	}
 	for _, h := range hws {
 		d, err := resolveHardware(h)
@@ -131,16 +140,21 @@ func (o *sweepFlags) spec() (*sweepSpec, error) {
 			d, err = whatIf(d, o.sets)
 		}
 		if err != nil {
-			return nil, err
+			add(err)
+			continue
 		}
 		s.HW = append(s.HW, d)
 	}
 	for _, m := range models {
 		w, err := resolveModel(m)
 		if err != nil {
-			return nil, err
+			add(err)
+			continue
 		}
 		s.Models = append(s.Models, w)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

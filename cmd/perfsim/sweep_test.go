@@ -211,3 +211,23 @@ func TestSweep_noUnsearchedLimits(t *testing.T) {
 		t.Errorf("resnet50: limits %q", out[strings.Index(out, `"fits": true,`):][:80])
 	}
 }
+
+// TestSweep_everyProblem: every bad hardware and model of the lists is
+// reported, beside a bad list flag, each once: the first bad name had
+// hidden the rest, and a bad --batch all of them.
+func TestSweep_everyProblem(t *testing.T) {
+	_, stderr, code := perfsim(t, "sweep", "--hw", "h999,h998", "--model", "nope1,nope2", "--batch", "0")
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	for _, w := range []string{`--batch "0": 0 must be at least 1`, `--hw: hardware: unknown device "h999"`, `--hw: hardware: unknown device "h998"`,
+		`--model: workloads: unknown model "nope1"`, `--model: workloads: unknown model "nope2"`} {
+		if strings.Count(stderr, w) != 1 {
+			t.Errorf("stderr lacks %q once:\n%s", w, stderr)
+		}
+	}
+	_, stderr, _ = perfsim(t, "sweep", "--hw", "h100,a100", "--set", "foo=1", "--model", "llama3-8b")
+	if n := strings.Count(stderr, `--set foo=1: unknown key "foo"`); n != 1 {
+		t.Errorf("a bad --set said %d times for two devices:\n%s", n, stderr)
+	}
+}

@@ -2,19 +2,28 @@
 // ("did you mean ...?") among the names a flag or key accepts.
 package suggest
 
+import "unicode/utf8"
+
 // Closest returns the candidate closest to s by edit distance, if it is
 // close enough to be a likely misspelling, else "": about one edit in
 // three characters, and at least two. Ties go to the candidate that sorts
 // first.
 func Closest(s string, candidates []string) string {
 	best, bestD := "", -1
+	limit := max(2, len(s)/3)
+	n := utf8.RuneCountInString(s)
 	for _, c := range candidates {
+		if m := utf8.RuneCountInString(c); n-m > limit || m-n > limit {
+			// The distance is at least the length difference: too far
+			// to be suggested. A 120 KB --hw name had cost two seconds
+			// of full distance tables.
+			continue
+		}
 		d := Distance(s, c)
 		if bestD < 0 || d < bestD || (d == bestD && c < best) {
 			best, bestD = c, d
 		}
 	}
-	limit := max(2, len(s)/3)
 	if bestD < 0 || bestD > limit || bestD >= len(s) {
 		return ""
 	}

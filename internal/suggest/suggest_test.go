@@ -2,6 +2,7 @@ package suggest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -28,4 +29,19 @@ func TestClosest(t *testing.T) {
 func ExampleClosest() {
 	fmt.Println(Closest("lama3-70b", []string{"llama3-8b", "llama3-70b"}))
 	// Output: llama3-70b
+}
+
+// TestClosest_longName: a name far longer than every candidate is
+// answered without a distance table per candidate (a 120 KB --hw name
+// took two seconds), and with no suggestion.
+func TestClosest_longName(t *testing.T) {
+	long := strings.Repeat("x", 200000)
+	allocs := testing.AllocsPerRun(1, func() {
+		if got := Closest(long, []string{"h100", "a100", "mi300x"}); got != "" {
+			t.Errorf("Closest(200000 × x) = %q", got)
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("Closest of a 200000-character name: %v allocations, want none per candidate", allocs)
+	}
 }
