@@ -99,6 +99,7 @@ func (l *loop) schedule() int {
 	switch {
 	case e.Static:
 		if len(l.running) == 0 {
+			l.orderQueue()
 			for l.nwait() > 0 && len(l.running) < e.MaxSeqs && l.admit(1<<40, true) > 0 {
 			}
 			return 1
@@ -178,6 +179,9 @@ func (l *loop) schedule() int {
 				l.sched = append(l.sched, step{r, k})
 				budget -= k
 			}
+		}
+		if !preempted && budget > 0 && len(l.running) < e.MaxSeqs {
+			l.orderQueue()
 		}
 		for !preempted && budget > 0 && l.nwait() > 0 && len(l.running) < e.MaxSeqs {
 			k := l.admit(budget, len(l.sched) == 0)
