@@ -14,7 +14,9 @@
 // served by package serve, as TensorRT-LLM's in-flight batching
 // (llm.go), on as many samples as LoadGen issues (llm_loadgen.go: the
 // Offline query and the Server run, whole copies of the dataset lasting
-// LoadGen's 600 s). R-GAT, a graph network, is a fixed-size benchmark whose
+// LoadGen's 600 s), each request one of the dataset's samples with its
+// own lengths where they are published (llm_samples.go, lengths/*.csv).
+// R-GAT, a graph network, is a fixed-size benchmark whose
 // model gathers node features from a store split over the node's
 // devices (graph.go: FeatureStore, priced with the peers' rows over the
 // scale-up link). A benchmark whose model perfsim cannot express has a

@@ -18,8 +18,9 @@ import (
 // memory and the mean lengths; max_seq_len the benchmark's longest
 // request: engineLimits), every GPU group of TP devices one
 // replica, the replicas sharing the load evenly. Requests are the
-// benchmark's mean input and output lengths, fixed (the datasets'
-// distributions are not modelled). Offline is LoadGen's one query of
+// dataset's samples, each with its own lengths, in LoadGen's order
+// (llm_samples.go), where the per-sample counts are published, else the
+// benchmark's mean lengths, fixed. Offline is LoadGen's one query of
 // all its samples at once (llm_offline.go), in output tokens/s; Server
 // is the highest Poisson rate at which the 99th-percentile TTFT and TPOT
 // (GPT-J: the whole request) meet the bounds, in output tokens/s.
@@ -59,6 +60,20 @@ type llmReplica struct {
 	p   *sim.Pricer
 	e   serve.Engine
 	lim llmLimits
+	// samples, when not nil, are the dataset's, from which serveRun
+	// draws its requests in LoadGen's order as the first of stride
+	// replicas is handed them; nil: the mean lengths, fixed.
+	samples []sampleLen
+	stride  int
+}
+
+// outTokens returns the mean output tokens of a request: the samples'
+// where their outputs are published, else out.
+func (r *llmReplica) outTokens(out int) float64 {
+	if m := meanOut(r.samples); m > 0 {
+		return m
+	}
+	return float64(out)
 }
 
 // replica builds a replica of tp devices for scenario sc, or an error
@@ -90,7 +105,9 @@ func replica(dev *hardware.Device, w sim.Workload, b Benchmark, sc Scenario, tp,
 	return &llmReplica{tp: tp, p: p, e: e, lim: lim}, nil
 }
 
-// serveRun serves n requests at rate (per replica; 0: all at once).
+// serveRun serves n requests at rate (per replica; 0: all at once):
+// the replica's share of LoadGen's samples where it has them, else in
+// and out tokens each.
 func (r *llmReplica) serveRun(n, in, out int, rate float64, seed uint64) (*serve.Result, error) {
 	wl := serve.Workload{N: n, Arrival: serve.AllAtOnce, Input: serve.Fixed(in), Output: serve.Fixed(out), Seed: seed}
 	if rate > 0 {
@@ -99,6 +116,11 @@ func (r *llmReplica) serveRun(n, in, out int, rate float64, seed uint64) (*serve
 	reqs, err := wl.Requests()
 	if err != nil {
 		return nil, err
+	}
+	if r.samples != nil {
+		for i, x := range loadgenOrder(r.samples, n, r.stride, out, seed) {
+			reqs[i].Input, reqs[i].Output = x.In, x.Out
+		}
 	}
 	return serve.Run(r.p, r.e, reqs, serve.Options{})
 }
@@ -110,6 +132,11 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 	in, out, note := llmLengths(b, o)
 	if note != "" {
 		res.Note = note
+		return
+	}
+	samples, err := llmSamples(b, o)
+	if err != nil {
+		res.Note = err.Error()
 		return
 	}
 	gpus := sys.Devices()
@@ -127,6 +154,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 			}
 			continue
 		}
+		r.samples, r.stride = samples, gpus/tp
 		run, err := r.offline(b, gpus/tp, in, out, o.Seed, llmMaxPerReplica)
 		if err != nil {
 			if firstErr == nil {
@@ -159,7 +187,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 	// empty at any rate, and the batch fills for the first few
 	// max_batch_size requests; the overload verdict reads the trial's
 	// second half.
-	hi := bestRate / replicas / float64(out)
+	hi := bestRate / replicas / best.outTokens(out)
 	lo := 0.0
 	var at *serve.Result
 	atN := 0
@@ -182,7 +210,7 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		res.Note = "no rate meets the bounds (a lone request misses them)"
 		return
 	}
-	res.Value = lo * replicas * float64(out)
+	res.Value = lo * replicas * best.outTokens(out)
 	res.Samples, res.Duration = atN*int(replicas), at.Duration
 	res.P99TTFT, res.P99TPOT = model.Seconds(at.TTFT.P99), model.Seconds(at.TPOT.P99)
 	res.P99 = model.Seconds(at.E2E.P99)

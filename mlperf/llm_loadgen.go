@@ -110,7 +110,7 @@ func (r *llmReplica) offline(b Benchmark, replicas, in, out int, seed uint64, ma
 			}
 			ran := maxPer * replicas
 			run = offlineRun{Samples: ran, PerReplica: maxPer, Duration: rr.Duration,
-				TokensPerSecond: float64(ran) * float64(out) / float64(rr.Duration)}
+				TokensPerSecond: float64(ran) * r.outTokens(out) / float64(rr.Duration)}
 			full := max(n, offlineSamples(b, float64(ran)/float64(rr.Duration)))
 			run.Cut = fmt.Sprintf("LoadGen's Offline query is %d samples at this rate; perfsim ran %d (%d a replica, the most one run holds)", full, ran, maxPer)
 			if run.Duration < loadgenMinDuration {
@@ -123,7 +123,7 @@ func (r *llmReplica) offline(b Benchmark, replicas, in, out int, seed uint64, ma
 			return run, err
 		}
 		run = offlineRun{Samples: n, PerReplica: per, Duration: rr.Duration,
-			TokensPerSecond: float64(n) * float64(out) / float64(rr.Duration)}
+			TokensPerSecond: float64(n) * r.outTokens(out) / float64(rr.Duration)}
 		if run.Duration >= loadgenMinDuration {
 			return run, nil
 		}

@@ -67,9 +67,14 @@ func TestOfflineSamples(t *testing.T) {
 // DGX H100 and eight H200s: LoadGen's query, valid (600 s at least), and
 // without the drain's bias. An Offline run ends with its last batch
 // draining, the running batch shrinking: at 1,000 requests a replica (the
-// trial until 2026-11-26) that cost 5-11% of the figure. The test
-// holds each figure within 1% of the same replica's rate on four times
-// its share of the query, where the drain weighs a quarter as much.
+// trial until 2026-11-26) that cost 5-11% of the figure. At the mean
+// lengths, fixed, the test holds each figure within 1% of the same
+// replica's rate on four times its share of the query, where the drain
+// weighs a quarter as much. On the dataset's samples the drain is a real
+// part of what LoadGen measures and longer: the last samples admitted
+// may have up to 1,024 tokens to generate (Mixtral), at a shrinking
+// batch some 10 s of a 670 s run, and the figure is held within 3% (on
+// eight H200s Mixtral is 1.6% below the long query's rate).
 func TestOffline_loadgen(t *testing.T) {
 	for _, sys := range []string{"dgx-h100", "hgx-h200"} {
 		s, err := hardware.LookupSystem(sys, 8)
@@ -84,31 +89,44 @@ func TestOffline_loadgen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := Run(s, b, Offline, resolveCatalog, Options{Seed: 1})
-			if !r.OK() || r.Note != "" {
-				t.Fatalf("%s %s: no figure: %s", sys, name, r.Note)
-			}
-			if r.Duration < loadgenMinDuration || r.Samples < b.OfflineMinQueries || r.Samples%b.Samples != 0 {
-				t.Errorf("%s %s: a query of %d samples lasting %v; want whole copies of %d, at least %v", sys, name, r.Samples, r.Duration, b.Samples, loadgenMinDuration)
-			}
-			w, err := resolveCatalog(b.Model)
-			if err != nil {
-				t.Fatal(err)
-			}
 			in, out, _ := llmLengths(b, Options{})
-			rep, err := replica(s.Device, w, b, Offline, r.TP, in, out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			replicas := s.Devices() / r.TP
-			long, err := rep.serveRun(4*ceilDiv(r.Samples, replicas), in, out, 0, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			steady := long.OutputTokensPerSecond * float64(replicas)
-			t.Logf("%s %s: %d samples in %v, %.1f tokens/s; four times as many: %.1f (%+.2f%%)", sys, name, r.Samples, r.Duration, r.Value, steady, 100*(r.Value/steady-1))
-			if r.Value < 0.99*steady {
-				t.Errorf("%s %s: %.1f tokens/s on LoadGen's query is %.2f%% below the %.1f of a query four times as long: the drain weighs on it", sys, name, r.Value, 100*(1-r.Value/steady), steady)
+			for _, lm := range []struct {
+				name   string
+				o      Options
+				within float64
+			}{
+				{"the mean lengths", Options{Seed: 1, Input: map[string]int{b.Name: in}, Output: map[string]int{b.Name: out}}, 0.01},
+				{"the dataset's samples", Options{Seed: 1}, 0.03},
+			} {
+				r := Run(s, b, Offline, resolveCatalog, lm.o)
+				if !r.OK() || r.Note != "" {
+					t.Fatalf("%s %s on %s: no figure: %s", sys, name, lm.name, r.Note)
+				}
+				if r.Duration < loadgenMinDuration || r.Samples < b.OfflineMinQueries || r.Samples%b.Samples != 0 {
+					t.Errorf("%s %s on %s: a query of %d samples lasting %v; want whole copies of %d, at least %v", sys, name, lm.name, r.Samples, r.Duration, b.Samples, loadgenMinDuration)
+				}
+				w, err := resolveCatalog(b.Model)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := replica(s.Device, w, b, Offline, r.TP, in, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				replicas := s.Devices() / r.TP
+				if rep.samples, err = llmSamples(b, lm.o); err != nil {
+					t.Fatal(err)
+				}
+				rep.stride = replicas
+				long, err := rep.serveRun(4*ceilDiv(r.Samples, replicas), in, out, 0, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				steady := long.OutputTokensPerSecond * float64(replicas)
+				t.Logf("%s %s on %s: %d samples in %v, %.1f tokens/s; four times as many: %.1f (%+.2f%%)", sys, name, lm.name, r.Samples, r.Duration, r.Value, steady, 100*(r.Value/steady-1))
+				if r.Value < (1-lm.within)*steady {
+					t.Errorf("%s %s on %s: %.1f tokens/s on LoadGen's query is %.2f%% below the %.1f of a query four times as long (want within %.0f%%): the drain weighs on it", sys, name, lm.name, r.Value, 100*(1-r.Value/steady), steady, 100*lm.within)
+				}
 			}
 		}
 	}

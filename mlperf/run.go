@@ -27,7 +27,8 @@ type Options struct {
 	MaxBatch int
 	// Input and Output give an LLM benchmark's mean prompt and answer
 	// tokens by benchmark name, where the suite has none (or to
-	// override it).
+	// override it); either makes every request of that benchmark its
+	// mean lengths, fixed, in place of the dataset's samples.
 	Input, Output map[string]int
 }
 

@@ -56,6 +56,10 @@ type Benchmark struct {
 	// from; 0 where no count in the model's tokens was found.
 	Input, Output float64
 	LengthSource  string
+	// Lengths names the file of lengths/ that holds each sample's
+	// prompt and output tokens (llm_samples.go), from which a run draws
+	// its requests; empty where they are not published.
+	Lengths string
 	// MaxSeqLen is the longest request, input and output tokens, of an
 	// LLM benchmark: the max_seq_len its engines are built for, by
 	// which TensorRT-LLM sizes its runtime buffers (serve.TRTLLMBuffers);
@@ -251,19 +255,19 @@ func Suite() []Benchmark {
 			Samples: 13368, OfflineMinQueries: 13368, SamplesSource: "gptj.*.performance_sample_count_override = 13368, gptj.Offline.min_query_count = 13368, gptj.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},
 		{Name: "llama2-70b-99", Round: "v5.0", Task: "question answering", Dataset: "OpenOrca (24,576 samples)",
 			Model: "llama2-70b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
-			Input: float64(openOrcaInputTokens) / openOrcaSamples, Output: 294.45,
+			Input: float64(openOrcaInputTokens) / openOrcaSamples, Output: 294.45, Lengths: "llama2-70b-99.csv",
 			LengthSource: "input: 5,463,976 tokens over 24,576 samples, " + sourceCounted + "/llama2-70b-99.csv and FlashLab-MBZUAI/HBFSim validation/calibration/h100-llama2-70b-calibration-protocol.json; output: 'Tokens per sample: 294.45', language/llama2-70b/README.md",
 			MaxSeqLen:    nvidiaLlama2SeqLen, SeqLenSource: "inputs and outputs under 1,024 tokens each (processorca.py --seqlen_limit=1024, language/llama2-70b/README.md), generation capped at max_new_tokens 1024 (language/llama2-70b/SUT.py): NVIDIA's engine max_input_len 1024, max_seq_len 2048 (" + sourceNVIDIAConfigs + ", llama2-70b.py)",
 			Samples: 24576, OfflineMinQueries: 24576, SamplesSource: "llama2-70b.*.performance_sample_count_override = 24576, llama2-70b.Offline.min_query_count = 24576, llama2-70b.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},
 		{Name: "llama3.1-405b", Round: "v5.0", Task: "long-context question answering and summarization", Dataset: "LongBench, LongDataCollections, Ruler, GovReport",
 			Model: "llama3.1-405b", Kind: LLM, Precision: model.FP8, TTFT: 6000 * ms, TPOT: 175 * ms,
-			Input: float64(llama405InputTokens) / llama405Samples, Output: 684.68,
+			Input: float64(llama405InputTokens) / llama405Samples, Output: 684.68, Lengths: "llama3.1-405b.csv",
 			LengthSource: "input: 78,380,323 tokens over 8,313 samples, " + sourceCounted + "/llama3-1-405b.csv; output: tokens_per_sample 684.68, language/llama3.1-405b/README.md",
 			MaxSeqLen:    nvidiaLlama405SeqLen, SeqLenSource: "generation capped at max_tokens 2000 (language/llama3.1-405b/SUT_VLLM.py): NVIDIA's engine max_input_len 20000, max_seq_len 22000 (" + sourceNVIDIAConfigs + ", llama3_1-405b.py)",
 			Samples: 8313, OfflineMinQueries: 8313, SamplesSource: "llama3_1-405b.*.performance_sample_count_override = 8313, llama3_1-405b.Offline.min_query_count = 8313, llama3_1-405b.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},
 		{Name: "mixtral-8x7b", Round: "v5.0", Task: "question answering, math and code", Dataset: "OpenOrca, GSM8K, MBXP (15,000 samples)",
 			Model: "mixtral-8x7b", Kind: LLM, Precision: model.FP8, TTFT: 2000 * ms, TPOT: 200 * ms,
-			Input: float64(mixtralInputTokens) / mixtralSamples, Output: 144.84,
+			Input: float64(mixtralInputTokens) / mixtralSamples, Output: 144.84, Lengths: "mixtral-8x7b.csv",
 			LengthSource: "input: 6,410,905 tokens over 15,000 samples, " + sourceCounted + "/mixtral-8x7b.csv; output: tokens_per_sample 144.84, language/mixtral-8x7b/README.md",
 			MaxSeqLen:    nvidiaMixtralSeqLen, SeqLenSource: "generation capped at max_new_tokens 1024 (language/mixtral-8x7b/SUT.py): NVIDIA's engine max_input_len 2048, max_seq_len 3072 (" + sourceNVIDIAConfigs + ", mixtral-8x7b.py)",
 			Samples: 15000, OfflineMinQueries: 15000, SamplesSource: "mixtral-8x7b.*.performance_sample_count_override = 15000, mixtral-8x7b.Offline.min_query_count = 15000, mixtral-8x7b.*.sample_concatenate_permutation = 1 (" + sourceLoadGenCounts + ")"},

@@ -49,8 +49,8 @@ func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
 	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Server scenario's Poisson arrivals")
-	fs.Var(nameCounts{&o.input}, "input", "an LLM benchmark's mean prompt tokens, NAME=TOKENS (repeatable; overrides the dataset's counted mean; GPT-J, which has none, needs it)")
-	fs.Var(nameCounts{&o.output}, "output", "an LLM benchmark's mean output tokens, NAME=TOKENS (overrides the published mean; GPT-J needs it)")
+	fs.Var(nameCounts{&o.input}, "input", "an LLM benchmark's prompt tokens, NAME=TOKENS (repeatable; every request then has these and the mean output, fixed, in place of the dataset's samples; GPT-J, which has none, needs it)")
+	fs.Var(nameCounts{&o.output}, "output", "an LLM benchmark's output tokens, NAME=TOKENS (every request then has these and the mean input, fixed, in place of the dataset's samples; GPT-J needs it)")
 	addFormatFlag(fs, &o.format)
 }
 
