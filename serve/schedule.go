@@ -94,6 +94,7 @@ func (l *loop) schedule() int {
 	switch {
 	case e.Static:
 		if len(l.running) == 0 {
+			l.orderQueue()
 			for len(l.waiting) > 0 && len(l.running) < e.MaxSeqs && l.admit(1<<40, true) > 0 {
 			}
 			return 1
@@ -173,6 +174,9 @@ func (l *loop) schedule() int {
 				l.sched = append(l.sched, step{r, k})
 				budget -= k
 			}
+		}
+		if !preempted && budget > 0 && len(l.running) < e.MaxSeqs {
+			l.orderQueue()
 		}
 		for !preempted && budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
 			k := l.admit(budget, len(l.sched) == 0)

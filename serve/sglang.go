@@ -90,7 +90,8 @@ func SGLangReqSlots(kvTokens, context int) int {
 // expensive prefix matching and sorting when the #queue is large").
 const LPMQueueLimit = 128
 
-// orderQueue orders the waiting queue before a prefill is formed, as
+// orderQueue orders the waiting queue before new requests are admitted
+// (under every policy: --schedule-policy lpm may be given to any), as
 // SGLang's calc_priority does under "lpm": at most LPMQueueLimit waiting,
 // a stable sort by the prefix the cache holds for each, longest first,
 // which stays when the queue grows (Python's list.sort works in place).

@@ -218,6 +218,12 @@ func TestSGLangQueueFlags(t *testing.T) {
 	if p50(def, "ttft_s") == p50(fcfs, "ttft_s") && p50(def, "e2e_s") == p50(fcfs, "e2e_s") {
 		t.Errorf("--schedule-policy fcfs: TTFT p50 %g s and E2E p50 %g s, the same as lpm's", p50(fcfs, "ttft_s"), p50(fcfs, "e2e_s"))
 	}
+	// Any engine takes the order: vLLM V1 (decode-first) under lpm.
+	vfcfs, _ := run("--engine", "vllm")
+	vlpm, _ := run("--engine", "vllm", "--schedule-policy", "lpm")
+	if p50(vfcfs, "ttft_s") == p50(vlpm, "ttft_s") && p50(vfcfs, "e2e_s") == p50(vlpm, "e2e_s") {
+		t.Errorf("vllm --schedule-policy lpm: TTFT p50 %g s and E2E p50 %g s, the same as fcfs's", p50(vlpm, "ttft_s"), p50(vlpm, "e2e_s"))
+	}
 	if !(p50(small, "tpot_s") > p50(def, "tpot_s")) {
 		t.Errorf("--cuda-graph-max-bs 8: TPOT p50 %g s, with 160 %g s; want higher", p50(small, "tpot_s"), p50(def, "tpot_s"))
 	}
