@@ -16,19 +16,19 @@ type live struct {
 	id        int     // the request's index in its run (a cluster's callbacks)
 	input     int
 	output    int
-	cached    int // prompt tokens found in the prefix cache
-	computed  int // tokens whose KV is in the cache
-	generated int // output tokens produced
-	blocks    int // blocks held (reserved, with Reserve admission)
-	started   bool
+	cached    int     // prompt tokens found in the prefix cache
+	computed  int     // tokens whose KV is in the cache
+	generated int     // output tokens produced
+	blocks    int     // blocks held (reserved, with Reserve admission)
 	last      float64 // when its last token was sampled
+	heldAt    float64 // see keep
+	started   bool
 	// held: its last token is out, but it keeps its slot in a multi-step
 	// decode batch until the batch's last step (see holdsFinished).
 	held bool
 	// keep: a disaggregated prefill whose blocks stay when it finishes,
-	// until its KV cache has left (hold.go); heldAt: since when.
+	// until its KV cache has left (hold.go), from heldAt.
 	keep     bool
-	heldAt   float64
 	requeued bool // preempted, back in the queue
 }
 
