@@ -223,6 +223,11 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 			return nil, err
 		}
 	}
+	if kind == workloads.Decode && sh.Kind != workloads.Decoder {
+		// It had read "workloads: bert-large decode: bert-large is an
+		// encoder: it has no decode phase", exit 1, naming no flag.
+		return nil, usagef("--phase: %s is a%s %s: it has no decode phase (want prefill, train-fwd or train-bwd)", m.Name(), article(string(sh.Kind)), sh.Kind)
+	}
 	// The seed's table is GPT-3's, with the embedding as a one-hot GEMM:
 	// auto shows GPT-3 so and every other model as it runs, a lookup.
 	if o.embedding == "onehot" || o.embedding == "one-hot" || (o.embedding == "auto" && strings.HasPrefix(m.Name(), "gpt3")) {
@@ -238,6 +243,15 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 	}
 	ops, err := m.Ops(ph)
 	if err != nil {
+		if one := ph; ph.TP > 1 {
+			// A --tp the model's heads or FFN do not split: a usage
+			// error naming the flag (it had read "workloads: llama3-8b
+			// prefill: 3 does not divide heads", exit 1).
+			one.TP = 1
+			if _, err1 := m.Ops(one); err1 == nil {
+				return nil, usagef("--tp: %v", err)
+			}
+		}
 		return nil, err
 	}
 	ops = workloads.ExpandAttention(ops)
@@ -422,4 +436,12 @@ func sci(v float64) string {
 		panic("perfsim: non-finite value in output")
 	}
 	return strconv.FormatFloat(v, 'G', 6, 64)
+}
+
+// article returns "n" before a word that starts with a vowel, else "".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "n"
+	}
+	return ""
 }

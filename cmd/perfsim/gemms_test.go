@@ -145,8 +145,11 @@ func TestGemmsErrors(t *testing.T) {
 		{[]string{"gemms", "--model", "gpt3-175b", "--batch", "0"}, 2, "--batch 0"},
 		{[]string{"gemms", "--model", "gpt3-175b", "--format", "xml"}, 2, "unknown format"},
 		{[]string{"gemms", "--model", "gpt3-175b", "--embedding", "lookup"}, 2, "--embedding"},
-		{[]string{"gemms", "--model", "llama3-70b", "--tp", "128"}, 1, "128 does not divide heads (tp) 64"},
-		{[]string{"gemms", "--model", "bert-large", "--phase", "decode"}, 1, "no decode phase"},
+		// A --tp or --phase the model cannot take names the flag (exit 1
+		// and "workloads: llama3-70b prefill: 128 does not divide ..." before).
+		{[]string{"gemms", "--model", "llama3-70b", "--tp", "128"}, 2, "--tp: workloads: llama3-70b prefill: 128 does not divide heads (tp) 64"},
+		{[]string{"gemms", "--model", "bert-large", "--phase", "decode"}, 2, "--phase: bert-large is an encoder: it has no decode phase"},
+		{[]string{"gemms", "--model", "resnet50", "--phase", "decode"}, 2, "--phase: resnet50 is a cnn: it has no decode phase"},
 		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "bad", "transformer.toml")}, 1, "transformer.toml:6: kv_heads"},
 		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "hf", "t5.json")}, 1, "unsupported architecture \"T5ForConditionalGeneration\""},
 		{[]string{"gemms", "--help"}, 0, "Usage: perfsim gemms"},

@@ -280,6 +280,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if o.seriesOut != "" {
 		opts.SeriesPoints = 1000
 	}
+	opts.Records = o.requestsOut != ""
 	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, reqs: reqs, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
 }
 

@@ -122,7 +122,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 	sc := s.pricer.Scenario()
 	return serveSummary{
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
-		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
+		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: res.Count,
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
 		KVStateTokens:       res.Engine.StateBlocks(res.Memory) * res.Engine.BlockSize,
 		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
