@@ -29,7 +29,7 @@ func peakHeap(t *testing.T, n int, arr serve.Arrival) float64 {
 	}
 	base := live()
 	peak, k := 0.0, 0
-	o := serve.Options{ITL: true, OnFinish: func(*serve.Metrics) {
+	o := serve.Options{ITL: true, OnFinish: func(int, *serve.Metrics) {
 		if k++; k%1000 == 0 {
 			peak = max(peak, live())
 		}
