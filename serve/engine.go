@@ -114,9 +114,10 @@ type Engine struct {
 	// iteration ends (vLLM's asynchronous output processor, v0.6.0:
 	// vllm-project/vllm#7049, with multi-step #7921).
 	AsyncOutput bool
-	// Graphs replays decode-only iterations as CUDA graphs (launch
-	// overheads capped at sim.GraphLaunch); otherwise every kernel is
-	// launched. See Scenario.
+	// Graphs replays iterations as CUDA graphs (launch overheads capped
+	// at sim.GraphLaunch) as Capture says: decode-only ones, or under
+	// vLLM V1's rule any small enough, in piecewise graphs; otherwise
+	// every kernel is launched. See Scenario.
 	Graphs bool
 	// AllReduce names the engine's own all-reduce kernel within a node
 	// (sim.Scenario.AllReduce; "vllm": vLLM's custom all-reduce, which
@@ -328,8 +329,12 @@ const gib = 1 << 30
 //     no CUDA graphs (ExtendedRuntimePerfKnobConfig cuda_graph_mode
 //     false by default), so every kernel of a decode step is launched.
 //
-// vLLM (enforce_eager false) and SGLang (up to cuda_graph_max_bs) replay
-// decode steps as CUDA graphs.
+// vLLM (enforce_eager false) and SGLang replay iterations as CUDA graphs,
+// each by its own rule (Capture, graphs.go): vllm-0.6 decode steps up to
+// max_num_seqs padded up, while no sequence is over 8192 tokens; vllm any
+// iteration of up to min(2 × max_num_seqs, 512) tokens in piecewise graphs
+// (attention launched between the pieces); sglang decode steps up to
+// cuda_graph_max_bs; each padded to the next captured size.
 //
 // Host overheads are 0 in every other preset: the cost model prices the
 // GPU's work only (docs/serving.md).
