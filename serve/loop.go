@@ -370,7 +370,7 @@ func (l *loop) stamp(o output) {
 	if l.recs != nil {
 		l.recs.put(o.r.id, o.r.m)
 		if l.o.OnFinish != nil {
-			l.o.OnFinish(o.r.m)
+			l.o.OnFinish(o.r.id, o.r.m)
 		}
 	}
 	l.advance(l.now)

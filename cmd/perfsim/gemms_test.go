@@ -230,3 +230,26 @@ func TestGemms_pastContext(t *testing.T) {
 		}
 	}
 }
+
+// TestGemms_ignoredFlags: --context on a training pass or an encoder and
+// --logits on a decode step are refused: each had been taken and ignored
+// (the context zeroed while the title said "context 100"); and a bad
+// --model is reported beside bad flags.
+func TestGemms_ignoredFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--model", "llama3-8b", "--phase", "train-fwd", "--context", "100"}, []string{"--context: a training pass (--phase train-fwd) attends within its sequence"}},
+		{[]string{"--model", "bert-large", "--context", "100"}, []string{"--context: bert-large is an encoder, with no KV cache to set"}},
+		{[]string{"--model", "llama3-8b", "--phase", "decode", "--logits", "last"}, []string{"--logits: only for a prefill"}},
+		{[]string{"--model", "nope", "--batch", "0"}, []string{"--batch 0: must be positive", `--model: workloads: unknown model "nope"`}},
+	} {
+		_, stderr, code := perfsim(t, append([]string{"gemms"}, tt.args...)...)
+		for _, w := range tt.want {
+			if code != 2 || !strings.Contains(stderr, w) {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tt.args, code, stderr, w)
+			}
+		}
+	}
+}
