@@ -200,7 +200,7 @@ func (n *node) next() float64 {
 		if l.next < len(l.queue) {
 			return max(l.now, l.seen(&l.queue[l.next].r))
 		}
-	case len(l.running) > 0 || len(l.waiting) > 0 || len(l.pending) > 0:
+	case len(l.running) > 0 || l.nwait() > 0 || len(l.pending) > 0:
 		return l.now
 	case l.next < len(l.queue):
 		return max(l.now, l.seen(&l.queue[l.next].r))
@@ -498,6 +498,7 @@ func (c *cluster) result() (*Result, error) {
 		area += c.xferArea
 	}
 	res.Users = c.o.Users
+	res.recs = recordsOf(res.Requests)
 	res.summarize(area)
 	for i := range res.Pools {
 		if d := float64(res.Duration); d > 0 {

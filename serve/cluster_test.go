@@ -11,6 +11,7 @@ import (
 )
 
 func mustDeploy(t testing.TB, d serve.Deployment, reqs []serve.Request, o serve.Options) *serve.Result {
+	o.Records = true // the tests read the records
 	t.Helper()
 	res, err := serve.RunDeployment(d, reqs, o)
 	if err != nil {
@@ -53,7 +54,7 @@ func TestCluster_oneReplica(t *testing.T) {
 		e.KVTokens = 30000
 		reqs := mustRequests(t, serve.Workload{N: 400, Arrival: serve.Gamma, Rate: 25, CV: 2, Seed: 4,
 			Input: serve.LogNormal{Mu: 600, Sigma: 500, Min: 4, Max: 4000}, Output: serve.Uniform{Min: 1, Max: 500}})
-		want, err := serve.Run(p, e, reqs, serve.Options{})
+		want, err := serve.Run(p, e, reqs, serve.Options{Records: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +147,7 @@ func TestDisagg_infiniteLink(t *testing.T) {
 	for i := range pre {
 		pre[i].Output = 1
 	}
-	pres, err := serve.Run(d.Serve.Pricer, d.Serve.Engine, pre, serve.Options{})
+	pres, err := serve.Run(d.Serve.Pricer, d.Serve.Engine, pre, serve.Options{Records: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestDisagg_infiniteLink(t *testing.T) {
 		}
 	}
 	slices.SortStableFunc(dec, func(a, b serve.Request) int { return cmpSeconds(a.Arrival, b.Arrival) })
-	dres, err := serve.Run(d.Decode.Pricer, d.Decode.Engine, dec, serve.Options{})
+	dres, err := serve.Run(d.Decode.Pricer, d.Decode.Engine, dec, serve.Options{Records: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestPrefixHit(t *testing.T) {
 	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
 	reqs := mustRequests(t, serve.Workload{N: 20, Arrival: serve.Constant, Rate: 0.2, Input: serve.Fixed(2048), Output: serve.Fixed(16)})
 	run := func(reqs []serve.Request, hit float64) *serve.Result {
-		res, err := serve.Run(p, e, reqs, serve.Options{PrefixHit: hit, SeriesPoints: 1000})
+		res, err := serve.Run(p, e, reqs, serve.Options{Records: true, PrefixHit: hit, SeriesPoints: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}

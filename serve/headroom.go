@@ -116,7 +116,7 @@ func (l *loop) roomLeft() float64 {
 // uncached prompt (and fixed state) plus its estimated output is less
 // than the room left (PrefillAdder.add_one_req's NO_TOKEN).
 func (l *loop) fits() bool {
-	r := l.waiting[0]
+	r := l.peek()
 	if r.blocks > 0 && r.blocks >= l.blocksFor(r.need()) {
 		// Its KV cache arrived into blocks set aside for it
 		// (disaggregated, hold.go): SGLang's decode scheduler takes such

@@ -80,7 +80,7 @@ func TestHorizon_finiteOutput(t *testing.T) {
 	sc := sim.Default()
 	p := pricer(t, sys, w, e.Scenario(sc))
 	reqs := []serve.Request{{ID: 0, Arrival: 0, Input: 128, Output: 8}, {ID: 1, Arrival: model.Seconds(serve.MaxTime), Input: 128, Output: 8}}
-	res, err := serve.Run(p, e, reqs, serve.Options{})
+	res, err := serve.Run(p, e, reqs, serve.Options{Records: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestServe_hybridStatePerSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := serve.Run(p, e, reqs, serve.Options{})
+	res, err := serve.Run(p, e, reqs, serve.Options{Records: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestServe_hybridStateProperty(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := serve.Run(p, e, reqs, serve.Options{})
+				res, err := serve.Run(p, e, reqs, serve.Options{Records: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -12,22 +12,23 @@ import (
 // live is a request in the engine.
 type live struct {
 	m         *Metrics
-	id        int // the request's index in its run (a cluster's callbacks)
+	own       Metrics // the record, when the run keeps none (Run)
+	id        int     // the request's index in its run (a cluster's callbacks)
 	input     int
 	output    int
-	cached    int // prompt tokens found in the prefix cache
-	computed  int // tokens whose KV is in the cache
-	generated int // output tokens produced
-	blocks    int // blocks held (reserved, with Reserve admission)
-	started   bool
+	cached    int     // prompt tokens found in the prefix cache
+	computed  int     // tokens whose KV is in the cache
+	generated int     // output tokens produced
+	blocks    int     // blocks held (reserved, with Reserve admission)
 	last      float64 // when its last token was sampled
+	heldAt    float64 // see keep
+	started   bool
 	// held: its last token is out, but it keeps its slot in a multi-step
 	// decode batch until the batch's last step (see holdsFinished).
 	held bool
 	// keep: a disaggregated prefill whose blocks stay when it finishes,
-	// until its KV cache has left (hold.go); heldAt: since when.
+	// until its KV cache has left (hold.go), from heldAt.
 	keep     bool
-	heldAt   float64
 	requeued bool // preempted, back in the queue
 }
 
@@ -65,6 +66,15 @@ type loop struct {
 	next     int
 	done     int
 	finished []*live
+
+	// Run: the requests (instead of queue), src[srcNext:] not yet in
+	// the system; src[srcHead:srcNext] arrived and waiting behind
+	// l.waiting, their state not yet built (peek builds it when the
+	// scheduler reaches them): an offline run's queue of every request
+	// costs nothing. recs holds the records of those that finished.
+	src              []Request
+	srcHead, srcNext int
+	recs             *records
 
 	// Little's law: the area under the number of requests in the system.
 	inSys int
@@ -129,12 +139,12 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 		return nil, err
 	}
 	l := newLoop(p, e, o, blocks, mem)
-	l.res.Requests = make([]Metrics, len(reqs))
-	l.queue = make([]arrival, len(reqs))
-	for i, r := range reqs {
-		l.res.Requests[i] = Metrics{ID: r.ID, Arrival: r.Arrival, Input: r.Input, Output: r.Output}
-		l.queue[i] = arrival{r: r, m: &l.res.Requests[i], id: i}
+	if o.Records {
+		l.res.Requests = make([]Metrics, len(reqs))
 	}
+	l.src = reqs
+	l.res.recs = newRecords(len(reqs))
+	l.recs = &l.res.recs
 	for l.done < len(reqs) {
 		if err := l.round(); err != nil {
 			return nil, err
@@ -208,7 +218,7 @@ func (l *loop) advance(t float64) {
 func (l *loop) round() error {
 	l.finished = l.finished[:0]
 	l.join(l.now)
-	if len(l.running) == 0 && len(l.waiting) == 0 {
+	if len(l.running) == 0 && l.nwait() == 0 {
 		if len(l.pending) > 0 {
 			// No next step to overlap with: the last outputs are
 			// processed now.
@@ -216,8 +226,8 @@ func (l *loop) round() error {
 			return nil
 		}
 		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
-		if l.next < len(l.queue) {
-			l.now = max(l.now, l.seen(&l.queue[l.next].r)) // idle until the next arrival
+		if r := l.upcoming(); r != nil {
+			l.now = max(l.now, l.seen(r)) // idle until the next arrival
 		}
 		return nil
 	}
@@ -230,7 +240,7 @@ func (l *loop) round() error {
 			l.block()
 			return nil
 		}
-		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), len(l.waiting), len(l.running))
+		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), l.nwait(), len(l.running))
 	}
 	l.multi = steps > 1
 	for s := 0; s < steps && len(l.sched) > 0; s++ {
@@ -258,11 +268,63 @@ func (l *loop) round() error {
 
 // join brings the requests the engine has seen by t into the system.
 func (l *loop) join(t float64) {
+	if l.src != nil {
+		for l.srcNext < len(l.src) && l.seen(&l.src[l.srcNext]) <= t {
+			l.enter(&l.src[l.srcNext])
+			l.srcNext++
+		}
+		return
+	}
 	for l.next < len(l.queue) && l.seen(&l.queue[l.next].r) <= t {
 		a := &l.queue[l.next]
-		l.arrive(a)
+		l.enter(&a.r)
+		l.wait(a)
 		l.next++
 	}
+	// Drop the requests that joined: the queue holds those routed to
+	// the loop and not yet seen.
+	if l.next >= 256 && 2*l.next >= len(l.queue) {
+		k := copy(l.queue, l.queue[l.next:])
+		clear(l.queue[k:])
+		l.queue, l.next = l.queue[:k], 0
+	}
+}
+
+// upcoming returns the next request to arrive (nil: none).
+func (l *loop) upcoming() *Request {
+	switch {
+	case l.src != nil && l.srcNext < len(l.src):
+		return &l.src[l.srcNext]
+	case l.src == nil && l.next < len(l.queue):
+		return &l.queue[l.next].r
+	}
+	return nil
+}
+
+// nwait returns the requests waiting: those in l.waiting and, in Run,
+// those arrived behind them.
+func (l *loop) nwait() int { return len(l.waiting) + l.srcNext - l.srcHead }
+
+// take builds the state of Run's next k arrived requests, into
+// l.waiting.
+func (l *loop) take(k int) {
+	for range k {
+		i := l.srcHead
+		a := arrival{r: l.src[i], id: i}
+		if l.res.Requests != nil {
+			a.m = &l.res.Requests[i]
+		}
+		l.wait(&a)
+		l.srcHead++
+	}
+}
+
+// peek returns the first waiting request (there must be one).
+func (l *loop) peek() *live {
+	if len(l.waiting) == 0 {
+		l.take(1)
+	}
+	return l.waiting[0]
 }
 
 // push routes a request to the loop (a cluster's router), in the order
@@ -306,6 +368,12 @@ func (l *loop) stamp(o output) {
 		return
 	}
 	o.r.m.Finish = model.Seconds(l.now)
+	if l.recs != nil {
+		l.recs.put(o.r.id, o.r.m)
+		if l.o.OnFinish != nil {
+			l.o.OnFinish(o.r.id, o.r.m)
+		}
+	}
 	l.advance(l.now)
 	l.inSys--
 	l.done++
@@ -316,22 +384,33 @@ func (l *loop) stamp(o output) {
 // overhead outside the engine (API, tokenisation).
 func (l *loop) seen(r *Request) float64 { return float64(r.Arrival + l.e.RequestOverhead) }
 
-// arrive adds a request to the system and the queue. A request routed
-// after the loop's clock passed its arrival (a cluster's router runs
-// between iterations) is counted in the system from its arrival.
-func (l *loop) arrive(a *arrival) {
-	r := &a.r
+// enter adds a request to the system. A request routed after the
+// loop's clock passed its arrival (a cluster's router runs between
+// iterations) is counted in the system from its arrival.
+func (l *loop) enter(r *Request) {
 	if t := float64(r.Arrival); t >= l.lastT {
 		l.advance(t)
 	} else {
 		l.area += l.lastT - t
 	}
 	l.inSys++
+}
+
+// wait builds the state of an arrived request at the back of the
+// waiting queue.
+func (l *loop) wait(a *arrival) {
+	r := &a.r
 	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached, blocks: a.blocks, keep: a.keep}
+	if v.m == nil {
+		v.m = &v.own
+	}
+	if l.recs != nil {
+		*v.m = Metrics{ID: r.ID, Arrival: r.Arrival, Input: r.Input, Output: r.Output}
+	}
 	l.inbound -= a.blocks
 	if r.Prefilled {
 		v.computed, v.generated = r.Input, 1
-		v.last = float64(a.m.FirstToken) // the prefill pool's first token
+		v.last = float64(v.m.FirstToken) // the prefill pool's first token
 	}
 	l.waiting = append(l.waiting, v)
 }
@@ -417,7 +496,7 @@ func (l *loop) sample() {
 		l.every *= 2
 	}
 	l.res.Series = append(l.res.Series, Sample{
-		Time: model.Seconds(l.now), Waiting: len(l.waiting), Running: len(l.running),
+		Time: model.Seconds(l.now), Waiting: l.nwait(), Running: len(l.running),
 		KVUsed: float64(l.blocks-l.free) / float64(l.blocks), BatchTokens: l.it.Tokens(),
 	})
 }

@@ -15,7 +15,7 @@ func mustServe(t testing.TB, p *sim.Pricer, e serve.Engine, w serve.Workload) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := serve.Run(p, e, reqs, serve.Options{})
+	res, err := serve.Run(p, e, reqs, serve.Options{Records: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,15 @@ type Result struct {
 	KVTokens int // KV cache capacity of the replica, in tokens
 	KVBlocks int
 	Memory   sim.Memory // one device, as the KV cache was sized
-	Requests []Metrics  // in arrival order
+	// Requests is every request's record, in arrival order, when
+	// Options.Records asks for it (RunDeployment's cluster, which holds
+	// them, always gives it); otherwise nil: a run keeps 36 bytes a
+	// request (records), whatever the request's length.
+	Requests []Metrics
+	// Count is the requests served; InputTokens and OutputTokens their
+	// prompt and output tokens.
+	Count                     int
+	InputTokens, OutputTokens int
 
 	Iterations  int
 	Preemptions int
@@ -111,37 +119,41 @@ type Result struct {
 	Warnings []error
 
 	area float64 // the integral of the requests in the system
+	recs records // what the summaries are computed from
 	itl  gaps    // the inter-token gaps (Options.ITL)
 }
 
-// summarize fills the summaries from the requests; area is the integral
-// of the requests in the system.
+// summarize fills the summaries from the requests' records; area is
+// the integral of the requests in the system.
 func (res *Result) summarize(area float64) {
 	res.area = area
 	res.Replicas = max(res.Replicas, 1)
-	n := len(res.Requests)
-	q, ttft, tpot, e2e := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
-	var out float64
+	r := &res.recs
+	n := r.len()
+	res.Count, res.InputTokens, res.OutputTokens = n, r.inputs, r.outputs
+	// One buffer, each metric in turn (statsOf sorts it).
+	x := make([]float64, 0, n)
+	metric := func(f func(int) float64, all bool) Stats {
+		x = x[:0]
+		for i := range n {
+			if all || r.output[i] > 1 {
+				x = append(x, f(i))
+			}
+		}
+		return statsOf(x)
+	}
+	res.Queue, res.TTFT, res.TPOT, res.E2E = metric(r.queue, true), metric(r.ttft, true), metric(r.tpot, false), metric(r.e2e, true)
 	first := math.Inf(1)
 	last := 0.0
-	for i := range res.Requests {
-		m := &res.Requests[i]
-		q = append(q, float64(m.Queue()))
-		ttft = append(ttft, float64(m.TTFT()))
-		if m.Output > 1 {
-			tpot = append(tpot, float64(m.TPOT()))
-		}
-		e2e = append(e2e, float64(m.E2E()))
-		out += float64(m.Output)
-		first = math.Min(first, float64(m.Arrival))
-		last = math.Max(last, float64(m.Finish))
+	for i := range n {
+		first = math.Min(first, r.arrival[i])
+		last = math.Max(last, r.finish[i])
 	}
 	res.Duration = model.Seconds(last - first)
-	res.Queue, res.TTFT, res.TPOT, res.E2E = statsOf(q), statsOf(ttft), statsOf(tpot), statsOf(e2e)
 	res.ITL = res.itl.stats()
 	if d := float64(res.Duration); d > 0 {
 		res.RequestsPerSecond = float64(n) / d
-		res.OutputTokensPerSecond = out / d
+		res.OutputTokensPerSecond = float64(r.outputs) / d
 		res.Utilization = float64(res.BusyTime) / d / float64(res.Replicas)
 		res.MeanInSystem = area / d
 	}
@@ -164,16 +176,13 @@ func (res *Result) overload() {
 	// A merged result (RunReplicas) starts from its first replica's,
 	// whose verdict was on that replica's requests alone.
 	res.Overloaded, res.Verdict = false, ""
-	r := res.Requests
-	n := len(r)
+	r := &res.recs
+	n := r.len()
 	if n < 20 {
 		return
 	}
-	arr := make([]float64, n)
-	fin := make([]float64, n)
-	for i := range r {
-		arr[i], fin[i] = float64(r[i].Arrival), float64(r[i].Finish)
-	}
+	arr := slices.Clone(r.arrival)
+	fin := slices.Clone(r.finish)
 	slices.Sort(arr)
 	slices.Sort(fin)
 	span := arr[n-1] - arr[0]
@@ -181,7 +190,7 @@ func (res *Result) overload() {
 		return
 	}
 	rate := float64(n-1) / span
-	wait := slope(r[n/2:], func(m *Metrics) (float64, float64) { return float64(m.Arrival), float64(m.Queue()) })
+	wait := slope(n/2, n, func(i int) (float64, float64) { return r.arrival[i], r.queue(i) })
 	// The requests in the system at the i-th arrival: those arrived by
 	// then less those finished by then.
 	var sx, sy, sxx, sxy, k float64
@@ -220,12 +229,12 @@ func (res *Result) overload() {
 	}
 }
 
-// slope fits y against x over ms by least squares (0 when x does not
-// vary).
-func slope(ms []Metrics, xy func(*Metrics) (float64, float64)) float64 {
+// slope fits y against x over the records from..to-1 by least squares
+// (0 when x does not vary).
+func slope(from, to int, xy func(int) (float64, float64)) float64 {
 	var sx, sy, sxx, sxy, k float64
-	for i := range ms {
-		x, y := xy(&ms[i])
+	for i := from; i < to; i++ {
+		x, y := xy(i)
 		sx, sy, sxx, sxy, k = sx+x, sy+y, sxx+x*x, sxy+x*y, k+1
 	}
 	den := k*sxx - sx*sx

@@ -23,6 +23,16 @@ type Options struct {
 	// last finished; the requests' arrival times are ignored.
 	Users int
 	Think model.Seconds
+	// Records keeps every request's record (Result.Requests, 72 bytes a
+	// request). Without it Run and RunReplicas keep only what the
+	// summaries need; OnFinish sees each record as its request leaves.
+	Records bool
+	// OnFinish, when set, is called with each request's index in the
+	// run's requests and its record when it has finished (Run and
+	// RunReplicas; RunDeployment's cluster gives Result.Requests
+	// instead), in the order they finish (a replica at a time with
+	// RunReplicas); the record is not kept.
+	OnFinish func(i int, m *Metrics)
 }
 
 // A Sample is the engine's state at the end of an iteration.

@@ -45,20 +45,28 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 	}
 	var out *Result
 	var area float64
+	recs := make([]records, dp)
 	for i, part := range parts {
 		oi := o
 		if i > 0 {
 			oi.SeriesPoints = 0
 		}
+		if o.OnFinish != nil {
+			oi.OnFinish = func(j int, m *Metrics) { o.OnFinish(i+j*dp, m) }
+		}
 		res, err := Run(p, e, part, oi)
 		if err != nil {
 			return nil, err
 		}
+		parts[i] = nil // the replica's requests are done with
 		area += res.area
+		recs[i] = res.recs
 		if out == nil {
 			first := res.Requests
 			out = res
-			out.Requests = append(make([]Metrics, 0, len(reqs)), first...)
+			if o.Records {
+				out.Requests = append(make([]Metrics, 0, len(reqs)), first...)
+			}
 			continue
 		}
 		out.Requests = append(out.Requests, res.Requests...)
@@ -67,7 +75,9 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 		out.Preemptions += res.Preemptions
 		out.BusyTime += res.BusyTime
 	}
-	slices.SortStableFunc(out.Requests, func(a, b Metrics) int {
+	// The records in arrival order (ties by ID): request i of reqs is
+	// the (i/dp)-th of replica i mod dp.
+	byArrival := func(a, b Request) int {
 		switch {
 		case a.Arrival < b.Arrival:
 			return -1
@@ -75,6 +85,24 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 			return 1
 		}
 		return a.ID - b.ID
+	}
+	ord := make([]int32, 0, len(reqs))
+	for k := range dp {
+		for i := k; i < len(reqs); i += dp {
+			ord = append(ord, int32(i))
+		}
+	}
+	slices.SortStableFunc(ord, func(a, b int32) int { return byArrival(reqs[a], reqs[b]) })
+	out.recs = newRecords(len(reqs))
+	for j, i := range ord {
+		recs[int(i)%dp].copyTo(&out.recs, int(i)/dp, j)
+	}
+	for k := range recs {
+		out.recs.inputs += recs[k].inputs
+		out.recs.outputs += recs[k].outputs
+	}
+	slices.SortStableFunc(out.Requests, func(a, b Metrics) int {
+		return byArrival(Request{Arrival: a.Arrival, ID: a.ID}, Request{Arrival: b.Arrival, ID: b.ID})
 	})
 	out.Replicas = dp
 	out.summarize(area)
@@ -89,9 +117,9 @@ func (res *Result) Goodput(ttft, tpot model.Seconds) float64 {
 		return 0
 	}
 	n := 0
-	for i := range res.Requests {
-		m := &res.Requests[i]
-		if (ttft <= 0 || m.TTFT() <= ttft) && (tpot <= 0 || m.TPOT() <= tpot) {
+	r := &res.recs
+	for i := range r.len() {
+		if (ttft <= 0 || model.Seconds(r.ttft(i)) <= ttft) && (tpot <= 0 || model.Seconds(r.tpot(i)) <= tpot) {
 			n++
 		}
 	}

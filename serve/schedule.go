@@ -55,7 +55,7 @@ func (l *loop) evict(r *live) {
 // admit tries to start the first waiting request with budget tokens
 // left; it returns the tokens it schedules (0: not admitted).
 func (l *loop) admit(budget int, alone bool) int {
-	r := l.waiting[0]
+	r := l.peek()
 	k := r.need() - r.computed
 	if l.e.Chunked {
 		k = min(k, budget)
@@ -72,7 +72,12 @@ func (l *loop) admit(budget int, alone bool) int {
 	} else if !l.grow(r, r.computed+k) {
 		return 0
 	}
-	l.waiting = l.waiting[1:]
+	l.waiting[0] = nil // not kept alive by the queue
+	if len(l.waiting) == 1 {
+		l.waiting = l.waiting[:0] // keeps its room
+	} else {
+		l.waiting = l.waiting[1:]
+	}
 	if r.requeued {
 		r.requeued = false
 		l.requeued--
@@ -95,7 +100,7 @@ func (l *loop) schedule() int {
 	case e.Static:
 		if len(l.running) == 0 {
 			l.orderQueue()
-			for len(l.waiting) > 0 && len(l.running) < e.MaxSeqs && l.admit(1<<40, true) > 0 {
+			for l.nwait() > 0 && len(l.running) < e.MaxSeqs && l.admit(1<<40, true) > 0 {
 			}
 			return 1
 		}
@@ -125,12 +130,12 @@ func (l *loop) schedule() int {
 		if !l.full && len(l.running) < e.MaxSeqs {
 			l.orderQueue()
 		}
-		for budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
+		for budget > 0 && l.nwait() > 0 && len(l.running) < e.MaxSeqs {
 			if h && (l.full || !l.fits()) {
 				l.full = true
 				break
 			}
-			r := l.waiting[0]
+			r := l.peek()
 			k := l.admit(budget, len(l.sched) == 0)
 			if k == 0 {
 				l.full = h
@@ -178,7 +183,7 @@ func (l *loop) schedule() int {
 		if !preempted && budget > 0 && len(l.running) < e.MaxSeqs {
 			l.orderQueue()
 		}
-		for !preempted && budget > 0 && len(l.waiting) > 0 && len(l.running) < e.MaxSeqs {
+		for !preempted && budget > 0 && l.nwait() > 0 && len(l.running) < e.MaxSeqs {
 			k := l.admit(budget, len(l.sched) == 0)
 			if k == 0 {
 				break

@@ -99,9 +99,10 @@ const LPMQueueLimit = 128
 // A request's match is its cached prompt tokens (Request.Cached; a
 // retracted request's own prompt is not credited: see docs/serving.md).
 func (l *loop) orderQueue() {
-	if !l.e.LPM || len(l.waiting) < 2 || len(l.waiting) > LPMQueueLimit {
+	if !l.e.LPM || l.nwait() < 2 || l.nwait() > LPMQueueLimit {
 		return
 	}
+	l.take(l.srcNext - l.srcHead)
 	longer := func(a, b *live) int { return b.cached - a.cached }
 	if !slices.IsSortedFunc(l.waiting, longer) {
 		slices.SortStableFunc(l.waiting, longer)
@@ -113,6 +114,7 @@ func (l *loop) orderQueue() {
 // waiting_queue.extend), else at the front.
 func (l *loop) requeue(rs ...*live) {
 	if l.e.RequeueBack {
+		l.take(l.srcNext - l.srcHead) // the arrivals are ahead of them
 		l.waiting = append(l.waiting, rs...)
 		return
 	}

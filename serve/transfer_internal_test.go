@@ -22,8 +22,10 @@ import (
 // order: the prefill holds its blocks from its last prefill iteration
 // (held) until the transfer ends (ready); the decode scheduler holds
 // them from the reservation on, so both hold them only over [reserved,
-// ready], the wait for the link and the transfer; the decode scheduler
-// receives the request at ready. Run with every engine preset, tight KV
+// ready], the wait for the link and the transfer (with ReserveFirst, the
+// sglang preset, the reservation comes before the prefill starts, and
+// the blocks wait empty through it); the decode scheduler receives the
+// request at ready. Run with every engine preset, tight KV
 // caches in both pools (preemption, blocked schedulers) and a slow link;
 // every run drains, and Little's law holds over the deployment.
 func TestDisagg_kvAccounting(t *testing.T) {

@@ -34,6 +34,7 @@ type gemmsOptions struct {
 	all, fusedQKV           bool
 	embedding, logits       string
 	seqChanged, ctxChanged  bool
+	logitsChanged           bool
 }
 
 func (o *gemmsOptions) AddFlags(fs *pflag.FlagSet) {
@@ -147,6 +148,7 @@ func runGemmsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	o.seqChanged, o.ctxChanged = fs.Changed("seq"), fs.Changed("context")
+	o.logitsChanged = fs.Changed("logits")
 	f, err := parseFormat(o.format)
 	if err != nil {
 		return err
@@ -201,12 +203,20 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 	default:
 		errs = append(errs, usagef("--logits: unknown %q (want all or last)", o.logits))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if o.logitsChanged && kind == workloads.Decode {
+		// A decode step computes its one new token's logits: --logits
+		// had been taken and ignored.
+		errs = append(errs, usagef("--logits: only for a prefill (a decode step computes the logits of its one new token)"))
 	}
+	if o.ctxChanged && (kind == workloads.TrainForward || kind == workloads.TrainBackward) {
+		// A training pass attends within its sequence: the context had
+		// been zeroed while the title said "context 100".
+		errs = append(errs, usagef("--context: a training pass (--phase %s) attends within its sequence, with no KV cache to set", kind))
+	}
+	// The model too, beside the flags: every problem at once.
 	m, err := resolveModel(o.model)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(append(errs, err)...)
 	}
 	sh := m.Shape()
 	if sh.Kind != workloads.Decoder && sh.Kind != workloads.Encoder {
@@ -219,9 +229,18 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 				errs = append(errs, usagef("--%s: %s is a %s, without a token sequence to set", f.name, m.Name(), sh.Kind))
 			}
 		}
-		if err := errors.Join(errs...); err != nil {
-			return nil, err
-		}
+	} else if sh.Kind == workloads.Encoder && o.ctxChanged && kind != workloads.TrainForward && kind != workloads.TrainBackward {
+		// An encoder keeps no KV cache: the context had been zeroed
+		// while the title said "context 100".
+		errs = append(errs, usagef("--context: %s is an encoder, with no KV cache to set", m.Name()))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if kind == workloads.Decode && sh.Kind != workloads.Decoder {
+		// It had read "workloads: bert-large decode: bert-large is an
+		// encoder: it has no decode phase", exit 1, naming no flag.
+		return nil, usagef("--phase: %s is a%s %s: it has no decode phase (want prefill, train-fwd or train-bwd)", m.Name(), article(string(sh.Kind)), sh.Kind)
 	}
 	// The seed's table is GPT-3's, with the embedding as a one-hot GEMM:
 	// auto shows GPT-3 so and every other model as it runs, a lookup.
@@ -238,6 +257,15 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 	}
 	ops, err := m.Ops(ph)
 	if err != nil {
+		if one := ph; ph.TP > 1 {
+			// A --tp the model's heads or FFN do not split: a usage
+			// error naming the flag (it had read "workloads: llama3-8b
+			// prefill: 3 does not divide heads", exit 1).
+			one.TP = 1
+			if _, err1 := m.Ops(one); err1 == nil {
+				return nil, usagef("--tp: %v", err)
+			}
+		}
 		return nil, err
 	}
 	ops = workloads.ExpandAttention(ops)
@@ -422,4 +450,12 @@ func sci(v float64) string {
 		panic("perfsim: non-finite value in output")
 	}
 	return strconv.FormatFloat(v, 'G', 6, 64)
+}
+
+// article returns "n" before a word that starts with a vowel, else "".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "n"
+	}
+	return ""
 }

@@ -145,8 +145,11 @@ func TestGemmsErrors(t *testing.T) {
 		{[]string{"gemms", "--model", "gpt3-175b", "--batch", "0"}, 2, "--batch 0"},
 		{[]string{"gemms", "--model", "gpt3-175b", "--format", "xml"}, 2, "unknown format"},
 		{[]string{"gemms", "--model", "gpt3-175b", "--embedding", "lookup"}, 2, "--embedding"},
-		{[]string{"gemms", "--model", "llama3-70b", "--tp", "128"}, 1, "128 does not divide heads (tp) 64"},
-		{[]string{"gemms", "--model", "bert-large", "--phase", "decode"}, 1, "no decode phase"},
+		// A --tp or --phase the model cannot take names the flag (exit 1
+		// and "workloads: llama3-70b prefill: 128 does not divide ..." before).
+		{[]string{"gemms", "--model", "llama3-70b", "--tp", "128"}, 2, "--tp: workloads: llama3-70b prefill: 128 does not divide heads (tp) 64"},
+		{[]string{"gemms", "--model", "bert-large", "--phase", "decode"}, 2, "--phase: bert-large is an encoder: it has no decode phase"},
+		{[]string{"gemms", "--model", "resnet50", "--phase", "decode"}, 2, "--phase: resnet50 is a cnn: it has no decode phase"},
 		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "bad", "transformer.toml")}, 1, "transformer.toml:6: kv_heads"},
 		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "hf", "t5.json")}, 1, "unsupported architecture \"T5ForConditionalGeneration\""},
 		{[]string{"gemms", "--help"}, 0, "Usage: perfsim gemms"},
@@ -224,6 +227,29 @@ func TestGemms_pastContext(t *testing.T) {
 		_, stderr, code := perfsim(t, append([]string{"gemms"}, tt.args...)...)
 		if code != 0 || (tt.want == "" && stderr != "") || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestGemms_ignoredFlags: --context on a training pass or an encoder and
+// --logits on a decode step are refused: each had been taken and ignored
+// (the context zeroed while the title said "context 100"); and a bad
+// --model is reported beside bad flags.
+func TestGemms_ignoredFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--model", "llama3-8b", "--phase", "train-fwd", "--context", "100"}, []string{"--context: a training pass (--phase train-fwd) attends within its sequence"}},
+		{[]string{"--model", "bert-large", "--context", "100"}, []string{"--context: bert-large is an encoder, with no KV cache to set"}},
+		{[]string{"--model", "llama3-8b", "--phase", "decode", "--logits", "last"}, []string{"--logits: only for a prefill"}},
+		{[]string{"--model", "nope", "--batch", "0"}, []string{"--batch 0: must be positive", `--model: workloads: unknown model "nope"`}},
+	} {
+		_, stderr, code := perfsim(t, append([]string{"gemms"}, tt.args...)...)
+		for _, w := range tt.want {
+			if code != 2 || !strings.Contains(stderr, w) {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tt.args, code, stderr, w)
+			}
 		}
 	}
 }

@@ -334,6 +334,14 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	var rw *requestsWriter
+	if o.requestsOut != "" {
+		if rw, err = newRequestsWriter(o.requestsOut); err != nil {
+			return fmt.Errorf("--requests-out: %w", err)
+		}
+		defer rw.abort() // nothing after a failure; nothing once committed
+		s.opts.OnFinish = rw.finish
+	}
 	res, err := serve.RunDeployment(s.dep, s.reqs, s.opts)
 	if err != nil {
 		if errors.Is(err, serve.ErrOverflow) {
@@ -347,12 +355,8 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if res.Overloaded {
 		fmt.Fprintf(stderr, "perfsim: %s\n", res.Verdict)
 	}
-	if o.requestsOut != "" {
-		var buf strings.Builder
-		if err := writeRequestsCSV(&buf, res); err != nil {
-			return err
-		}
-		if err := writeMeasurementsFile(o.requestsOut, []byte(buf.String())); err != nil {
+	if rw != nil {
+		if err := rw.commit(res); err != nil {
 			return fmt.Errorf("--requests-out: %w", err)
 		}
 	}

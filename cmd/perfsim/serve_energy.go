@@ -47,17 +47,11 @@ type serveEnergyJSON struct {
 // while it waits for arrivals, idle power. Nil when the device has no
 // power model.
 func serveEnergy(res *serve.Result, s *serveSetup, p *price.Pricing) (*serveEnergyJSON, error) {
-	n := len(res.Requests)
+	n := res.Count
 	if n == 0 || res.Duration <= 0 {
 		return nil, nil
 	}
-	var in, out, busyIn float64
-	for i := range res.Requests {
-		m := &res.Requests[i]
-		in += float64(m.Input)
-		out += float64(m.Output)
-		busyIn += float64(m.Finish - m.Start)
-	}
+	in, out, busyIn := float64(res.InputTokens), float64(res.OutputTokens), float64(res.InService())
 	// The requests running while the engine is busy: their time in
 	// service over the busy time of the replicas.
 	util := math.Min(1, math.Max(res.Utilization, 0))

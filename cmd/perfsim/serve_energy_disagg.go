@@ -62,16 +62,12 @@ func poolPower(s *serveSetup, pl *serve.Pool, pr *serve.PoolResult, in, out int,
 // an instance's iterations is priced twice); the rest of the GPU time
 // draws idle power. Nil when the device has no power model.
 func serveEnergyDisagg(res *serve.Result, s *serveSetup, p *price.Pricing) (*serveEnergyJSON, error) {
-	n := len(res.Requests)
+	n := res.Count
 	d := &s.dep
 	if n == 0 || res.Duration <= 0 || len(res.Pools) != 2 {
 		return nil, nil
 	}
-	var in, out float64
-	for i := range res.Requests {
-		in += float64(res.Requests[i].Input)
-		out += float64(res.Requests[i].Output)
-	}
+	in, out := float64(res.InputTokens), float64(res.OutputTokens)
 	meanIn, meanOut := max(1, int(math.Round(in/float64(n)))), max(2, int(math.Round(out/float64(n))))
 	pre, dec := &res.Pools[0], &res.Pools[1]
 	ep, pw, pb, err := poolPower(s, &d.Serve, pre, meanIn, meanOut, true)

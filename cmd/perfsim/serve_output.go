@@ -122,7 +122,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 	sc := s.pricer.Scenario()
 	return serveSummary{
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
-		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: len(res.Requests),
+		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: res.Count,
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
 		KVStateTokens:       res.Engine.StateBlocks(res.Memory) * res.Engine.BlockSize,
 		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
@@ -252,19 +252,6 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 				scalar(c.name+cur, *c.v)
 			}
 		}
-	}
-	return writeCSV(w, header, rows)
-}
-
-// writeRequestsCSV writes every request's record, in base units.
-func writeRequestsCSV(w io.Writer, res *serve.Result) error {
-	header := []string{"id", "arrival_s", "start_s", "first_token_s", "finish_s", "input_tokens", "output_tokens", "queue_s", "ttft_s", "tpot_s", "e2e_s", "preemptions"}
-	rows := make([][]string, 0, len(res.Requests))
-	for i := range res.Requests {
-		m := &res.Requests[i]
-		rows = append(rows, []string{strconv.Itoa(m.ID), num(float64(m.Arrival)), num(float64(m.Start)), num(float64(m.FirstToken)),
-			num(float64(m.Finish)), strconv.Itoa(m.Input), strconv.Itoa(m.Output), num(float64(m.Queue())), num(float64(m.TTFT())),
-			num(float64(m.TPOT())), num(float64(m.E2E())), strconv.Itoa(m.Preemptions)})
 	}
 	return writeCSV(w, header, rows)
 }
