@@ -83,9 +83,10 @@ type loop struct {
 	lastT float64
 	area  float64
 
-	it    sim.Iteration
-	sched []step
-	multi bool // the current batch is a multi-step decode batch
+	it     sim.Iteration
+	graphs int // the largest batch replayed as a CUDA graph (Engine.GraphLimit)
+	sched  []step
+	multi  bool // the current batch is a multi-step decode batch
 
 	pending []output // outputs waiting for the next iteration (AsyncOutput)
 	every   int      // series: keep every every-th iteration
@@ -167,7 +168,7 @@ func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *lo
 		ctx = p.Shape().MaxContext
 	}
 	e.MaxSeqs = e.maxSeqs(blocks, ctx)
-	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init}
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init, graphs: e.GraphLimit()}
 	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
 	return l
 }
@@ -401,7 +402,7 @@ func (l *loop) build() {
 			l.it.Prefill = append(l.it.Prefill, sim.Chunk{Tokens: s.k, Context: s.l.computed})
 		}
 	}
-	l.it.Eager = l.e.GraphMaxBatch > 0 && len(l.it.Prefill) == 0 && len(l.it.Decode) > l.e.GraphMaxBatch
+	l.e.launch(&l.it, l.graphs)
 }
 
 // apply advances the scheduled requests by their tokens, records first
