@@ -98,7 +98,7 @@ func TestMoE_mixtralGrowth(t *testing.T) {
 // routings than balanced (the busiest experts' longer GEMMs), and the
 // model is slower than either: at 3,072 tokens on the H200 2.03 ms
 // against 1.48 (balanced) and 1.63-1.67 (power law). The grouped GEMMs
-// here are compute-bound (the measured module runs at 0.75 of the fp8
+// here are compute-bound (the measured module runs at 0.74 of the fp8
 // peak) and the fitted table prices them at compute_fp8 (0.74 on the
 // H200) with the weights' streaming added almost in full (overlap
 // exponent 1.1), a compromise over shape families whose measured
