@@ -20,6 +20,9 @@
 //     from the TP size, the device's memory and the KV cache (PresetFor),
 //     its waiting queue's order (longest prefix match; retracted requests
 //     to the back), and its decode reserve and retraction (Headroom).
+//   - graphs.go: how each engine captures and replays CUDA graphs
+//     (Engine.Capture): which iterations, up to which size, padded to
+//     which (vLLM v0.6.0, vLLM V1's piecewise graphs, SGLang v0.4.0).
 //   - loop.go (options.go): Run, the event loop. The clock advances one engine
 //     iteration at a time (every event but an arrival falls on an
 //     iteration boundary); the scheduler decides what the next iteration

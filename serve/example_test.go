@@ -59,7 +59,7 @@ func ExampleRun() {
 	fmt.Printf("%.3g req/s, %.4g output tokens/s, overloaded %v\n", res.RequestsPerSecond, res.OutputTokensPerSecond, res.Overloaded)
 	// Output:
 	// KV cache 438960 tokens
-	// TTFT p50 28.8 ms, p99 49.84 ms
-	// TPOT p50 6.887 ms, p99 7.866 ms
-	// 3.59 req/s, 459.3 output tokens/s, overloaded false
+	// TTFT p50 28.83 ms, p99 53.3 ms
+	// TPOT p50 7.011 ms, p99 8.013 ms
+	// 3.59 req/s, 459.2 output tokens/s, overloaded false
 }
