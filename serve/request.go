@@ -202,10 +202,28 @@ func (w *Workload) Requests() ([]Request, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	r := rand.New(rand.NewPCG(w.Seed, 0x5e7e))
+	next := w.cursor()
 	out := make([]Request, w.N)
-	var t float64
 	for i := range out {
+		q, err := next()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = q
+	}
+	return out, nil
+}
+
+// cursor returns a function that draws the workload's requests one at
+// a time, in order, from a source seeded with w.Seed (Validate first):
+// every cursor of a workload gives the same requests.
+func (w *Workload) cursor() func() (Request, error) {
+	r := rand.New(rand.NewPCG(w.Seed, 0x5e7e))
+	var t float64
+	i := 0
+	return func() (Request, error) {
+		j := i
+		i++
 		switch w.Arrival {
 		case Poisson:
 			t += r.ExpFloat64() / w.Rate
@@ -214,13 +232,13 @@ func (w *Workload) Requests() ([]Request, error) {
 			k := 1 / (w.CV * w.CV)
 			t += gamma(r, k) / k / w.Rate
 		case Constant:
-			t = float64(i) / w.Rate
+			t = float64(j) / w.Rate
 		}
 		if !(t <= MaxTime) {
 			// A bursty process's gaps can outrun their mean span.
-			return nil, fmt.Errorf("--cv: request %d of %d arrives at %.3g s, beyond the %g s a run simulates (a smaller --cv or a higher --rate)", i+1, w.N, t, MaxTime)
+			return Request{}, fmt.Errorf("--cv: request %d of %d arrives at %.3g s, beyond the %g s a run simulates (a smaller --cv or a higher --rate)", i+1, w.N, t, MaxTime)
 		}
-		q := Request{ID: i, Arrival: model.Seconds(t)}
+		q := Request{ID: j, Arrival: model.Seconds(t)}
 		switch {
 		case w.Joint != nil:
 			q.Input, q.Output = w.Joint.DrawPair(r)
@@ -230,9 +248,8 @@ func (w *Workload) Requests() ([]Request, error) {
 		default:
 			q.Input, q.Output = w.Input.Draw(r), w.Output.Draw(r)
 		}
-		out[i] = q
+		return q, nil
 	}
-	return out, nil
 }
 
 // gamma draws from Gamma(k, 1) by Marsaglia and Tsang's method ("A
