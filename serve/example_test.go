@@ -59,8 +59,8 @@ func ExampleRun() {
 	fmt.Printf("%.3g req/s, %.4g output tokens/s, overloaded %v\n", res.RequestsPerSecond, res.OutputTokensPerSecond, res.Overloaded)
 	// Output:
 	// KV cache 438960 tokens
-	// TTFT p50 28.83 ms, p99 53.3 ms
-	// TPOT p50 7.011 ms, p99 8.013 ms
+	// TTFT p50 28.74 ms, p99 53.49 ms
+	// TPOT p50 7.014 ms, p99 8.014 ms
 	// 3.59 req/s, 459.2 output tokens/s, overloaded false
 }
 
