@@ -20,6 +20,9 @@
 //     from the TP size, the device's memory and the KV cache (PresetFor),
 //     its waiting queue's order (longest prefix match; retracted requests
 //     to the back), and its decode reserve and retraction (Headroom).
+//   - graphs.go: how each engine captures and replays CUDA graphs
+//     (Engine.Capture): which iterations, up to which size, padded to
+//     which (vLLM v0.6.0, vLLM V1's piecewise graphs, SGLang v0.4.0).
 //   - loop.go (options.go): Run, the event loop. The clock advances one engine
 //     iteration at a time (every event but an arrival falls on an
 //     iteration boundary); the scheduler decides what the next iteration
@@ -36,6 +39,12 @@
 //     (sim.KVTransfer), its prefill blocks held until it has arrived.
 //   - parse.go, trace.go: the parsers of layouts (2P1D), length files
 //     and traces.
+//   - source.go: a run's requests read by cursors, from a slice (Run) or
+//     drawn from a workload's generator as the engine reaches them
+//     (RunWorkload), never held; and the check of every request.
+//   - records.go: what a run keeps of a finished request (36 bytes:
+//     four times and the output length), from which every metric and
+//     summary is computed.
 //   - metrics.go: per-request metrics (queueing, TTFT, TPOT, E2E) and
 //     their summaries (mean and percentiles), throughput, goodput, and
 //     the bookkeeping checks (Little's law).

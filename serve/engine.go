@@ -114,9 +114,10 @@ type Engine struct {
 	// iteration ends (vLLM's asynchronous output processor, v0.6.0:
 	// vllm-project/vllm#7049, with multi-step #7921).
 	AsyncOutput bool
-	// Graphs replays decode-only iterations as CUDA graphs (launch
-	// overheads capped at sim.GraphLaunch); otherwise every kernel is
-	// launched. See Scenario.
+	// Graphs replays iterations as CUDA graphs (launch overheads capped
+	// at sim.GraphLaunch) as Capture says: decode-only ones, or under
+	// vLLM V1's rule any small enough, in piecewise graphs; otherwise
+	// every kernel is launched. See Scenario.
 	Graphs bool
 	// AllReduce names the engine's own all-reduce kernel within a node
 	// (sim.Scenario.AllReduce; "vllm": vLLM's custom all-reduce, which
@@ -149,9 +150,14 @@ type Engine struct {
 	// decode tokens (SGLang's new_token_ratio; see Headroom); the zero
 	// value reserves none.
 	Headroom Headroom
-	// GraphMaxBatch, when > 0, is the largest decode batch replayed as a
-	// CUDA graph (SGLang's cuda_graph_max_bs); a larger one is launched
-	// kernel by kernel. 0: every decode-only iteration, under Graphs.
+	// Capture is the rule by which the engine captures and replays CUDA
+	// graphs, under Graphs (graphs.go; GraphLimit gives the largest
+	// batch replayed): which iterations, up to what size, padded to
+	// which. GraphMaxBatch, when > 0, is the cap the rule is given
+	// (SGLang's cuda_graph_max_bs, vLLM V1's cuda_graph_sizes); a larger
+	// batch is launched kernel by kernel. 0: the rule's own default, and
+	// under CaptureAny every decode-only iteration, unpadded.
+	Capture       GraphCapture
 	GraphMaxBatch int
 	// ReqPool also caps the running requests at SGLang's request pool,
 	// sized from the KV cache and the model's context (SGLangReqSlots).
@@ -323,8 +329,12 @@ const gib = 1 << 30
 //     no CUDA graphs (ExtendedRuntimePerfKnobConfig cuda_graph_mode
 //     false by default), so every kernel of a decode step is launched.
 //
-// vLLM (enforce_eager false) and SGLang (up to cuda_graph_max_bs) replay
-// decode steps as CUDA graphs.
+// vLLM (enforce_eager false) and SGLang replay iterations as CUDA graphs,
+// each by its own rule (Capture, graphs.go): vllm-0.6 decode steps up to
+// max_num_seqs padded up, while no sequence is over 8192 tokens; vllm any
+// iteration of up to min(2 × max_num_seqs, 512) tokens in piecewise graphs
+// (attention launched between the pieces); sglang decode steps up to
+// cuda_graph_max_bs; each padded to the next captured size.
 //
 // Host overheads are 0 in every other preset: the cost model prices the
 // GPU's work only (docs/serving.md).
@@ -341,23 +351,23 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 	switch strings.ToLower(name) {
 	case "vllm":
 		e := Engine{Name: "vllm", MaxSeqs: 256, MaxTokens: 2048, Chunked: true, BlockSize: 16,
-			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true, AllReduce: "vllm",
-			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults); vllm/distributed/device_communicators/cuda_communicator.py and custom_all_reduce.py (its own all-reduce within a node; symmetric memory opt-in, VLLM_ALLREDUCE_USE_SYMM_MEM)"}
+			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true, Capture: CaptureVLLMV1, AllReduce: "vllm",
+			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults); vllm/config.py VllmConfig._set_cudagraph_sizes, SchedulerConfig.cuda_graph_sizes, CompilationConfig.set_splitting_ops_for_v1 and vllm/v1/worker/gpu_model_runner.py execute_model (piecewise CUDA graphs to min(2 max_num_seqs, 512) tokens, padded; vllm-project/vllm@6d8d0a24); vllm/distributed/device_communicators/cuda_communicator.py and custom_all_reduce.py (its own all-reduce within a node; symmetric memory opt-in, VLLM_ALLREDUCE_USE_SYMM_MEM)"}
 		if big {
 			e.MaxSeqs, e.MaxTokens = 1024, 8192
 		}
 		return e, nil
 	case "vllm-0.6", "vllm0.6":
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
-			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, AsyncOutput: true,
+			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, Capture: CaptureVLLM06, AsyncOutput: true,
 			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm",
-			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node)"}, nil
+			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: SGLangMaxRunning, MaxTokens: SGLangChunkedPrefill(capacity), Chunked: true, BlockSize: 1,
 			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
-			Graphs: true, GraphMaxBatch: SGLangGraphMaxBatch(capacity), ReqPool: true, LPM: true, RequeueBack: true,
+			Graphs: true, Capture: CaptureSGLang, GraphMaxBatch: SGLangGraphMaxBatch(capacity), ReqPool: true, LPM: true, RequeueBack: true,
 			AsyncOutput: true, AllReduce: "vllm", Headroom: SGLangHeadroom(SGLangConservativeness), ReserveFirst: true,
-			Source: "SGLang v0.4.0 (sgl-project/sglang@f8b03269): python/sglang/srt/server_args.py ServerArgs.__post_init__ (mem_fraction_static by TP size, chunked_prefill_size and cuda_graph_max_bs by GPU memory, schedule_policy lpm, disable_overlap_schedule false, schedule_conservativeness 1), managers/tp_worker.py and model_executor/model_runner.py (max_running_requests from the request pool), managers/scheduler.py (prefill batches first, retracted requests to the back of the queue), managers/schedule_policy.py (LPM order, PrefillAdder) and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20), model_executor/cuda_graph_runner.py; lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079); disaggregated, the decode instance pre-allocates a request's KV before its prefill (python/sglang/srt/disaggregation/prefill.py bootstrap queue and decode.py PreallocQueue, sgl-project/sglang@000c2b94 and @278e503a)"}, nil
+			Source: "SGLang v0.4.0 (sgl-project/sglang@f8b03269): python/sglang/srt/server_args.py ServerArgs.__post_init__ (mem_fraction_static by TP size, chunked_prefill_size and cuda_graph_max_bs by GPU memory, schedule_policy lpm, disable_overlap_schedule false, schedule_conservativeness 1), managers/tp_worker.py and model_executor/model_runner.py (max_running_requests from the request pool), managers/scheduler.py (prefill batches first, retracted requests to the back of the queue), managers/schedule_policy.py (LPM order, PrefillAdder) and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20), model_executor/cuda_graph_runner.py (capture_bs 1, 2, 4, 8 to 160 by 8, padding with the logits in the graph); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079); disaggregated, the decode instance pre-allocates a request's KV before its prefill (python/sglang/srt/disaggregation/prefill.py bootstrap queue and decode.py PreallocQueue, sgl-project/sglang@000c2b94 and @278e503a)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
 			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve, Buffers: TRTLLM014Buffers,

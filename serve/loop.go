@@ -3,7 +3,6 @@ package serve
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -67,23 +66,27 @@ type loop struct {
 	done     int
 	finished []*live
 
-	// Run: the requests (instead of queue), src[srcNext:] not yet in
-	// the system; src[srcHead:srcNext] arrived and waiting behind
-	// l.waiting, their state not yet built (peek builds it when the
-	// scheduler reaches them): an offline run's queue of every request
-	// costs nothing. recs holds the records of those that finished.
-	src              []Request
-	srcHead, srcNext int
-	recs             *records
+	// Run: srcN requests (a source, instead of queue); those from
+	// srcNext on not yet in the system (up is request srcNext, read by
+	// the cursor ahead); those from srcHead to srcNext arrived and
+	// waiting behind l.waiting, their state not yet built (peek builds it,
+	// reading them with the cursor behind, when the scheduler reaches
+	// them): an offline run's queue of every request costs nothing. recs
+	// holds the records of those that finished.
+	srcN, srcHead, srcNext int
+	ahead, behind          func() Request
+	up                     Request
+	recs                   *records
 
 	// Little's law: the area under the number of requests in the system.
 	inSys int
 	lastT float64
 	area  float64
 
-	it    sim.Iteration
-	sched []step
-	multi bool // the current batch is a multi-step decode batch
+	it     sim.Iteration
+	graphs int // the largest batch replayed as a CUDA graph (Engine.GraphLimit)
+	sched  []step
+	multi  bool // the current batch is a multi-step decode batch
 
 	pending []output // outputs waiting for the next iteration (AsyncOutput)
 	every   int      // series: keep every every-th iteration
@@ -119,6 +122,11 @@ var ErrOverflow = errors.New("serve: request does not fit")
 // Run serves reqs (sorted by arrival) on one replica priced by p under
 // engine e, to the last request's completion, and returns the metrics.
 func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
+	return run(p, e, sliceSource(reqs), o)
+}
+
+// run serves src on one replica (Run).
+func run(p *sim.Pricer, e Engine, src source, o Options) (*Result, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
@@ -127,24 +135,20 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 		return nil, err
 	}
 	blocks := kvTokens / e.BlockSize
-	if o.PrefixHit > 0 {
-		reqs = slices.Clone(reqs)
-		seen := map[int]int{}
-		for i := range reqs {
-			reqs[i].Cached = cachedTokens(reqs[i], o.PrefixHit, e.BlockSize, seen)
-		}
-	}
-	if err := check(reqs, chargeOf(e, mem), blocks, o); err != nil {
+	src = src.cached(o.PrefixHit, e.BlockSize)
+	if err := checkSource(src, chargeOf(e, mem), blocks, o); err != nil {
 		return nil, err
 	}
 	l := newLoop(p, e, o, blocks, mem)
 	if o.Records {
-		l.res.Requests = make([]Metrics, len(reqs))
+		l.res.Requests = make([]Metrics, src.n)
 	}
-	l.src = reqs
-	l.res.recs = newRecords(len(reqs))
+	l.srcN = src.n
+	l.ahead, l.behind = src.cursor(), src.cursor()
+	l.up = l.ahead()
+	l.res.recs = newRecords(src.n)
 	l.recs = &l.res.recs
-	for l.done < len(reqs) {
+	for l.done < src.n {
 		if err := l.round(); err != nil {
 			return nil, err
 		}
@@ -164,40 +168,9 @@ func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *lo
 		ctx = p.Shape().MaxContext
 	}
 	e.MaxSeqs = e.maxSeqs(blocks, ctx)
-	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init}
+	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init, graphs: e.GraphLimit()}
 	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
 	return l
-}
-
-// check refuses requests that are unordered or can never run.
-func check(reqs []Request, kv charge, blocks int, o Options) error {
-	if len(reqs) == 0 {
-		return errors.New("serve: no requests")
-	}
-	var errs []error
-	for i, r := range reqs {
-		if len(errs) >= 10 {
-			errs = append(errs, errors.New("serve: (more problems not shown)"))
-			break
-		}
-		switch {
-		case r.Input < 1 || r.Output < 1:
-			errs = append(errs, fmt.Errorf("serve: request %d: %d tokens in, %d out: both must be at least 1", r.ID, r.Input, r.Output))
-		case !(r.Arrival >= 0):
-			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before the start", r.ID, r.Arrival))
-		case i > 0 && r.Arrival < reqs[i-1].Arrival:
-			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before request %d (%v): requests must be in arrival order", r.ID, r.Arrival, reqs[i-1].ID, reqs[i-1].Arrival))
-		case o.MaxContext > 0 && r.Input+r.Output > o.MaxContext:
-			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the model's context of %d", ErrOverflow, r.ID, r.Input, r.Output, o.MaxContext))
-		case r.Cached < 0 || r.Cached >= r.Input:
-			errs = append(errs, fmt.Errorf("serve: request %d: %d cached prompt tokens of %d: want 0 up to the prompt less one", r.ID, r.Cached, r.Input))
-		case r.Prefilled && r.Output < 2:
-			errs = append(errs, fmt.Errorf("serve: request %d: prefilled elsewhere with %d output tokens: nothing left to decode", r.ID, r.Output))
-		case kv.blocks(r.Input+r.Output) > blocks:
-			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens%s exceed the KV cache of %d tokens", ErrOverflow, r.ID, r.Input, r.Output, kv.stateSaid(), blocks*kv.block))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -267,10 +240,12 @@ func (l *loop) round() error {
 
 // join brings the requests the engine has seen by t into the system.
 func (l *loop) join(t float64) {
-	if l.src != nil {
-		for l.srcNext < len(l.src) && l.seen(&l.src[l.srcNext]) <= t {
-			l.enter(&l.src[l.srcNext])
-			l.srcNext++
+	if l.ahead != nil {
+		for l.srcNext < l.srcN && l.seen(&l.up) <= t {
+			l.enter(&l.up)
+			if l.srcNext++; l.srcNext < l.srcN {
+				l.up = l.ahead()
+			}
 		}
 		return
 	}
@@ -292,9 +267,9 @@ func (l *loop) join(t float64) {
 // upcoming returns the next request to arrive (nil: none).
 func (l *loop) upcoming() *Request {
 	switch {
-	case l.src != nil && l.srcNext < len(l.src):
-		return &l.src[l.srcNext]
-	case l.src == nil && l.next < len(l.queue):
+	case l.ahead != nil && l.srcNext < l.srcN:
+		return &l.up
+	case l.ahead == nil && l.next < len(l.queue):
 		return &l.queue[l.next].r
 	}
 	return nil
@@ -309,7 +284,7 @@ func (l *loop) nwait() int { return len(l.waiting) + l.srcNext - l.srcHead }
 func (l *loop) take(k int) {
 	for range k {
 		i := l.srcHead
-		a := arrival{r: l.src[i], id: i}
+		a := arrival{r: l.behind(), id: i}
 		if l.res.Requests != nil {
 			a.m = &l.res.Requests[i]
 		}
@@ -370,7 +345,7 @@ func (l *loop) stamp(o output) {
 	if l.recs != nil {
 		l.recs.put(o.r.id, o.r.m)
 		if l.o.OnFinish != nil {
-			l.o.OnFinish(o.r.m)
+			l.o.OnFinish(o.r.id, o.r.m)
 		}
 	}
 	l.advance(l.now)
@@ -427,7 +402,7 @@ func (l *loop) build() {
 			l.it.Prefill = append(l.it.Prefill, sim.Chunk{Tokens: s.k, Context: s.l.computed})
 		}
 	}
-	l.it.Eager = l.e.GraphMaxBatch > 0 && len(l.it.Prefill) == 0 && len(l.it.Decode) > l.e.GraphMaxBatch
+	l.e.launch(&l.it, l.graphs)
 }
 
 // apply advances the scheduled requests by their tokens, records first

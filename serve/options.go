@@ -16,7 +16,7 @@ type Options struct {
 	// compute but hold KV blocks. 0: no prefix caching.
 	PrefixHit float64
 	// ITL records every gap between a request's consecutive tokens
-	// for Result.ITL (memory: one float per output token).
+	// for Result.ITL (memory: one entry per distinct gap, gaps.go).
 	ITL bool
 	// Users, when > 0, runs a closed loop (RunDeployment): Users users
 	// each send a request at t = 0 and the next one Think after their
@@ -27,10 +27,12 @@ type Options struct {
 	// request). Without it Run and RunReplicas keep only what the
 	// summaries need; OnFinish sees each record as its request leaves.
 	Records bool
-	// OnFinish, when set, is called with each request's record when it
-	// has finished (Run and RunReplicas), in the order they finish
-	// (a replica at a time with RunReplicas); the record is not kept.
-	OnFinish func(*Metrics)
+	// OnFinish, when set, is called with each request's index in the
+	// run's requests and its record when it has finished (Run and
+	// RunReplicas; RunDeployment's cluster gives Result.Requests
+	// instead), in the order they finish (a replica at a time with
+	// RunReplicas); the record is not kept.
+	OnFinish func(i int, m *Metrics)
 }
 
 // A Sample is the engine's state at the end of an iteration.

@@ -51,6 +51,9 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 		if i > 0 {
 			oi.SeriesPoints = 0
 		}
+		if o.OnFinish != nil {
+			oi.OnFinish = func(j int, m *Metrics) { o.OnFinish(i+j*dp, m) }
+		}
 		res, err := Run(p, e, part, oi)
 		if err != nil {
 			return nil, err

@@ -17,10 +17,12 @@ import (
 // arriving there had a TTFT of 0 and the run's energy was +Inf J).
 const MaxTime = 1e8
 
-// MaxRequests bounds the requests of one run: each holds a few hundred
-// bytes with its metrics (a million requests of 128 tokens in and 16 out
-// take 0.7 GB and 1.2 s); 2^20 is five times the 200,000 a queueing test
-// needs, and beyond it a run's memory is no longer small.
+// MaxRequests bounds the requests of one run: a finished request keeps
+// 36 bytes (records.go), and a run that holds its requests (Run's slice,
+// a trace) 56 more each (a million requests of 128 tokens in and 16 out,
+// all at once, drawn as they run: 92 MB maximum RSS and 0.5 s; 428 MB
+// when each held a few hundred bytes); 2^20 is five times the 200,000 a
+// queueing test needs.
 const MaxRequests = 1 << 20
 
 // A Request is one prompt sent to the server.
@@ -202,10 +204,28 @@ func (w *Workload) Requests() ([]Request, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	r := rand.New(rand.NewPCG(w.Seed, 0x5e7e))
+	next := w.cursor()
 	out := make([]Request, w.N)
-	var t float64
 	for i := range out {
+		q, err := next()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = q
+	}
+	return out, nil
+}
+
+// cursor returns a function that draws the workload's requests one at
+// a time, in order, from a source seeded with w.Seed (Validate first):
+// every cursor of a workload gives the same requests.
+func (w *Workload) cursor() func() (Request, error) {
+	r := rand.New(rand.NewPCG(w.Seed, 0x5e7e))
+	var t float64
+	i := 0
+	return func() (Request, error) {
+		j := i
+		i++
 		switch w.Arrival {
 		case Poisson:
 			t += r.ExpFloat64() / w.Rate
@@ -214,13 +234,13 @@ func (w *Workload) Requests() ([]Request, error) {
 			k := 1 / (w.CV * w.CV)
 			t += gamma(r, k) / k / w.Rate
 		case Constant:
-			t = float64(i) / w.Rate
+			t = float64(j) / w.Rate
 		}
 		if !(t <= MaxTime) {
 			// A bursty process's gaps can outrun their mean span.
-			return nil, fmt.Errorf("--cv: request %d of %d arrives at %.3g s, beyond the %g s a run simulates (a smaller --cv or a higher --rate)", i+1, w.N, t, MaxTime)
+			return Request{}, fmt.Errorf("--cv: request %d of %d arrives at %.3g s, beyond the %g s a run simulates (a smaller --cv or a higher --rate)", i+1, w.N, t, MaxTime)
 		}
-		q := Request{ID: i, Arrival: model.Seconds(t)}
+		q := Request{ID: j, Arrival: model.Seconds(t)}
 		switch {
 		case w.Joint != nil:
 			q.Input, q.Output = w.Joint.DrawPair(r)
@@ -230,9 +250,8 @@ func (w *Workload) Requests() ([]Request, error) {
 		default:
 			q.Input, q.Output = w.Input.Draw(r), w.Output.Draw(r)
 		}
-		out[i] = q
+		return q, nil
 	}
-	return out, nil
 }
 
 // gamma draws from Gamma(k, 1) by Marsaglia and Tsang's method ("A

@@ -55,7 +55,8 @@ func SGLangChunkedPrefill(capacity model.Bytes) int {
 // CudaGraphRunner (python/sglang/srt/model_executor/cuda_graph_runner.py)
 // captures batches of 1, 2, 4 and 8 to 160 by 8 up to it, pads a decode
 // batch to the next captured size and runs a larger batch without
-// graphs (can_run: batch_size <= max_bs). The padding is not priced.
+// graphs (can_run: batch_size <= max_bs); the padding is priced
+// (CaptureSGLang, graphs.go).
 func SGLangGraphMaxBatch(capacity model.Bytes) int {
 	if capacity < SGLangSmallGPU {
 		return 8

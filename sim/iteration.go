@@ -30,8 +30,30 @@ type Iteration struct {
 	Sampled int
 	// Eager launches a decode-only iteration kernel by kernel, as an
 	// engine does with a batch larger than those it captured CUDA graphs
-	// for (SGLang's cuda_graph_max_bs); a prefill is launched so anyway.
+	// for (SGLang's cuda_graph_max_bs); a prefill is launched so anyway,
+	// unless Piecewise.
 	Eager bool
+	// Piecewise replays the iteration, prefill or decode, as piecewise
+	// CUDA graphs: every op but the sequence mixers in the graphs (launch
+	// overheads capped at GraphLaunch), the mixers launched by the host
+	// between the pieces (vLLM V1's default: attention is the graphs'
+	// splitting op). Eager overrides it.
+	Piecewise bool
+	// Pad is the rows a CUDA graph adds to reach the batch size it was
+	// captured at (vLLM and SGLang pad a batch to the next captured
+	// size): the ops other than the sequence mixers and the LM head run
+	// at Tokens()+Pad tokens; the mixers see the real requests only (the
+	// padding rows' one-token contexts cost nothing of note). PadHead:
+	// the LM head runs on the padding rows too (SGLang captures the
+	// logits in its graphs; vLLM computes them outside, on the sampled
+	// rows). Pad is ignored in an iteration that is launched eagerly.
+	Pad     int
+	PadHead bool
+	// HeadEager launches the LM head (and the gather of its logits)
+	// kernel by kernel even when the rest is in a graph: vLLM computes
+	// the logits outside its CUDA graphs (compute_logits after the
+	// graph's replay, in V0 and V1).
+	HeadEager bool
 }
 
 // Tokens returns the tokens the iteration pushes through the model.
@@ -66,7 +88,8 @@ type IterationCost struct {
 // prefill, its absorbed projections in a decode step) see that phase's
 // tokens; the LM head sees the sampled rows. Iterations with a prefill
 // run eagerly, decode-only ones as CUDA graphs (as Run prices prefill and
-// decode).
+// decode), unless the iteration says otherwise (Eager, Piecewise, and the
+// padding rows of a captured batch, Pad).
 //
 // The parts that depend only on a token count are remembered in bounded
 // maps (cleared when full), so that an event loop of millions of
@@ -246,13 +269,25 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 	if tokens == 0 {
 		return IterationCost{}
 	}
-	graph := len(it.Prefill) == 0 && !it.Eager
+	graph := !it.Eager && (len(it.Prefill) == 0 || it.Piecewise)
+	// The mixers: in the graph unless it is piecewise.
+	mixGraph := graph && !it.Piecewise
 	c := p.eager
-	if graph {
+	if mixGraph {
 		c = p.graph
 	}
-	t := p.denseTime(tokens, graph, bothPhases) + p.headTime(max(it.Sampled, 0), graph)
+	pad, head := 0, max(it.Sampled, 0)
+	if graph && it.Pad > 0 {
+		pad = it.Pad
+		if it.PadHead {
+			head += pad
+		}
+	}
+	t := p.denseTime(tokens+pad, graph, bothPhases) + p.headTime(head, graph && !it.HeadEager)
 	if n := len(it.Decode); n > 0 && len(p.decOnly) > 0 {
+		if len(it.Prefill) == 0 {
+			n += pad // the padding rows are decode rows
+		}
 		t += p.denseTime(n, graph, decodeOnly)
 	}
 	// Prefill mixers: chunks of equal length and context share one
@@ -267,7 +302,7 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 				n++
 			}
 		}
-		t += p.prefillAttention(n, ch, c, graph)
+		t += p.prefillAttention(n, ch, c, mixGraph)
 	}
 	if n := len(it.Decode); n > 0 {
 		sum := 0
@@ -275,7 +310,7 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 			sum += x
 		}
 		kv := int(math.Round(float64(sum)/float64(n))) + 1
-		t += p.decodeAttention(n, kv, graph)
+		t += p.decodeAttention(n, kv, mixGraph)
 	}
 	return IterationCost{Time: model.Seconds(t), Stage: model.Seconds(t * p.share)}
 }

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"testing"
+
+	"github.com/perfsim/perfsim/model"
 )
 
 // TestPricer_static checks that an iteration holding a static batch (B
@@ -165,5 +167,132 @@ func TestPricer_eager(t *testing.T) {
 	pre.Eager = true
 	if b := graphed.Price(&pre).Time; a != b {
 		t.Errorf("a prefill marked Eager = %v, unmarked %v", b, a)
+	}
+}
+
+// TestPricer_pad: a graphed decode batch padded to a captured size costs
+// what the padded batch costs in every op but the mixers (which see the
+// real requests) and the LM head (unless PadHead): more than the
+// unpadded batch by the dense ops' difference exactly, less than the
+// padded batch of real requests, and with PadHead the head's difference
+// more (nothing where the head's GEMM tiles are the same). Padding is ignored when the
+// iteration is launched eagerly, and costs nothing at 0.
+func TestPricer_pad(t *testing.T) {
+	sys, w := testSystem(2), tinyLlama()
+	sc := Default()
+	sc.TP = 2
+	p, err := NewPricer(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := func(n int) Iteration {
+		it := Iteration{Decode: make([]int, n), Sampled: n}
+		for i := range it.Decode {
+			it.Decode[i] = 1000 // one context: the mean is the same padded or not
+		}
+		return it
+	}
+	for _, c := range []struct{ n, to int }{{3, 4}, {13, 16}, {161, 168}, {250, 256}} {
+		it := batch(c.n)
+		plain := p.Price(&it).Time
+		it.Pad = c.to - c.n
+		padded := p.Price(&it).Time
+		it.PadHead = true
+		head := p.Price(&it).Time
+		full := batch(c.to)
+		real := p.Price(&full).Time
+		if !(plain < padded && padded <= head && head < real) {
+			t.Errorf("%d padded to %d: unpadded %v, padded %v, with the head %v, %d real requests %v; want increasing", c.n, c.to, plain, padded, head, c.to, real)
+		}
+		// Exactly the dense ops' and the head's difference.
+		dense := p.denseTime(c.to, true, bothPhases) - p.denseTime(c.n, true, bothPhases)
+		rows := p.headTime(c.to, true) - p.headTime(c.n, true)
+		if d := float64(padded - plain); math.Abs(d-dense) > 1e-12 {
+			t.Errorf("%d padded to %d: padding costs %g s, the dense ops at %d less at %d %g s", c.n, c.to, d, c.to, c.n, dense)
+		}
+		if d := float64(head - padded); math.Abs(d-rows) > 1e-12 {
+			t.Errorf("%d padded to %d: the head on the padding costs %g s, the head at %d less at %d %g s", c.n, c.to, d, c.to, c.n, rows)
+		}
+		it.Eager = true
+		eager := p.Price(&it).Time
+		it.Pad, it.PadHead = 0, false
+		if e := p.Price(&it).Time; e != eager {
+			t.Errorf("%d padded to %d, launched eagerly: %v, unpadded %v; want equal", c.n, c.to, eager, e)
+		}
+	}
+	it := batch(8)
+	a := p.Price(&it).Time
+	it.PadHead = true
+	if b := p.Price(&it).Time; a != b {
+		t.Errorf("batch 8 with PadHead and no padding: %v, without %v", b, a)
+	}
+}
+
+// TestPricer_piecewise: in piecewise CUDA graphs (vLLM V1) a decode
+// step's mixers are launched by the host, so it costs more than the step
+// in one graph and less than the eager step; a prefill's other ops are
+// in the graphs, so it costs less than the eager prefill; the difference
+// of a decode step's two launches is the mixers' alone, the same at any
+// context; Eager overrides Piecewise.
+func TestPricer_piecewise(t *testing.T) {
+	sys, w := testSystem(2), tinyLlama()
+	sc := Default()
+	sc.TP = 2
+	p, err := NewPricer(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := func(it Iteration, piecewise, eager bool) model.Seconds {
+		it.Piecewise, it.Eager = piecewise, eager
+		return p.Price(&it).Time
+	}
+	var diff model.Seconds
+	for i, ctx := range []int{100, 1000, 4000} {
+		dec := Iteration{Decode: []int{ctx, ctx, ctx}, Sampled: 3}
+		g, pw, e := price(dec, false, false), price(dec, true, false), price(dec, false, true)
+		if !(g < pw && pw < e) {
+			t.Errorf("decode at %d: one graph %v, piecewise %v, eager %v; want increasing", ctx, g, pw, e)
+		}
+		if d := pw - g; i == 0 {
+			diff = d
+		} else if math.Abs(float64(d-diff)) > 1e-12 {
+			t.Errorf("decode at %d: piecewise costs %v more than one graph, at 100 %v; want the same", ctx, d, diff)
+		}
+		if pe := price(dec, true, true); pe != e {
+			t.Errorf("decode at %d: piecewise and eager %v, eager %v", ctx, pe, e)
+		}
+	}
+	mixed := Iteration{Prefill: []Chunk{{Tokens: 200, Context: 0}}, Decode: []int{500, 600}, Sampled: 3}
+	if pw, e := price(mixed, true, false), price(mixed, false, false); !(pw < e) {
+		t.Errorf("a mixed iteration in piecewise graphs %v, eager %v; want less", pw, e)
+	}
+}
+
+// TestPricer_headEager: a graphed decode step whose LM head is launched
+// outside the graph (vLLM) costs more, by the same at any context; an
+// eager step is unchanged.
+func TestPricer_headEager(t *testing.T) {
+	sys, w := testSystem(2), tinyLlama()
+	sc := Default()
+	sc.TP = 2
+	p, err := NewPricer(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.headTime(3, false) - p.headTime(3, true)
+	for _, ctx := range []int{100, 4000} {
+		it := Iteration{Decode: []int{ctx, ctx, ctx}, Sampled: 3}
+		g := p.Price(&it).Time
+		it.HeadEager = true
+		h := p.Price(&it).Time
+		if d := float64(h - g); !(d > 0) || math.Abs(d-want) > 1e-12 {
+			t.Errorf("context %d: the head outside the graph adds %g s, want %g s (> 0)", ctx, d, want)
+		}
+		it.Eager = true
+		e := p.Price(&it).Time
+		it.HeadEager = false
+		if e2 := p.Price(&it).Time; e2 != e {
+			t.Errorf("context %d: an eager step with HeadEager %v, without %v", ctx, e, e2)
+		}
 	}
 }

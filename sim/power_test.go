@@ -247,3 +247,33 @@ func TestEnergy_trainingPipeline(t *testing.T) {
 		t.Errorf("one device: average %v, gaps %v, wall %v; want the kernels' mean power %v W, no gaps, the step %v", e.AveragePower, e.Gaps, e.Wall, want, tr.StepTime)
 	}
 }
+
+// TestPowerCap_memoryTrafficKept: lowering the clocks saves the clocked
+// share of a kernel's draw, not its memory traffic's, which is per byte
+// moved: under a limit 1 W above idle, a decode step's dynamic energy
+// (its draw above idle over its time) is at least what its traffic draws
+// at full speed. It had streamed Llama-3 8B's weights at the unlimited
+// speed "at 71 W" (batch 32: 14.9 ms a step, 9.8 ms without a limit;
+// the traffic alone draws about 40 W above idle).
+func TestPowerCap_memoryTrafficKept(t *testing.T) {
+	sys, w := load(t, "h100", "llama3-8b", 1)
+	p := sys.Device.Processor()
+	pm := p.PowerModel
+	run := func(limit model.Watts) *sim.Report {
+		sc := sim.Default()
+		sc.Batch, sc.Input, sc.Output, sc.PowerCap = 32, 2048, 8, limit
+		rep, err := sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	full, low := run(0), run(pm.Idle+1)
+	d0, d1 := full.Inference.Decode, low.Inference.Decode
+	// The traffic's draw above idle at full speed, and its energy.
+	um := float64(d0.Bytes) / (float64(p.Bandwidth) * float64(d0.Time)) // over the phase's steps
+	traffic := float64(pm.Cap-pm.Idle) * pm.Memory * math.Min(um, 1) * float64(d0.Time)
+	if got := 1 * float64(d1.Time); got < 0.999*traffic {
+		t.Errorf("decode 1 W above idle: %v (%.3g J above idle), its traffic alone takes %.3g J above idle (%v without a limit)", d1.Time, got, traffic, d0.Time)
+	}
+}

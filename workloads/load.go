@@ -314,6 +314,9 @@ func loadDir(dir string) (*Model, error) {
 	cfg := filepath.Join(dir, "config.json")
 	if st, err := os.Stat(cfg); err == nil && !st.IsDir() {
 		return LoadFile(cfg)
+	} else if err == nil {
+		// It had read "has no config.json (it holds config.json)".
+		return nil, fmt.Errorf("workloads: %w: model directory %q: its config.json is a directory, not a file: want a HuggingFace model directory", ErrUnknownModel, dir)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {

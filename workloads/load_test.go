@@ -123,11 +123,18 @@ func TestResolve_dirAndSuggestion(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "model.safetensors"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A config.json that is a directory had read "has no config.json
+	// (it holds config.json)".
+	dirCfg := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dirCfg, "config.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		arg, want string
 	}{
 		{empty, "is empty"},
 		{other, "has no config.json (it holds model.safetensors)"},
+		{dirCfg, "its config.json is a directory, not a file"},
 		{"lama3-8b", `did you mean "llama3-8b"?`},
 		{"llama-3-70b", `did you mean "llama3-70b"?`},
 		{"quantum-9000", "not in the catalog"},

@@ -17,8 +17,8 @@ import (
 // (serve.Engine.SeqOverhead) and whether outputs are processed during
 // the next iteration (serve.Engine.AsyncOutput), and, beside them, the
 // engine's own all-reduce kernel (serve.Engine.AllReduce), SGLang's
-// decode reserve (serve.Engine.Headroom), the largest decode batch
-// replayed as a CUDA graph (serve.Engine.GraphMaxBatch) and the waiting
+// decode reserve (serve.Engine.Headroom), the cap on the batches
+// replayed as CUDA graphs (serve.Engine.GraphMaxBatch) and the waiting
 // queue's order (serve.Engine.LPM). Unset, each keeps the preset's value.
 type hostFlags struct {
 	seqOverhead      model.Seconds
@@ -35,7 +35,7 @@ func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&h.allReduce, "all-reduce", "", "the engine's own all-reduce kernel within a node, priced on the devices it was measured on: "+strings.Join(hardware.AllReduceKernels(), ", ")+" (vLLM's custom all-reduce), or device for the device's fitted kernels (default: the engine's; vllm, vllm-0.6 and sglang: vllm, trtllm: device)")
 	fs.BoolVar(&h.decodeReserve, "decode-reserve", false, "before admitting a prompt, leave KV free for its own output and the running requests' remaining output at SGLang's new_token_ratio (0.7 decaying to 0.098 over 600 decode steps), with SGLang's retraction; prefill-first engines only (default: the engine's; sglang on, the others off)")
 	fs.Float64Var(&h.conservativeness, "schedule-conservativeness", serve.SGLangConservativeness, "SGLang's --schedule-conservativeness: the decode reserve's ratio starts at min(0.7 × this, 1) and falls to 0.14 of that (implies --decode-reserve)")
-	fs.IntVar(&h.graphMaxBatch, "cuda-graph-max-bs", 0, "the largest decode batch replayed as a CUDA graph; a larger one is launched kernel by kernel; 0: no limit (default: the engine's; sglang 160, or 8 on a GPU under 25,000 MiB, as SGLang v0.4.0's cuda_graph_max_bs; the others 0)")
+	fs.IntVar(&h.graphMaxBatch, "cuda-graph-max-bs", 0, "the cap on the batches the engine captures CUDA graphs for (SGLang's cuda_graph_max_bs, vLLM V1's --cuda-graph-sizes N; in tokens for vllm, whose piecewise graphs take prefills too); a larger batch is launched kernel by kernel, a smaller one padded to the next captured size (1, 2, 4, multiples of 8); 0: every decode step graphed, unpadded (default: the engine's; sglang 160, or 8 on a GPU under 25,000 MiB; vllm min(2 × --max-seqs, 512); vllm-0.6 --max-seqs padded up, decode steps whose longest sequence is at most 8192 tokens; trtllm no graphs)")
 	fs.StringVar(&h.schedulePolicy, "schedule-policy", "", "the waiting queue's order: fcfs, or lpm (longest cached prefix first while at most 128 wait, SGLang's) (default: the engine's; sglang lpm, the others fcfs)")
 	fs.BoolVar(&h.asyncOutput, "async-output", false, "process an iteration's outputs during the next one, so first tokens and completions reach the client an iteration later (vLLM 0.6's asynchronous output processor, SGLang's overlap scheduler) (default: the engine's)")
 }
@@ -76,6 +76,9 @@ func (h *hostFlags) apply(fs *pflag.FlagSet, e *serve.Engine) {
 	}
 	if fs.Changed("cuda-graph-max-bs") {
 		e.GraphMaxBatch = h.graphMaxBatch
+		if h.graphMaxBatch == 0 {
+			e.Capture = serve.CaptureAny // no limit, no padding
+		}
 	}
 	if fs.Changed("schedule-policy") {
 		e.LPM = h.schedulePolicy == "lpm"

@@ -227,4 +227,10 @@ func TestSGLangQueueFlags(t *testing.T) {
 	if !(p50(small, "tpot_s") > p50(def, "tpot_s")) {
 		t.Errorf("--cuda-graph-max-bs 8: TPOT p50 %g s, with 160 %g s; want higher", p50(small, "tpot_s"), p50(def, "tpot_s"))
 	}
+	// 0: every decode step in one graph, unpadded, prefills eager: vLLM
+	// V1's decode steps then have their attention in the graph too.
+	vany, _ := run("--engine", "vllm", "--cuda-graph-max-bs", "0")
+	if !(p50(vany, "tpot_s") < p50(vfcfs, "tpot_s")) {
+		t.Errorf("vllm --cuda-graph-max-bs 0: TPOT p50 %g s, piecewise to 512 %g s; want lower", p50(vany, "tpot_s"), p50(vfcfs, "tpot_s"))
+	}
 }

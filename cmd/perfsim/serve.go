@@ -110,7 +110,8 @@ type serveSetup struct {
 	opts   serve.Options
 	pricer *sim.Pricer
 	engine serve.Engine
-	reqs   []serve.Request
+	reqs   []serve.Request // a trace's; nil: wl's, drawn as the run needs them
+	wl     *serve.Workload
 	dp     int
 	gpus   int
 	w      sim.Workload
@@ -264,8 +265,8 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 			return nil, usageError{linesError{err}}
 		}
 	} else {
-		reqs, err = wl.Requests()
-		if err != nil {
+		// Drawn once here for its errors, and again by the run.
+		if err := wl.Check(); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -280,8 +281,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if o.seriesOut != "" {
 		opts.SeriesPoints = 1000
 	}
-	opts.Records = o.requestsOut != ""
-	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, reqs: reqs, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
+	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, reqs: reqs, wl: &wl, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
 }
 
 // override applies the engine flags the user set.
@@ -335,7 +335,15 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	res, err := serve.RunDeployment(s.dep, s.reqs, s.opts)
+	var rw *requestsWriter
+	if o.requestsOut != "" {
+		if rw, err = newRequestsWriter(o.requestsOut); err != nil {
+			return fmt.Errorf("--requests-out: %w", err)
+		}
+		defer rw.abort() // nothing after a failure; nothing once committed
+		s.opts.OnFinish = rw.finish
+	}
+	res, err := s.run()
 	if err != nil {
 		if errors.Is(err, serve.ErrOverflow) {
 			return usageError{linesError{err}}
@@ -348,12 +356,8 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if res.Overloaded {
 		fmt.Fprintf(stderr, "perfsim: %s\n", res.Verdict)
 	}
-	if o.requestsOut != "" {
-		var buf strings.Builder
-		if err := writeRequestsCSV(&buf, res); err != nil {
-			return err
-		}
-		if err := writeMeasurementsFile(o.requestsOut, []byte(buf.String())); err != nil {
+	if rw != nil {
+		if err := rw.commit(res); err != nil {
 			return fmt.Errorf("--requests-out: %w", err)
 		}
 	}

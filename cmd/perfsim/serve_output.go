@@ -256,19 +256,6 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 	return writeCSV(w, header, rows)
 }
 
-// writeRequestsCSV writes every request's record, in base units.
-func writeRequestsCSV(w io.Writer, res *serve.Result) error {
-	header := []string{"id", "arrival_s", "start_s", "first_token_s", "finish_s", "input_tokens", "output_tokens", "queue_s", "ttft_s", "tpot_s", "e2e_s", "preemptions"}
-	rows := make([][]string, 0, len(res.Requests))
-	for i := range res.Requests {
-		m := &res.Requests[i]
-		rows = append(rows, []string{strconv.Itoa(m.ID), num(float64(m.Arrival)), num(float64(m.Start)), num(float64(m.FirstToken)),
-			num(float64(m.Finish)), strconv.Itoa(m.Input), strconv.Itoa(m.Output), num(float64(m.Queue())), num(float64(m.TTFT())),
-			num(float64(m.TPOT())), num(float64(m.E2E())), strconv.Itoa(m.Preemptions)})
-	}
-	return writeCSV(w, header, rows)
-}
-
 // writeSeriesCSV writes a run's time series (replica 0, or the first
 // decode scheduler): at the end of each sampled iteration, the requests
 // waiting and running, the fraction of KV blocks in use and the

@@ -111,7 +111,21 @@ func tempPrefix(base string) string { return "." + base + ".perfsim-" }
 
 // writeAtomic writes data to a temporary file beside path, syncs it, and
 // renames it over path with permission perm.
-func writeAtomic(path string, data []byte, perm os.FileMode) (err error) {
+func writeAtomic(path string, data []byte, perm os.FileMode) error {
+	w, err := createTemp(path, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := w.f.Write(data); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return w.Commit()
+}
+
+// createTemp creates the temporary file beside path that Commit renames
+// over it with permission perm.
+func createTemp(path string, perm os.FileMode) (*File, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -121,7 +135,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	temps.Lock()
 	if temps.stopped {
 		temps.Unlock()
-		return fmt.Errorf("%s: %w", path, errStopped)
+		return nil, fmt.Errorf("%s: %w", path, errStopped)
 	}
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
@@ -129,39 +143,122 @@ func writeAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	temps.Unlock()
 	if err != nil {
-		return fmt.Errorf("%s: cannot write a file beside it: %w", path, err)
+		return nil, fmt.Errorf("%s: cannot write a file beside it: %w", path, err)
+	}
+	return &File{path: path, dir: dir, perm: perm, f: f, tmp: tmp}, nil
+}
+
+// A File is a file written whole as it is made (Create): its bytes go
+// to a temporary file beside its path, which Commit syncs and renames
+// over the path; Abort, or a failed Commit, removes it and leaves the
+// path as it was. A path WriteFile would not write through a temporary
+// file (a symlink, a terminal, a pipe) is written by Commit from memory.
+type File struct {
+	path, dir string
+	perm      os.FileMode
+	f         *os.File // the temporary file; nil: buf
+	tmp       string
+	buf       []byte
+	err       error // the first write's error
+	done      bool
+}
+
+// Create starts writing path (see File).
+func Create(path string) (*File, error) {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return createTemp(path, newFileMode)
+	case err != nil:
+		return nil, err
+	case st.Mode().IsRegular():
+		return createTemp(path, st.Mode().Perm())
+	case st.IsDir():
+		return nil, fmt.Errorf("%s: is a directory (give a file name)", path)
+	}
+	return &File{path: path}, nil
+}
+
+// Write writes p to the file (or, for WriteFile's other targets, to
+// memory); it fails with the first error and keeps failing.
+func (w *File) Write(p []byte) (int, error) {
+	switch {
+	case w.err != nil:
+		return 0, w.err
+	case w.done:
+		return 0, fmt.Errorf("%s: written after its commit or abort", w.path)
+	case w.f == nil:
+		w.buf = append(w.buf, p...)
+		return len(p), nil
+	}
+	n, err := w.f.Write(p)
+	if err != nil {
+		w.err = fmt.Errorf("%s: %w", w.path, err)
+	}
+	return n, w.err
+}
+
+// Commit makes the file whole at its path; on failure the path is as
+// it was.
+func (w *File) Commit() (err error) {
+	if w.done {
+		return fmt.Errorf("%s: committed after its commit or abort", w.path)
+	}
+	if w.f == nil {
+		w.done = true
+		return WriteFile(w.path, w.buf)
+	}
+	if w.err != nil {
+		w.Abort()
+		return w.err
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+			w.Abort()
 		}
-		temps.Lock()
-		delete(temps.names, tmp)
-		temps.Unlock()
 	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err = w.f.Chmod(w.perm); err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err = w.f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err = w.f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err = os.Rename(w.tmp, w.path); err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
+	w.forget()
 	// The rename is durable once the directory is synced; where a
 	// directory cannot be synced (some file systems), the data still is.
-	if d, derr := os.Open(dir); derr == nil {
+	if d, derr := os.Open(w.dir); derr == nil {
 		d.Sync()
 		d.Close()
 	}
 	return nil
+}
+
+// Abort removes the temporary file, leaving the path as it was; it does
+// nothing after Commit.
+func (w *File) Abort() {
+	if w.done {
+		return
+	}
+	if w.f != nil {
+		w.f.Close()
+		os.Remove(w.tmp)
+		w.forget()
+	}
+	w.done, w.buf = true, nil
+}
+
+// forget drops the temporary file from those RemoveTemps removes.
+func (w *File) forget() {
+	w.done = true
+	temps.Lock()
+	delete(temps.names, w.tmp)
+	temps.Unlock()
 }
 
 // removeStale removes the temporary files of base in dir left by

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"strconv"
+
+	"github.com/perfsim/perfsim/internal/fileio"
+	"github.com/perfsim/perfsim/serve"
+)
+
+// requestsHeader is --requests-out's header, in base units.
+var requestsHeader = []string{"id", "arrival_s", "start_s", "first_token_s", "finish_s", "input_tokens", "output_tokens", "queue_s", "ttft_s", "tpot_s", "e2e_s", "preemptions"}
+
+// requestRow is one request's row of --requests-out.
+func requestRow(m *serve.Metrics) []string {
+	return []string{strconv.Itoa(m.ID), num(float64(m.Arrival)), num(float64(m.Start)), num(float64(m.FirstToken)),
+		num(float64(m.Finish)), strconv.Itoa(m.Input), strconv.Itoa(m.Output), num(float64(m.Queue())), num(float64(m.TTFT())),
+		num(float64(m.TPOT())), num(float64(m.E2E())), strconv.Itoa(m.Preemptions)}
+}
+
+// requestsWriter streams --requests-out to its file as requests finish
+// (serve.Options.OnFinish), in the requests' order: a request that
+// finishes before one ahead of it waits in pend until that one has
+// (with one replica, about the requests in the system; with data-
+// parallel replicas, which run one after another, the later replicas'
+// records until the earlier ones' are written). The file appears whole
+// at commit (fileio.Create), and not at all after abort.
+type requestsWriter struct {
+	f    *fileio.File
+	bw   *bufio.Writer
+	cw   *csv.Writer
+	next int // the index of the next row
+	pend map[int]serve.Metrics
+	err  error
+}
+
+func newRequestsWriter(path string) (*requestsWriter, error) {
+	f, err := fileio.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &requestsWriter{f: f, bw: bufio.NewWriterSize(f, 64<<10), pend: map[int]serve.Metrics{}}
+	w.cw = csv.NewWriter(w.bw)
+	w.err = w.cw.Write(requestsHeader)
+	return w, nil
+}
+
+// finish takes request i's record.
+func (w *requestsWriter) finish(i int, m *serve.Metrics) {
+	if i != w.next {
+		w.pend[i] = *m
+		return
+	}
+	w.row(m)
+	for {
+		p, ok := w.pend[w.next]
+		if !ok {
+			return
+		}
+		delete(w.pend, w.next)
+		w.row(&p)
+	}
+}
+
+func (w *requestsWriter) row(m *serve.Metrics) {
+	w.next++
+	if w.err == nil {
+		w.err = w.cw.Write(requestRow(m))
+	}
+}
+
+// commit writes the records res holds, if the run gave them rather
+// than streamed them (RunDeployment's cluster), and makes the file
+// whole.
+func (w *requestsWriter) commit(res *serve.Result) error {
+	if w.next == 0 {
+		for i := range res.Requests {
+			w.row(&res.Requests[i])
+		}
+	}
+	if w.err == nil && (len(w.pend) > 0 || w.next != res.Count) {
+		w.err = fmt.Errorf("%d of %d requests' records written (a bug)", w.next, res.Count)
+	}
+	if w.err == nil {
+		w.cw.Flush()
+		w.err = w.cw.Error()
+	}
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	if w.err != nil {
+		w.f.Abort()
+		return w.err
+	}
+	return w.f.Commit()
+}
+
+// abort leaves the path as it was.
+func (w *requestsWriter) abort() { w.f.Abort() }
+
+// run serves the requests: a plain deployment (aggregated, round-robin,
+// open loop) of a drawn workload draws them as the engine reaches them
+// (serve.RunWorkload); a trace, or any other deployment, holds them.
+func (s *serveSetup) run() (*serve.Result, error) {
+	reqs := s.reqs
+	if reqs == nil {
+		if !s.dep.Disaggregated() && s.dep.Router == serve.RoundRobin && s.opts.Users == 0 {
+			return serve.RunWorkload(s.dep.Serve.Pricer, s.dep.Serve.Engine, s.wl, s.dep.Serve.Instances, s.opts)
+		}
+		var err error
+		if reqs, err = s.wl.Requests(); err != nil {
+			return nil, err
+		}
+	}
+	return serve.RunDeployment(s.dep, reqs, s.opts)
+}
