@@ -46,6 +46,12 @@
 //     (sim.KVTransfer), its prefill blocks held until it has arrived.
 //   - parse.go, trace.go: the parsers of layouts (2P1D), length files
 //     and traces.
+//   - source.go: a run's requests read by cursors, from a slice (Run) or
+//     drawn from a workload's generator as the engine reaches them
+//     (RunWorkload), never held; and the check of every request.
+//   - records.go: what a run keeps of a finished request (36 bytes:
+//     four times and the output length), from which every metric and
+//     summary is computed.
 //   - metrics.go: per-request metrics (queueing, TTFT, TPOT, E2E) and
 //     their summaries (mean and percentiles), throughput, goodput, and
 //     the bookkeeping checks (Little's law).

@@ -137,10 +137,12 @@ func (e *Engine) GraphLimit() int {
 // piecewise graphs. Decode holds each decode token's context, so the
 // longest sequence of a decode step is its largest context plus one.
 func (e *Engine) launch(it *sim.Iteration, most int) {
-	it.Eager, it.Piecewise, it.Pad, it.PadHead = false, false, 0, false
+	it.Eager, it.Piecewise, it.Pad, it.PadHead, it.HeadEager = false, false, 0, false, false
 	if !e.Graphs {
 		return
 	}
+	// vLLM computes the logits outside its graphs.
+	it.HeadEager = e.Capture == CaptureVLLM06 || e.Capture == CaptureVLLMV1
 	if e.Capture == CaptureVLLMV1 {
 		n := it.Tokens()
 		if n > most {

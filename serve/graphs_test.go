@@ -82,7 +82,8 @@ func TestGraphLimit(t *testing.T) {
 // decode step eagerly once a sequence is longer than
 // max_seq_len_to_capture (8192): 4 requests of 8300 + 64 tokens of Llama
 // 3.1 8B decode as an engine without graphs does, and 4 of 8000 + 64 as
-// one with them, less the padding (4 is captured: none).
+// one with them (4 is captured: no padding), but for the LM head, which
+// vLLM runs outside the graph.
 func TestVLLMGraphLimit(t *testing.T) {
 	run := func(hw, mdl, engine string, wl serve.Workload, set func(*serve.Engine)) float64 {
 		t.Helper()
@@ -111,7 +112,7 @@ func TestVLLMGraphLimit(t *testing.T) {
 	graphs = run("h100", "llama3.1-8b", "vllm-0.6", short, func(*serve.Engine) {})
 	any := run("h100", "llama3.1-8b", "vllm-0.6", short, func(e *serve.Engine) { e.Capture = serve.CaptureAny })
 	none = run("h100", "llama3.1-8b", "vllm-0.6", short, func(e *serve.Engine) { e.Graphs = false })
-	if graphs != any || !(graphs < none) {
-		t.Errorf("vllm-0.6, sequences under 8192: TPOT p50 %.6g s, every step graphed unpadded %.6g, without graphs %.6g; want the first two equal, below the last", graphs, any, none)
+	if !(any < graphs && graphs-any < 1e-3*graphs && graphs < none) {
+		t.Errorf("vllm-0.6, sequences under 8192: TPOT p50 %.6g s, every step in one unpadded graph %.6g, without graphs %.6g; want the first a little above the second (its LM head outside the graph), below the last", graphs, any, none)
 	}
 }

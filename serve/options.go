@@ -16,7 +16,7 @@ type Options struct {
 	// compute but hold KV blocks. 0: no prefix caching.
 	PrefixHit float64
 	// ITL records every gap between a request's consecutive tokens
-	// for Result.ITL (memory: one float per output token).
+	// for Result.ITL (memory: one entry per distinct gap, gaps.go).
 	ITL bool
 	// Users, when > 0, runs a closed loop (RunDeployment): Users users
 	// each send a request at t = 0 and the next one Think after their

@@ -49,6 +49,11 @@ type Iteration struct {
 	// rows). Pad is ignored in an iteration that is launched eagerly.
 	Pad     int
 	PadHead bool
+	// HeadEager launches the LM head (and the gather of its logits)
+	// kernel by kernel even when the rest is in a graph: vLLM computes
+	// the logits outside its CUDA graphs (compute_logits after the
+	// graph's replay, in V0 and V1).
+	HeadEager bool
 }
 
 // Tokens returns the tokens the iteration pushes through the model.
@@ -278,7 +283,7 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 			head += pad
 		}
 	}
-	t := p.denseTime(tokens+pad, graph, bothPhases) + p.headTime(head, graph)
+	t := p.denseTime(tokens+pad, graph, bothPhases) + p.headTime(head, graph && !it.HeadEager)
 	if n := len(it.Decode); n > 0 && len(p.decOnly) > 0 {
 		if len(it.Prefill) == 0 {
 			n += pad // the padding rows are decode rows

@@ -267,3 +267,32 @@ func TestPricer_piecewise(t *testing.T) {
 		t.Errorf("a mixed iteration in piecewise graphs %v, eager %v; want less", pw, e)
 	}
 }
+
+// TestPricer_headEager: a graphed decode step whose LM head is launched
+// outside the graph (vLLM) costs more, by the same at any context; an
+// eager step is unchanged.
+func TestPricer_headEager(t *testing.T) {
+	sys, w := testSystem(2), tinyLlama()
+	sc := Default()
+	sc.TP = 2
+	p, err := NewPricer(sys, w, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.headTime(3, false) - p.headTime(3, true)
+	for _, ctx := range []int{100, 4000} {
+		it := Iteration{Decode: []int{ctx, ctx, ctx}, Sampled: 3}
+		g := p.Price(&it).Time
+		it.HeadEager = true
+		h := p.Price(&it).Time
+		if d := float64(h - g); !(d > 0) || math.Abs(d-want) > 1e-12 {
+			t.Errorf("context %d: the head outside the graph adds %g s, want %g s (> 0)", ctx, d, want)
+		}
+		it.Eager = true
+		e := p.Price(&it).Time
+		it.HeadEager = false
+		if e2 := p.Price(&it).Time; e2 != e {
+			t.Errorf("context %d: an eager step with HeadEager %v, without %v", ctx, e, e2)
+		}
+	}
+}
