@@ -23,7 +23,7 @@ const (
 	FormatVidur          = "vidur"          // Microsoft Vidur: GEMMs and memory-bound ops
 	FormatLLMCompass     = "llmcompass"     // LLMCompass A100 kernels
 	FormatXLA            = "xla"            // XLA's sm_90 matmul performance table
-	FormatInferSim       = "infersim"       // Alibaba InferSim: FlashMLA and DeepGEMM grouped-GEMM tables (import_infersim.go)
+	FormatInferSim       = "infersim"       // Alibaba InferSim: FlashMLA and DeepGEMM grouped-GEMM tables (import_moe.go)
 )
 
 // Formats lists the formats ReadFile accepts.

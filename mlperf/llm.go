@@ -23,7 +23,7 @@ import (
 // dataset's samples, each with its own lengths, in LoadGen's order
 // (llm_samples.go), where the per-sample counts are published, else the
 // benchmark's mean lengths, fixed. Offline is LoadGen's one query of
-// all its samples at once (llm_offline.go), in output tokens/s; Server
+// all its samples at once (llm_loadgen.go), in output tokens/s; Server
 // is the highest Poisson rate at which the 99th-percentile TTFT and TPOT
 // (GPT-J: the whole request) meet the bounds, in output tokens/s.
 

@@ -55,7 +55,7 @@ type priceCache struct {
 	scan  [scanSlots]slot[model.Scan]
 	sums  [sumSlots]sumEntry
 	// passes are phases priced from decompositions the runner holds
-	// (pass.go's passCached); next is the slot the next one takes.
+	// (passcache.go: passHit, passStore); next is the slot the next one takes.
 	passes [passSlots]passEntry
 	next   int
 }
