@@ -116,6 +116,13 @@ func RunDeployment(d Deployment, reqs []Request, o Options) (*Result, error) {
 	return runDeployment(d, reqs, o, nil)
 }
 
+// replicasOnly says whether d under o is data-parallel replicas, each
+// its own event loop (RunReplicas): aggregated, routed round-robin, an
+// open loop.
+func (d Deployment) replicasOnly(o Options) bool {
+	return !d.Disaggregated() && d.Router == RoundRobin && o.Users == 0
+}
+
 // runDeployment is RunDeployment with an audit called after every step
 // (tests).
 func runDeployment(d Deployment, reqs []Request, o Options, audit func(*cluster) error) (*Result, error) {
@@ -125,7 +132,7 @@ func runDeployment(d Deployment, reqs []Request, o Options, audit func(*cluster)
 	if d.Serve.Pricer == nil || d.Disaggregated() && d.Decode.Pricer == nil {
 		return nil, errors.New("serve: a pool without a pricer")
 	}
-	if !d.Disaggregated() && d.Router == RoundRobin && o.Users == 0 {
+	if d.replicasOnly(o) {
 		return RunReplicas(d.Serve.Pricer, d.Serve.Engine, reqs, d.Serve.Instances, o)
 	}
 	if len(reqs) == 0 {

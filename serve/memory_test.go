@@ -100,3 +100,45 @@ func TestRunWorkload(t *testing.T) {
 		t.Error("a request beyond the KV cache: no error")
 	}
 }
+
+// TestRunDeploymentWorkload: a drawn workload on a deployment gives what
+// RunDeployment gives on its requests, whether the deployment draws them
+// as the engine reaches them (replicas alone) or holds them (a router
+// that sees the replicas' state, a closed loop).
+func TestRunDeploymentWorkload(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
+	wl := serve.Workload{N: 1500, Arrival: serve.Poisson, Rate: 30, Seed: 7, Input: serve.Uniform{Min: 50, Max: 400}, Output: serve.Uniform{Min: 1, Max: 200}}
+	tests := []struct {
+		name   string
+		router serve.Router
+		dp     int
+		o      serve.Options
+	}{
+		{"one replica", serve.RoundRobin, 1, serve.Options{}},
+		{"round-robin", serve.RoundRobin, 2, serve.Options{}},
+		{"least outstanding", serve.LeastOutstanding, 2, serve.Options{}},
+		{"closed loop", serve.RoundRobin, 1, serve.Options{Users: 16}},
+	}
+	for _, tt := range tests {
+		tt.o.Records = true
+		d := func() serve.Deployment {
+			return serve.Deployment{Serve: serve.Pool{Pricer: pricer(t, sys, w, e.Scenario(sim.Default())), Engine: e, Instances: tt.dp}, Router: tt.router}
+		}
+		reqs, err := wl.Requests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := serve.RunDeployment(d(), reqs, tt.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := serve.RunDeploymentWorkload(d(), &wl, tt.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: RunDeploymentWorkload and RunDeployment on its requests differ:\n%+v\n%+v", tt.name, got.TTFT, want.TTFT)
+		}
+	}
+}

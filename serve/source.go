@@ -76,6 +76,21 @@ func RunWorkload(p *sim.Pricer, e Engine, w *Workload, dp int, o Options) (*Resu
 	return run(p, e, source{n: w.N, open: w.cursor}, o)
 }
 
+// RunDeploymentWorkload serves w's requests on d as RunDeployment serves
+// w.Requests(), with the same results; a deployment of replicas alone
+// (aggregated, round-robin, open loop) draws them as RunWorkload does,
+// any other holds them.
+func RunDeploymentWorkload(d Deployment, w *Workload, o Options) (*Result, error) {
+	if d.replicasOnly(o) {
+		return RunWorkload(d.Serve.Pricer, d.Serve.Engine, w, d.Serve.Instances, o)
+	}
+	reqs, err := w.Requests()
+	if err != nil {
+		return nil, err
+	}
+	return RunDeployment(d, reqs, o)
+}
+
 // Check draws every request of w, keeping none, and reports the first
 // problem (Validate's, or a request beyond MaxTime) as Requests would.
 func (w *Workload) Check() error {

@@ -100,19 +100,11 @@ func (w *requestsWriter) commit(res *serve.Result) error {
 // abort leaves the path as it was.
 func (w *requestsWriter) abort() { w.f.Abort() }
 
-// run serves the requests: a plain deployment (aggregated, round-robin,
-// open loop) of a drawn workload draws them as the engine reaches them
-// (serve.RunWorkload); a trace, or any other deployment, holds them.
+// run serves the requests: a drawn workload's as the deployment allows
+// (serve.RunDeploymentWorkload), a trace's held.
 func (s *serveSetup) run() (*serve.Result, error) {
-	reqs := s.reqs
-	if reqs == nil {
-		if !s.dep.Disaggregated() && s.dep.Router == serve.RoundRobin && s.opts.Users == 0 {
-			return serve.RunWorkload(s.dep.Serve.Pricer, s.dep.Serve.Engine, s.wl, s.dep.Serve.Instances, s.opts)
-		}
-		var err error
-		if reqs, err = s.wl.Requests(); err != nil {
-			return nil, err
-		}
+	if s.reqs == nil {
+		return serve.RunDeploymentWorkload(s.dep, s.wl, s.opts)
 	}
-	return serve.RunDeployment(s.dep, reqs, s.opts)
+	return serve.RunDeployment(s.dep, s.reqs, s.opts)
 }
