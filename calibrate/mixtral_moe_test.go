@@ -97,16 +97,27 @@ func TestMoE_mixtralGrowth(t *testing.T) {
 // routing, while the measured one is 5-12% slower under the power-law
 // routings than balanced (the busiest experts' longer GEMMs), and the
 // model is slower than either: at 3,072 tokens on the H200 2.03 ms
-// against 1.48 (balanced) and 1.63-1.67 (power law). So the MoE pricing
-// is no source of the MLPerf Mixtral row's optimism (docs/mlperf.md,
-// "Why Mixtral is optimistic"): the test fails if a calibration makes
-// the module faster than measured by more than 5% at any of these rows.
+// against 1.48 (balanced) and 1.63-1.67 (power law). The grouped GEMMs
+// here are compute-bound (the measured module runs at 0.74 of the fp8
+// peak) and the fitted table prices them at compute_fp8 (0.74 on the
+// H200) with the weights' streaming added almost in full (overlap
+// exponent 1.1), a compromise over shape families whose measured
+// efficiency differs (docs/hardware.md, "MoE at large token counts").
+// Two-sided: the module may be priced no more than 5% faster than
+// measured (then the MoE would become a source of the MLPerf Mixtral
+// row's optimism, docs/mlperf.md) and no more than it is today over it,
+// +50% on the H200 (now +15.7% to +47.3%) and +65% on the H100 (now
+// +25.1% to +62.1%): a bound to tighten when the compute-bound regime
+// is fixed, not a target.
 func TestMoE_mixtralServing(t *testing.T) {
 	v := validationDir(t)
-	for _, dv := range []string{"h100", "h200"} {
-		dev := catalogDevice(t, dv)
+	for _, dv := range []struct {
+		dev  string
+		over float64 // the most the module may be priced over measured
+	}{{"h100", 0.65}, {"h200", 0.50}} {
+		dev := catalogDevice(t, dv.dev)
 		p := dev.Processor()
-		ms, _, err := ReadFile(filepath.Join(v, "aiconfigurator", dv+"_sxm_moe_trtllm_1.3.0rc20_moe_perf.csv"), FormatAuto, "")
+		ms, _, err := ReadFile(filepath.Join(v, "aiconfigurator", dv.dev+"_sxm_moe_trtllm_1.3.0rc20_moe_perf.csv"), FormatAuto, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,13 +130,16 @@ func TestMoE_mixtralServing(t *testing.T) {
 			n++
 			got := moeTime(&p, moeKernelsOf(*m))
 			e := got/float64(m.Time) - 1
-			t.Logf("%s %-15s %6d tokens: measured %7.1f µs, model %7.1f µs (%+.1f%%)", dv, m.Routing, m.M, 1e6*float64(m.Time), 1e6*got, 100*e)
+			t.Logf("%s %-15s %6d tokens: measured %7.1f µs, model %7.1f µs (%+.1f%%)", dv.dev, m.Routing, m.M, 1e6*float64(m.Time), 1e6*got, 100*e)
 			if e < -0.05 {
-				t.Errorf("%s %s at %d tokens: the module is priced %.1f%% faster than measured (%.1f µs against %.1f)", dv, m.Routing, m.M, -100*e, 1e6*got, 1e6*float64(m.Time))
+				t.Errorf("%s %s at %d tokens: the module is priced %.1f%% faster than measured (%.1f µs against %.1f)", dv.dev, m.Routing, m.M, -100*e, 1e6*got, 1e6*float64(m.Time))
+			}
+			if e > dv.over {
+				t.Errorf("%s %s at %d tokens: the module is priced %.1f%% over measured (%.1f µs against %.1f; want at most +%.0f%%)", dv.dev, m.Routing, m.M, 100*e, 1e6*got, 1e6*float64(m.Time), 100*dv.over)
 			}
 		}
 		if n == 0 {
-			t.Errorf("%s: no Mixtral-8x7B fp8 rows at moe_tp 1, moe_ep 1 from 1,024 tokens", dv)
+			t.Errorf("%s: no Mixtral-8x7B fp8 rows at moe_tp 1, moe_ep 1 from 1,024 tokens", dv.dev)
 		}
 	}
 }

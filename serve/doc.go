@@ -28,6 +28,13 @@
 //     iteration boundary); the scheduler decides what the next iteration
 //     holds exactly as the engine would; the pricer says how long it
 //     takes.
+//   - schedule.go: the scheduler: admission, chunked prefill, the KV
+//     blocks each request takes, preemption when they run out, and
+//     multi-step decode.
+//   - source.go, records.go: RunWorkload, requests drawn from a seeded
+//     workload as the engine reaches them and never held, and the
+//     columns a run keeps of each request once it has left (36 bytes a
+//     request unless Options.Records asks for every Metrics).
 //   - replicas.go: RunReplicas, data-parallel replicas behind a
 //     round-robin router, each its own event loop; goodput.
 //   - cluster.go (events.go): RunDeployment, every scheduler of a

@@ -52,7 +52,7 @@ type loop struct {
 	blocks  int    // KV blocks of the replica
 	kv      charge // what a sequence holds of them
 	free    int
-	waiting []*live // FIFO; preempted requests go back to the front
+	waiting []*live // in arrival order, but see requeue and orderQueue
 	running []*live // in admission order
 	now     float64
 	res     *Result
@@ -406,9 +406,8 @@ func (l *loop) build() {
 }
 
 // apply advances the scheduled requests by their tokens, records first
-// tokens and completions at l.now, and frees what finished. It returns
-// the requests that finished.
-func (l *loop) apply() int {
+// tokens and completions at l.now, and frees what finished.
+func (l *loop) apply() {
 	done := 0
 	for _, s := range l.sched {
 		r := s.l
@@ -447,7 +446,6 @@ func (l *loop) apply() int {
 		clear(l.running[len(kept):])
 		l.running = kept
 	}
-	return done
 }
 
 // sample records the state for the time series.

@@ -232,21 +232,18 @@ func (l *loop) nextStep() bool {
 }
 
 // release completes the requests held to the end of a multi-step decode
-// batch at l.now, frees their blocks and returns how many there were.
-func (l *loop) release() int {
-	done := 0
+// batch at l.now and frees their blocks.
+func (l *loop) release() {
 	kept := l.running[:0]
 	for _, r := range l.running {
 		if r.held {
 			l.shrunk = true
 			l.emit(r, true)
 			l.drop(r)
-			done++
 			continue
 		}
 		kept = append(kept, r)
 	}
 	clear(l.running[len(kept):])
 	l.running = kept
-	return done
 }

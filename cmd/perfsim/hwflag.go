@@ -63,18 +63,8 @@ func resolveHardwareArg(arg, flag string) (*hardware.Device, error) {
 		return nil, usagef("--hw: no hardware given (a catalog name such as h100, or a .toml file)")
 	}
 	d, err := hardware.Resolve(arg)
-	var pe *hardware.ParseError
-	if errors.Is(err, hardware.ErrUnknownDevice) && !errors.As(err, &pe) {
-		// A name that is neither in the catalog nor a file is a usage
-		// error (exit 2) naming the flag, as an unknown --model is; a
-		// file's unknown base is the file's problem, at its line.
-		if flag != "" {
-			return nil, usagef("%s: %w", flag, err)
-		}
-		return nil, usageError{err}
-	}
 	if err != nil {
-		return nil, linesError{err}
+		return nil, hwArgError(err, flag)
 	}
 	// A hand-written file without efficiencies is not a perfect roofline:
 	// it takes a calibrated device's (its label says which).
@@ -93,12 +83,21 @@ func (e linesError) Error() string {
 func (e linesError) Unwrap() error { return e.err }
 
 // hwFlagError is the error of a --hw argument hardware.Resolve refused,
-// for a command that takes the device as it is (calibrate): an unknown
-// name is a usage error naming the flag; a file's problems, one a line.
-func hwFlagError(err error) error {
+// for a command that takes the device as it is (calibrate).
+func hwFlagError(err error) error { return hwArgError(err, "--hw") }
+
+// hwArgError is the error of a hardware argument, given as flag (""
+// positionally), that hardware.Resolve refused. A name that is neither in
+// the catalog nor a file is a usage error (exit 2) naming the flag, as an
+// unknown --model is; a file's problems, its unknown base among them,
+// come one a line, each at its line.
+func hwArgError(err error, flag string) error {
 	var pe *hardware.ParseError
 	if errors.Is(err, hardware.ErrUnknownDevice) && !errors.As(err, &pe) {
-		return usagef("--hw: %w", err)
+		if flag != "" {
+			return usagef("%s: %w", flag, err)
+		}
+		return usageError{err}
 	}
 	return linesError{err}
 }

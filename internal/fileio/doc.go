@@ -16,5 +16,7 @@
 // file is refused. Temporary files are named .NAME.perfsim-PID.tmp: a
 // later write to the same target removes those whose process is gone
 // (killed mid-write), and RemoveTemps, which perfsim calls on SIGINT and
-// SIGTERM, removes the process's own.
+// SIGTERM, removes the process's own. Create gives the same writes to a
+// file too large to hold in memory (a File: written as it is made, made
+// whole by Commit, or left as it was by Abort).
 package fileio
