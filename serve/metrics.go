@@ -157,7 +157,7 @@ func (res *Result) summarize(area float64) {
 		res.Utilization = float64(res.BusyTime) / d / float64(res.Replicas)
 		res.MeanInSystem = area / d
 	}
-	res.overload()
+	res.overload(x)
 }
 
 // overload decides whether the system fell behind its arrivals without
@@ -172,7 +172,9 @@ func (res *Result) summarize(area float64) {
 // queue (a KV cache and a max_num_seqs larger than the run): its waits
 // stay flat while each request is served ever more slowly. A stable
 // system has both slopes near 0.
-func (res *Result) overload() {
+//
+// buf is room for the sorted finish times (summarize's buffer).
+func (res *Result) overload(buf []float64) {
 	// A merged result (RunReplicas) starts from its first replica's,
 	// whose verdict was on that replica's requests alone.
 	res.Overloaded, res.Verdict = false, ""
@@ -181,9 +183,11 @@ func (res *Result) overload() {
 	if n < 20 {
 		return
 	}
-	arr := slices.Clone(r.arrival)
-	fin := slices.Clone(r.finish)
-	slices.Sort(arr)
+	arr := r.arrival // sorted, but for a closed loop's (sent as users finish)
+	if !slices.IsSorted(arr) {
+		arr = slices.Sorted(slices.Values(arr))
+	}
+	fin := append(buf[:0], r.finish...)
 	slices.Sort(fin)
 	span := arr[n-1] - arr[0]
 	if span <= 0 {
