@@ -316,7 +316,7 @@ func ParseLengths(s string) (Lengths, error) {
 	parts := strings.Split(strings.TrimSpace(s), ":")
 	nums := func(want ...int) ([]float64, error) {
 		args := parts[1:]
-		if !slicesContains(want, len(args)) {
+		if !slices.Contains(want, len(args)) {
 			ns := make([]string, len(want))
 			for i, n := range want {
 				ns[i] = strconv.Itoa(n)
@@ -387,13 +387,4 @@ func ParseLengths(s string) (Lengths, error) {
 		}
 	}
 	return nil, fmt.Errorf("%q: want N, uniform:MIN:MAX, normal:MEAN:SD[:MIN:MAX], lognormal:MEAN:SD[:MIN:MAX], empirical:N1,N2,…,Nk or file:PATH", s)
-}
-
-func slicesContains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
