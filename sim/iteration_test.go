@@ -135,18 +135,7 @@ func TestPricer_grid(t *testing.T) {
 // pricer without CUDA graphs charges for it, more than the graphed step,
 // and a prefill is unaffected.
 func TestPricer_eager(t *testing.T) {
-	sys, w := testSystem(2), tinyLlama()
-	sc := Default()
-	sc.TP = 2
-	graphed, err := NewPricer(sys, w, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.NoGraphs = true
-	eager, err := NewPricer(sys, w, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	graphed, eager := tp2Pricer(t, false), tp2Pricer(t, true)
 	for _, n := range []int{1, 161, 700} {
 		it := Iteration{Decode: make([]int, n), Sampled: n}
 		for i := range it.Decode {
@@ -178,13 +167,7 @@ func TestPricer_eager(t *testing.T) {
 // more (nothing where the head's GEMM tiles are the same). Padding is ignored when the
 // iteration is launched eagerly, and costs nothing at 0.
 func TestPricer_pad(t *testing.T) {
-	sys, w := testSystem(2), tinyLlama()
-	sc := Default()
-	sc.TP = 2
-	p, err := NewPricer(sys, w, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tp2Pricer(t, false)
 	batch := func(n int) Iteration {
 		it := Iteration{Decode: make([]int, n), Sampled: n}
 		for i := range it.Decode {
@@ -235,13 +218,7 @@ func TestPricer_pad(t *testing.T) {
 // of a decode step's two launches is the mixers' alone, the same at any
 // context; Eager overrides Piecewise.
 func TestPricer_piecewise(t *testing.T) {
-	sys, w := testSystem(2), tinyLlama()
-	sc := Default()
-	sc.TP = 2
-	p, err := NewPricer(sys, w, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tp2Pricer(t, false)
 	price := func(it Iteration, piecewise, eager bool) model.Seconds {
 		it.Piecewise, it.Eager = piecewise, eager
 		return p.Price(&it).Time
@@ -272,13 +249,7 @@ func TestPricer_piecewise(t *testing.T) {
 // outside the graph (vLLM) costs more, by the same at any context; an
 // eager step is unchanged.
 func TestPricer_headEager(t *testing.T) {
-	sys, w := testSystem(2), tinyLlama()
-	sc := Default()
-	sc.TP = 2
-	p, err := NewPricer(sys, w, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tp2Pricer(t, false)
 	want := p.headTime(3, false) - p.headTime(3, true)
 	for _, ctx := range []int{100, 4000} {
 		it := Iteration{Decode: []int{ctx, ctx, ctx}, Sampled: 3}
@@ -295,4 +266,17 @@ func TestPricer_headEager(t *testing.T) {
 			t.Errorf("context %d: an eager step with HeadEager %v, without %v", ctx, e, e2)
 		}
 	}
+}
+
+// tp2Pricer returns a pricer of the tiny Llama at TP 2 on two test
+// devices, with CUDA graphs or (noGraphs) without.
+func tp2Pricer(t *testing.T, noGraphs bool) *Pricer {
+	t.Helper()
+	sc := Default()
+	sc.TP, sc.NoGraphs = 2, noGraphs
+	p, err := NewPricer(testSystem(2), tinyLlama(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
