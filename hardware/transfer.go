@@ -75,12 +75,8 @@ var sfuPerClock = map[float64]float64{7.0: 16, 7.5: 16, 8.0: 16, 8.9: 16, 9.0: 1
 // of a generation with a sourced throughput. The A100 SXM: 108 × 1.41 GHz
 // × 16 = 2.44 T/s; the H100 SXM: 132 × 1.98 GHz × 16 = 4.18 T/s.
 func SoftmaxRate(d *Device) (model.FLOPRate, bool) {
-	g, ok := generation(d)
-	per := sfuPerClock[g]
-	if !ok || per == 0 || !(d.Clock > 0) || d.ComputeUnits <= 0 {
-		return 0, false
-	}
-	return model.FLOPRate(float64(d.ComputeUnits) * float64(d.Clock) * per), true
+	r, ok := perClockRate(d, sfuPerClock)
+	return model.FLOPRate(r), ok
 }
 
 // sharedBytesPerClock is the shared memory's bandwidth of one SM per
@@ -97,12 +93,21 @@ var sharedBytesPerClock = map[float64]float64{7.0: 128, 7.5: 128, 8.0: 128, 8.9:
 // or compute-unit count or is not of a generation with a sourced figure.
 // The A100 SXM: 108 × 1.41 GHz × 128 B = 19.5 TB/s.
 func SharedBandwidth(d *Device) (model.ByteRate, bool) {
+	r, ok := perClockRate(d, sharedBytesPerClock)
+	return model.ByteRate(r), ok
+}
+
+// perClockRate returns compute units × clock × d's generation's figure
+// in perClock (per unit per clock), in base units per second; false
+// where d has no clock or compute-unit count or its generation has no
+// figure (SoftmaxRate, SharedBandwidth).
+func perClockRate(d *Device, perClock map[float64]float64) (float64, bool) {
 	g, ok := generation(d)
-	per := sharedBytesPerClock[g]
+	per := perClock[g]
 	if !ok || per == 0 || !(d.Clock > 0) || d.ComputeUnits <= 0 {
 		return 0, false
 	}
-	return model.ByteRate(float64(d.ComputeUnits) * float64(d.Clock) * per), true
+	return float64(d.ComputeUnits) * float64(d.Clock) * per, true
 }
 
 // generation returns d's generation number and true, or false when its
