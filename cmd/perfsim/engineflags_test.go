@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -14,14 +13,8 @@ func TestHostFlags(t *testing.T) {
 		"--requests", "200", "--rate", "4", "--seed", "2", "--format", "json"}
 	run := func(extra ...string) map[string]any {
 		t.Helper()
-		out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
-		}
 		var v map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatal(err)
-		}
+		perfsimJSON(t, &v, append(append([]string{}, base...), extra...)...)
 		return v
 	}
 	p50 := func(v map[string]any, k string) float64 { return v[k].(map[string]any)["p50"].(float64) }
@@ -87,14 +80,8 @@ func TestAllReduceFlag(t *testing.T) {
 			"--requests", "100", "--rate", "4", "--seed", "2", "--format", "json"}
 		tpot := func(extra ...string) float64 {
 			t.Helper()
-			out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
-			if code != 0 {
-				t.Fatalf("%s %v: exit %d: %s", engine, extra, code, errOut)
-			}
 			var v map[string]any
-			if err := json.Unmarshal([]byte(out), &v); err != nil {
-				t.Fatal(err)
-			}
+			perfsimJSON(t, &v, append(append([]string{}, base...), extra...)...)
 			return v["tpot_s"].(map[string]any)["p50"].(float64)
 		}
 		def, same, dev := tpot(), tpot("--all-reduce", "vllm"), tpot("--all-reduce", "device")
@@ -125,14 +112,8 @@ func TestDecodeReserveFlags(t *testing.T) {
 		"--requests", "300", "--arrival", "all", "--format", "json"}
 	run := func(extra ...string) (float64, string) {
 		t.Helper()
-		out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
-		}
 		var v map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatal(err)
-		}
+		out := perfsimJSON(t, &v, append(append([]string{}, base...), extra...)...)
 		return v["preemptions"].(float64), out
 	}
 	def, defOut := run()
@@ -156,19 +137,13 @@ func TestSGLangFractionByTP(t *testing.T) {
 		t.Helper()
 		args := append([]string{"serve", "--hw", "h100", "--model", "llama3-70b", "--engine", "sglang", "--disagg", "1P1D", "--prefill-tp", "4", "--decode-tp", "8",
 			"--input", "1024", "--output", "128", "--requests", "20", "--rate", "2", "--format", "json"}, extra...)
-		out, errOut, code := perfsim(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
-		}
 		var v struct {
 			Pools []struct {
 				Name string  `json:"name"`
 				KV   float64 `json:"kv_cache_tokens"`
 			} `json:"pools"`
 		}
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatal(err)
-		}
+		perfsimJSON(t, &v, args...)
 		kv := map[string]float64{}
 		for _, p := range v.Pools {
 			kv[p.Name] = p.KV
@@ -197,14 +172,8 @@ func TestSGLangQueueFlags(t *testing.T) {
 		"--prefix-hit", "0.5", "--format", "json"}
 	run := func(extra ...string) (map[string]any, string) {
 		t.Helper()
-		out, errOut, code := perfsim(t, append(append([]string{}, base...), extra...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
-		}
 		var v map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatal(err)
-		}
+		out := perfsimJSON(t, &v, append(append([]string{}, base...), extra...)...)
 		return v, out
 	}
 	p50 := func(v map[string]any, key string) float64 { return v[key].(map[string]any)["p50"].(float64) }

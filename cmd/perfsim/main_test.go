@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -19,6 +20,20 @@ func perfsim(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, &out, &errb)
 	return out.String(), errb.String(), code
+}
+
+// perfsimJSON runs the CLI in-process, fails the test unless it exits 0,
+// decodes its stdout as JSON into v, and returns stdout.
+func perfsimJSON(t *testing.T, v any, args ...string) string {
+	t.Helper()
+	out, errOut, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return out
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.
