@@ -38,10 +38,12 @@ const (
 	// sets the expected rate to the last run's (two suffice for every
 	// system in the suite; see TestOffline_loadgen).
 	loadgenTries = 4
-	// llmMaxPerReplica bounds the requests of one replica's run: serve
-	// keeps a record of every request (some 400 bytes each), so a run
-	// holds about 100 MB at most. A LoadGen query that would hand a
-	// replica more is cut to it, and the result says so.
+	// llmMaxPerReplica bounds the requests of one replica's run: the run
+	// holds every request (serve.Request, 56 bytes) and serve keeps 36
+	// bytes of each once it has finished, so about 25 MB at most (serve
+	// had kept some 400 bytes a request when the bound was set). A
+	// LoadGen query that would hand a replica more is cut to it, and the
+	// result says so.
 	llmMaxPerReplica = 1 << 18
 )
 
