@@ -88,8 +88,8 @@ type IterationCost struct {
 // prefill, its absorbed projections in a decode step) see that phase's
 // tokens; the LM head sees the sampled rows. Iterations with a prefill
 // run eagerly, decode-only ones as CUDA graphs (as Run prices prefill and
-// decode), unless the iteration says otherwise (Eager, Piecewise, and the
-// padding rows of a captured batch, Pad).
+// decode), unless the iteration says otherwise (Eager, Piecewise,
+// HeadEager, and the padding rows of a captured batch, Pad).
 //
 // The parts that depend only on a token count are remembered in bounded
 // maps (cleared when full), so that an event loop of millions of
