@@ -17,7 +17,8 @@
 //     source; LookupSystem and System.GroupPerNode. TPU slices (3-D tori
 //     without switches) are left out: their collectives are not modelled.
 //   - transfer.go: efficiencies carried to a device without its own fit
-//     (Transfer, Calibration); derive.go: what-if devices (Derive): a
+//     (Transfer, Calibration), and the per-SM datasheet rates they use
+//     (SoftmaxRate, SharedBandwidth); derive.go: what-if devices (Derive): a
 //     change no kernel reads (KernelNeutral: the capacity, the link
 //     bandwidths) keeps the base's calibration, any other carries it.
 //   - allreduce.go: serving engines' own all-reduce kernels (vLLM's custom

@@ -64,8 +64,10 @@
 //     without them).
 //   - iteration.go: Pricer, the time of one continuous-batching engine
 //     iteration (prefill chunks and decode tokens, each at its own
-//     context) for package serve, with bounded memos of the parts that
-//     depend only on token counts.
+//     context) for package serve, launched as the engine launches it
+//     (eagerly, in CUDA graphs padded to a captured size, or in
+//     piecewise graphs), with bounded memos of the parts that depend
+//     only on token counts.
 //   - kernel.go: Kernel, the prediction for one launch (perfsim kernel).
 //   - report.go: Report, a plain struct of per-phase totals, per-class and
 //     per-op rows, memory and Warnings, in base units.
