@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/perfsim/perfsim/model"
 )
@@ -116,11 +117,24 @@ func generation(d *Device) (float64, bool) {
 	if !strings.EqualFold(d.Vendor, "NVIDIA") || d.Kind != "gpu" {
 		return 0, false
 	}
-	w := strings.Fields(d.Architecture)
-	if len(w) == 0 {
+	// The architecture's first word, found without allocating: the
+	// pricer asks for every run (SharedBandwidth, SoftmaxRate).
+	w := strings.TrimLeftFunc(d.Architecture, unicode.IsSpace)
+	if i := strings.IndexFunc(w, unicode.IsSpace); i >= 0 {
+		w = w[:i]
+	}
+	var lower [16]byte
+	if len(w) > len(lower) {
 		return 0, false
 	}
-	g, ok := generations[strings.ToLower(w[0])]
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	g, ok := generations[string(lower[:len(w)])]
 	return g, ok
 }
 

@@ -257,3 +257,36 @@ func TestSharedBandwidth(t *testing.T) {
 		t.Errorf("no architecture: %v (%v), want none", got, ok)
 	}
 }
+
+// TestGeneration reads an architecture's first word whatever its case and
+// spacing, and allocates nothing: the pricer asks for it on every run
+// (BenchmarkSimulate had gone from 3 to 5 allocations a run when it split
+// and lower-cased the words).
+func TestGeneration(t *testing.T) {
+	for _, tt := range []struct {
+		arch string
+		want float64 // 0 for none
+	}{
+		{"Hopper", 9.0},
+		{"  AMPERE (GA100)", 8.0},
+		{"blackwell\tB200", 10.0},
+		{"Ada Lovelace", 8.9},
+		{"", 0},
+		{"   ", 0},
+		{"Hopperish", 0},
+		{"averyveryverylongarchitecturename", 0},
+	} {
+		d := &Device{Vendor: "NVIDIA", Kind: "gpu", Architecture: tt.arch}
+		g, ok := generation(d)
+		if ok != (tt.want > 0) || g != tt.want {
+			t.Errorf("%q: %v (%v), want %v", tt.arch, g, ok, tt.want)
+		}
+	}
+	d, err := Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { generation(d) }); n != 0 {
+		t.Errorf("generation allocates %v times a call, want 0", n)
+	}
+}
