@@ -178,7 +178,12 @@ func runMaxModelCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if res.Next != nil {
-		fmt.Fprintf(stdout, "  the next size, %s, needs %s\n", paramsShort(res.Next.Params()), res.NextMemory.Total.BinaryString())
+		// The next shape of the family, named by its layers and width as
+		// well: its parameter count can round to the same figure, or even
+		// fall a little (more layers of a narrower width), while its
+		// memory per device still grows.
+		ns := res.Next.Shape()
+		fmt.Fprintf(stdout, "  the next size, %s (%d layers, d_model %d), needs %s\n", paramsShort(res.Next.Params()), ns.Layers, ns.DModel, res.NextMemory.Total.BinaryString())
 	}
 	if sc.Mode == sim.Training {
 		scores := ""

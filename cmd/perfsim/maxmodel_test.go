@@ -89,7 +89,7 @@ func TestMaxModel_trillions(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.Contains(out, "e+") || !strings.Contains(out, ": 1.22 T parameters") || !strings.Contains(out, "the next size, 1.22 T,") {
+	if strings.Contains(out, "e+") || !strings.Contains(out, ": 1.22 T parameters") || !strings.Contains(out, "the next size, 1.22 T (") {
 		t.Errorf("want 1.22 T and next 1.22 T:\n%s", out)
 	}
 	for _, tt := range []struct {
