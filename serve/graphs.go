@@ -137,12 +137,14 @@ func (e *Engine) GraphLimit() int {
 // piecewise graphs. Decode holds each decode token's context, so the
 // longest sequence of a decode step is its largest context plus one.
 func (e *Engine) launch(it *sim.Iteration, most int) {
-	it.Eager, it.Piecewise, it.Pad, it.PadHead, it.HeadEager = false, false, 0, false, false
+	it.Eager, it.Piecewise, it.Pad, it.Head = false, false, 0, sim.HeadInGraph
 	if !e.Graphs {
 		return
 	}
 	// vLLM computes the logits outside its graphs.
-	it.HeadEager = e.Capture == CaptureVLLM06 || e.Capture == CaptureVLLMV1
+	if e.Capture == CaptureVLLM06 || e.Capture == CaptureVLLMV1 {
+		it.Head = sim.HeadEager
+	}
 	if e.Capture == CaptureVLLMV1 {
 		n := it.Tokens()
 		if n > most {
@@ -170,6 +172,6 @@ func (e *Engine) launch(it *sim.Iteration, most int) {
 		}
 		it.Pad = capturedSize(n) - n
 	case CaptureSGLang:
-		it.Pad, it.PadHead = capturedSize(n)-n, true
+		it.Pad, it.Head = capturedSize(n)-n, sim.HeadPadded
 	}
 }

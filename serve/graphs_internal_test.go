@@ -41,7 +41,7 @@ func TestLaunch(t *testing.T) {
 	type want struct {
 		eager, piecewise bool
 		pad              int
-		head, headEager  bool
+		head             sim.HeadLaunch
 	}
 	for _, c := range []struct {
 		name    string
@@ -51,29 +51,29 @@ func TestLaunch(t *testing.T) {
 		it      sim.Iteration
 		want    want
 	}{
-		{"v0 decode 13", CaptureVLLM06, true, 256, dec(13, 500), want{pad: 3, headEager: true}},
-		{"v0 decode 256", CaptureVLLM06, true, 256, dec(256, 500), want{headEager: true}},
-		{"v0 decode 257 over 256", CaptureVLLM06, true, 256, dec(257, 500), want{eager: true, headEager: true}},
-		{"v0 seq len 8192", CaptureVLLM06, true, 256, dec(5, 8191), want{pad: 3, headEager: true}},
-		{"v0 seq len 8193", CaptureVLLM06, true, 256, dec(5, 8192), want{eager: true, headEager: true}},
-		{"v0 prefill", CaptureVLLM06, true, 256, mixed(300, 0), want{headEager: true}},
-		{"sglang decode 13", CaptureSGLang, true, 160, dec(13, 500), want{pad: 3, head: true}},
+		{"v0 decode 13", CaptureVLLM06, true, 256, dec(13, 500), want{pad: 3, head: sim.HeadEager}},
+		{"v0 decode 256", CaptureVLLM06, true, 256, dec(256, 500), want{head: sim.HeadEager}},
+		{"v0 decode 257 over 256", CaptureVLLM06, true, 256, dec(257, 500), want{eager: true, head: sim.HeadEager}},
+		{"v0 seq len 8192", CaptureVLLM06, true, 256, dec(5, 8191), want{pad: 3, head: sim.HeadEager}},
+		{"v0 seq len 8193", CaptureVLLM06, true, 256, dec(5, 8192), want{eager: true, head: sim.HeadEager}},
+		{"v0 prefill", CaptureVLLM06, true, 256, mixed(300, 0), want{head: sim.HeadEager}},
+		{"sglang decode 13", CaptureSGLang, true, 160, dec(13, 500), want{pad: 3, head: sim.HeadPadded}},
 		{"sglang decode 161", CaptureSGLang, true, 160, dec(161, 500), want{eager: true}},
 		{"sglang mixed", CaptureSGLang, true, 160, mixed(300, 5), want{}},
-		{"v1 decode 3", CaptureVLLMV1, true, 512, dec(3, 500), want{piecewise: true, pad: 1, headEager: true}},
-		{"v1 mixed 300", CaptureVLLMV1, true, 512, mixed(290, 10), want{piecewise: true, pad: 4, headEager: true}},
-		{"v1 prefill 512", CaptureVLLMV1, true, 512, mixed(512, 0), want{piecewise: true, headEager: true}},
-		{"v1 prefill 513", CaptureVLLMV1, true, 512, mixed(513, 0), want{eager: true, headEager: true}},
-		{"v1 decode 600", CaptureVLLMV1, true, 512, dec(600, 500), want{eager: true, headEager: true}},
+		{"v1 decode 3", CaptureVLLMV1, true, 512, dec(3, 500), want{piecewise: true, pad: 1, head: sim.HeadEager}},
+		{"v1 mixed 300", CaptureVLLMV1, true, 512, mixed(290, 10), want{piecewise: true, pad: 4, head: sim.HeadEager}},
+		{"v1 prefill 512", CaptureVLLMV1, true, 512, mixed(512, 0), want{piecewise: true, head: sim.HeadEager}},
+		{"v1 prefill 513", CaptureVLLMV1, true, 512, mixed(513, 0), want{eager: true, head: sim.HeadEager}},
+		{"v1 decode 600", CaptureVLLMV1, true, 512, dec(600, 500), want{eager: true, head: sim.HeadEager}},
 		{"any decode 13", CaptureAny, true, 0, dec(13, 500), want{}},
 		{"any decode 13 over 8", CaptureAny, true, 8, dec(13, 500), want{eager: true}},
 		{"no graphs", CaptureVLLMV1, false, 0, dec(13, 500), want{}},
 	} {
 		e := Engine{Graphs: c.graphs, Capture: c.capture}
 		it := c.it
-		it.Eager, it.Piecewise, it.Pad, it.PadHead, it.HeadEager = true, true, 99, true, true // overwritten
+		it.Eager, it.Piecewise, it.Pad, it.Head = true, true, 99, sim.HeadPadded // overwritten
 		e.launch(&it, c.most)
-		if got := (want{it.Eager, it.Piecewise, it.Pad, it.PadHead, it.HeadEager}); got != c.want {
+		if got := (want{it.Eager, it.Piecewise, it.Pad, it.Head}); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}

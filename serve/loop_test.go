@@ -171,7 +171,7 @@ func TestLowRate(t *testing.T) {
 	p := pricer(t, sys, w, sc)
 	one := sim.Iteration{Decode: []int{1024}, Sampled: 1}
 	graphed := p.Price(&one).Time
-	one.HeadEager = true // vLLM's logits, outside its graphs
+	one.Head = sim.HeadEager // vLLM's logits, outside its graphs
 	v0 := p.Price(&one).Time
 	one.Piecewise = true
 	v1 := p.Price(&one).Time
@@ -312,7 +312,7 @@ func TestMultiStep(t *testing.T) {
 	prefill := float64(p.Price(&sim.Iteration{Prefill: []sim.Chunk{{Tokens: in}}, Sampled: 1}).Time)
 	// A decode step as vLLM v0.6.0 runs it: one graph, the LM head outside.
 	step := func(j int) float64 {
-		return float64(p.Price(&sim.Iteration{Decode: []int{in + j}, Sampled: 1, HeadEager: true}).Time)
+		return float64(p.Price(&sim.Iteration{Decode: []int{in + j}, Sampled: 1, Head: sim.HeadEager}).Time)
 	}
 	block := step(0) + step(1) + step(2) + step(3)
 	for _, c := range []struct {

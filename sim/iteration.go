@@ -43,18 +43,32 @@ type Iteration struct {
 	// captured at (vLLM and SGLang pad a batch to the next captured
 	// size): the ops other than the sequence mixers and the LM head run
 	// at Tokens()+Pad tokens; the mixers see the real requests only (the
-	// padding rows' one-token contexts cost nothing of note). PadHead:
-	// the LM head runs on the padding rows too (SGLang captures the
-	// logits in its graphs; vLLM computes them outside, on the sampled
-	// rows). Pad is ignored in an iteration that is launched eagerly.
-	Pad     int
-	PadHead bool
-	// HeadEager launches the LM head (and the gather of its logits)
-	// kernel by kernel even when the rest is in a graph: vLLM computes
-	// the logits outside its CUDA graphs (compute_logits after the
-	// graph's replay, in V0 and V1).
-	HeadEager bool
+	// padding rows' one-token contexts cost nothing of note); the LM head
+	// runs on them only if Head is HeadPadded. Pad is ignored in an
+	// iteration that is launched eagerly.
+	Pad int
+	// Head says where the LM head (and the gather of its logits) runs
+	// when the rest of the iteration is in a graph; an iteration launched
+	// eagerly launches its head so too, whatever Head says.
+	Head HeadLaunch
 }
+
+// A HeadLaunch says where a graphed iteration's LM head runs. The zero
+// value, HeadInGraph, is the head in the graph on the sampled rows.
+type HeadLaunch uint8
+
+const (
+	// HeadInGraph runs the LM head in the iteration's graph on the
+	// sampled rows only.
+	HeadInGraph HeadLaunch = iota
+	// HeadPadded runs the LM head in the graph on the padding rows (Pad)
+	// too: SGLang captures the logits in its graphs.
+	HeadPadded
+	// HeadEager launches the LM head kernel by kernel after the graph's
+	// replay, on the sampled rows: vLLM computes the logits outside its
+	// CUDA graphs (compute_logits after the replay, in V0 and V1).
+	HeadEager
+)
 
 // Tokens returns the tokens the iteration pushes through the model.
 func (it *Iteration) Tokens() int {
@@ -89,7 +103,7 @@ type IterationCost struct {
 // tokens; the LM head sees the sampled rows. Iterations with a prefill
 // run eagerly, decode-only ones as CUDA graphs (as Run prices prefill and
 // decode), unless the iteration says otherwise (Eager, Piecewise,
-// HeadEager, and the padding rows of a captured batch, Pad).
+// Head, and the padding rows of a captured batch, Pad).
 //
 // The parts that depend only on a token count are remembered in bounded
 // maps (cleared when full), so that an event loop of millions of
@@ -279,11 +293,11 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 	pad, head := 0, max(it.Sampled, 0)
 	if graph && it.Pad > 0 {
 		pad = it.Pad
-		if it.PadHead {
+		if it.Head == HeadPadded {
 			head += pad
 		}
 	}
-	t := p.denseTime(tokens+pad, graph, bothPhases) + p.headTime(head, graph && !it.HeadEager)
+	t := p.denseTime(tokens+pad, graph, bothPhases) + p.headTime(head, graph && it.Head != HeadEager)
 	if n := len(it.Decode); n > 0 && len(p.decOnly) > 0 {
 		if len(it.Prefill) == 0 {
 			n += pad // the padding rows are decode rows

@@ -161,9 +161,9 @@ func TestPricer_eager(t *testing.T) {
 
 // TestPricer_pad: a graphed decode batch padded to a captured size costs
 // what the padded batch costs in every op but the mixers (which see the
-// real requests) and the LM head (unless PadHead): more than the
+// real requests) and the LM head (unless Head is HeadPadded): more than the
 // unpadded batch by the dense ops' difference exactly, less than the
-// padded batch of real requests, and with PadHead the head's difference
+// padded batch of real requests, and with HeadPadded the head's difference
 // more (nothing where the head's GEMM tiles are the same). Padding is ignored when the
 // iteration is launched eagerly, and costs nothing at 0.
 func TestPricer_pad(t *testing.T) {
@@ -180,7 +180,7 @@ func TestPricer_pad(t *testing.T) {
 		plain := p.Price(&it).Time
 		it.Pad = c.to - c.n
 		padded := p.Price(&it).Time
-		it.PadHead = true
+		it.Head = HeadPadded
 		head := p.Price(&it).Time
 		full := batch(c.to)
 		real := p.Price(&full).Time
@@ -198,16 +198,16 @@ func TestPricer_pad(t *testing.T) {
 		}
 		it.Eager = true
 		eager := p.Price(&it).Time
-		it.Pad, it.PadHead = 0, false
+		it.Pad, it.Head = 0, HeadInGraph
 		if e := p.Price(&it).Time; e != eager {
 			t.Errorf("%d padded to %d, launched eagerly: %v, unpadded %v; want equal", c.n, c.to, eager, e)
 		}
 	}
 	it := batch(8)
 	a := p.Price(&it).Time
-	it.PadHead = true
+	it.Head = HeadPadded
 	if b := p.Price(&it).Time; a != b {
-		t.Errorf("batch 8 with PadHead and no padding: %v, without %v", b, a)
+		t.Errorf("batch 8 with HeadPadded and no padding: %v, without %v", b, a)
 	}
 }
 
@@ -254,14 +254,14 @@ func TestPricer_headEager(t *testing.T) {
 	for _, ctx := range []int{100, 4000} {
 		it := Iteration{Decode: []int{ctx, ctx, ctx}, Sampled: 3}
 		g := p.Price(&it).Time
-		it.HeadEager = true
+		it.Head = HeadEager
 		h := p.Price(&it).Time
 		if d := float64(h - g); !(d > 0) || math.Abs(d-want) > 1e-12 {
 			t.Errorf("context %d: the head outside the graph adds %g s, want %g s (> 0)", ctx, d, want)
 		}
 		it.Eager = true
 		e := p.Price(&it).Time
-		it.HeadEager = false
+		it.Head = HeadInGraph
 		if e2 := p.Price(&it).Time; e2 != e {
 			t.Errorf("context %d: an eager step with HeadEager %v, without %v", ctx, e, e2)
 		}
