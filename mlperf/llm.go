@@ -207,9 +207,8 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		}
 	}
 	if best == nil {
-		if res.Note == "" {
-			res.Note = "no rate meets the bounds (a lone request misses them)"
-		}
+		// Every layout was tried and failed (none is skipped before one
+		// succeeds): the first one's note says why.
 		return
 	}
 	res.Note = ""
