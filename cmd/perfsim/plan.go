@@ -294,10 +294,13 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, err
 	}
 	w := simWorkload{M: m}
-	if e, err := serve.Preset(o.engine, dev.Memory.Limit()); err != nil {
+	e, err := serve.Preset(o.engine, dev.Memory.Limit())
+	if err != nil {
 		return nil, nil, usagef("--engine: %v", err)
-	} else if o.host.apply(fs, &e); e.Validate() != nil {
-		return nil, nil, usageError{e.Validate()}
+	}
+	o.host.apply(fs, &e)
+	if err := e.Validate(); err != nil {
+		return nil, nil, usageError{err}
 	}
 	deploy := func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
 		e, _ := serve.PresetFor(o.engine, dev.Memory.Limit(), l.TP)
