@@ -334,51 +334,60 @@ func (n layerCounts) String() string {
 }
 
 // splitErrors checks that tensor parallelism tp and expert parallelism ep
-// split m's layers evenly.
-func (m *Model) splitErrors(tp, ep int) []string {
+// split m's layers evenly: a *SplitError for each dimension tp does not
+// split, a plain error for an ep that does not fit.
+func (m *Model) splitErrors(tp, ep int) []error {
 	c, n := &m.cfg, m.n
-	var errs []string
-	div := func(what string, v, by int) {
+	var errs []error
+	div := func(field, label string, v, by int) {
 		if by > 0 && v%by != 0 {
-			errs = append(errs, fmt.Sprintf("%d does not divide %s %d", by, what, v))
+			errs = append(errs, splitErr(field, label, v, by))
+		}
+	}
+	// replicate checks that tp divides v, or is a multiple of it (every
+	// rank keeps one copy).
+	replicate := func(field string, v int, why string) {
+		if v%tp != 0 && tp%v != 0 {
+			errs = append(errs, &SplitError{Field: field, Size: v, TP: tp,
+				msg: fmt.Sprintf("tp %d neither divides the %d %s nor is a multiple of them%s", tp, v, field, why)})
 		}
 	}
 	if n.attn() > 0 || c.Kind != Decoder {
-		div("heads (tp)", c.Heads, tp)
+		div("heads", "heads (tp)", c.Heads, tp)
 		// vLLM replicates KV heads when TP exceeds them: each rank keeps
 		// one, so TP must be a multiple of the KV heads.
-		if c.KVHeads > 0 && c.KVHeads%tp != 0 && tp%c.KVHeads != 0 {
-			errs = append(errs, fmt.Sprintf("tp %d neither divides the %d kv_heads nor is a multiple of them (to replicate them)", tp, c.KVHeads))
+		if c.KVHeads > 0 {
+			replicate("kv_heads", c.KVHeads, " (to replicate them)")
 		}
 	}
 	if n.dense > 0 {
-		div("ffn (tp)", c.FFN, tp)
+		div("ffn", "ffn (tp)", c.FFN, tp)
 	}
 	if n.mamba > 0 {
-		div("ssm_heads (tp)", c.SSMHeads, tp)
-		if c.SSMGroups%tp != 0 && tp%c.SSMGroups != 0 {
-			errs = append(errs, fmt.Sprintf("tp %d neither divides the %d ssm_groups nor is a multiple of them", tp, c.SSMGroups))
-		}
+		div("ssm_heads", "ssm_heads (tp)", c.SSMHeads, tp)
+		replicate("ssm_groups", c.SSMGroups, "")
 	}
 	if n.delta > 0 {
-		div("linear_value_heads (tp)", c.LinearValueHeads, tp)
-		div("linear_key_heads (tp)", c.LinearKeyHeads, tp)
+		div("linear_value_heads", "linear_value_heads (tp)", c.LinearValueHeads, tp)
+		div("linear_key_heads", "linear_key_heads (tp)", c.LinearKeyHeads, tp)
 	}
 	if ep > 1 && c.Experts == 0 {
-		errs = append(errs, fmt.Sprintf("ep %d: the model has no experts", ep))
+		errs = append(errs, fmt.Errorf("ep %d: the model has no experts", ep))
 	}
 	if n.moe > 0 {
-		div("experts (ep)", c.Experts, ep)
+		if ep > 0 && c.Experts%ep != 0 {
+			errs = append(errs, fmt.Errorf("%d does not divide experts (ep) %d", ep, c.Experts))
+		}
 		switch {
 		case ep <= tp && tp%ep != 0:
-			errs = append(errs, fmt.Sprintf("ep %d does not divide tp %d (experts inside the tensor-parallel group)", ep, tp))
+			errs = append(errs, fmt.Errorf("ep %d does not divide tp %d (experts inside the tensor-parallel group)", ep, tp))
 		case ep <= tp:
-			div("expert_ffn (tp/ep)", c.ExpertFFN, tp/ep)
+			div("expert_ffn", "expert_ffn (tp/ep)", c.ExpertFFN, tp/ep)
 		case ep%tp != 0:
-			errs = append(errs, fmt.Sprintf("ep %d is not a multiple of tp %d (experts across data-parallel attention replicas)", ep, tp))
+			errs = append(errs, fmt.Errorf("ep %d is not a multiple of tp %d (experts across data-parallel attention replicas)", ep, tp))
 		}
 		if c.SharedExperts > 0 {
-			div("shared experts' width (tp)", c.SharedExperts*c.ExpertFFN, tp)
+			div("shared_experts", "shared experts' width (tp)", c.SharedExperts*c.ExpertFFN, tp)
 		}
 	}
 	return errs

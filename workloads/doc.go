@@ -32,7 +32,8 @@
 // Gated DeltaNet mixers,
 // dense or MoE MLPs; each kind of kernel appears once with Count the
 // layers that run it. With TP > 1, heads, FFN columns and the vocabulary
-// are split over the ranks (KV heads replicated when TP exceeds them) and
+// are split over the ranks (KV heads replicated when TP exceeds them; a
+// dimension TP does not split is a *SplitError inside Ops's error) and
 // each layer has two all-reduces of the activations (Megatron-LM); with
 // EP > 1 the experts are split over the ranks (Phase.EP). The token embedding
 // is a gather, or the seed's one-hot GEMM (Phase.Embedding); prefill

@@ -220,15 +220,16 @@ func (ph Phase) norm(m *Model) (Phase, error) {
 	if ph.EP < 0 {
 		errs = append(errs, fmt.Sprintf("ep %d must be positive", ph.EP))
 	}
+	var splits []error
 	if ph.TP > 1 || ph.EP > 1 {
 		if c.Kind == CNN {
 			errs = append(errs, "tensor parallelism of a cnn is not modelled")
 		} else {
-			errs = append(errs, m.splitErrors(ph.TP, max(ph.EP, 1))...)
+			splits = m.splitErrors(ph.TP, max(ph.EP, 1))
 		}
 	}
-	if len(errs) > 0 {
-		return ph, fmt.Errorf("workloads: %s %s: %s", c.Name, ph.Kind, strings.Join(errs, "; "))
+	if len(errs) > 0 || len(splits) > 0 {
+		return ph, newPhaseError(c.Name, ph.Kind, errs, splits)
 	}
 	return ph, nil
 }

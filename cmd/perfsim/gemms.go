@@ -257,14 +257,11 @@ func gemms(o gemmsOptions) (*gemmsReport, error) {
 	}
 	ops, err := m.Ops(ph)
 	if err != nil {
-		if one := ph; ph.TP > 1 {
-			// A --tp the model's heads or FFN do not split: a usage
-			// error naming the flag (it had read "workloads: llama3-8b
-			// prefill: 3 does not divide heads", exit 1).
-			one.TP = 1
-			if _, err1 := m.Ops(one); err1 == nil {
-				return nil, usagef("--tp: %v", err)
-			}
+		// A --tp the model's heads or FFN do not split: a usage error
+		// naming the flag (it had read "workloads: llama3-8b prefill: 3
+		// does not divide heads", exit 1).
+		if se := (*workloads.SplitError)(nil); errors.As(err, &se) {
+			return nil, usagef("--tp: %v", err)
 		}
 		return nil, err
 	}
