@@ -379,17 +379,7 @@ func TestMeta_trainingNeverSlower(t *testing.T) {
 				for _, k := range knobs {
 					lo, hi := derived(t, dev, n, k[0]), derived(t, dev, n, k[1])
 					what := fmt.Sprintf("%s %s -> %s %s tp %d pp %d dp %d ep %d", dev, k[0], k[1], m, l.tp, l.pp, l.dp, l.ep)
-					a, err := sim.Run(lo, w, sc)
-					if err != nil {
-						t.Logf("%s: %v", what, err)
-						continue
-					}
-					b, err := sim.Run(hi, w, sc)
-					if err != nil {
-						t.Errorf("%s: %v", what, err)
-						continue
-					}
-					checkFaster(t, what, a, b)
+					runFaster(t, what, lo, hi, w, sc, true)
 				}
 			}
 		}

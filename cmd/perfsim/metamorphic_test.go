@@ -262,22 +262,29 @@ func TestMeta_jsonNonNegative(t *testing.T) {
 					t.Errorf("%v: exit %d: %s", args, code, strings.TrimSpace(stderr))
 					continue
 				}
-				var v any
-				if err := json.Unmarshal([]byte(out), &v); err != nil {
-					t.Fatalf("%v: %v", args, err)
-				}
-				flat := map[string]any{}
-				flatten("", v, flat)
+				checkNonNegativeJSON(t, args, out)
 				n++
-				for k, x := range flat {
-					if f, ok := x.(float64); ok && f < 0 && !mayBeNegative(k) {
-						t.Errorf("%v: %s = %v", args, k, f)
-					}
-				}
 			}
 		}
 	}
 	t.Logf("%d reports checked", n)
+}
+
+// checkNonNegativeJSON checks that the JSON report out, of the command
+// args, holds no negative number but where a key may be (mayBeNegative).
+func checkNonNegativeJSON(t *testing.T, args []string, out string) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	flat := map[string]any{}
+	flatten("", v, flat)
+	for k, x := range flat {
+		if f, ok := x.(float64); ok && f < 0 && !mayBeNegative(k) {
+			t.Errorf("%v: %s = %v", args, k, f)
+		}
+	}
 }
 
 // TestMeta_serveJSONNonNegative: serve's JSON over models of every kind
@@ -298,17 +305,7 @@ func TestMeta_serveJSONNonNegative(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", args, code, strings.TrimSpace(stderr))
 			continue
 		}
-		var v any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		flat := map[string]any{}
-		flatten("", v, flat)
-		for k, x := range flat {
-			if f, ok := x.(float64); ok && f < 0 && !mayBeNegative(k) {
-				t.Errorf("%v: %s = %v", args, k, f)
-			}
-		}
+		checkNonNegativeJSON(t, args, out)
 	}
 }
 
