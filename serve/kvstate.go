@@ -8,20 +8,15 @@ import (
 )
 
 // kvUnit returns the bytes of one token of KV cache on a device whose
-// memory m is (Footprint of one sequence of MaxTokens+1 tokens): the
-// attention layers' KV per token. A model with a fixed state per
-// sequence (Mamba-2, gated DeltaNet: m.KVState) holds that state once
-// per sequence, not per token (StateBlocks), so the state is taken out
-// of m.KVPerToken, which averages it over the sequence. A model with no
+// memory is m (as Footprint gives it): the attention layers' KV per token
+// (m.KVGrowth). A model with a fixed state per sequence (Mamba-2, gated
+// DeltaNet: m.KVState) holds that state once per sequence (StateBlocks),
+// not averaged into every token as m.KVPerToken has it. A model with no
 // state keeps m.KVPerToken exactly; one with no attention layers (no
 // growth) keeps it too, the unit its state is counted in.
 func (e *Engine) kvUnit(m sim.Memory) float64 {
-	if !(m.KVState > 0) {
-		return float64(m.KVPerToken)
-	}
-	n := float64(max(e.MaxTokens, 1) + 1) // the sequence Footprint sized
-	if g := (float64(m.KVCache) - float64(m.KVState)) / n; g > 0 && g < float64(m.KVPerToken) {
-		return g
+	if m.KVState > 0 && m.KVGrowth > 0 {
+		return float64(m.KVGrowth)
 	}
 	return float64(m.KVPerToken)
 }
@@ -29,10 +24,7 @@ func (e *Engine) kvUnit(m sim.Memory) float64 {
 // kvGrows reports whether a sequence's KV cache grows with its tokens
 // (it has attention layers): false for a model of state alone.
 func (e *Engine) kvGrows(m sim.Memory) bool {
-	if !(m.KVState > 0) {
-		return true
-	}
-	return e.kvUnit(m) < float64(m.KVPerToken)
+	return !(m.KVState > 0) || m.KVGrowth > 0
 }
 
 // StateBlocks returns the KV blocks (of BlockSize tokens of kvUnit

@@ -173,7 +173,11 @@ type Memory struct {
 	// KVState is the part of one sequence's KV cache that does not grow
 	// with its tokens (the state of state-space and DeltaNet layers),
 	// this device's share; KVPerToken averages it in, as serving sizes it.
-	KVState     model.Bytes
+	KVState model.Bytes
+	// KVGrowth is what each further token of one sequence adds to its KV
+	// cache (the attention layers'), this device's share: KVPerToken
+	// less the state's average, equal to it for a model with no state.
+	KVGrowth    model.Bytes
 	Activations model.Bytes // inference working set, or training activations
 	Gradients   model.Bytes
 	Optimizer   model.Bytes // master weights and moments

@@ -434,7 +434,7 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 	}
 	m := Memory{Weights: model.Bytes(w / float64(sc.TP))}
 	perTok := float64(r.w.KVBytesPerToken(sc.KV)) / float64(sc.TP) * r.stageShare()
-	m.KVPerToken = model.Bytes(perTok)
+	m.KVPerToken, m.KVGrowth = model.Bytes(perTok), model.Bytes(perTok)
 	m.KVCache = model.Bytes(perTok * float64(sc.Batch) * float64(sc.Input+sc.Output))
 	if sh, ok := r.w.(Sharder); ok {
 		// The workload's own split: replaces the even division by TP
@@ -449,6 +449,7 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 		m.KVState = model.Bytes(float64(sh.KVBytes(0, sc.TP, sc.KV)) * r.stageShare())
 		if tokens > 0 {
 			m.KVPerToken = model.Bytes(seq / float64(tokens))
+			m.KVGrowth = model.Bytes(max(seq-float64(m.KVState), 0) / float64(tokens))
 		}
 	}
 	m.Activations = working
