@@ -79,16 +79,16 @@ func RunWorkload(p *sim.Pricer, e Engine, w *Workload, dp int, o Options) (*Resu
 // RunDeploymentWorkload serves w's requests on d as RunDeployment serves
 // w.Requests(), with the same results; a deployment of replicas alone
 // (aggregated, round-robin, open loop) draws them as RunWorkload does,
-// any other holds them.
+// and any other, run as one event loop, draws each as the loop reaches
+// it (flight.go).
 func RunDeploymentWorkload(d Deployment, w *Workload, o Options) (*Result, error) {
 	if d.replicasOnly(o) {
 		return RunWorkload(d.Serve.Pricer, d.Serve.Engine, w, d.Serve.Instances, o)
 	}
-	reqs, err := w.Requests()
-	if err != nil {
+	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	return RunDeployment(d, reqs, o)
+	return runDeployment(d, source{n: w.N, open: w.cursor}, o, nil)
 }
 
 // Check draws every request of w, keeping none, and reports the first
