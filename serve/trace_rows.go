@@ -23,7 +23,7 @@ type Trace struct {
 // 2^30, traceValue), and so do its line and prefix id (a trace is at
 // most MaxTraceSize bytes).
 type traceRow struct {
-	arrival                      float64
+	arrival                     float64
 	line, input, output, prefix int32
 }
 
