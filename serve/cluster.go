@@ -140,12 +140,12 @@ func runDeployment(d Deployment, src source, o Options, audit func(*cluster) err
 	}
 	c := &cluster{d: d, src: src, o: o, audit: audit, fl: map[int]*flight{}}
 	var err error
-	if c.pools[0], err = newPool(d.Serve, o, !d.Disaggregated()); err != nil {
+	if c.pools[0], err = newPool(d.Serve, o, !d.Disaggregated(), c.build); err != nil {
 		return nil, err
 	}
 	c.npools = 1
 	if d.Disaggregated() {
-		if c.pools[1], err = newPool(d.Decode, o, true); err != nil {
+		if c.pools[1], err = newPool(d.Decode, o, true, c.build); err != nil {
 			return nil, err
 		}
 		c.pools[1].e.RequestOverhead = 0
@@ -208,12 +208,12 @@ func (n *node) next() float64 {
 	switch {
 	case l.blocked:
 		if l.next < len(l.queue) {
-			return max(l.now, l.seen(&l.queue[l.next].r))
+			return max(l.now, l.seen(l.queue[l.next].at))
 		}
 	case len(l.running) > 0 || l.nwait() > 0 || len(l.pending) > 0:
 		return l.now
 	case l.next < len(l.queue):
-		return max(l.now, l.seen(&l.queue[l.next].r))
+		return max(l.now, l.seen(l.queue[l.next].at))
 	}
 	return math.Inf(1)
 }
@@ -230,8 +230,9 @@ type pool struct {
 
 // newPool builds pl's schedulers: Instances × PP, each with 1/PP of an
 // instance's KV cache (see RunReplicas). series: the first records the
-// time series.
-func newPool(pl Pool, o Options, series bool) (*pool, error) {
+// time series. build gives the record of a request whose state a
+// scheduler builds (cluster.build).
+func newPool(pl Pool, o Options, series bool, build func(*arrival) *Metrics) (*pool, error) {
 	e := pl.Engine
 	if err := e.Validate(); err != nil {
 		return nil, err
@@ -255,6 +256,7 @@ func newPool(pl Pool, o Options, series bool) (*pool, error) {
 			oi.SeriesPoints = 0
 		}
 		l := newLoop(pl.Pricer, e, oi, p.blocks, mem)
+		l.record = build
 		p.nodes = append(p.nodes, &node{l: l, inst: i / pp, idx: i, seen: map[int]int{}})
 	}
 	return p, nil
@@ -423,13 +425,20 @@ func (c *cluster) route(e event) {
 		q.Output = 1
 	}
 	q.Cached = cachedTokens(q, c.o.PrefixHit, p.e.BlockSize, nd.seen)
-	f.m0 = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
 	nd.routed++
-	a := arrival{r: q, m: &f.m0, id: e.id, keep: keep}
+	a := arrivalOf(&q, e.id)
+	a.total, a.keep = int32(f.q.Output), keep
 	if keep && c.pools[1].e.ReserveFirst {
+		// Its record is made now: its arrival here is the engine's
+		// sight of it once its decode blocks are set aside (prefill).
+		f.m0 = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
+		a.m = &f.m0
 		c.bootstrap(nd, f, a, e.t)
 		return
 	}
+	// Until its scheduler reaches it, the request is this arrival
+	// (flight.go).
+	delete(c.fl, e.id)
 	nd.l.push(a)
 }
 

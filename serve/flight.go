@@ -22,6 +22,19 @@ type flight struct {
 	done   bool    // finished end to end
 }
 
+// build returns the record of a request whose state a scheduler builds
+// (loop.wait): its flight's, the flight made again from its arrival if
+// it was dropped when the request was routed.
+func (c *cluster) build(a *arrival) *Metrics {
+	id := int(a.id)
+	f := c.fl[id]
+	if f == nil {
+		f = &flight{q: Request{ID: a.reqID, Input: int(a.input), Output: int(a.total)}}
+		c.fl[id] = f
+	}
+	return &f.m0
+}
+
 // draw takes the next request of the source into flight and returns its
 // index.
 func (c *cluster) draw() int {

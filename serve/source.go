@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/perfsim/perfsim/sim"
 )
@@ -106,15 +107,17 @@ func (w *Workload) Check() error {
 	return nil
 }
 
-// check refuses requests that are unordered or can never run.
-func check(reqs []Request, kv charge, blocks int, o Options) error {
-	return checkSource(sliceSource(reqs), kv, blocks, o)
-}
+// maxTokens bounds a request's prompt and output (as ParseLengths and
+// a trace do).
+const maxTokens = 1 << 30
 
 // checkSource refuses requests that are unordered or can never run.
 func checkSource(src source, kv charge, blocks int, o Options) error {
 	if src.n == 0 {
 		return errors.New("serve: no requests")
+	}
+	if src.n > math.MaxInt32 {
+		return fmt.Errorf("serve: %d requests, over the %d a run can index", src.n, math.MaxInt32)
 	}
 	var errs []error
 	var prev Request
@@ -131,6 +134,9 @@ func checkSource(src source, kv charge, blocks int, o Options) error {
 		switch {
 		case r.Input < 1 || r.Output < 1:
 			errs = append(errs, fmt.Errorf("serve: request %d: %d tokens in, %d out: both must be at least 1", r.ID, r.Input, r.Output))
+		case r.Input > maxTokens || r.Output > maxTokens:
+			// A request in flight keeps them in an int32 (arrival).
+			errs = append(errs, fmt.Errorf("serve: request %d: %d tokens in, %d out: each at most 2^30", r.ID, r.Input, r.Output))
 		case !(r.Arrival >= 0):
 			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before the start", r.ID, r.Arrival))
 		case i > 0 && r.Arrival < prev.Arrival:

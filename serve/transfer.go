@@ -91,7 +91,7 @@ func (c *cluster) bootstrap(nd *node, f *flight, a arrival, t float64) {
 	dn.routed++
 	f.pre = a
 	f.x.src, f.x.dst = nd.idx, dn.idx
-	dn.xq = append(dn.xq, a.id)
+	dn.xq = append(dn.xq, int(a.id))
 	c.send(dn, t)
 }
 
@@ -144,9 +144,9 @@ func (c *cluster) prefill(id int, t float64, blocks int) {
 	f.pre = arrival{}
 	x.inbound, x.reserved = blocks, t
 	pl := c.pools[0]
-	arr := float64(a.r.Arrival)
-	a.r.Arrival = model.Seconds(max(arr, t-float64(pl.e.RequestOverhead)))
-	c.xferArea += float64(a.r.Arrival) - arr
+	arr := float64(a.at)
+	a.at = model.Seconds(max(arr, t-float64(pl.e.RequestOverhead)))
+	c.xferArea += float64(a.at) - arr
 	pl.nodes[x.src].l.push(a)
 }
 
@@ -168,7 +168,9 @@ func (c *cluster) start(nd *node, id int, t float64, b int) {
 	x.start, x.ready = start, ready
 	q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
 	f.m1 = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: f.m0.FirstToken}
-	nd.l.push(arrival{r: q, m: &f.m1, id: id, blocks: b})
+	a := arrivalOf(&q, id)
+	a.m, a.blocks = &f.m1, int32(b)
+	nd.l.push(a)
 	c.push(event{t: ready, id: id, kind: arrived})
 }
 

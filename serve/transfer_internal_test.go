@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/internal/simload"
@@ -165,5 +166,17 @@ func TestDisagg_kvAccounting(t *testing.T) {
 					steps, held, blocked, 100*res.Pools[0].KVHeld, res.TTFT.P99, res.Transfer.Mean)
 			})
 		}
+	}
+}
+
+// TestCompactSizes: what a run holds of a request it has not reached yet
+// is as small as docs/serving.md says: a trace's row 24 bytes, a routed
+// request waiting for its scheduler 56.
+func TestCompactSizes(t *testing.T) {
+	if n := unsafe.Sizeof(traceRow{}); n != 24 {
+		t.Errorf("a trace row is %d bytes, want 24", n)
+	}
+	if n := unsafe.Sizeof(arrival{}); n != 56 {
+		t.Errorf("an arrival is %d bytes, want 56", n)
 	}
 }
