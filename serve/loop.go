@@ -93,11 +93,13 @@ type loop struct {
 	// waiting behind l.waiting, their state not yet built (peek builds it,
 	// reading them with the cursor behind, when the scheduler reaches
 	// them): an offline run's queue of every request costs nothing. recs
-	// holds the records of those that finished.
+	// holds the records of those that finished, request i's at slot
+	// slot.at(i).
 	srcN, srcHead, srcNext int
 	ahead, behind          func() Request
 	up                     Request
 	recs                   *records
+	slot                   slots
 
 	// Little's law: the area under the number of requests in the system.
 	inSys int
@@ -148,6 +150,18 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 
 // run serves src on one replica (Run).
 func run(p *sim.Pricer, e Engine, src source, o Options) (*Result, error) {
+	return runInto(p, e, src, o, nil, slots{stride: 1})
+}
+
+// slots places a replica's records among its deployment's: request i at
+// base + i×stride.
+type slots struct{ base, stride int }
+
+func (s slots) at(i int) int { return s.base + i*s.stride }
+
+// runInto is run keeping the records in recs at slots s, when recs is
+// not nil (RunReplicas), and then leaving the summaries to its caller.
+func runInto(p *sim.Pricer, e Engine, src source, o Options, recs *records, s slots) (*Result, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
@@ -167,8 +181,11 @@ func run(p *sim.Pricer, e Engine, src source, o Options) (*Result, error) {
 	l.srcN = src.n
 	l.ahead, l.behind = src.cursor(), src.cursor()
 	l.up = l.ahead()
-	l.res.recs = newRecords(src.n)
-	l.recs = &l.res.recs
+	l.recs, l.slot = recs, s
+	if recs == nil {
+		l.res.recs = newRecords(src.n)
+		l.recs = &l.res.recs
+	}
 	for l.done < src.n {
 		if err := l.round(); err != nil {
 			return nil, err
@@ -178,6 +195,10 @@ func run(p *sim.Pricer, e Engine, src source, o Options) (*Result, error) {
 		return nil, err
 	}
 	l.res.Warnings = p.Warnings()
+	if recs != nil {
+		l.res.area = l.area
+		return l.res, nil
+	}
 	l.res.summarize(l.area)
 	return l.res, nil
 }
@@ -379,7 +400,7 @@ func (l *loop) stamp(o output) {
 	}
 	o.r.m.Finish = model.Seconds(l.now)
 	if l.recs != nil {
-		l.recs.put(o.r.id, o.r.m)
+		l.recs.put(l.slot.at(o.r.id), o.r.m)
 		if l.o.OnFinish != nil {
 			l.o.OnFinish(o.r.id, o.r.m)
 		}

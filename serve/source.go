@@ -18,14 +18,45 @@ import (
 type source struct {
 	n    int
 	open func() func() (Request, error)
+	// at, when set, returns request i (a slice's, a trace's): a
+	// replica's share is then read without reading the others'.
+	at func(i int) Request
 }
 
 func sliceSource(reqs []Request) source {
-	return source{n: len(reqs), open: func() func() (Request, error) {
+	return indexSource(len(reqs), func(i int) Request { return reqs[i] })
+}
+
+// indexSource returns the n requests at gives.
+func indexSource(n int, at func(int) Request) source {
+	return source{n: n, at: at, open: func() func() (Request, error) {
 		i := 0
 		return func() (Request, error) {
 			i++
-			return reqs[i-1], nil
+			return at(i - 1), nil
+		}
+	}}
+}
+
+// stride returns requests k, k+dp, k+2dp, ... of src (replica k of dp
+// behind a round-robin router). Without at, each cursor reads the
+// requests between them too, and none past its last.
+func (src source) stride(k, dp int) source {
+	n := max(0, (src.n-k+dp-1)/dp)
+	if at := src.at; at != nil {
+		return indexSource(n, func(i int) Request { return at(k + i*dp) })
+	}
+	open := src.open
+	return source{n: n, open: func() func() (Request, error) {
+		next, skip := open(), k
+		return func() (Request, error) {
+			for ; skip > 0; skip-- {
+				if _, err := next(); err != nil {
+					return Request{}, err
+				}
+			}
+			skip = dp - 1
+			return next()
 		}
 	}}
 }
@@ -59,22 +90,16 @@ func (src source) cursor() func() Request {
 }
 
 // RunWorkload serves w's requests as RunReplicas serves w.Requests() on
-// dp replicas, with the same results, but with one scheduler (dp 1, PP
-// 1) draws them from w's generator as the engine reaches them instead of
-// holding them: its memory does not grow with the requests but by their
-// records (Result). With more schedulers it draws them first.
+// dp replicas, with the same results, but draws them from w's generator
+// as each scheduler's engine reaches them instead of holding them: its
+// memory does not grow with the requests but by their records (Result).
+// With several schedulers (dp or PP above 1) each draws the whole
+// workload, keeping its own share.
 func RunWorkload(p *sim.Pricer, e Engine, w *Workload, dp int, o Options) (*Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if dp != 1 || p.Scenario().PP > 1 {
-		reqs, err := w.Requests()
-		if err != nil {
-			return nil, err
-		}
-		return RunReplicas(p, e, reqs, dp, o)
-	}
-	return run(p, e, source{n: w.N, open: w.cursor}, o)
+	return runReplicas(p, e, source{n: w.N, open: w.cursor}, dp, o)
 }
 
 // RunDeploymentWorkload serves w's requests on d as RunDeployment serves

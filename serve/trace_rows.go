@@ -54,15 +54,7 @@ func (t *Trace) Requests() []Request {
 }
 
 // source returns the trace's requests as a run's source.
-func (t *Trace) source() source {
-	return source{n: len(t.rows), open: func() func() (Request, error) {
-		i := 0
-		return func() (Request, error) {
-			i++
-			return t.at(i - 1), nil
-		}
-	}}
-}
+func (t *Trace) source() source { return indexSource(len(t.rows), t.at) }
 
 // traceReader reads a trace up to one byte past MaxTraceSize, counting
 // the bytes, and ends it at the first error other than io.EOF, which it
@@ -92,17 +84,13 @@ func (t *traceReader) Read(p []byte) (int, error) {
 
 // RunDeploymentTrace serves a trace's requests on d as RunDeployment
 // serves t.Requests(), with the same results, reading its rows as the
-// run reaches them: on one scheduler (dp 1, PP 1, aggregated,
-// round-robin, open loop) as Run does, and on any deployment run as one
-// event loop (the least-outstanding router, a decode pool) as it draws a
-// workload's requests (RunDeploymentWorkload). Round-robin replicas
-// (dp or PP above 1) are given its requests.
+// run reaches them: on replicas alone (aggregated, round-robin, open
+// loop) as RunReplicas reads its requests, and on any deployment run as
+// one event loop (the least-outstanding router, a decode pool) as it
+// draws a workload's requests (RunDeploymentWorkload).
 func RunDeploymentTrace(d Deployment, t *Trace, o Options) (*Result, error) {
-	if !d.replicasOnly(o) {
-		return runDeployment(d, t.source(), o, nil)
+	if d.replicasOnly(o) && d.Serve.Instances >= 1 && d.Serve.Pricer != nil {
+		return runReplicas(d.Serve.Pricer, d.Serve.Engine, t.source(), d.Serve.Instances, o)
 	}
-	if d.Serve.Instances == 1 && d.Serve.Pricer != nil && d.Serve.Pricer.Scenario().PP <= 1 {
-		return run(d.Serve.Pricer, d.Serve.Engine, t.source(), o)
-	}
-	return RunDeployment(d, t.Requests(), o)
+	return runDeployment(d, t.source(), o, nil)
 }
