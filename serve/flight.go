@@ -3,14 +3,20 @@ package serve
 import "github.com/perfsim/perfsim/model"
 
 // A deployment's requests are drawn from its source as the event loop
-// reaches them and held only while they are in flight, as Run's are
+// reaches them and held only while they are in the system, as Run's are
 // (source.go): an open loop's next arrival is drawn when the one before
 // it is routed, a closed loop's when a user's previous request finishes.
-// A request's state in the deployment (a flight) lives from its drawing
-// to its completion end to end; what the results need of it then is its
-// record (records.go, 36 bytes), its time in each pool's service, summed
-// in request order as the summaries always were, and, disaggregated, its
-// transfer time (8 bytes: Result.Transfer's percentiles).
+// A request drawn and not yet routed is a flight holding its Request;
+// routed, it is only the 56-byte arrival its scheduler queues (loop.go),
+// until the scheduler reaches it and builds its state, a flight again
+// (cluster.build), which lives until it has finished end to end (and,
+// disaggregated, its prefill blocks are freed). SGLang's bootstrap
+// (Engine.ReserveFirst) keeps the flight from the routing on: the
+// request waits for decode blocks before its prefill is scheduled. What
+// the results need of a finished request is its record (records.go, 36
+// bytes), its time in each pool's service, summed in request order as
+// the summaries always were, and, disaggregated, its transfer time (8
+// bytes: Result.Transfer's percentiles).
 
 // flight is one request in a deployment, drawn and not finished end to
 // end.
