@@ -138,7 +138,7 @@ func runDeployment(d Deployment, src source, o Options, audit func(*cluster) err
 	if src.n == 0 {
 		return nil, errors.New("serve: no requests")
 	}
-	c := &cluster{d: d, src: src, o: o, audit: audit, fl: map[int]*flight{}}
+	c := &cluster{d: d, src: src, o: o, audit: audit, due: map[int]Request{}, fl: map[int]*flight{}}
 	var err error
 	if c.pools[0], err = newPool(d.Serve, o, !d.Disaggregated(), c.build); err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ type pool struct {
 // instance's KV cache (see RunReplicas). series: the first records the
 // time series. build gives the record of a request whose state a
 // scheduler builds (cluster.build).
-func newPool(pl Pool, o Options, series bool, build func(*arrival) *Metrics) (*pool, error) {
+func newPool(pl Pool, o Options, series bool, build func(arrival) *Metrics) (*pool, error) {
 	e := pl.Engine
 	if err := e.Validate(); err != nil {
 		return nil, err
@@ -286,9 +286,11 @@ type cluster struct {
 	d      Deployment
 	o      Options
 	src    source
-	next   func() Request // the source's cursor
-	drawn  int            // requests drawn from it
+	next   func() Request  // the source's cursor
+	drawn  int             // requests drawn from it
+	due    map[int]Request // drawn, to arrive
 	fl     map[int]*flight
+	spare  []*flight // flights of requests that have left, for the next
 	pools  [2]*pool
 	npools int
 	ev     events
@@ -297,6 +299,7 @@ type cluster struct {
 	// What the results keep of the requests finished (flight.go).
 	recs     records
 	all      []Metrics // Options.Records
+	merged   Metrics   // the record of the request that finished last
 	svc      inOrder   // each pool's time in service
 	xfer     []float64 // the transfer times
 	linkFree []float64 // when each prefill instance's link is next free
@@ -347,8 +350,8 @@ func (c *cluster) run() error {
 			c.push(event{t: 0, id: c.draw()})
 		}
 	} else {
-		c.seq = n // see due
-		c.due()
+		c.seq = n // see arrive
+		c.arrive()
 	}
 	for c.done < n {
 		var best *node
@@ -413,10 +416,11 @@ func (c *cluster) route(e event) {
 		return
 	}
 	if c.o.Users == 0 {
-		c.due()
+		c.arrive()
 	}
-	f := c.fl[e.id]
-	q := f.q
+	q := c.due[e.id]
+	delete(c.due, e.id)
+	whole := q.Output
 	p := c.pools[0]
 	nd := p.pick(e.t)
 	q.Arrival = model.Seconds(e.t)
@@ -427,10 +431,11 @@ func (c *cluster) route(e event) {
 	q.Cached = cachedTokens(q, c.o.PrefixHit, p.e.BlockSize, nd.seen)
 	nd.routed++
 	a := arrivalOf(&q, e.id)
-	a.total, a.keep = int32(f.q.Output), keep
+	a.total, a.keep = int32(whole), keep
 	if keep && c.pools[1].e.ReserveFirst {
 		// Its record is made now: its arrival here is the engine's
 		// sight of it once its decode blocks are set aside (prefill).
+		f := c.flight(e.id, Request{ID: q.ID, Input: q.Input, Output: whole})
 		f.m0 = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
 		a.m = &f.m0
 		c.bootstrap(nd, f, a, e.t)
@@ -438,7 +443,6 @@ func (c *cluster) route(e event) {
 	}
 	// Until its scheduler reaches it, the request is this arrival
 	// (flight.go).
-	delete(c.fl, e.id)
 	nd.l.push(a)
 }
 

@@ -6,7 +6,7 @@ import "github.com/perfsim/perfsim/model"
 // reaches them and held only while they are in the system, as Run's are
 // (source.go): an open loop's next arrival is drawn when the one before
 // it is routed, a closed loop's when a user's previous request finishes.
-// A request drawn and not yet routed is a flight holding its Request;
+// A request drawn and not yet routed is its Request (cluster.due);
 // routed, it is only the 56-byte arrival its scheduler queues (loop.go),
 // until the scheduler reaches it and builds its state, a flight again
 // (cluster.build), which lives until it has finished end to end (and,
@@ -31,33 +31,47 @@ type flight struct {
 // build returns the record of a request whose state a scheduler builds
 // (loop.wait): its flight's, the flight made again from its arrival if
 // it was dropped when the request was routed.
-func (c *cluster) build(a *arrival) *Metrics {
+func (c *cluster) build(a arrival) *Metrics {
 	id := int(a.id)
 	f := c.fl[id]
 	if f == nil {
-		f = &flight{q: Request{ID: a.reqID, Input: int(a.input), Output: int(a.total)}}
-		c.fl[id] = f
+		f = c.flight(id, Request{ID: a.reqID, Input: int(a.input), Output: int(a.total)})
 	}
 	return &f.m0
 }
 
-// draw takes the next request of the source into flight and returns its
-// index.
+// flight puts request id, q, in flight: in a flight of a request that
+// has left (release), or a new one.
+func (c *cluster) flight(id int, q Request) *flight {
+	var f *flight
+	if k := len(c.spare); k > 0 {
+		f = c.spare[k-1]
+		c.spare = c.spare[:k-1]
+		*f = flight{q: q}
+	} else {
+		f = &flight{q: q}
+	}
+	c.fl[id] = f
+	return f
+}
+
+// draw takes the next request of the source, to arrive (c.due), and
+// returns its index.
 func (c *cluster) draw() int {
 	id := c.drawn
 	c.drawn++
-	c.fl[id] = &flight{q: c.next()}
+	c.due[id] = c.next()
 	return id
 }
 
-// due draws the next request of an open loop and schedules its arrival.
-// It takes its index as its place among events at the same time, ahead
-// of every other kind (c.seq starts at the requests' count), as when
-// every arrival was scheduled at the start.
-func (c *cluster) due() {
+// arrive draws the next request of an open loop and schedules its
+// arrival. It takes its index as its place among events at the same
+// time, ahead of every other kind (c.seq starts at the requests' count),
+// as when every arrival was scheduled at the start.
+func (c *cluster) arrive() {
 	if c.drawn < c.src.n {
 		id := c.draw()
-		c.ev.push(event{t: float64(c.fl[id].q.Arrival), seq: id, id: id})
+		c.ev.push(event{t: float64(c.due[id].Arrival), seq: id, id: id})
 	}
 }
 
@@ -74,7 +88,8 @@ func span(start, end model.Seconds) float64 {
 // pools' merged when disaggregated), its time in each pool's service and
 // its transfer; it leaves flight once its prefill blocks are freed too.
 func (c *cluster) complete(id int, f *flight) {
-	m := f.m0
+	c.merged = f.m0 // not on the heap for each request (OnFinish takes it)
+	m := &c.merged
 	var in [2]float64
 	if c.d.Disaggregated() {
 		// m0 holds the prefill alone.
@@ -92,12 +107,12 @@ func (c *cluster) complete(id int, f *flight) {
 		in[0] = span(f.m0.Start, f.m0.Finish)
 	}
 	c.svc.add(id, in)
-	c.recs.put(id, &m)
+	c.recs.put(id, m)
 	if c.all != nil {
-		c.all[id] = m
+		c.all[id] = *m
 	}
 	if c.o.OnFinish != nil {
-		c.o.OnFinish(id, &m)
+		c.o.OnFinish(id, m)
 	}
 	f.done = true
 	c.release(id, f)
@@ -109,6 +124,7 @@ func (c *cluster) complete(id int, f *flight) {
 func (c *cluster) release(id int, f *flight) {
 	if f.done && (!c.d.Disaggregated() || f.q.Output <= 1 || f.x.freed) {
 		delete(c.fl, id)
+		c.spare = append(c.spare, f)
 	}
 }
 

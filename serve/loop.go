@@ -85,7 +85,7 @@ type loop struct {
 	head, next int
 	done       int
 	finished   []*live
-	record     func(*arrival) *Metrics
+	record     func(arrival) *Metrics
 
 	// Run: srcN requests (a source, instead of queue); those from
 	// srcNext on not yet in the system (up is request srcNext, read by
@@ -433,7 +433,7 @@ func (l *loop) wait(a *arrival) {
 	v := &live{m: a.m, id: int(a.id), input: int(a.input), output: int(a.output), cached: int(a.cached), computed: int(a.cached), blocks: int(a.blocks), keep: a.keep}
 	built := false
 	if v.m == nil && l.record != nil {
-		v.m, built = l.record(a), true
+		v.m, built = l.record(*a), true
 	}
 	if v.m == nil {
 		v.m = &v.own
