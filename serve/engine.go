@@ -292,8 +292,9 @@ const gib = 1 << 30
 //     (python/sglang/srt/server_args.py at sgl-project/sglang@f8b03269,
 //     v0.4.0): mem_fraction_static, of the memory free once the CUDA
 //     context and NCCL are up (the usable memory less the reserve), for
-//     weights and KV pool (SGLangKVTokens), by TP size (SGLangMemFraction: 0.88 at TP 1, 0.87 at 2, 0.85
-//     at 4, 0.81 at 8, 0.79 from 16), chunked_prefill_size 8192, or 2048
+//     weights and KV pool (SGLangKVTokens), by TP size
+//     (SGLangMemFraction: 0.88 at TP 1, 0.87 at 2, 0.85 at 4, 0.81 at
+//     8, 0.79 from 16), chunked_prefill_size 8192, or 2048
 //     on a device under 25,000 MiB (SGLangChunkedPrefill), and
 //     cuda_graph_max_bs 160, or 8 there (SGLangGraphMaxBatch: larger
 //     decode batches run without CUDA graphs). max_running_requests is
