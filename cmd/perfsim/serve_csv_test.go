@@ -3,6 +3,10 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,5 +100,56 @@ func TestServe_csvAgreesWithJSON(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServe_requestsOutTransfer: with --disagg, --requests-out gives each
+// request's kv_transfer_s (first token to the KV cache's arrival at the
+// decode instance), as docs/serving.md says; its mean is the JSON's
+// kv_transfer_s mean. The column had never been written.
+func TestServe_requestsOutTransfer(t *testing.T) {
+	path := t.TempDir() + "/req.csv"
+	args := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--requests", "40", "--rate", "4", "--input", "512", "--output", "32",
+		"--disagg", "1P1D", "--format", "json", "--requests-out", path}
+	js, errOut, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var v struct {
+		KVTransfer struct{ Mean float64 } `json:"kv_transfer_s"`
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(recs[0], "kv_transfer_s")
+	if col < 0 {
+		t.Fatalf("no kv_transfer_s column: %v", recs[0])
+	}
+	sum := 0.0
+	for _, r := range recs[1:] {
+		x, err := strconv.ParseFloat(r[col], 64)
+		if err != nil || !(x > 0) {
+			t.Fatalf("kv_transfer_s %q", r[col])
+		}
+		sum += x
+	}
+	if mean := sum / float64(len(recs)-1); math.Abs(mean-v.KVTransfer.Mean) > 1e-12*mean {
+		t.Errorf("mean kv_transfer_s %v, JSON %v", mean, v.KVTransfer.Mean)
+	}
+	// An aggregated run keeps the columns it had.
+	agg := filepath.Join(t.TempDir(), "agg.csv")
+	if _, errOut, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--requests", "10", "--rate", "4", "--requests-out", agg); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if data, _ := os.ReadFile(agg); strings.Contains(string(data), "kv_transfer_s") {
+		t.Errorf("an aggregated run's --requests-out has kv_transfer_s")
 	}
 }
