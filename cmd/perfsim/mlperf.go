@@ -47,7 +47,7 @@ func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.suite, "suite", "inference", "inference (the datacenter suite's Offline and Server scenarios) or training (time to train)")
 	fs.IntVar(&o.globalBatch, "global-batch", 0, "training: the global batch (default: each benchmark's reference point, resnet 3264, bert 448)")
 	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
-	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate")
+	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate, at least 20 batches a GPU (the benchmarks other than the LLMs, which run LoadGen's counts)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Server scenario's Poisson arrivals")
 	fs.Var(nameCounts{&o.input}, "input", "an LLM benchmark's prompt tokens, NAME=TOKENS (repeatable; every request then has these and the mean output, fixed, in place of the dataset's samples; GPT-J, which has none, needs it)")
 	fs.Var(nameCounts{&o.output}, "output", "an LLM benchmark's output tokens, NAME=TOKENS (every request then has these and the mean input, fixed, in place of the dataset's samples; GPT-J needs it)")
@@ -145,6 +145,11 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if o.queries < 100 || o.queries > 10_000_000 {
 		errs = append(errs, usagef("--queries: want 100 to 10,000,000, got %d", o.queries))
+	} else if fs.Changed("queries") && o.suite == "inference" && !runsQueries(suite, scenarios) {
+		// Only a non-LLM benchmark's Server trials take it; the LLMs run
+		// LoadGen's own query counts, and it had been ignored there
+		// without a word.
+		errs = append(errs, usagef("--queries: only the Server scenario of a benchmark other than the LLMs runs it (the LLM benchmarks run LoadGen's own query counts); this run would ignore it"))
 	}
 	for flag, m := range map[string]map[string]int{"input": o.input, "output": o.output} {
 		for name, v := range m {
@@ -295,6 +300,21 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintln(stdout, "Sources: "+mlperf.SourceSuite+"; "+mlperf.SourceLatency+".")
 	return nil
+}
+
+// runsQueries reports whether any of the benchmarks runs a Server trial
+// of --queries queries: a benchmark other than the LLMs with a Server
+// scenario, in one of the scenarios run.
+func runsQueries(suite []mlperf.Benchmark, scenarios []mlperf.Scenario) bool {
+	if !slices.Contains(scenarios, mlperf.Server) {
+		return false
+	}
+	for _, b := range suite {
+		if b.Kind != mlperf.LLM && !b.OfflineOnly {
+			return true
+		}
+	}
+	return false
 }
 
 func mlperfRow(r mlperf.Result) mlperfJSON {
