@@ -238,15 +238,27 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case formatJSON:
 		return writeJSON(stdout, rep)
 	case formatCSV:
-		header := []string{"benchmark", "round", "scenario", "model", "precision", "value", "unit", "batch_per_device", "latency_bound_s", "ttft_bound_s", "tpot_bound_s", "p99_latency_s", "note"}
+		// Every key of the JSON's rows; a cell the JSON leaves out (no
+		// calibration band, not an LLM) is empty.
+		header := []string{"benchmark", "round", "scenario", "model", "precision", "value", "value_low", "value_high", "unit", "batch_per_device",
+			"latency_bound_s", "ttft_bound_s", "tpot_bound_s", "p99_latency_s", "p99_ttft_s", "p99_tpot_s", "tp", "engine", "samples", "duration_s", "note"}
 		var rows [][]string
-		for _, j := range rep.Results {
-			v := ""
-			if j.Value != nil {
-				v = num(*j.Value)
+		opt := func(v *float64) string {
+			if v == nil {
+				return ""
 			}
-			rows = append(rows, []string{j.Benchmark, j.Round, j.Scenario, j.Model, j.Precision, v, j.Unit, strconv.Itoa(j.Batch),
-				num(j.Bound), num(j.TTFT), num(j.TPOT), num(j.P99), j.Note})
+			return num(*v)
+		}
+		nonzero := func(v float64) string {
+			if v == 0 {
+				return ""
+			}
+			return num(v)
+		}
+		for _, j := range rep.Results {
+			rows = append(rows, []string{j.Benchmark, j.Round, j.Scenario, j.Model, j.Precision, opt(j.Value), opt(j.Low), opt(j.High), j.Unit, strconv.Itoa(j.Batch),
+				num(j.Bound), num(j.TTFT), num(j.TPOT), num(j.P99), nonzero(j.P99TTFT), nonzero(j.P99TPOT), nonzero(float64(j.TP)), j.Engine,
+				nonzero(float64(j.Samples)), nonzero(j.Duration), j.Note})
 		}
 		return writeCSV(stdout, header, rows)
 	}
