@@ -91,8 +91,12 @@ func (p *PowerParams) SustainedShare() float64 {
 func (p *PowerParams) Valid() bool { return p.Idle > 0 && p.Cap > p.Idle }
 
 // WaitPower returns what the device draws between kernels while in use,
-// Idle + Wait·(Cap − Idle).
-func (p *PowerParams) WaitPower() Watts { return p.Idle + Watts(p.Wait)*(p.Cap-p.Idle) }
+// Idle + Wait·(Cap − Idle), at most the limit in force: a power limit
+// below it (nvidia-smi -pl) bounds the board's draw between kernels as
+// well as in them.
+func (p *PowerParams) WaitPower() Watts {
+	return min(p.Idle+Watts(p.Wait)*(p.Cap-p.Idle), p.limit())
+}
 
 // LimitOrCap returns the power limit in force: Limit when it is below
 // Cap, else Cap.

@@ -58,9 +58,10 @@ const (
 	// what the weights, the peak activations of a profile run and the
 	// framework's own memory leave of it.
 	OfTotal MemoryBase = iota
-	// OfTotalStatic: the fraction of the device's memory for the weights
-	// and the KV pool (SGLang's mem_fraction_static); activations live
-	// in the rest.
+	// OfTotalStatic: the fraction, for the weights and the KV pool, of
+	// the memory free once the CUDA context and the communicators are up
+	// (SGLang's mem_fraction_static; SGLangKVTokens); activations live in
+	// the rest.
 	OfTotalStatic
 	// OfFree: the fraction of the memory free after the engine has
 	// loaded its weights and activation buffers (TensorRT-LLM's
@@ -289,9 +290,11 @@ const gib = 1 << 30
 //     recompute) when the pool runs out. The defaults that depend on the
 //     layout and the device are derived as ServerArgs.__post_init__ does
 //     (python/sglang/srt/server_args.py at sgl-project/sglang@f8b03269,
-//     v0.4.0): mem_fraction_static of total memory for weights and KV
-//     pool by TP size (SGLangMemFraction: 0.88 at TP 1, 0.87 at 2, 0.85
-//     at 4, 0.81 at 8, 0.79 from 16), chunked_prefill_size 8192, or 2048
+//     v0.4.0): mem_fraction_static, of the memory free once the CUDA
+//     context and NCCL are up (the usable memory less the reserve), for
+//     weights and KV pool (SGLangKVTokens), by TP size
+//     (SGLangMemFraction: 0.88 at TP 1, 0.87 at 2, 0.85 at 4, 0.81 at
+//     8, 0.79 from 16), chunked_prefill_size 8192, or 2048
 //     on a device under 25,000 MiB (SGLangChunkedPrefill), and
 //     cuda_graph_max_bs 160, or 8 there (SGLangGraphMaxBatch: larger
 //     decode batches run without CUDA graphs). max_running_requests is
@@ -367,7 +370,7 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
 			Graphs: true, Capture: CaptureSGLang, GraphMaxBatch: SGLangGraphMaxBatch(capacity), ReqPool: true, LPM: true, RequeueBack: true,
 			AsyncOutput: true, AllReduce: "vllm", Headroom: SGLangHeadroom(SGLangConservativeness), ReserveFirst: true,
-			Source: "SGLang v0.4.0 (sgl-project/sglang@f8b03269): python/sglang/srt/server_args.py ServerArgs.__post_init__ (mem_fraction_static by TP size, chunked_prefill_size and cuda_graph_max_bs by GPU memory, schedule_policy lpm, disable_overlap_schedule false, schedule_conservativeness 1), managers/tp_worker.py and model_executor/model_runner.py (max_running_requests from the request pool), managers/scheduler.py (prefill batches first, retracted requests to the back of the queue), managers/schedule_policy.py (LPM order, PrefillAdder) and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20), model_executor/cuda_graph_runner.py (capture_bs 1, 2, 4, 8 to 160 by 8, padding with the logits in the graph); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079); disaggregated, the decode instance pre-allocates a request's KV before its prefill (python/sglang/srt/disaggregation/prefill.py bootstrap queue and decode.py PreallocQueue, sgl-project/sglang@000c2b94 and @278e503a)"}, nil
+			Source: "SGLang v0.4.0 (sgl-project/sglang@f8b03269): python/sglang/srt/server_args.py ServerArgs.__post_init__ (mem_fraction_static by TP size, chunked_prefill_size and cuda_graph_max_bs by GPU memory, schedule_policy lpm, disable_overlap_schedule false, schedule_conservativeness 1), model_executor/model_runner.py init_torch_distributed and profile_max_num_token with utils.py get_available_gpu_memory (the KV pool: mem_fraction_static of the memory free after the CUDA context and NCCL, less the weights), managers/tp_worker.py and model_executor/model_runner.py (max_running_requests from the request pool), managers/scheduler.py (prefill batches first, retracted requests to the back of the queue), managers/schedule_policy.py (LPM order, PrefillAdder) and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20), model_executor/cuda_graph_runner.py (capture_bs 1, 2, 4, 8 to 160 by 8, padding with the logits in the graph); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079); disaggregated, the decode instance pre-allocates a request's KV before its prefill (python/sglang/srt/disaggregation/prefill.py bootstrap queue and decode.py PreallocQueue, sgl-project/sglang@000c2b94 and @278e503a)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
 			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve, Buffers: TRTLLM014Buffers,
@@ -449,19 +452,23 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		}
 		return e.KVTokens, m, nil
 	}
-	var kv float64
-	switch e.MemBase {
-	case OfTotal:
-		kv = c*e.MemFraction - held
-	case OfTotalStatic:
-		kv = c*e.MemFraction - float64(m.Weights)
-	case OfFree:
-		kv = e.MemFraction * (c - held)
-	}
 	if !(m.KVPerToken > 0) {
 		return 0, m, errors.New("serve: the model has no KV cache")
 	}
-	tokens := math.Floor(kv / e.kvUnit(m))
+	unit := e.kvUnit(m)
+	var tokens float64
+	switch e.MemBase {
+	case OfTotal:
+		tokens = math.Floor((c*e.MemFraction - held) / unit)
+	case OfTotalStatic:
+		// SGLang's total is what the CUDA context and NCCL leave (the
+		// reserve); the weights and any buffers of the engine's own,
+		// loaded after that reading, come off the fraction of it.
+		sc := p.Scenario()
+		tokens = SGLangKVTokens(model.Bytes(c)-m.Reserve, m.Weights+m.Buffers, e.MemFraction, unit, max(sc.TP, 1)*max(sc.PP, 1))
+	case OfFree:
+		tokens = math.Floor(e.MemFraction * (c - held) / unit)
+	}
 	if tokens >= 1 && tokens < float64(e.BlockSize) {
 		return 0, m, fmt.Errorf("--block-size: a block of %d tokens is more than the whole KV cache, %.0f tokens (engine %s, fraction %.2f)", e.BlockSize, tokens, e.Name, e.MemFraction)
 	}

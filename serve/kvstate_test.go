@@ -41,8 +41,9 @@ func heldBytes(res *serve.Result, state, growth float64) (most float64, running 
 // kvBudget returns the bytes vLLM gives its KV cache on one device
 // (gpu_memory_utilization of the usable memory less weights,
 // activations, runtime buffers and reserve) or SGLang does
-// (mem_fraction_static of it less the weights), with the state of one
-// sequence and the attention KV per token of m.
+// (mem_fraction_static of what the reserve leaves, less the weights and
+// runtime buffers), with the state of one sequence and the attention KV
+// per token of m.
 func kvBudget(t *testing.T, e serve.Engine, p *sim.Pricer) (budget, state, growth float64) {
 	t.Helper()
 	_, m, err := e.KVCapacity(p)
@@ -53,7 +54,7 @@ func kvBudget(t *testing.T, e serve.Engine, p *sim.Pricer) (budget, state, growt
 	case serve.OfTotal:
 		budget = e.MemFraction*float64(m.Usable) - float64(m.Weights+m.Activations+m.Reserve+m.Buffers)
 	case serve.OfTotalStatic:
-		budget = e.MemFraction*float64(m.Usable) - float64(m.Weights)
+		budget = e.MemFraction*float64(m.Usable-m.Reserve) - float64(m.Weights+m.Buffers)
 	default:
 		t.Fatalf("engine %s: the test sizes the budget of vLLM and SGLang only", e.Name)
 	}

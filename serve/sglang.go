@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"math"
 	"slices"
 
 	"github.com/perfsim/perfsim/model"
@@ -38,6 +39,53 @@ func SGLangMemFraction(tp int) float64 {
 		return 0.87
 	}
 	return 0.88
+}
+
+// SGLangKVTokens returns the tokens of KV cache SGLang v0.4.0 gives a
+// replica (max_total_num_tokens, before a --max-total-tokens cap) with a
+// mem_fraction_static of frac, as ModelRunner sizes it
+// (python/sglang/srt/model_executor/model_runner.py at
+// sgl-project/sglang@f8b03269; read in two stored copies of the file
+// from either side of v0.4.0, identical in these lines):
+//
+//   - init_torch_distributed sets the device, brings up NCCL and the
+//     custom all-reduce (init_distributed_environment,
+//     initialize_model_parallel) and only then reads "total":
+//     get_available_gpu_memory (python/sglang/srt/utils.py), the free
+//     memory cudaMemGetInfo reports after torch.cuda.empty_cache, in GiB
+//     (bytes / 2^30). total is therefore what the CUDA context and the
+//     communicators leave; perfsim's figure for those is the device's
+//     reserve, so total = usable − reserve.
+//   - the weights load; profile_max_num_token reads "available" the same
+//     way (total less the weights and whatever else was allocated since,
+//     loaded) and keeps rest = available − total × (1 − frac) for the
+//     pool: the weights and the pool share frac of total, and the
+//     activations, cuBLAS's workspace and the CUDA graphs (all allocated
+//     after the pool) live in the 1 − frac left, which SGLang does not
+//     check.
+//   - with more than one rank (distributed = tp_size > 1) each reading
+//     is the least over the ranks, all-reduced (MIN) as a float32 tensor:
+//     the bytes are rounded to float32 first. perfsim's ranks are alike,
+//     so the least is any one's.
+//   - the pool holds ⌊rest × 2^30 // cell_size⌋ tokens, cell_size the KV
+//     of one token on one rank: KV heads on the rank (at least one) ×
+//     head_dim × layers × 2 (K and V) × the KV type's bytes, or for MLA
+//     (kv_lora_rank + qk_rope_head_dim) × layers × bytes, whole on every
+//     rank; no per-layer or per-token extras (MHATokenToKVPool's one
+//     padding slot, slot 0, is allocated beyond the count). cell is that
+//     in bytes (sim.Memory's KV growth per token).
+//
+// A result under 1 is SGLang's "Not enough memory" (init_memory_pool
+// refuses max_total_num_tokens <= 0).
+func SGLangKVTokens(total, loaded model.Bytes, frac, cell float64, ranks int) float64 {
+	free := float64(total) - float64(loaded)
+	tot := float64(total)
+	if ranks > 1 {
+		free, tot = float64(float32(free)), float64(float32(tot))
+	}
+	const gib = 1 << 30
+	rest := free/gib - tot/gib*(1-frac)
+	return math.Floor(rest * gib / cell)
 }
 
 // SGLangChunkedPrefill returns chunked_prefill_size as SGLang v0.4.0

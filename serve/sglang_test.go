@@ -75,8 +75,8 @@ func TestSGLangReqSlots(t *testing.T) {
 	for _, c := range []struct {
 		tokens, context, want int
 	}{
-		{450748, 131072, 2049},    // Llama 3.1 70B at TP 4 on H100s: ⌊1760.7⌋ → 2048
-		{448057, 8192, 4097},      // Llama 3 8B on an A100: ⌊28003.6⌋ → 4096
+		{428466, 131072, 2049},    // Llama 3.1 70B at TP 4 on H100s: ⌊1673.7⌋ → 2048
+		{433639, 8192, 4097},      // Llama 3 8B on an A100: ⌊27102.4⌋ → 4096
 		{40000, 8192, 2501},       // ⌊2500⌋ between the bounds
 		{3000, 8192, 1500},        // tokens / 2
 		{2000000, 131072, 4097},   // ⌊7812.5⌋ → 4096
@@ -93,7 +93,7 @@ func TestSGLangReqSlots(t *testing.T) {
 }
 
 // TestSGLangPreset_runs: a run reports the running cap the request pool
-// sets (2049 for Llama 3.1 8B, context 131,072, on an A100: 448,057 KV
+// sets (2049 for Llama 3.1 8B, context 131,072, on an A100: 433,639 KV
 // tokens), and a user's --max-seqs under it stands.
 func TestSGLangPreset_runs(t *testing.T) {
 	sys, w := setup(t, "a100", "llama3.1-8b", 1)
@@ -115,8 +115,8 @@ func TestSGLangPreset_runs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Engine.MaxSeqs != c.want || res.KVTokens != 448057 {
-			t.Errorf("max seqs set to %d: ran with %d and %d KV tokens, want %d and 448,057", c.set, res.Engine.MaxSeqs, res.KVTokens, c.want)
+		if res.Engine.MaxSeqs != c.want || res.KVTokens != 433639 {
+			t.Errorf("max seqs set to %d: ran with %d and %d KV tokens, want %d and 433,639", c.set, res.Engine.MaxSeqs, res.KVTokens, c.want)
 		}
 	}
 }
@@ -160,5 +160,60 @@ func TestSGLangGraphMaxBatch(t *testing.T) {
 	}
 	if !(at31 > all) || at31 != at1 || at1 != eager {
 		t.Errorf("graphs to batch 31: TPOT %g s, to 1: %g, no graphs: %g, graphed: %g; want the first three equal and above the last", at31, at1, eager, all)
+	}
+}
+
+// TestSGLangKVPool: the sglang preset sizes its KV pool as SGLang v0.4.0's
+// ModelRunner.profile_max_num_token does (model_executor/model_runner.py,
+// utils.py get_available_gpu_memory; serve.SGLangKVTokens): "total" is the
+// memory free once the CUDA context and NCCL are up, before the weights
+// (the usable memory less the device's reserve, 79.11 − 2 GiB on an
+// H100), "available" what the weights leave of it, and the pool
+// available − (1 − mem_fraction_static) × total, in whole cells of the KV
+// bytes of one token (2 × KV heads per rank × head_dim × layers × 2
+// bytes). At TP > 1 both readings pass through float32 (the MIN
+// all-reduce). By hand (python, the same arithmetic):
+//   - Llama 3 8B, TP 1 (0.88): total 82,796,232,049 B, weights
+//     16,060,522,496 B, cell 131,072 B: ⌊433,350.3⌋;
+//   - Llama 3 70B, TP 4 (0.85): weights 35,276,853,248 B, cell 81,920 B:
+//     428,466;
+//   - Llama 3 70B, TP 8 (0.81): weights 17,638,426,624 B, cell 40,960 B:
+//     1,206,702.
+//
+// The whole usable memory had been taken as total (447,768, 450,748 and
+// 1,249,169). With no reserve the two agree; the activations of an
+// iteration (SGLang's share outside the static fraction) never move it.
+func TestSGLangKVPool(t *testing.T) {
+	for _, c := range []struct {
+		mdl      string
+		tp, want int
+	}{{"llama3-8b", 1, 433350}, {"llama3-70b", 4, 428466}, {"llama3-70b", 8, 1206702}} {
+		sys, w := setup(t, "h100", c.mdl, c.tp)
+		e, err := serve.PresetFor("sglang", sys.Device.Memory.Limit(), c.tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := sim.Default()
+		sc.TP = c.tp
+		kv, _, err := e.KVCapacity(pricer(t, sys, w, e.Scenario(sc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kv != c.want {
+			t.Errorf("%s TP %d: %d KV tokens, want %d", c.mdl, c.tp, kv, c.want)
+		}
+		small := e
+		small.MaxTokens = 512 // other activations: SGLang does not take them off the pool
+		if kv2, _, err := small.KVCapacity(pricer(t, sys, w, small.Scenario(sc))); err != nil || kv2 != kv {
+			t.Errorf("%s TP %d: %d KV tokens at 512 tokens an iteration, %d at %d (%v); want equal", c.mdl, c.tp, kv2, kv, e.MaxTokens, err)
+		}
+	}
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	e, _ := serve.PresetFor("sglang", sys.Device.Memory.Limit(), 1)
+	sc := e.Scenario(sim.Default())
+	none := model.Bytes(0)
+	sc.Reserve = &none
+	if kv, _, err := e.KVCapacity(pricer(t, sys, w, sc)); err != nil || kv != 447768 {
+		t.Errorf("no reserve: %d KV tokens (%v), want 447,768 (0.88 × 84,943,715,697 B − 16,060,522,496 B, over 131,072 B)", kv, err)
 	}
 }

@@ -1,7 +1,7 @@
 package serve_test
 
 // An independent check of the vllm-0.6 preset's decode step on H100 SXM
-// at TP 1, 2, 4 and 8 and on A100 SXM at TP 1 and 4: Lambda's vLLM
+// and A100 SXM at TP 1, 2, 4 and 8: Lambda's vLLM
 // benchmark runs of 2024-09-07 and 08 (testdata/lambda_vllm/README.md
 // gives the source of every figure).
 // Unlike ../shared's rows these are in the repository: the request
@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -71,30 +72,51 @@ func lambdaRun(t *testing.T, row map[string]string) *serve.Result {
 	return res
 }
 
-// TestValidate_lambda compares the vllm-0.6 preset with eight runs
-// of vLLM (10 scheduler steps, bf16) by another lab than the one behind
-// ../shared's vLLM rows: on H100 SXM Llama 3 8B at TP 1 and Llama 3 70B
-// at TP 2, 4 and 8, on A100 SXM 8B at TP 1 and 70B at TP 4, 10 or 40
-// ShareGPT prompts sent at once. The median
-// TPOT and the run's duration measure the decode step; TTFT is logged
-// only (it carries the client's and API's time per request, which the
-// preset does not price). The goal is the 15%; the figures
-// (docs/serving.md) are −6% to −19% for TPOT and −4% to −17% for the
-// duration, perfsim fast in every run. Runs within the goal
-// are held to it, the others (TP 8) to a guard a few points beyond
-// their miss, and all to the goal under PERFSIM_LONG.
+// lambdaGuard is each run's allowed |error| (median TPOT and duration)
+// outside PERFSIM_LONG where it misses the 15%: a few points
+// beyond the miss measured when the run was added (docs/serving.md), so
+// that a change making it worse fails. The other runs are held to 15%.
+var lambdaGuard = map[string]float64{
+	"tp8_70b_10.csv":     0.22, // TPOT −17.3%, duration −16.2%
+	"tp8_70b_40.csv":     0.22, // TPOT −19.4%, duration −16.7%
+	"tp2_8b_10.csv":      0.23, // TPOT −19.7%, duration −19.9%
+	"tp4_8b_10.csv":      0.32, // TPOT −28.3%, duration −28.9%
+	"tp8_8b_10.csv":      0.39, // TPOT −33.9%, duration −35.7%
+	"a100_tp8_8b_10.csv": 0.28, // TPOT −25.0%, duration −20.7%
+	"tp2_8b_40.csv":      0.22, // TPOT −7.0%, duration −18.4%
+	"tp4_8b_40.csv":      0.29, // TPOT −13.5%, duration −25.2%
+	"tp8_8b_40.csv":      0.36, // TPOT −18.6%, duration −32.0%
+}
+
+// TestValidate_lambda compares the vllm-0.6 preset with 21 runs of vLLM
+// (10 scheduler steps, bf16) by another lab than the one behind
+// ../shared's vLLM rows: Llama 3 8B at TP 1, 2, 4 and 8 and Llama 3 70B
+// at TP 2, 4 and 8, on H100 SXM and on A100 SXM, 10 ShareGPT prompts
+// sent at once, and on H100 the same with 40 prompts. The median TPOT
+// and the run's duration measure the decode step; TTFT is logged only
+// (it carries the client's and API's time per request, which the preset
+// does not price). It logs the median signed and median |error| of each
+// device's runs by model and by TP. The goal is the 15%; the figures
+// (docs/serving.md) are −3% to −34% for TPOT and −2% to −36% for the
+// duration, perfsim fast in every run, most on H100 with the 8B model at
+// TP > 1. Runs within the goal are held to it, the others to a guard a
+// few points beyond their miss (lambdaGuard), and all to the goal under
+// PERFSIM_LONG.
 func TestValidate_lambda(t *testing.T) {
 	rows := csvtest.Rows(t, filepath.Join("testdata", "lambda_vllm", "runs.csv"),
 		"trace", "model", "gpu", "tp", "num_prompts", "duration_s", "median_tpot_ms", "median_ttft_ms", "source")
-	if len(rows) != 8 {
-		t.Fatalf("runs.csv: %d runs, want 8", len(rows))
+	if len(rows) != 21 {
+		t.Fatalf("runs.csv: %d runs, want 21", len(rows))
 	}
+	type group struct{ tpot, dur []float64 }
+	groups := map[string]*group{}
+	var order []string
 	for _, row := range rows {
 		if row["source"] == "" {
 			t.Errorf("%s: no source", row["trace"])
 		}
 		res := lambdaRun(t, row)
-		check := func(metric string, got float64, col string, guard float64) {
+		check := func(metric string, got float64, col string, guard float64) float64 {
 			want, err := strconv.ParseFloat(row[col], 64)
 			if err != nil {
 				t.Fatalf("%s: %s: %v", row["trace"], col, err)
@@ -104,13 +126,53 @@ func TestValidate_lambda(t *testing.T) {
 			if guard > 0 && math.Abs(e) > tol(0.15, guard) {
 				t.Errorf("%s: %s %.4g, measured %.4g (%+.1f%%, beyond ±%.0f%%)", row["trace"], metric, got, want, 100*e, 100*tol(0.15, guard))
 			}
+			return e
 		}
 		guard := 0.15
-		if row["tp"] == "8" {
-			guard = 0.22 // TPOT −17.3% and −19.4%, duration −16.2% and −16.7% (10 and 40 prompts)
+		if g, ok := lambdaGuard[row["trace"]]; ok {
+			guard = g
 		}
-		check("median TPOT ms", 1e3*res.TPOT.P50, "median_tpot_ms", guard)
-		check("duration s", float64(res.Duration), "duration_s", guard)
+		tpot := check("median TPOT ms", 1e3*res.TPOT.P50, "median_tpot_ms", guard)
+		dur := check("duration s", float64(res.Duration), "duration_s", guard)
+		for _, key := range []string{row["gpu"] + " " + row["model"], row["gpu"] + " TP " + row["tp"]} {
+			g := groups[key]
+			if g == nil {
+				g = &group{}
+				groups[key] = g
+				order = append(order, key)
+			}
+			g.tpot, g.dur = append(g.tpot, tpot), append(g.dur, dur)
+		}
 		check("median TTFT ms", 1e3*res.TTFT.P50, "median_ttft_ms", 0)
 	}
+	slices.Sort(order)
+	for _, key := range order {
+		g := groups[key]
+		t.Logf("%-45s %d runs: TPOT median %+5.1f%% (|error| %4.1f%%), duration median %+5.1f%% (|error| %4.1f%%)",
+			key, len(g.tpot), 100*medianOf(g.tpot), 100*medianAbs(g.tpot), 100*medianOf(g.dur), 100*medianAbs(g.dur))
+	}
+}
+
+// medianOf returns the median of x (not modified): the mean of the two
+// middle values when there is an even number of them.
+func medianOf(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// medianAbs returns the median of |x|.
+func medianAbs(x []float64) float64 {
+	a := make([]float64, len(x))
+	for i, v := range x {
+		a[i] = math.Abs(v)
+	}
+	return medianOf(a)
 }

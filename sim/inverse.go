@@ -25,6 +25,7 @@ func footprint(sys *hardware.System, w Workload, sc Scenario, seed bool) (Memory
 		return Memory{}, errors.New("sim: no system or workload")
 	}
 	shape := w.Shape()
+	sc = sc.forShape(shape)
 	if err := sc.Validate(shape); err != nil {
 		return Memory{}, err
 	}

@@ -277,3 +277,46 @@ func TestPowerCap_memoryTrafficKept(t *testing.T) {
 		t.Errorf("decode 1 W above idle: %v (%.3g J above idle), its traffic alone takes %.3g J above idle (%v without a limit)", d1.Time, got, traffic, d0.Time)
 	}
 }
+
+// TestPowerCap_waitsUnderTheLimit: a device under a power limit draws no
+// more than the limit between kernels either, so no run's mean power
+// exceeds it. Under 100 W (an H100 idles at 70 W and waits at 196 W) a
+// pipelined Llama-3 70B step had printed "limited to 100 W, waiting
+// between kernels 196 W" and a mean of 115.9 W a device; an eager
+// decode's host gaps were priced at 196 W too.
+func TestPowerCap_waitsUnderTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sc   func() sim.Scenario
+		devs int
+	}{
+		{"training pp 4", func() sim.Scenario {
+			sc := sim.Default()
+			sc.Mode, sc.Seq, sc.Batch, sc.PP, sc.DP, sc.GlobalBatch = sim.Training, 2048, 1, 4, 1, 8
+			return sc
+		}, 4},
+		{"eager decode", func() sim.Scenario {
+			sc := sim.Default()
+			sc.Batch, sc.Input, sc.Output, sc.Exec = 1, 128, 16, sim.ExecEager
+			return sc
+		}, 1},
+	} {
+		sys, w := load(t, "h100", "gpt3-1.3b", tc.devs)
+		sc := tc.sc()
+		sc.PowerCap = 100
+		rep, err := sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := rep.Energy
+		if e.Wait > sc.PowerCap {
+			t.Errorf("%s: wait power %v under a %v limit", tc.name, e.Wait, sc.PowerCap)
+		}
+		if e.AveragePower > sc.PowerCap*(1+1e-9) {
+			t.Errorf("%s: mean power %v a device under a %v limit", tc.name, e.AveragePower, sc.PowerCap)
+		}
+		if !(e.Gaps > 0) {
+			t.Errorf("%s: no gaps (%v): the test needs a run that waits", tc.name, e.Gaps)
+		}
+	}
+}

@@ -71,6 +71,7 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 		return nil, errors.New("sim: no workload")
 	}
 	shape := w.Shape()
+	sc = sc.forShape(shape)
 	if err := sc.Validate(shape); err != nil {
 		return nil, err
 	}

@@ -128,7 +128,9 @@ type Scenario struct {
 	// request (inference).
 	Input, Output int
 
-	// Seq is the training sequence length.
+	// Seq is the training sequence length. A vision transformer trains
+	// on its image's tokens (Shape.Tokens), which replace it (Run,
+	// Footprint); a CNN does not read it.
 	Seq int
 	// GlobalBatch is the sequences per optimizer step; 0 means Batch·DP.
 	// Steps accumulate gradients over GlobalBatch/(Batch·DP) micro-batches.
@@ -298,6 +300,18 @@ func deg(n int) int {
 		return 1
 	}
 	return n
+}
+
+// forShape returns sc as the workload of shape s runs it: a vision
+// transformer's training sequence is its image's tokens (patches and the
+// class token), whatever Seq says (its default, 2048, is a language
+// model's: ViT-L/16's activations had been sized at 2048 tokens, 102.5
+// GiB at micro-batch 64 where its 197 tokens keep 9.9 GiB).
+func (sc Scenario) forShape(s Shape) Scenario {
+	if sc.Mode == Training && s.Arch == Vision && s.Tokens > 0 {
+		sc.Seq = s.Tokens
+	}
+	return sc
 }
 
 // normalized returns sc with the parallel degrees defaulted.

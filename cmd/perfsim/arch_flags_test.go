@@ -56,3 +56,44 @@ func TestSimulate_cnnOnlyFlags(t *testing.T) {
 		t.Errorf("resnet50 --exec fused --amp: exit %d: %s", code, stderr)
 	}
 }
+
+// TestSimulate_archFlagsIgnored: --seq in training reads nothing for a
+// CNN (its images have their size) or a ViT (its image's tokens, 197 for
+// ViT-L/16, are the sequence), and --loader-rate bounds only an image
+// model's inference (and any training step): both had been ignored
+// without a word (llama3-8b --loader-rate 0.01 printed 152.3 tokens/s;
+// vit-l16 --mode training --seq 99 ran at 197 tokens after sim's fix).
+func TestSimulate_archFlagsIgnored(t *testing.T) {
+	for _, args := range [][]string{
+		{"--model", "resnet50", "--mode", "training", "--batch", "32", "--seq", "99"},
+		{"--model", "vit-l16", "--mode", "training", "--batch", "32", "--seq", "99"},
+		{"--model", "llama3-8b", "--loader-rate", "0.01"},
+		{"--model", "bert-large", "--input", "384", "--loader-rate", "10"},
+	} {
+		_, stderr, code := perfsim(t, append([]string{"simulate", "--hw", "h100"}, args...)...)
+		flag := args[len(args)-2]
+		if code != 2 || !strings.Contains(stderr, flag+":") {
+			t.Errorf("%v: exit %d, %s not named: %s", args, code, flag, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"--model", "resnet50", "--batch", "32", "--loader-rate", "100"},
+		{"--model", "vit-b16", "--batch", "32", "--loader-rate", "100"},
+		{"--model", "llama3-8b", "--mode", "training", "--global-batch", "8", "--loader-rate", "100"},
+		{"--model", "resnet50", "--mode", "training", "--batch", "32", "--loader-rate", "100"},
+	} {
+		if _, stderr, code := perfsim(t, append([]string{"simulate", "--hw", "h100"}, args...)...); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
+// TestSimulate_imageTokensBudget: an image model's --tokens counts images
+// (sim divides it by images/s), and the table says so: resnet50's time to
+// train had read "for 1 G tokens".
+func TestSimulate_imageTokensBudget(t *testing.T) {
+	out, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "resnet50", "--mode", "training", "--batch", "256", "--tokens", "1e9")
+	if code != 0 || !strings.Contains(out, "for 1 G images") || strings.Contains(out, "tokens") {
+		t.Errorf("resnet50 --tokens 1e9: exit %d, want the budget in images:\n%s%s", code, out, stderr)
+	}
+}

@@ -337,7 +337,7 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	var rw *requestsWriter
 	if o.requestsOut != "" {
-		if rw, err = newRequestsWriter(o.requestsOut); err != nil {
+		if rw, err = newRequestsWriter(o.requestsOut, s.dep.Disaggregated()); err != nil {
 			return fmt.Errorf("--requests-out: %w", err)
 		}
 		defer rw.abort() // nothing after a failure; nothing once committed

@@ -203,7 +203,8 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 }
 
 // writeServeCSV writes one row per metric: the summaries (seconds) and
-// then the scalars, the unit in the metric's name.
+// then the scalars, the unit in the metric's name (overloaded: 1 or 0);
+// every metric the JSON gives, the run's settings aside.
 func writeServeCSV(w io.Writer, s serveSummary) error {
 	header := []string{"metric", "mean", "p50", "p90", "p95", "p99", "max"}
 	var rows [][]string
@@ -213,6 +214,15 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 	}{{"queue_s", s.QueueS}, {"ttft_s", s.TTFTS}, {"tpot_s", s.TPOTS}, {"itl_s", s.ITLS}, {"e2e_s", s.E2ES}} {
 		rows = append(rows, []string{m.name, num(m.s.Mean), num(m.s.P50), num(m.s.P90), num(m.s.P95), num(m.s.P99), num(m.s.Max)})
 	}
+	if x := s.KVTransferS; x != nil {
+		// The disaggregated run's KV transfers, as its JSON gives them
+		// (the CSV had dropped them).
+		rows = append(rows, []string{"kv_transfer_s", num(x.Mean), num(x.P50), num(x.P90), num(x.P95), num(x.P99), num(x.Max)})
+	}
+	overloaded := 0.0
+	if s.Overloaded {
+		overloaded = 1
+	}
 	for _, m := range []struct {
 		name string
 		v    float64
@@ -221,12 +231,20 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 		{"output_tokens_per_s_per_gpu", s.OutputTokensPerSGPU}, {"goodput_requests_per_s", s.GoodputRequestsPerS},
 		{"utilization", s.Utilization}, {"duration_s", s.DurationS}, {"preemptions", float64(s.Preemptions)},
 		{"mean_requests_in_system", s.MeanRequestsInSystem}, {"iterations", float64(s.Iterations)},
-		{"kv_cache_tokens", float64(s.KVCacheTokens)},
+		{"kv_cache_tokens", float64(s.KVCacheTokens)}, {"overloaded", overloaded},
 	} {
 		rows = append(rows, []string{m.name, num(m.v), "", "", "", "", ""})
 	}
 	scalar := func(name string, v float64) {
 		rows = append(rows, []string{name, num(v), "", "", "", "", ""})
+	}
+	// Where they apply, as in the JSON: a hybrid model's state per
+	// sequence, trtllm's runtime buffers.
+	if s.KVStateTokens > 0 {
+		scalar("kv_state_tokens_per_sequence", float64(s.KVStateTokens))
+	}
+	if s.RuntimeBuffersBytes > 0 {
+		scalar("runtime_buffers_bytes", float64(s.RuntimeBuffersBytes))
 	}
 	if s.TTFTSLOS > 0 {
 		scalar("ttft_slo_s", s.TTFTSLOS)

@@ -10,14 +10,25 @@ import (
 	"github.com/perfsim/perfsim/serve"
 )
 
-// requestsHeader is --requests-out's header, in base units.
-var requestsHeader = []string{"id", "arrival_s", "start_s", "first_token_s", "finish_s", "input_tokens", "output_tokens", "queue_s", "ttft_s", "tpot_s", "e2e_s", "preemptions"}
+// requestsHeader is --requests-out's header, in base units; a
+// disaggregated run's adds kv_transfer_s.
+func requestsHeader(disagg bool) []string {
+	h := []string{"id", "arrival_s", "start_s", "first_token_s", "finish_s", "input_tokens", "output_tokens", "queue_s", "ttft_s", "tpot_s", "e2e_s", "preemptions"}
+	if disagg {
+		h = append(h, "kv_transfer_s")
+	}
+	return h
+}
 
 // requestRow is one request's row of --requests-out.
-func requestRow(m *serve.Metrics) []string {
-	return []string{strconv.Itoa(m.ID), num(float64(m.Arrival)), num(float64(m.Start)), num(float64(m.FirstToken)),
+func requestRow(m *serve.Metrics, disagg bool) []string {
+	r := []string{strconv.Itoa(m.ID), num(float64(m.Arrival)), num(float64(m.Start)), num(float64(m.FirstToken)),
 		num(float64(m.Finish)), strconv.Itoa(m.Input), strconv.Itoa(m.Output), num(float64(m.Queue())), num(float64(m.TTFT())),
 		num(float64(m.TPOT())), num(float64(m.E2E())), strconv.Itoa(m.Preemptions)}
+	if disagg {
+		r = append(r, num(float64(m.Transfer)))
+	}
+	return r
 }
 
 // requestsWriter streams --requests-out to its file as requests finish
@@ -33,17 +44,19 @@ type requestsWriter struct {
 	cw   *csv.Writer
 	next int // the index of the next row
 	pend map[int]serve.Metrics
-	err  error
+	// disagg adds each request's kv_transfer_s.
+	disagg bool
+	err    error
 }
 
-func newRequestsWriter(path string) (*requestsWriter, error) {
+func newRequestsWriter(path string, disagg bool) (*requestsWriter, error) {
 	f, err := fileio.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &requestsWriter{f: f, bw: bufio.NewWriterSize(f, 64<<10), pend: map[int]serve.Metrics{}}
+	w := &requestsWriter{f: f, bw: bufio.NewWriterSize(f, 64<<10), pend: map[int]serve.Metrics{}, disagg: disagg}
 	w.cw = csv.NewWriter(w.bw)
-	w.err = w.cw.Write(requestsHeader)
+	w.err = w.cw.Write(requestsHeader(disagg))
 	return w, nil
 }
 
@@ -67,7 +80,7 @@ func (w *requestsWriter) finish(i int, m *serve.Metrics) {
 func (w *requestsWriter) row(m *serve.Metrics) {
 	w.next++
 	if w.err == nil {
-		w.err = w.cw.Write(requestRow(m))
+		w.err = w.cw.Write(requestRow(m, w.disagg))
 	}
 }
 

@@ -84,7 +84,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.recompute, "recompute", "none", "activation recomputation (training): none, selective or full")
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer (training): adam, adamw or sgd")
 	fs.IntVar(&o.zero, "zero", 0, "ZeRO stage over the data-parallel replicas (training): 0 none, 1 optimizer state, 2 + gradients, 3 + weights")
-	fs.Var(floatCount{&o.tokens}, "tokens", "training token budget for the time to train, e.g. 300e9 or 15T")
+	fs.Var(floatCount{&o.tokens}, "tokens", "training token budget for the time to train, e.g. 300e9 or 15T (images for an image model: 90 epochs of ImageNet-1k, 115.3M)")
 	fs.Var(&o.reserve, "reserve", "framework memory reserve per device (default: the hardware file's)")
 	fs.IntVar(&o.maxNumTokens, "max-num-tokens", sim.DefaultMaxNumTokens, "token budget of one iteration (inference): prefill runs in chunks of at most this many tokens, which bounds the activations (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens; the default is theirs and SGLang's)")
 	fs.BoolVar(&o.requireFit, "require-fit", false, "exit 1 when the run does not fit the device's usable memory (the output is still written)")
@@ -292,11 +292,12 @@ func dtypeFlagged(fs *pflag.FlagSet, err error) error {
 	return errors.Join(out...)
 }
 
-// archIgnored refuses the inference flags the model's architecture has
-// no use for, which the run would ignore (issue 17 item 11's rule): a
-// CNN or a ViT reads no prompt and generates nothing; an encoder reads
-// its --input in one pass, without a KV cache or a token budget; a CNN
-// has no attention.
+// archIgnored refuses the flags the model's architecture has no use
+// for, which the run would ignore (issue 17 item 11's rule): a CNN or a
+// ViT reads no prompt, generates nothing and trains on its images, not
+// --seq; an encoder reads its --input in one pass, without a KV cache or
+// a token budget; a CNN has no attention; a language model's inference
+// has no input pipeline (--loader-rate).
 func archIgnored(fs *pflag.FlagSet, model string, arch sim.Arch, sc sim.Scenario) error {
 	var errs []error
 	// A CNN's alone: autocast's weight casts, and a fused engine's
@@ -308,6 +309,11 @@ func archIgnored(fs *pflag.FlagSet, model string, arch sim.Arch, sc sim.Scenario
 		errs = append(errs, usagef("--exec: fused folds a CNN's batch norms in inference; %s in %s would run as graph", model, sc.Mode))
 	}
 	if sc.Mode != sim.Inference {
+		// An image model's training sequence is its image (a ViT's
+		// tokens are its patches): --seq would be ignored.
+		if arch == sim.CNN || arch == sim.Vision {
+			errs = append(errs, ignoredFlags(fs, fmt.Sprintf("%s is %s model, which trains on its images' own size", model, archArticle(arch)), "seq")...)
+		}
 		return errors.Join(errs...)
 	}
 	var flags []string
@@ -318,6 +324,11 @@ func archIgnored(fs *pflag.FlagSet, model string, arch sim.Arch, sc sim.Scenario
 		flags = []string{"input", "output", "kv", "max-num-tokens"}
 	case sim.Encoder:
 		flags = []string{"output", "kv", "max-num-tokens"}
+	}
+	// The input pipeline bounds an image model's inference (and any
+	// training step); a language model's inference does not read it.
+	if arch != sim.CNN && arch != sim.Vision {
+		errs = append(errs, ignoredFlags(fs, fmt.Sprintf("bounds an image model's inference or a training step; %s is %s model", model, archArticle(arch)), "loader-rate")...)
 	}
 	errs = append(errs, ignoredFlags(fs, fmt.Sprintf("%s is %s model, which has no use for it", model, archArticle(arch)), flags...)...)
 	return errors.Join(errs...)

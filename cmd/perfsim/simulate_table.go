@@ -78,7 +78,13 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 		fmt.Fprintf(tw, "MFU\t%.1f%%\tHFU %.1f%%\n", 100*tr.MFU, 100*tr.HFU)
 		writeLayoutTable(tw, sc, tr)
 		if tr.TimeToTrain > 0 {
-			fmt.Fprintf(tw, "time to train\t%s days\t%s s for %s tokens\n", fnum(float64(tr.TimeToTrain)/86400), fnum(float64(tr.TimeToTrain)), fnum(sc.Tokens))
+			// An image model's budget counts its images (sim divides it
+			// by images/s).
+			unit := "tokens"
+			if r.Arch == sim.CNN || r.Arch == sim.Vision {
+				unit = r.Unit
+			}
+			fmt.Fprintf(tw, "time to train\t%s days\t%s s for %s %s\n", fnum(float64(tr.TimeToTrain)/86400), fnum(float64(tr.TimeToTrain)), fnum(sc.Tokens), unit)
 		}
 	}
 	if err := tw.Flush(); err != nil {
