@@ -262,7 +262,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		defer f.Close()
 		reqs, err = serve.ReadTrace(f, o.trace, w.Shape().MaxContext)
 		if err != nil {
-			return nil, usageError{linesError{err}}
+			return nil, fileError{linesError{err}}
 		}
 	} else {
 		// Drawn once here for its errors, and again by the run.
