@@ -53,33 +53,59 @@ var kernelNeutral = map[string]bool{
 func KernelNeutral(key string) bool { return kernelNeutral[key] }
 
 // Derive returns a hypothetical device: base with the datasheet numbers
-// that sets ("key=value", SetKeys) change. When a change reaches a
-// kernel (any key but the KernelNeutral ones) and base is calibrated,
-// its efficiencies are base's fitted ones carried by Transfer (fractions
-// as they are, per-unit times by the clock ratio, the measured transfer
-// band as its error); when none does, they are base's own, residual
-// tables, held-out figures and label included, so that every kernel
-// takes the time it takes on base; when base is itself transferred or
-// uncalibrated, they are base's own either way. It names base in its
-// name and its calibration label. Every problem with sets comes back at
-// once, each naming the flag.
+// that sets ("key=value", SetKeys) change. Where base is calibrated (or a
+// what-if of a calibrated device, its root), each kernel is priced as its
+// roofline reads the changes (model.Processor.Reads): one that reads none
+// of the changed numbers keeps the root's own fitted tables, residual
+// tables and held-out figures included, and takes the time it takes on
+// the root; one that reads a changed number (its compute type's peak, the
+// L2 for a GEMM, the bandwidth, compute units or clock for any kernel)
+// takes the root's efficiencies carried by Transfer (fractions as they
+// are, per-unit times by the clock ratio, the measured transfer band as
+// its error). A change that every kernel reads carries them all; one
+// that no kernel reads (KernelNeutral) keeps them all; a setting equal to
+// the base's own value changes nothing, and when every one is, Derive
+// returns base itself, unnamed as a what-if. When base is transferred or
+// uncalibrated its efficiencies are its own either way. The device names
+// base in its name and its calibration label. Every problem with sets
+// comes back at once, each naming the flag.
 func Derive(base *Device, sets []string) (*Device, error) {
 	return derive(base, sets, "--set ", false, func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
 }
 
 // DeriveCarried is Derive, but a calibrated base's efficiencies are
-// carried by Transfer whatever sets change, none included: the reference
-// against which what-ifs that do change kernels are compared with their
-// own kind of pricing (plan.Sensitivity's bandwidth and peak rows).
+// carried by Transfer to every kernel whatever sets change, none
+// included: the reference against which what-ifs that change every
+// kernel are compared with their own kind of pricing (plan.Sensitivity).
 func DeriveCarried(base *Device, sets []string) (*Device, error) {
 	return derive(base, sets, "--set ", true, func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
 }
 
+// PricedAs returns base priced as the what-if d derived from it is: base's
+// datasheet, with each kernel keeping or carrying the calibration as it
+// does on d (its Kept and Changed). It is the reference a what-if that
+// changes some kernels is compared with (plan.Sensitivity), so that the
+// comparison is the change's alone and not the residual tables'. A d
+// that carries every kernel gives DeriveCarried(base, nil); one that
+// keeps every kernel, base.
+func PricedAs(base, d *Device) (*Device, error) {
+	switch {
+	case d.Kept != nil:
+		r := cloneDevice(base)
+		r.Eff = cloneEff(d.Eff)
+		kept := cloneEff(*d.Kept)
+		r.Kept, r.Changed, r.TransferredFrom, r.root = &kept, d.Changed, d.TransferredFrom, d.root
+		return r, nil
+	case d.root != nil && d.TransferredFrom != "":
+		return DeriveCarried(base, nil)
+	}
+	return cloneDevice(base), nil
+}
+
 // derive is Derive; flag prefixes each setting in the device's sources
 // and in a malformed or repeated one's message, carry transfers a
-// calibrated base's efficiencies even when no change reaches a kernel,
-// and wrap places a bad value's error (the flag, or a derived file's line
-// and key).
+// calibrated base's efficiencies to every kernel, and wrap places a bad
+// value's error (the flag, or a derived file's line and key).
 func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v string, err error) error) (*Device, error) {
 	if base == nil {
 		return nil, errors.New("hardware: no base device to derive from")
@@ -87,7 +113,6 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 	d := cloneDevice(base)
 	var errs []error
 	var applied []string
-	kernels := carry
 	given := map[string]string{}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")
@@ -107,17 +132,33 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 		}
 		d.Sources[k] = "what-if: " + flag + k + "=" + v
 		applied = append(applied, k+"="+v)
-		kernels = kernels || !KernelNeutral(k)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if base.Calibration().Kind == "calibrated" && kernels {
-		// Transfer reads the datasheet ratios of d against base: restore
-		// base's tables first (cloneDevice copied them) and carry them.
-		Transfer(d, base)
-	} else if base.TransferredFrom != "" {
-		d.TransferredFrom = base.TransferredFrom
+	if !carry && sameDatasheet(d, base) {
+		// Every setting gives base's own value: nothing changes, and the
+		// output is base's, byte for byte.
+		return cloneDevice(base), nil
+	}
+	root := base.root
+	if root == nil && base.Calibration().Kind == "calibrated" {
+		root = base
+	}
+	if root != nil {
+		// Kept or carried from the calibrated root, as the changes from
+		// it (base's own included, for a what-if of a what-if) reach
+		// each kernel.
+		d.root = root
+		d.Eff, d.TransferredFrom, d.Kept, d.Changed = cloneEff(root.Eff), "", nil, model.Changes{}
+		switch ch := changes(root, d); {
+		case carry || ch.Every():
+			Transfer(d, root)
+		case ch.Any():
+			Transfer(d, root)
+			kept := cloneEff(root.Eff)
+			d.Kept, d.Changed = &kept, ch
+		}
 	}
 	d.WhatIfChanges = applied
 	d.Name = base.Name + " what-if (" + strings.Join(applied, ", ") + ")"
@@ -128,6 +169,53 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 		return nil, placeInvalid(err, given, wrap)
 	}
 	return d, nil
+}
+
+// sameDatasheet reports whether a and b hold the same values of every
+// number a setting (SetKeys) changes.
+func sameDatasheet(a, b *Device) bool {
+	return maps.Equal(a.Matrix, b.Matrix) && maps.Equal(a.Vector, b.Vector) && maps.Equal(a.Sparse, b.Sparse) &&
+		a.Memory == b.Memory && a.ComputeUnits == b.ComputeUnits && a.Clock == b.Clock &&
+		a.Intra.Bandwidth == b.Intra.Bandwidth && a.Inter.Bandwidth == b.Inter.Bandwidth
+}
+
+// changes returns the numbers of d that a kernel's time reads and that
+// differ from root's (model.Changes): the peak each compute type runs at
+// (after Supported's fallback), the vector peaks, the L2, the bandwidth,
+// and the compute units, clock, launch cost and what follows from them,
+// the shared memory's and the special-function units' rates and
+// Transfer's clock ratio (from the bf16 peak per unit where a device
+// gives no clock), which scale every kernel.
+func changes(root, d *Device) model.Changes {
+	pr, pd := root.Processor(), d.Processor()
+	sr, _ := SoftmaxRate(root)
+	sd, _ := SoftmaxRate(d)
+	c := model.Changes{
+		Bandwidth: pr.Bandwidth != pd.Bandwidth,
+		L2:        pr.L2 != pd.L2,
+		Vector:    !maps.Equal(root.Vector, d.Vector),
+		Units: pr.ComputeUnits != pd.ComputeUnits || root.Clock != d.Clock || pr.Launch != pd.Launch || pr.CPU != pd.CPU ||
+			pr.SharedBandwidth != pd.SharedBandwidth || sr != sd || clockRatio(d, root) != 1,
+	}
+	for _, t := range model.DTypes {
+		a, _ := pr.Supported(t)
+		b, _ := pd.Supported(t)
+		ra, _ := pr.Peak(a)
+		rb, _ := pd.Peak(b)
+		if a != b || ra != rb {
+			c.Peaks |= model.PeakBit(t)
+		}
+	}
+	return c
+}
+
+// cloneEff deep-copies the map of e.
+func cloneEff(e model.Efficiency) model.Efficiency {
+	e.GEMM = maps.Clone(e.GEMM)
+	if e.GEMM == nil {
+		e.GEMM = map[model.DType]model.GEMMParams{}
+	}
+	return e
 }
 
 // derivedFrom names the setting a what-if device's invalid key comes
@@ -218,8 +306,9 @@ func setKey(d, base *Device, k, v string) error {
 			d.Memory.L2 = x
 			return nil
 		}
-		// The usable share of the capacity stays the base's.
-		if base.Memory.Usable > 0 && base.Memory.Capacity > 0 {
+		// The usable share of the capacity stays the base's (the base's
+		// own usable memory where the capacity is its own).
+		if base.Memory.Usable > 0 && base.Memory.Capacity > 0 && x != base.Memory.Capacity {
 			d.Memory.Usable = model.Bytes(float64(x) * float64(base.Memory.Usable) / float64(base.Memory.Capacity))
 		}
 		d.Memory.Capacity = x
@@ -266,7 +355,7 @@ func setKey(d, base *Device, k, v string) error {
 		if err != nil {
 			return err
 		}
-		if old := p.m[dt]; p.prefix == "peak.matrix." && old > 0 && d.Sparse[dt] > 0 {
+		if old := p.m[dt]; p.prefix == "peak.matrix." && old > 0 && x != old && d.Sparse[dt] > 0 {
 			// The 2:4 sparse peak keeps its ratio to the dense one.
 			d.Sparse[dt] = model.FLOPRate(float64(d.Sparse[dt]) * float64(x) / float64(old))
 		}
@@ -280,9 +369,10 @@ func setKey(d, base *Device, k, v string) error {
 func cloneDevice(d *Device) *Device {
 	c := *d
 	c.Matrix, c.Vector, c.Sparse = cloneRates(d.Matrix), cloneRates(d.Vector), cloneRates(d.Sparse)
-	c.Eff.GEMM = maps.Clone(d.Eff.GEMM)
-	if c.Eff.GEMM == nil {
-		c.Eff.GEMM = map[model.DType]model.GEMMParams{}
+	c.Eff = cloneEff(d.Eff)
+	if d.Kept != nil {
+		k := cloneEff(*d.Kept)
+		c.Kept = &k
 	}
 	c.Sources = maps.Clone(d.Sources)
 	if c.Sources == nil {
@@ -416,4 +506,57 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 	}
 	d.File = file
 	return d, nil
+}
+
+// partialLabel is the calibration label of a what-if device whose
+// changes reach only some kernels: which kernels carry the calibration
+// and with what measured error, and the held-out figure of the others.
+func (d *Device) partialLabel() string {
+	held, h := labelGEMMIn(d.Kept.GEMM, func(g model.GEMMParams) bool { return g.Points > 0 })
+	band := TransferBands(d, d)["gemm"]
+	if d.root != nil {
+		band = TransferBands(d, d.root)["gemm"]
+	}
+	return fmt.Sprintf("what-if of %s: %s transferred (measured transfer error: GEMM median %.0f%%, p90 %.0f%%), the others as calibrated (%s GEMM held out: median %.1f%%, p90 %.1f%%); changed: %s",
+		d.TransferredFrom, d.TransferredKernels(), 100*band.Median, 100*band.P90, held, 100*h.ErrMedian, 100*h.ErrP90, changed(d.WhatIfChanges))
+}
+
+// TransferredKernels says which kernels of a what-if device carry its
+// calibrated base's efficiencies rather than keep them (Kept): "fp8
+// kernels", "GEMMs (L2)", "elementwise kernels", or "every kernel" where
+// all do; "" for a device that is not a what-if carrying any. The type of
+// a kernel is the one it computes in on d, after the fallback of a type
+// without a peak of its own (an fp4 GEMM on an H100 runs at fp8).
+func (d *Device) TransferredKernels() string {
+	if d.root == nil || d.TransferredFrom == "" {
+		return ""
+	}
+	if d.Kept == nil {
+		return "every kernel"
+	}
+	c := d.Changed
+	p := d.Processor()
+	var types, parts []string
+	for _, t := range model.DTypes {
+		if c.Peaks&model.PeakBit(t) == 0 {
+			continue
+		}
+		s, _ := p.Supported(t)
+		if s == model.Invalid {
+			s = t
+		}
+		if !slices.Contains(types, s.String()) {
+			types = append(types, s.String())
+		}
+	}
+	if len(types) > 0 {
+		parts = append(parts, strings.Join(types, ", ")+" kernels")
+	}
+	if c.L2 {
+		parts = append(parts, "GEMMs (L2)")
+	}
+	if c.Vector {
+		parts = append(parts, "elementwise kernels")
+	}
+	return strings.Join(parts, " and ")
 }

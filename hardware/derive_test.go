@@ -157,8 +157,9 @@ func TestDerive_baseNotRegular(t *testing.T) {
 // reads (the capacity, the link bandwidths) keeps its base's efficiencies
 // whole, residual tables and held-out figures included, and says so; one
 // that changes a key a kernel reads (the L2, read by the GEMM model)
-// carries them as for a new chip; DeriveCarried carries them whatever
-// changes. A derived file is the same.
+// carries them to the kernels that read it; DeriveCarried carries them
+// whatever changes. A derived file is the same. No setting at all is the
+// base itself.
 func TestDerive_kernelNeutral(t *testing.T) {
 	base, err := Lookup("h100")
 	if err != nil {
@@ -167,8 +168,10 @@ func TestDerive_kernelNeutral(t *testing.T) {
 	if base.Eff.GEMM[model.BF16].Residual == nil {
 		t.Fatal("the H100 has no bf16 residual table to keep")
 	}
+	if d, err := Derive(base, nil); err != nil || d.Name != base.Name || d.CalibrationLabel() != base.CalibrationLabel() || !reflect.DeepEqual(d.Eff, base.Eff) {
+		t.Errorf("no setting: %v: want the H100 itself", err)
+	}
 	for _, sets := range [][]string{
-		nil,
 		{"memory.capacity=160GiB"},
 		{"interconnect.intra.bandwidth=900GB/s", "interconnect.inter.bandwidth=100GB/s"},
 	} {
@@ -180,7 +183,7 @@ func TestDerive_kernelNeutral(t *testing.T) {
 			t.Errorf("%v: calibration %+v: want the H100's efficiencies whole", sets, d.Calibration())
 		}
 		label := d.CalibrationLabel()
-		if !strings.HasPrefix(label, "what-if of H100 SXM: kernels as calibrated (bf16 GEMM held out: median 1.9%") || (len(sets) > 0 && !strings.HasSuffix(label, "changed: "+strings.Join(sets, ", "))) {
+		if !strings.HasPrefix(label, "what-if of H100 SXM: kernels as calibrated (bf16 GEMM held out: median 1.9%") || !strings.HasSuffix(label, "changed: "+strings.Join(sets, ", ")) {
 			t.Errorf("%v: label %q", sets, label)
 		}
 	}

@@ -49,6 +49,17 @@ type Device struct {
 	// (Derive), "" for none; WhatIfChanges are its settings, key=value.
 	WhatIfBase    string
 	WhatIfChanges []string
+	// Kept, on a what-if device whose changes reach only some kernels
+	// (Derive), is its calibrated base's own efficiencies, which price the
+	// kernels whose time reads none of the numbers Changed says changed
+	// (model.Processor.For); Eff, carried from that base (Transfer),
+	// prices the others. nil otherwise.
+	Kept    *model.Efficiency
+	Changed model.Changes
+	// root is the calibrated device a what-if's efficiencies are kept
+	// from or carried from (Derive), nil for a device that is not a
+	// what-if of one.
+	root *Device
 
 	Sources map[string]string
 	File    string // the file it was loaded from, or "catalog:<name>"
@@ -116,7 +127,7 @@ func (n Network) Link() model.Link {
 // Processor returns what the cost model needs of d.
 func (d *Device) Processor() model.Processor {
 	sb, _ := SharedBandwidth(d)
-	return model.Processor{
+	p := model.Processor{
 		SharedBandwidth: sb,
 		Name:            d.Name,
 		ComputeUnits:    d.ComputeUnits,
@@ -129,6 +140,12 @@ func (d *Device) Processor() model.Processor {
 		CPU:             d.Kind == "cpu",
 		PowerModel:      d.Power,
 	}
+	if d.Kept != nil {
+		k := p
+		k.Eff = *d.Kept
+		p.Kept, p.Changed = &k, d.Changed
+	}
+	return p
 }
 
 // A System is a number of identical devices in nodes, joined by the

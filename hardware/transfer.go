@@ -233,6 +233,9 @@ func (d *Device) CalibrationLabel() string {
 		}
 		return fmt.Sprintf("calibrated: fitted to measured kernels (%s GEMM held out: median %.1f%%, p90 %.1f%%)", t, 100*g.ErrMedian, 100*g.ErrP90)
 	case "transferred":
+		if d.Kept != nil {
+			return d.partialLabel()
+		}
 		t, g := d.labelGEMM(func(g model.GEMMParams) bool { return g.ErrP90 > 0 })
 		return fmt.Sprintf("transferred from %s: its fitted efficiencies scaled by datasheet ratios (measured transfer error: %s GEMM median %.0f%%, p90 %.0f%%)", c.From, t, 100*g.ErrMedian, 100*g.ErrP90)
 	}
@@ -264,15 +267,20 @@ func changed(sets []string) string {
 // else the first type in model.DTypes order that has them (a V100 carries
 // only an fp16 fit, a CPU fp32 and fp64 ones), else bf16's empty entry.
 func (d *Device) labelGEMM(ok func(model.GEMMParams) bool) (model.DType, model.GEMMParams) {
-	if g := d.Eff.GEMM[model.BF16]; ok(g) {
+	return labelGEMMIn(d.Eff.GEMM, ok)
+}
+
+// labelGEMMIn is labelGEMM over the GEMM tables m.
+func labelGEMMIn(m map[model.DType]model.GEMMParams, ok func(model.GEMMParams) bool) (model.DType, model.GEMMParams) {
+	if g := m[model.BF16]; ok(g) {
 		return model.BF16, g
 	}
 	for _, t := range model.DTypes {
-		if g, has := d.Eff.GEMM[t]; has && ok(g) {
+		if g, has := m[t]; has && ok(g) {
 			return t, g
 		}
 	}
-	return model.BF16, d.Eff.GEMM[model.BF16]
+	return model.BF16, m[model.BF16]
 }
 
 // mainType is the GEMM type an uncalibrated device's label quotes: bf16

@@ -46,9 +46,7 @@ func (f *fixed) server(devices int, best point, o Options) (float64, model.Secon
 	if best.single > bound {
 		return 0, 0, nil
 	}
-	n := max(o.Queries, 20000)
-	n = min(max(n, minBatches*best.batch*devices), maxQueries)
-	q := newQueue(f, devices, best.batch, n, o.Seed)
+	q := newQueue(f, devices, best.batch, trialQueries(o, best.batch, devices), o.Seed)
 	lo, hi := 0.0, best.rate*float64(devices)
 	var loP99 model.Seconds
 	for range serverTrials {
@@ -64,6 +62,17 @@ func (f *fixed) server(devices int, best point, o Options) (float64, model.Secon
 		}
 	}
 	return lo, loP99, nil
+}
+
+// trialQueries is the queries a Server trial runs: o.Queries (20,000
+// when 0), at least minBatches full batches of batch per device, at most
+// maxQueries.
+func trialQueries(o Options, batch, devices int) int {
+	n := o.Queries
+	if n <= 0 {
+		n = 20000
+	}
+	return min(max(n, minBatches*batch*devices), maxQueries)
 }
 
 // queue simulates the batching server at one rate.

@@ -179,3 +179,23 @@ func TestConverge(t *testing.T) {
 		t.Errorf("FindTraining(ssd): %v", err)
 	}
 }
+
+// TestTrialQueries: a Server trial runs the queries asked for (20,000
+// when none are), at least minBatches full batches per device, at most
+// maxQueries. Asking for fewer than 20,000 had been raised to 20,000
+// without a word (perfsim mlperf --queries 5000 ran 20,000).
+func TestTrialQueries(t *testing.T) {
+	for _, c := range []struct{ queries, batch, devices, want int }{
+		{0, 8, 1, 20000},
+		{5000, 8, 1, 5000},
+		{100, 64, 1, minBatches * 64},
+		{100, 64, 8, minBatches * 64 * 8},
+		{50000, 8, 1, 50000},
+		{0, 2048, 8, minBatches * 2048 * 8},
+		{0, 1 << 20, 8, maxQueries},
+	} {
+		if got := trialQueries(Options{Queries: c.queries}, c.batch, c.devices); got != c.want {
+			t.Errorf("Queries %d, batch %d on %d devices: %d queries a trial, want %d", c.queries, c.batch, c.devices, got, c.want)
+		}
+	}
+}

@@ -57,6 +57,7 @@ import "math"
 // Either phase's time is then multiplied by exp(residual) of its table and
 // is never less than the plain roofline F/peak, bytes/bandwidth.
 func (p *Processor) AttentionCost(a Attention) Cost {
+	p = p.forType(a.DType, false)
 	d, peak, _ := p.supportedPeak(a.DType)
 	return p.attentionCost(a, d, peak, nil)
 }
@@ -65,6 +66,7 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 // once: the cost of an attention kernel priced anew (a decode step's, at
 // every context) as a caller of both would have it.
 func (p *Processor) CappedAttentionCost(a Attention) Cost {
+	p = p.forType(a.DType, false)
 	d, peak, ok := p.supportedPeak(a.DType)
 	return p.capped(p.attentionCost(a, d, peak, nil), peak, ok)
 }
@@ -73,6 +75,7 @@ func (p *Processor) CappedAttentionCost(a Attention) Cost {
 // KV length kv[i] (costs is as long as kv): a decode step's attention at
 // the contexts of a generation, the peak looked up once.
 func (p *Processor) CappedAttentionCosts(a Attention, kv []int, costs []Cost) {
+	p = p.forType(a.DType, false)
 	d, peak, ok := p.supportedPeak(a.DType)
 	var memo residualMemo
 	for i, l := range kv {

@@ -28,6 +28,12 @@ type Processor struct {
 	CPU bool
 	// PowerModel is the device's power model (power.go); zero for none.
 	PowerModel PowerParams
+	// Kept, on a what-if processor whose changes reach only some
+	// kernels, is the processor with the calibrated device's own
+	// efficiencies, which prices the kernels whose time reads none of the
+	// numbers Changed says changed (For, whatif.go); nil otherwise.
+	Kept    *Processor
+	Changed Changes
 }
 
 // Efficiency holds the achievable fractions and overheads of a device:
@@ -284,6 +290,7 @@ func (p *Processor) memEff(b Bytes) float64 {
 // Cost prices one launch of k. Collectives are priced by the simulator,
 // which knows the network; here they cost nothing.
 func (p *Processor) Cost(k Kernel) Cost {
+	p = p.For(k)
 	switch k := k.(type) {
 	case GEMM:
 		return p.GEMMCost(k)

@@ -337,6 +337,7 @@ func (p *Processor) GEMMDetail(g GEMM) (Cost, GEMMChoice) {
 // gemmSetupFor returns the GEMM model's setup for g's compute type on p,
 // and the type it computes in.
 func (p *Processor) gemmSetupFor(g GEMM) (gemmSetup, DType) {
+	p = p.forType(g.Compute(), true)
 	d, _ := p.Supported(g.Compute())
 	peak, _ := p.Peak(d)
 	e := p.gemmParams(d)

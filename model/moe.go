@@ -64,6 +64,7 @@ func (g GroupedGEMM) GEMM() GEMM {
 // (Bytes, with a fractional expert count). A grouped kernel pays one
 // launch, not one per expert.
 func (p *Processor) GroupedGEMMCost(g GroupedGEMM) Cost {
+	p = p.forType(g.Compute(), p.Eff.MoE.Source == "")
 	if p.Eff.MoE.Source != "" {
 		return p.moeCost(g)
 	}
@@ -240,6 +241,7 @@ const KindMoEFinalize = "moe-finalize"
 // streaming pass, or, where the device's MoE table has a reduction time
 // c_r, launch + c_r·Elements when that is slower (see MoEParams).
 func (p *Processor) FinalizeCost(k Elementwise) Cost {
+	p = p.For(k)
 	c := p.StreamCost(k.FLOPs(), k.Bytes(), FP32)
 	cr := nonNeg(float64(p.Eff.MoE.ReduceElement))
 	if p.Eff.MoE.Source == "" || !(cr > 0) || !(k.Elements > 0) {

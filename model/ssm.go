@@ -91,6 +91,7 @@ func (s Scan) StateBytes(st DType) Bytes {
 // streaming bandwidth, combined as a roofline with the streaming launch
 // cost; a decode step is a streaming pass over the state.
 func (p *Processor) ScanCost(s Scan) Cost {
+	p = p.For(s)
 	if s.Delta {
 		return p.deltaCost(s)
 	}

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -69,22 +68,31 @@ type SensitivityRow struct {
 	TTFT, TPOT, MaxBatch, SLOThroughput float64 // relative changes
 	Applies                             bool    // false when the device has no such number (no link)
 	// Carried is true when the row's change reaches a kernel on a
-	// calibrated device, so that it and its base are priced with the
-	// efficiencies carried (SensitivityBases.Carried), false when it is
-	// relative to the device as calibrated (SensitivityBases.Own).
+	// calibrated device, so that the kernels it reaches are priced with
+	// the efficiencies carried, in the row and in its base; false when
+	// it is relative to the device as calibrated (SensitivityBases.Own).
+	// Its base is SensitivityBases.Carried where the change reaches every
+	// kernel, else Base.
 	Carried bool
+	// Base is the point the row is relative to where its change reaches
+	// some kernels and not others: the device with nothing changed,
+	// priced as the row is (hardware.PricedAs); zero otherwise.
+	Base *SensitivityPoint
 }
 
 // SensitivityBases are the answers each row is relative to. A what-if
 // whose changes reach no kernel (memory capacity, link bandwidth:
 // hardware.KernelNeutral) keeps a calibrated device's own calibration,
 // residual tables included, and is compared with the device as it is
-// (Own, what simulate gives). One that changes a kernel's numbers
-// (bandwidth, peak) carries the efficiencies as for a new chip, without
+// (Own, what simulate gives). One that changes every kernel's numbers
+// (the bandwidth) carries the efficiencies as for a new chip, without
 // the residual tables, and is compared with the device priced the same
 // way with nothing changed (Carried), so that the row is the change's
-// alone and not the residual tables'. On a device that is not
-// calibrated the two are one (Same).
+// alone and not the residual tables'. One that changes some kernels'
+// (the matrix peaks: not the elementwise passes, which read the vector
+// peaks) carries them to those alone, and is compared with the device
+// priced as it is (SensitivityRow.Base). On a device that is not
+// calibrated the bases are one (Same).
 type SensitivityBases struct {
 	Own, Carried SensitivityPoint
 	Same         bool
@@ -108,7 +116,7 @@ func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo mode
 		return bases, nil, err
 	}
 	bases.Carried, bases.Same = bases.Own, true
-	if dev.Calibration().Kind == "calibrated" {
+	if dev.Calibration().Kind == "calibrated" || dev.Kept != nil {
 		carried, err := hardware.DeriveCarried(dev, nil)
 		if err != nil {
 			return bases, nil, err
@@ -140,11 +148,21 @@ func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo mode
 			return bases, nil, err
 		}
 		base := bases.Own
-		for _, s := range sets {
-			key, _, _ := strings.Cut(s, "=")
-			if !hardware.KernelNeutral(key) && !bases.Same {
-				base, row.Carried = bases.Carried, true
+		switch k := d.TransferredKernels(); {
+		case bases.Same || k == "" || d.Changed == dev.Changed && (d.Kept == nil) == (dev.Kept == nil) && d.TransferredFrom == dev.TransferredFrom:
+			// Priced as dev is (a capacity or link on a what-if dev).
+		case k == "every kernel":
+			base, row.Carried = bases.Carried, true
+		default:
+			ref, err := hardware.PricedAs(dev, d)
+			if err != nil {
+				return bases, nil, err
 			}
+			b, err := sensitivityPoint(ref, w, sc, slo)
+			if err != nil {
+				return bases, nil, err
+			}
+			base, row.Carried, row.Base = b, true, &b
 		}
 		row.Point, row.Applies = p, true
 		row.TTFT, row.TPOT = rel(float64(p.TTFT), float64(base.TTFT)), rel(float64(p.TPOT), float64(base.TPOT))

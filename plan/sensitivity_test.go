@@ -75,7 +75,60 @@ func TestSensitivity(t *testing.T) {
 	if cp.Point.TTFT != bases.Own.TTFT || cp.Point.TPOT != bases.Own.TPOT || ln.Point != bases.Own {
 		t.Errorf("capacity %+v, link %+v: want the calibrated base's times %+v", cp.Point, ln.Point, bases.Own)
 	}
+	// The bandwidth reaches every kernel: its row is relative to the
+	// carried base. The matrix peaks reach every kernel but the
+	// elementwise passes (which read the vector peaks and carry nothing):
+	// its row has its own base, the H100 priced as the row is, which for
+	// that reason equals the carried base.
+	if bw.Base != nil || pk.Base == nil || *pk.Base != bases.Carried {
+		t.Errorf("bases: bandwidth %v, peak %+v: want the carried base %+v for both", bw.Base, pk.Base, bases.Carried)
+	}
 	if _, _, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0); err == nil {
 		t.Error("step 0: no error")
+	}
+}
+
+// TestSensitivity_partialBase: on an H100 whose fp8 peak is a what-if, a
+// bf16 run's base as calibrated is the H100's own (no bf16 kernel reads
+// the fp8 peak); the capacity row is priced as that device is and
+// relative to it; the peak row, which changes the bf16 peak too, is
+// relative to the device priced as it is.
+func TestSensitivity_partialBase(t *testing.T) {
+	h, err := hardware.Resolve("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := hardware.Derive(h, []string{"peak.matrix.fp8=4PFLOP/s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := workloads.Resolve("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := sim.Default()
+	sc.Batch, sc.Input, sc.Output = 8, 1024, 64
+	own, _, err := plan.Sensitivity(h, adapter{M: m}, sc, 0.03, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bases, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bases.Same || bases.Own != own.Own || bases.Carried != own.Carried {
+		t.Errorf("bases %+v, want the H100's %+v", bases, own)
+	}
+	for _, r := range rows {
+		switch r.Knob {
+		case "memory capacity":
+			if r.Carried || r.Base != nil || r.TTFT != 0 || r.TPOT != 0 {
+				t.Errorf("capacity row %+v: want it priced as the what-if is, relative to it", r)
+			}
+		case "matrix peak":
+			if !r.Carried || r.Base == nil || !(r.TTFT < -0.03) {
+				t.Errorf("peak row %+v: want it relative to the device priced as it is", r)
+			}
+		}
 	}
 }

@@ -177,6 +177,16 @@ func (c *coster) graphs(g *coster) {
 	p.Eff.Attention.Launch = capL(p.Eff.Attention.Launch)
 	p.Eff.Attention.DecodeLaunch = capL(p.Eff.Attention.DecodeLaunch)
 	p.Eff.GEMM = graphGEMMs(c.p.Eff.GEMM)
+	if k := c.p.Kept; k != nil {
+		// A what-if's calibrated efficiencies, capped alike.
+		kp := *k
+		kp.Launch = capL(kp.Launch)
+		kp.Eff.Memory.Launch = capL(kp.Eff.Memory.Launch)
+		kp.Eff.Attention.Launch = capL(kp.Eff.Attention.Launch)
+		kp.Eff.Attention.DecodeLaunch = capL(kp.Eff.Attention.DecodeLaunch)
+		kp.Eff.GEMM = graphGEMMs(k.Eff.GEMM)
+		p.Kept = &kp
+	}
 	g.init(p, c.sys, c.strict, c.diag)
 }
 
@@ -282,7 +292,7 @@ func (c *coster) checkAgain(bits uint32) {
 // relErr returns the held-out p90 relative error of the model that priced
 // a kernel, 0 when the hardware carries none.
 func (c *coster) relErr(k model.Kernel, d model.DType) float64 {
-	e := &c.p.Eff
+	e := &c.p.For(k).Eff
 	switch k := k.(type) {
 	case model.GroupedGEMM:
 		if e.MoE.Source != "" {

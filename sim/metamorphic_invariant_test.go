@@ -377,7 +377,7 @@ func TestMeta_trainingNeverSlower(t *testing.T) {
 				sc.GlobalBatch = 8 * l.dp
 				n := l.tp * l.pp * l.dp
 				for _, k := range knobs {
-					lo, hi := derived(t, dev, n, k[0]), derived(t, dev, n, k[1])
+					lo, hi := pricedPair(t, dev, n, k[1])
 					what := fmt.Sprintf("%s %s -> %s %s tp %d pp %d dp %d ep %d", dev, k[0], k[1], m, l.tp, l.pp, l.dp, l.ep)
 					runFaster(t, what, lo, hi, w, sc, true)
 				}

@@ -66,6 +66,34 @@ func derivedBy(t testing.TB, derive func(*hardware.Device, []string) (*hardware.
 	if err != nil {
 		t.Fatalf("%s %v: %v", base, sets, err)
 	}
+	return systemOf(t, d, n)
+}
+
+// pricedPair returns base's what-if with sets (hi) and base priced as
+// that what-if is (lo: hardware.PricedAs, each kernel keeping or carrying
+// the calibration as on hi), on systems of n devices: a pair whose
+// difference is the change's alone, not the residual tables' of the
+// kernels the change reaches.
+func pricedPair(t testing.TB, base string, n int, sets ...string) (lo, hi *hardware.System) {
+	t.Helper()
+	b, err := hardware.Resolve(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hardware.Derive(b, sets)
+	if err != nil {
+		t.Fatalf("%s %v: %v", base, sets, err)
+	}
+	l, err := hardware.PricedAs(b, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return systemOf(t, l, n), systemOf(t, h, n)
+}
+
+// systemOf returns a system of n devices d.
+func systemOf(t testing.TB, d *hardware.Device, n int) *hardware.System {
+	t.Helper()
 	per := min(n, max(1, d.Intra.DevicesPerNode))
 	sys, err := hardware.NewSystem(d, per, (n+per-1)/per)
 	if err != nil {
@@ -164,9 +192,10 @@ func checkFaster(t *testing.T, what string, a, b *sim.Report) {
 
 // TestMeta_moreIsNeverSlower: a device with more memory bandwidth, or
 // more matrix or vector FLOP/s, is never slower on any op, TTFT, TPOT,
-// E2E or training step. Both devices are what-ifs of the same base (a
-// what-if that changes a kernel's numbers drops the base's residual
-// tables, so the base itself is not comparable with it).
+// E2E or training step. The lesser device is the base priced as the
+// what-if is (pricedPair: a what-if drops the base's residual tables
+// for the kernels its change reaches, so the base as calibrated is not
+// comparable with it).
 func TestMeta_moreIsNeverSlower(t *testing.T) {
 	for _, dev := range metaDevices {
 		base, err := hardware.Resolve(dev)
@@ -177,20 +206,20 @@ func TestMeta_moreIsNeverSlower(t *testing.T) {
 		pk := float64(base.Matrix[model.BF16])
 		vec := float64(base.Vector[model.BF16])
 		type knob struct {
-			name   string
-			lo, hi []string
+			name string
+			hi   []string
 		}
 		knobs := []knob{
-			{"bandwidth", []string{fmt.Sprintf("memory.bandwidth=%gB/s", bw)}, []string{fmt.Sprintf("memory.bandwidth=%gB/s", 1.5*bw)}},
-			{"bf16 peak", []string{fmt.Sprintf("peak.matrix.bf16=%gFLOP/s", pk)}, []string{fmt.Sprintf("peak.matrix.bf16=%gFLOP/s", 1.5*pk)}},
+			{"bandwidth", []string{fmt.Sprintf("memory.bandwidth=%gB/s", 1.5*bw)}},
+			{"bf16 peak", []string{fmt.Sprintf("peak.matrix.bf16=%gFLOP/s", 1.5*pk)}},
 		}
 		if vec > 0 {
-			knobs = append(knobs, knob{"bf16 vector", []string{fmt.Sprintf("peak.vector.bf16=%gFLOP/s", vec)}, []string{fmt.Sprintf("peak.vector.bf16=%gFLOP/s", 1.5*vec)}})
+			knobs = append(knobs, knob{"bf16 vector", []string{fmt.Sprintf("peak.vector.bf16=%gFLOP/s", 1.5*vec)}})
 		}
 		for _, m := range metaModels {
 			w := metaModel(t, m.name)
 			for _, k := range knobs {
-				lo, hi := derived(t, dev, m.tp, k.lo...), derived(t, dev, m.tp, k.hi...)
+				lo, hi := pricedPair(t, dev, m.tp, k.hi...)
 				for _, sc := range inferScenarios(m.tp) {
 					what := fmt.Sprintf("%s %s ×1.5 %s %s", dev, k.name, m.name, scName(sc))
 					runFaster(t, what, lo, hi, w, sc, false)

@@ -317,8 +317,23 @@ func (k *procKey) same(b *model.Processor) bool {
 	return k.ok && a.Name == b.Name && a.ComputeUnits == b.ComputeUnits && a.Bandwidth == b.Bandwidth && a.L2 == b.L2 &&
 		a.Launch == b.Launch && a.SharedBandwidth == b.SharedBandwidth && a.CPU == b.CPU && a.Eff.Memory == b.Eff.Memory && a.Eff.Attention == b.Eff.Attention &&
 		a.Eff.MLA == b.Eff.MLA && a.Eff.MoE == b.Eff.MoE &&
-		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel &&
-		k.matrix.same(b.Matrix) && k.vector.same(b.Vector) && k.gemm.same(b.Eff.GEMM)
+		a.Eff.Vector == b.Eff.Vector && a.PowerModel == b.PowerModel && a.Changed == b.Changed &&
+		k.matrix.same(b.Matrix) && k.vector.same(b.Vector) && k.gemm.same(b.Eff.GEMM) && sameKept(a.Kept, b.Kept)
+}
+
+// sameKept reports whether two what-if processors' Kept processors
+// (model.Processor.Kept) price alike: both nil, the same one, or equal
+// (a run derives its processor from the device afresh, and with it a new
+// Kept).
+func sameKept(a, b *model.Processor) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	k := keyOf(a)
+	return k.same(b)
 }
 
 // A flatMap is a map by data type as an array (data types are small

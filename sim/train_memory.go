@@ -53,6 +53,18 @@ func (r *runner) rankParams() (dense, experts float64) {
 	return dense, experts
 }
 
+// zeroShare returns the parameters of a rank's dense and expert
+// parameters whose states ZeRO leaves on it: each parameter's states are
+// sharded over the ranks that hold a copy of it, DP·CP for the dense
+// ones and the expert-data-parallel group, DP·CP/EP, for an expert's
+// (Megatron-Core's expert_data_parallel group; dpComm reduces the
+// experts' gradients over the same group).
+func (r *runner) zeroShare(dense, experts float64) float64 {
+	n := max(r.sc.DP*r.sc.CP, 1)
+	ne := max(n/max(r.sc.EP, 1), 1)
+	return dense/float64(n) + experts/float64(ne)
+}
+
 // stages returns how the layers spread over the pipeline's stages
 // (ChunkLayers); L/PP each if they do not spread (a scenario Validate
 // refuses).
@@ -74,18 +86,18 @@ func (r *runner) scaledMemory(fused bool, micro int) Memory {
 	sc := r.sc
 	dense, experts := r.rankParams()
 	params := dense + experts
-	n := float64(sc.DP * sc.CP)
+	sharded := r.zeroShare(dense, experts)
 	w := float64(sc.Weights.Bytes(params)) * (1 + sc.Weights.ScaleOverhead())
 	g := float64(r.gradType().Bytes(params))
 	o := params * sc.Optimizer.stateBytes()
 	if sc.ZeRO >= 1 {
-		o /= n
+		o = sharded * sc.Optimizer.stateBytes()
 	}
 	if sc.ZeRO >= 2 {
-		g /= n
+		g = float64(r.gradType().Bytes(sharded))
 	}
 	if sc.ZeRO >= 3 {
-		w /= n
+		w = float64(sc.Weights.Bytes(sharded)) * (1 + sc.Weights.ScaleOverhead())
 	}
 	m := Memory{Weights: model.Bytes(w), Gradients: model.Bytes(g), Optimizer: model.Bytes(o), Reserve: r.reserve()}
 	m.Activations = r.stageActivations(fused, micro)

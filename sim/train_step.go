@@ -191,7 +191,7 @@ func (r *runner) trainingScaled() error {
 	dpExp, dpOver := r.dpComm(dense, experts, m, ell*lc.fwd, ell*(lc.bwd+lc.rc))
 	b.DPComm = dpExp
 	b.Overlap += dpOver
-	opt := r.c.pass("optimizer", append(r.optimizerOpsFor(dense+experts), r.gradBufferOps(dense+experts)...))
+	opt := r.c.pass("optimizer", append(r.optimizerOpsFor(dense, experts), r.gradBufferOps(dense+experts)...))
 	tr.Optimizer = opt
 	b.Optimizer = opt.Time
 	step := pipe + dpExp + dpOver + opt.Time
@@ -408,13 +408,14 @@ func (r *runner) dpComm(dense, experts float64, m int, fwd, bwd model.Seconds) (
 }
 
 // optimizerOpsFor returns the optimizer step over this rank's share of
-// params parameters: all of them, or 1/(DP·CP) with ZeRO (Megatron-LM's
-// distributed optimizer shards over the data- and context-parallel
-// ranks).
-func (r *runner) optimizerOpsFor(params float64) []model.Op {
-	n := params
+// its dense and expert parameters: all of them, or with ZeRO its shard
+// (zeroShare: Megatron-LM's distributed optimizer shards over the data-
+// and context-parallel ranks, an expert's over its expert-data-parallel
+// group).
+func (r *runner) optimizerOpsFor(dense, experts float64) []model.Op {
+	n := dense + experts
 	if r.sc.ZeRO >= 1 {
-		n /= float64(r.sc.DP * r.sc.CP)
+		n = r.zeroShare(dense, experts)
 	}
 	b, f := r.sc.Optimizer.stepTraffic(r.gradType())
 	return []model.Op{{Name: "optimizer." + r.sc.Optimizer.String(), Stage: "optimizer", Class: model.ClassOptimizer, Count: 1,

@@ -250,13 +250,19 @@ func costOf(r *sim.Report, p *price.Pricing) (*costJSON, error) {
 		sc := r.Scenario
 		// The devices serve every DP replica's batch.
 		reqs := float64(max(sc.DP, 1)) * float64(sc.Batch)
-		pre := p.Cost(devs, in.Prefill.Time, nodeEnergy(e, model.Joules(float64(e.PrefillPerToken)*reqs*float64(sc.Input)), in.Prefill.Time)).Amount
+		// Each phase's GPU energy is its devices' mean draw over its
+		// time (an image model has no energy per input token to
+		// multiply back: its GPU energy had been left out of a TCO).
+		phase := func(w model.Watts, t model.Seconds) model.Joules {
+			return nodeEnergy(e, (w * model.Watts(devs)).Over(t), t)
+		}
+		pre := p.Cost(devs, in.Prefill.Time, phase(e.PrefillPower, in.Prefill.Time)).Amount
 		run := pre
-		if toks := reqs * float64(sc.Input); toks > 0 {
+		if toks := reqs * float64(sc.Input); toks > 0 && (r.Arch == sim.Decoder || r.Arch == sim.Encoder) {
 			c.PerMInput = fp(pre / toks * 1e6)
 		}
 		if d := in.Decode; d != nil {
-			dec := p.Cost(devs, d.Time, nodeEnergy(e, model.Joules(float64(e.DecodePerToken)*reqs*float64(d.Steps)), d.Time)).Amount
+			dec := p.Cost(devs, d.Time, phase(e.DecodePower, d.Time)).Amount
 			run += dec
 			c.PerMOutput = fp(dec / (reqs * float64(d.Steps)) * 1e6)
 		}

@@ -47,7 +47,7 @@ func (o *mlperfOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.suite, "suite", "inference", "inference (the datacenter suite's Offline and Server scenarios) or training (time to train)")
 	fs.IntVar(&o.globalBatch, "global-batch", 0, "training: the global batch (default: each benchmark's reference point, resnet 3264, bert 448)")
 	fs.StringVar(&o.scenario, "scenario", "", "offline or server (default: both)")
-	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate")
+	fs.IntVar(&o.queries, "queries", 20000, "Server queries simulated per trial rate, at least 20 batches a GPU (the benchmarks other than the LLMs, which run LoadGen's counts)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Server scenario's Poisson arrivals")
 	fs.Var(nameCounts{&o.input}, "input", "an LLM benchmark's prompt tokens, NAME=TOKENS (repeatable; every request then has these and the mean output, fixed, in place of the dataset's samples; GPT-J, which has none, needs it)")
 	fs.Var(nameCounts{&o.output}, "output", "an LLM benchmark's output tokens, NAME=TOKENS (every request then has these and the mean input, fixed, in place of the dataset's samples; GPT-J needs it)")
@@ -145,6 +145,11 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if o.queries < 100 || o.queries > 10_000_000 {
 		errs = append(errs, usagef("--queries: want 100 to 10,000,000, got %d", o.queries))
+	} else if fs.Changed("queries") && o.suite == "inference" && !runsQueries(suite, scenarios) {
+		// Only a non-LLM benchmark's Server trials take it; the LLMs run
+		// LoadGen's own query counts, and it had been ignored there
+		// without a word.
+		errs = append(errs, usagef("--queries: only the Server scenario of a benchmark other than the LLMs runs it (the LLM benchmarks run LoadGen's own query counts); this run would ignore it"))
 	}
 	for flag, m := range map[string]map[string]int{"input": o.input, "output": o.output} {
 		for name, v := range m {
@@ -233,15 +238,27 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case formatJSON:
 		return writeJSON(stdout, rep)
 	case formatCSV:
-		header := []string{"benchmark", "round", "scenario", "model", "precision", "value", "unit", "batch_per_device", "latency_bound_s", "ttft_bound_s", "tpot_bound_s", "p99_latency_s", "note"}
+		// Every key of the JSON's rows; a cell the JSON leaves out (no
+		// calibration band, not an LLM) is empty.
+		header := []string{"benchmark", "round", "scenario", "model", "precision", "value", "value_low", "value_high", "unit", "batch_per_device",
+			"latency_bound_s", "ttft_bound_s", "tpot_bound_s", "p99_latency_s", "p99_ttft_s", "p99_tpot_s", "tp", "engine", "samples", "duration_s", "note"}
 		var rows [][]string
-		for _, j := range rep.Results {
-			v := ""
-			if j.Value != nil {
-				v = num(*j.Value)
+		opt := func(v *float64) string {
+			if v == nil {
+				return ""
 			}
-			rows = append(rows, []string{j.Benchmark, j.Round, j.Scenario, j.Model, j.Precision, v, j.Unit, strconv.Itoa(j.Batch),
-				num(j.Bound), num(j.TTFT), num(j.TPOT), num(j.P99), j.Note})
+			return num(*v)
+		}
+		nonzero := func(v float64) string {
+			if v == 0 {
+				return ""
+			}
+			return num(v)
+		}
+		for _, j := range rep.Results {
+			rows = append(rows, []string{j.Benchmark, j.Round, j.Scenario, j.Model, j.Precision, opt(j.Value), opt(j.Low), opt(j.High), j.Unit, strconv.Itoa(j.Batch),
+				num(j.Bound), num(j.TTFT), num(j.TPOT), num(j.P99), nonzero(j.P99TTFT), nonzero(j.P99TPOT), nonzero(float64(j.TP)), j.Engine,
+				nonzero(float64(j.Samples)), nonzero(j.Duration), j.Note})
 		}
 		return writeCSV(stdout, header, rows)
 	}
@@ -295,6 +312,21 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintln(stdout, "Sources: "+mlperf.SourceSuite+"; "+mlperf.SourceLatency+".")
 	return nil
+}
+
+// runsQueries reports whether any of the benchmarks runs a Server trial
+// of --queries queries: a benchmark other than the LLMs with a Server
+// scenario, in one of the scenarios run.
+func runsQueries(suite []mlperf.Benchmark, scenarios []mlperf.Scenario) bool {
+	if !slices.Contains(scenarios, mlperf.Server) {
+		return false
+	}
+	for _, b := range suite {
+		if b.Kind != mlperf.LLM && !b.OfflineOnly {
+			return true
+		}
+	}
+	return false
 }
 
 func mlperfRow(r mlperf.Result) mlperfJSON {

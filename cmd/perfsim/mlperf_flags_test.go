@@ -83,3 +83,24 @@ func TestMLPerf_inputValue(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestMLPerf_queriesIgnored: --queries where no Server trial of a
+// benchmark other than the LLMs runs is refused, naming it: the LLM
+// benchmarks run LoadGen's own query counts, Offline runs no trial, and
+// mlperf --benchmark llama2-70b-99 --queries 500 had run as without it.
+// Where it applies it is taken.
+func TestMLPerf_queriesIgnored(t *testing.T) {
+	for _, args := range [][]string{
+		{"--benchmark", "llama2-70b-99", "--queries", "500"},
+		{"--benchmark", "resnet50", "--scenario", "offline", "--queries", "500"},
+		{"--benchmark", "rgat", "--queries", "500"},
+	} {
+		_, stderr, code := perfsim(t, append([]string{"mlperf", "--hw", "h100"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "--queries: only the Server scenario") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	if _, stderr, code := perfsim(t, "mlperf", "--hw", "h100", "--gpus", "1", "--benchmark", "resnet50", "--scenario", "server", "--queries", "500"); code != 0 {
+		t.Errorf("resnet50 Server --queries 500: exit %d: %s", code, stderr)
+	}
+}

@@ -11,7 +11,7 @@ func TestMLPerfGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"mlperf_h100.stdout", []string{"mlperf", "--system", "dgx-h100", "--queries", "5000"}},
+		{"mlperf_h100.stdout", []string{"mlperf", "--system", "dgx-h100"}},
 		{"mlperf_resnet50_json.stdout", []string{"mlperf", "--hw", "a100", "--gpus", "1", "--benchmark", "resnet50", "--queries", "5000", "--format", "json"}},
 		{"mlperf_llama2_json.stdout", []string{"mlperf", "--hw", "h100", "--gpus", "8", "--benchmark", "llama2-70b", "--input", "llama2-70b=1024", "--format", "json"}},
 		{"mlperf_training.stdout", []string{"mlperf", "--suite", "training", "--system", "dgx-h100"}},

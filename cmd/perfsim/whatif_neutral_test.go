@@ -61,9 +61,9 @@ func TestWhatIf_kernelNeutralOneGPU(t *testing.T) {
 		}
 	}
 	// A change that does reach kernels (the L2, read by the GEMM model)
-	// still carries the calibration as for a new chip, and says so.
+	// still carries the calibration to them as for a new chip, and says so.
 	got := run("memory.l2=100MiB")
-	if !strings.Contains(got[1], "transferred from H100 SXM") {
+	if !strings.Contains(got[1], "what-if of H100 SXM: GEMMs (L2) transferred") {
 		t.Errorf("--set memory.l2: calibration line %q: want the transfer", got[1])
 	}
 }
