@@ -57,7 +57,8 @@ func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price
 		}
 		tab, err := price.LoadTableFile(o.prices)
 		if err != nil {
-			return nil, linesError{err}
+			var te *price.TableError
+			return nil, inputError("--prices", err, errors.As(err, &te))
 		}
 		names := append([]string{dev.Name}, dev.Aliases...)
 		if stem, ok := strings.CutPrefix(dev.File, "catalog:"); ok {
