@@ -18,9 +18,12 @@
 //     without switches) are left out: their collectives are not modelled.
 //   - transfer.go: efficiencies carried to a device without its own fit
 //     (Transfer, Calibration), and the per-SM datasheet rates they use
-//     (SoftmaxRate, SharedBandwidth); derive.go: what-if devices (Derive): a
-//     change no kernel reads (KernelNeutral: the capacity, the link
-//     bandwidths) keeps the base's calibration, any other carries it.
+//     (SoftmaxRate, SharedBandwidth); derive.go: what-if devices (Derive):
+//     each kernel keeps the calibrated base's own tables (Device.Kept) when
+//     its roofline reads none of the changed numbers (model.Processor.Reads:
+//     an fp8 peak reaches fp8 kernels, not bf16 ones) and carries them
+//     otherwise; a setting equal to the base's value changes nothing;
+//     PricedAs prices the base as a what-if is, for comparisons.
 //   - allreduce.go: serving engines' own all-reduce kernels (vLLM's custom
 //     all-reduce), their dispatch from the engine's code and their
 //     latencies and efficiencies fitted to measurements on the devices

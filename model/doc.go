@@ -39,6 +39,10 @@
 // throughput (FlashRates, flash.go: FlashAttention-2 by head dim and KV
 // length), set as AttentionParams.Rates.
 //
+// A what-if processor (whatif.go) holds two sets of efficiencies: its
+// own, carried to changed datasheet numbers, and Kept, the calibrated
+// device's; For picks per kernel by what its time reads (Changes).
+//
 // CollectiveTime prices a collective with the alpha-beta ring model over
 // one link, its efficiency rising with the message size and the rank
 // count (Link HalfSize, Slope and RankFactor); TieredTime (tiers.go) prices it over a two-tier network (the

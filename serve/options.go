@@ -28,13 +28,12 @@ type Options struct {
 	Users int
 	Think model.Seconds
 	// Records keeps every request's record (Result.Requests, 72 bytes a
-	// request). Without it Run and RunReplicas keep only what the
+	// request). Without it a run keeps only what the
 	// summaries need; OnFinish sees each record as its request leaves.
 	Records bool
 	// OnFinish, when set, is called with each request's index in the
-	// run's requests and its record when it has finished (Run and
-	// RunReplicas; RunDeployment's cluster gives Result.Requests
-	// instead), in the order they finish (a replica at a time with
+	// run's requests and its record when it has finished (end to end,
+	// disaggregated), in the order they finish (a replica at a time with
 	// RunReplicas); the record is not kept.
 	OnFinish func(i int, m *Metrics)
 }

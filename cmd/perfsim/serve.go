@@ -110,7 +110,7 @@ type serveSetup struct {
 	opts   serve.Options
 	pricer *sim.Pricer
 	engine serve.Engine
-	reqs   []serve.Request // a trace's; nil: wl's, drawn as the run needs them
+	trace  *serve.Trace // nil: wl's requests, drawn as the run needs them
 	wl     *serve.Workload
 	dp     int
 	gpus   int
@@ -253,16 +253,16 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err != nil {
 		return nil, scenarioUsage(err)
 	}
-	var reqs []serve.Request
+	var trace *serve.Trace
 	if o.trace != "" {
 		f, err := fileio.Open(o.trace, serve.MaxTraceSize, "trace")
 		if err != nil {
 			return nil, usagef("--trace: %v", err)
 		}
 		defer f.Close()
-		reqs, err = serve.ReadTrace(f, o.trace, w.Shape().MaxContext)
+		trace, err = serve.LoadTrace(f, o.trace, w.Shape().MaxContext)
 		if err != nil {
-			return nil, usageError{linesError{err}}
+			return nil, fileError{linesError{err}}
 		}
 	} else {
 		// Drawn once here for its errors, and again by the run.
@@ -281,7 +281,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if o.seriesOut != "" {
 		opts.SeriesPoints = 1000
 	}
-	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, reqs: reqs, wl: &wl, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
+	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, trace: trace, wl: &wl, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
 }
 
 // override applies the engine flags the user set.
