@@ -113,7 +113,10 @@ type KVLink struct {
 // instance that must preempt recomputes locally. The request overhead
 // is paid once, at the prefill pool.
 func RunDeployment(d Deployment, reqs []Request, o Options) (*Result, error) {
-	return runDeployment(d, reqs, o, nil)
+	if d.replicasOnly(o) && d.Serve.Instances >= 1 && d.Serve.Pricer != nil {
+		return RunReplicas(d.Serve.Pricer, d.Serve.Engine, reqs, d.Serve.Instances, o)
+	}
+	return runDeployment(d, sliceSource(reqs), o, nil)
 }
 
 // replicasOnly says whether d under o is data-parallel replicas, each
@@ -123,29 +126,26 @@ func (d Deployment) replicasOnly(o Options) bool {
 	return !d.Disaggregated() && d.Router == RoundRobin && o.Users == 0
 }
 
-// runDeployment is RunDeployment with an audit called after every step
-// (tests).
-func runDeployment(d Deployment, reqs []Request, o Options, audit func(*cluster) error) (*Result, error) {
+// runDeployment runs d on src in one event loop (RunDeployment; not
+// replicas alone), with an audit called after every step (tests).
+func runDeployment(d Deployment, src source, o Options, audit func(*cluster) error) (*Result, error) {
 	if d.Serve.Instances < 1 {
 		return nil, errors.New("--dp: must be at least 1")
 	}
 	if d.Serve.Pricer == nil || d.Disaggregated() && d.Decode.Pricer == nil {
 		return nil, errors.New("serve: a pool without a pricer")
 	}
-	if d.replicasOnly(o) {
-		return RunReplicas(d.Serve.Pricer, d.Serve.Engine, reqs, d.Serve.Instances, o)
-	}
-	if len(reqs) == 0 {
+	if src.n == 0 {
 		return nil, errors.New("serve: no requests")
 	}
-	c := &cluster{d: d, reqs: reqs, o: o, m0: make([]Metrics, len(reqs)), audit: audit}
+	c := &cluster{d: d, src: src, o: o, audit: audit, due: map[int]Request{}, fl: map[int]*flight{}}
 	var err error
-	if c.pools[0], err = newPool(d.Serve, o, !d.Disaggregated()); err != nil {
+	if c.pools[0], err = newPool(d.Serve, o, !d.Disaggregated(), c.build); err != nil {
 		return nil, err
 	}
 	c.npools = 1
 	if d.Disaggregated() {
-		if c.pools[1], err = newPool(d.Decode, o, true); err != nil {
+		if c.pools[1], err = newPool(d.Decode, o, true, c.build); err != nil {
 			return nil, err
 		}
 		c.pools[1].e.RequestOverhead = 0
@@ -153,16 +153,19 @@ func runDeployment(d Deployment, reqs []Request, o Options, audit func(*cluster)
 			c.pools[1].nodes[i].l.e.RequestOverhead = 0
 		}
 		c.npools = 2
-		c.m1 = make([]Metrics, len(reqs))
 		c.linkFree = make([]float64, d.Serve.Instances)
 		c.bytesPer = c.d.Serve.Pricer.KVBytes(1)
-		c.x = make([]handoff, len(reqs))
 		for _, nd := range c.pools[1].nodes {
 			nd.decode = true
 		}
 	}
 	if err := c.check(); err != nil {
 		return nil, err
+	}
+	c.next = src.cursor()
+	c.recs = newRecords(src.n)
+	if o.Records {
+		c.all = make([]Metrics, src.n)
 	}
 	if err := c.run(); err != nil {
 		return nil, err
@@ -205,12 +208,12 @@ func (n *node) next() float64 {
 	switch {
 	case l.blocked:
 		if l.next < len(l.queue) {
-			return max(l.now, l.seen(&l.queue[l.next].r))
+			return max(l.now, l.seen(l.queue[l.next].at))
 		}
 	case len(l.running) > 0 || l.nwait() > 0 || len(l.pending) > 0:
 		return l.now
 	case l.next < len(l.queue):
-		return max(l.now, l.seen(&l.queue[l.next].r))
+		return max(l.now, l.seen(l.queue[l.next].at))
 	}
 	return math.Inf(1)
 }
@@ -227,8 +230,9 @@ type pool struct {
 
 // newPool builds pl's schedulers: Instances × PP, each with 1/PP of an
 // instance's KV cache (see RunReplicas). series: the first records the
-// time series.
-func newPool(pl Pool, o Options, series bool) (*pool, error) {
+// time series. build gives the record of a request whose state a
+// scheduler builds (cluster.build).
+func newPool(pl Pool, o Options, series bool, build func(arrival) *Metrics) (*pool, error) {
 	e := pl.Engine
 	if err := e.Validate(); err != nil {
 		return nil, err
@@ -252,6 +256,7 @@ func newPool(pl Pool, o Options, series bool) (*pool, error) {
 			oi.SeriesPoints = 0
 		}
 		l := newLoop(pl.Pricer, e, oi, p.blocks, mem)
+		l.record = build
 		p.nodes = append(p.nodes, &node{l: l, inst: i / pp, idx: i, seen: map[int]int{}})
 	}
 	return p, nil
@@ -278,23 +283,30 @@ func (p *pool) pick(t float64) *node {
 
 // cluster is one run of a deployment.
 type cluster struct {
-	d        Deployment
-	o        Options
-	reqs     []Request
-	pools    [2]*pool
-	npools   int
-	ev       events
-	seq      int
-	m0, m1   []Metrics // the serving (or prefill) and the decode pool's records
-	sent     int       // requests released (closed loop)
-	done     int       // requests finished end to end
+	d      Deployment
+	o      Options
+	src    source
+	next   func() Request  // the source's cursor
+	drawn  int             // requests drawn from it
+	due    map[int]Request // drawn, to arrive
+	fl     map[int]*flight
+	spare  []*flight // flights of requests that have left, for the next
+	pools  [2]*pool
+	npools int
+	ev     events
+	seq    int
+	done   int // requests finished end to end
+	// What the results keep of the requests finished (flight.go).
+	recs     records
+	all      []Metrics // Options.Records
+	merged   Metrics   // the record of the request that finished last
+	svc      inOrder   // each pool's time in service
+	xfer     []float64 // the transfer times
 	linkFree []float64 // when each prefill instance's link is next free
 	xferArea float64   // time requests spent between the pools
 	xferBusy float64   // time the links spent moving KV caches
 	bytesPer model.Bytes
-	x        []handoff // each request's hand-off between the pools
-	pre      []arrival // ReserveFirst: prefills waiting for their decode blocks
-	heldArea float64   // the integral of the blocks prefills hold for transfers
+	heldArea float64 // the integral of the blocks prefills hold for transfers
 	// audit, when set (tests), is called after every step.
 	audit func(*cluster) error
 }
@@ -309,17 +321,21 @@ func (c *cluster) push(e event) {
 func (c *cluster) check() error {
 	p := c.pools[0]
 	if c.d.Disaggregated() {
-		pre := make([]Request, len(c.reqs))
-		for i, r := range c.reqs {
-			r.Output = 1
-			pre[i] = r
-		}
-		if err := check(pre, p.kv, p.blocks, c.o); err != nil {
+		open := c.src.open
+		pre := source{n: c.src.n, open: func() func() (Request, error) {
+			next := open()
+			return func() (Request, error) {
+				r, err := next()
+				r.Output = 1
+				return r, err
+			}
+		}}
+		if err := checkSource(pre, p.kv, p.blocks, c.o); err != nil {
 			return err
 		}
 		p = c.pools[1]
 	}
-	return check(c.reqs, p.kv, p.blocks, c.o)
+	return checkSource(c.src, p.kv, p.blocks, c.o)
 }
 
 // run releases the requests and runs every scheduler in time order:
@@ -328,18 +344,14 @@ func (c *cluster) check() error {
 // a request arriving when an iteration starts joins it, as in Run).
 func (c *cluster) run() error {
 	c.pools[0].router, c.pools[1%c.npools].router = c.d.Router, c.d.Router
-	n := len(c.reqs)
+	n := c.src.n
 	if c.o.Users > 0 {
-		c.sent = min(c.o.Users, n)
-	} else {
-		c.sent = n
-	}
-	for i := range c.sent {
-		t := float64(c.reqs[i].Arrival)
-		if c.o.Users > 0 {
-			t = 0
+		for range min(c.o.Users, n) {
+			c.push(event{t: 0, id: c.draw()})
 		}
-		c.push(event{t: t, id: i})
+	} else {
+		c.seq = n // see arrive
+		c.arrive()
 	}
 	for c.done < n {
 		var best *node
@@ -403,7 +415,12 @@ func (c *cluster) route(e event) {
 		c.arrived(e)
 		return
 	}
-	q := c.reqs[e.id]
+	if c.o.Users == 0 {
+		c.arrive()
+	}
+	q := c.due[e.id]
+	delete(c.due, e.id)
+	whole := q.Output
 	p := c.pools[0]
 	nd := p.pick(e.t)
 	q.Arrival = model.Seconds(e.t)
@@ -412,13 +429,20 @@ func (c *cluster) route(e event) {
 		q.Output = 1
 	}
 	q.Cached = cachedTokens(q, c.o.PrefixHit, p.e.BlockSize, nd.seen)
-	c.m0[e.id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
 	nd.routed++
-	a := arrival{r: q, m: &c.m0[e.id], id: e.id, keep: keep}
+	a := arrivalOf(&q, e.id)
+	a.total, a.keep = int32(whole), keep
 	if keep && c.pools[1].e.ReserveFirst {
-		c.bootstrap(nd, a, e.t)
+		// Its record is made now: its arrival here is the engine's
+		// sight of it once its decode blocks are set aside (prefill).
+		f := c.flight(e.id, Request{ID: q.ID, Input: q.Input, Output: whole})
+		f.m0 = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output}
+		a.m = &f.m0
+		c.bootstrap(nd, f, a, e.t)
 		return
 	}
+	// Until its scheduler reaches it, the request is this arrival
+	// (flight.go).
 	nd.l.push(a)
 }
 
@@ -427,16 +451,17 @@ func (c *cluster) route(e event) {
 // (closed loop) send the next request.
 func (c *cluster) finish(nd *node, r *live) {
 	t := float64(r.m.Finish)
-	if r.keep && r.m == &c.m0[r.id] {
-		x := &c.x[r.id]
+	f := c.fl[r.id]
+	if r.keep && r.m == &f.m0 {
+		x := &f.x
 		x.src, x.blocks, x.held, x.prefilled = nd.idx, r.blocks, r.heldAt, t
 		c.push(event{t: t, id: r.id, src: nd.idx, kind: prefilled})
 		return
 	}
 	c.done++
-	if c.o.Users > 0 && c.sent < len(c.reqs) {
-		c.push(event{t: t + float64(c.o.Think), id: c.sent})
-		c.sent++
+	c.complete(r.id, f)
+	if c.o.Users > 0 && c.drawn < c.src.n {
+		c.push(event{t: t + float64(c.o.Think), id: c.draw()})
 	}
 }
 
@@ -464,19 +489,7 @@ func (c *cluster) result() (*Result, error) {
 				res.Series = l.res.Series
 			}
 		}
-		ms := c.m0
-		if k == 1 {
-			ms = c.m1
-		}
-		for i := range ms {
-			end := ms[i].Finish
-			if k == 0 && c.d.Disaggregated() {
-				end = ms[i].FirstToken // m0 holds the prefill alone
-			}
-			if end > ms[i].Start {
-				pr.InService += end - ms[i].Start
-			}
-		}
+		pr.InService = model.Seconds(c.svc.sum[k])
 		res.Pools = append(res.Pools, pr)
 		res.Warnings = append(res.Warnings, p.nodes[0].l.p.Warnings()...)
 		// The engine and KV cache reported are the last pool's (the
@@ -487,25 +500,14 @@ func (c *cluster) result() (*Result, error) {
 		res.BusyTime += pr.BusyTime
 		res.Replicas += pr.Schedulers
 	}
-	res.Requests = c.m0
+	res.Requests = c.all
 	if c.d.Disaggregated() {
-		x := make([]float64, 0, len(c.reqs))
-		for i := range res.Requests {
-			m, d := &res.Requests[i], &c.m1[i]
-			m.Output = c.reqs[i].Output
-			if m.Output > 1 {
-				m.Transfer = d.Arrival - m.FirstToken
-				m.Finish = d.Finish
-				m.Preemptions += d.Preemptions
-				x = append(x, float64(m.Transfer))
-			}
-		}
-		res.Transfer = statsOf(x)
+		res.Transfer = statsOf(c.xfer)
 		res.TransferBusy = model.Seconds(c.xferBusy)
 		area += c.xferArea
 	}
 	res.Users = c.o.Users
-	res.recs = recordsOf(res.Requests)
+	res.recs = c.recs
 	res.summarize(area)
 	for i := range res.Pools {
 		if d := float64(res.Duration); d > 0 {

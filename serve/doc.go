@@ -36,19 +36,26 @@
 //     columns a run keeps of each request once it has left (36 bytes a
 //     request unless Options.Records asks for every Metrics).
 //   - replicas.go: RunReplicas, data-parallel replicas behind a
-//     round-robin router, each its own event loop; goodput.
+//     round-robin router, each its own event loop reading its share of
+//     the requests; goodput.
 //   - cluster.go (events.go): RunDeployment, every scheduler of a
 //     deployment in one event loop in time order: the least-outstanding router, a closed
 //     loop of users, disaggregated prefill and decode pools, and the
 //     prefix cache's hits.
+//   - flight.go: what a deployment holds of a request: drawn as the
+//     loop reaches it, a 56-byte arrival while it waits for its
+//     scheduler, its state (a flight) from then until it has finished
+//     end to end, and after that what the results need.
 //   - transfer.go, hold.go: a disaggregated request's hand-off between
 //     the pools: its decode blocks reserved before its KV cache is sent
 //     (sim.KVTransfer), its prefill blocks held until it has arrived.
-//   - parse.go, trace.go: the parsers of layouts (2P1D), length files
-//     and traces.
-//   - source.go: a run's requests read by cursors, from a slice (Run) or
-//     drawn from a workload's generator as the engine reaches them
-//     (RunWorkload), never held; and the check of every request.
+//   - parse.go, trace.go, trace_rows.go: the parsers of layouts (2P1D),
+//     length files and traces; a trace read as a stream, checked whole,
+//     and kept as 24 bytes a row (Trace, RunDeploymentTrace).
+//   - source.go: a run's requests read by cursors, from a slice (Run), a
+//     trace's rows, or drawn from a workload's generator as the engine
+//     reaches them (RunWorkload), never held; a replica's share of them;
+//     and the check of every request.
 //   - records.go: what a run keeps of a finished request (36 bytes:
 //     four times and the output length), from which every metric and
 //     summary is computed.

@@ -31,13 +31,29 @@ type live struct {
 	requeued bool // preempted, back in the queue
 }
 
-// arrival is a request routed to a loop and the record it fills.
+// arrival is a request routed to a loop and the record it fills (nil:
+// the loop's own, or one the loop's build gives), in 56 bytes: a
+// cluster's schedulers hold each request routed to them in this form
+// until the scheduler reaches it. Its token counts fit an int32 (at most
+// 2^30, checkSource), and so does its index (at most MaxRequests).
 type arrival struct {
-	r      Request
+	at     model.Seconds // Request.Arrival
+	reqID  int           // Request.ID
 	m      *Metrics
-	id     int
-	blocks int  // blocks reserved for it before it arrived (hold.go)
-	keep   bool // see live.keep
+	id     int32 // the request's index in its run
+	input  int32
+	output int32 // Request.Output (1 in a prefill pool)
+	cached int32
+	total  int32 // its whole output (a cluster's)
+	blocks int32 // blocks reserved for it before it arrived (hold.go)
+	keep   bool  // see live.keep
+	// prefilled: Request.Prefilled.
+	prefilled bool
+}
+
+// arrivalOf returns request q, the id-th of its run, as an arrival.
+func arrivalOf(q *Request, id int) arrival {
+	return arrival{at: q.Arrival, reqID: q.ID, id: int32(id), input: int32(q.Input), output: int32(q.Output), cached: int32(q.Cached), total: int32(q.Output), prefilled: q.Prefilled}
 }
 
 // need is the tokens known: the prompt and the output so far. The KV of
@@ -58,13 +74,18 @@ type loop struct {
 	res     *Result
 
 	// queue holds the requests routed to the loop in the order the
-	// engine sees them; next is the first not yet seen. done counts the
-	// requests completed (their completion delivered); finished holds
-	// those of the last round.
-	queue    []arrival
-	next     int
-	done     int
-	finished []*live
+	// engine sees them; next is the first not yet seen, and those from
+	// head to next have arrived and wait behind l.waiting, their state
+	// not yet built (as Run's from srcHead to srcNext; but one that
+	// holds blocks is built as it arrives). done counts the requests
+	// completed (their completion delivered); finished holds those of the
+	// last round. record, when set (a cluster's), gives the record of a
+	// request whose state is built (see wait).
+	queue      []arrival
+	head, next int
+	done       int
+	finished   []*live
+	record     func(arrival) *Metrics
 
 	// Run: srcN requests (a source, instead of queue); those from
 	// srcNext on not yet in the system (up is request srcNext, read by
@@ -72,11 +93,13 @@ type loop struct {
 	// waiting behind l.waiting, their state not yet built (peek builds it,
 	// reading them with the cursor behind, when the scheduler reaches
 	// them): an offline run's queue of every request costs nothing. recs
-	// holds the records of those that finished.
+	// holds the records of those that finished, request i's at slot
+	// slot.at(i).
 	srcN, srcHead, srcNext int
 	ahead, behind          func() Request
 	up                     Request
 	recs                   *records
+	slot                   slots
 
 	// Little's law: the area under the number of requests in the system.
 	inSys int
@@ -127,6 +150,18 @@ func Run(p *sim.Pricer, e Engine, reqs []Request, o Options) (*Result, error) {
 
 // run serves src on one replica (Run).
 func run(p *sim.Pricer, e Engine, src source, o Options) (*Result, error) {
+	return runInto(p, e, src, o, nil, slots{stride: 1})
+}
+
+// slots places a replica's records among its deployment's: request i at
+// base + i×stride.
+type slots struct{ base, stride int }
+
+func (s slots) at(i int) int { return s.base + i*s.stride }
+
+// runInto is run keeping the records in recs at slots s, when recs is
+// not nil (RunReplicas), and then leaving the summaries to its caller.
+func runInto(p *sim.Pricer, e Engine, src source, o Options, recs *records, s slots) (*Result, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
@@ -146,8 +181,11 @@ func run(p *sim.Pricer, e Engine, src source, o Options) (*Result, error) {
 	l.srcN = src.n
 	l.ahead, l.behind = src.cursor(), src.cursor()
 	l.up = l.ahead()
-	l.res.recs = newRecords(src.n)
-	l.recs = &l.res.recs
+	l.recs, l.slot = recs, s
+	if recs == nil {
+		l.res.recs = newRecords(src.n)
+		l.recs = &l.res.recs
+	}
 	for l.done < src.n {
 		if err := l.round(); err != nil {
 			return nil, err
@@ -157,6 +195,10 @@ func run(p *sim.Pricer, e Engine, src source, o Options) (*Result, error) {
 		return nil, err
 	}
 	l.res.Warnings = p.Warnings()
+	if recs != nil {
+		l.res.area = l.area
+		return l.res, nil
+	}
 	l.res.summarize(l.area)
 	return l.res, nil
 }
@@ -198,8 +240,8 @@ func (l *loop) round() error {
 			return nil
 		}
 		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
-		if r := l.upcoming(); r != nil {
-			l.now = max(l.now, l.seen(r)) // idle until the next arrival
+		if t, ok := l.upcoming(); ok {
+			l.now = max(l.now, l.seen(t)) // idle until the next arrival
 		}
 		return nil
 	}
@@ -241,50 +283,65 @@ func (l *loop) round() error {
 // join brings the requests the engine has seen by t into the system.
 func (l *loop) join(t float64) {
 	if l.ahead != nil {
-		for l.srcNext < l.srcN && l.seen(&l.up) <= t {
-			l.enter(&l.up)
+		for l.srcNext < l.srcN && l.seen(l.up.Arrival) <= t {
+			l.enter(l.up.Arrival)
 			if l.srcNext++; l.srcNext < l.srcN {
 				l.up = l.ahead()
 			}
 		}
 		return
 	}
-	for l.next < len(l.queue) && l.seen(&l.queue[l.next].r) <= t {
+	for l.next < len(l.queue) && l.seen(l.queue[l.next].at) <= t {
 		a := &l.queue[l.next]
-		l.enter(&a.r)
-		l.wait(a)
+		l.enter(a.at)
 		l.next++
+		if a.blocks > 0 {
+			// Built now, behind those before it: promote and accounted
+			// see the blocks it holds.
+			l.take(l.unbuilt())
+		}
 	}
-	// Drop the requests that joined: the queue holds those routed to
-	// the loop and not yet seen.
-	if l.next >= 256 && 2*l.next >= len(l.queue) {
-		k := copy(l.queue, l.queue[l.next:])
+	// Drop the requests built: the queue holds those routed to the loop
+	// and not yet built.
+	if l.head >= 256 && 2*l.head >= len(l.queue) {
+		k := copy(l.queue, l.queue[l.head:])
 		clear(l.queue[k:])
-		l.queue, l.next = l.queue[:k], 0
+		l.queue, l.next, l.head = l.queue[:k], l.next-l.head, 0
 	}
 }
 
-// upcoming returns the next request to arrive (nil: none).
-func (l *loop) upcoming() *Request {
+// upcoming returns when the next request arrives (false: none will).
+func (l *loop) upcoming() (model.Seconds, bool) {
 	switch {
 	case l.ahead != nil && l.srcNext < l.srcN:
-		return &l.up
+		return l.up.Arrival, true
 	case l.ahead == nil && l.next < len(l.queue):
-		return &l.queue[l.next].r
+		return l.queue[l.next].at, true
 	}
-	return nil
+	return 0, false
 }
 
-// nwait returns the requests waiting: those in l.waiting and, in Run,
-// those arrived behind them.
-func (l *loop) nwait() int { return len(l.waiting) + l.srcNext - l.srcHead }
+// nwait returns the requests waiting: those in l.waiting and those
+// arrived behind them.
+func (l *loop) nwait() int { return len(l.waiting) + l.unbuilt() }
 
-// take builds the state of Run's next k arrived requests, into
-// l.waiting.
+// unbuilt returns the requests arrived behind l.waiting, their state not
+// yet built.
+func (l *loop) unbuilt() int { return l.srcNext - l.srcHead + l.next - l.head }
+
+// take builds the state of the next k requests arrived behind
+// l.waiting, into l.waiting.
 func (l *loop) take(k int) {
 	for range k {
+		if l.ahead == nil {
+			l.wait(&l.queue[l.head])
+			l.queue[l.head].m = nil
+			l.head++
+			continue
+		}
 		i := l.srcHead
-		a := arrival{r: l.behind(), id: i}
+		q := l.behind()
+		a := arrivalOf(&q, i)
 		if l.res.Requests != nil {
 			a.m = &l.res.Requests[i]
 		}
@@ -305,7 +362,7 @@ func (l *loop) peek() *live {
 // the engine sees requests.
 func (l *loop) push(a arrival) {
 	l.queue = append(l.queue, a)
-	for i := len(l.queue) - 1; i > l.next && l.seen(&l.queue[i-1].r) > l.seen(&l.queue[i].r); i-- {
+	for i := len(l.queue) - 1; i > l.next && l.seen(l.queue[i-1].at) > l.seen(l.queue[i].at); i-- {
 		l.queue[i-1], l.queue[i] = l.queue[i], l.queue[i-1]
 	}
 }
@@ -343,7 +400,7 @@ func (l *loop) stamp(o output) {
 	}
 	o.r.m.Finish = model.Seconds(l.now)
 	if l.recs != nil {
-		l.recs.put(o.r.id, o.r.m)
+		l.recs.put(l.slot.at(o.r.id), o.r.m)
 		if l.o.OnFinish != nil {
 			l.o.OnFinish(o.r.id, o.r.m)
 		}
@@ -354,15 +411,15 @@ func (l *loop) stamp(o output) {
 	l.finished = append(l.finished, o.r)
 }
 
-// seen returns when the engine sees r: its arrival plus the per-request
-// overhead outside the engine (API, tokenisation).
-func (l *loop) seen(r *Request) float64 { return float64(r.Arrival + l.e.RequestOverhead) }
+// seen returns when the engine sees a request arriving at t: its arrival
+// plus the per-request overhead outside the engine (API, tokenisation).
+func (l *loop) seen(t model.Seconds) float64 { return float64(t + l.e.RequestOverhead) }
 
-// enter adds a request to the system. A request routed after the
-// loop's clock passed its arrival (a cluster's router runs between
-// iterations) is counted in the system from its arrival.
-func (l *loop) enter(r *Request) {
-	if t := float64(r.Arrival); t >= l.lastT {
+// enter adds a request arriving at at to the system. A request routed
+// after the loop's clock passed its arrival (a cluster's router runs
+// between iterations) is counted in the system from its arrival.
+func (l *loop) enter(at model.Seconds) {
+	if t := float64(at); t >= l.lastT {
 		l.advance(t)
 	} else {
 		l.area += l.lastT - t
@@ -371,19 +428,22 @@ func (l *loop) enter(r *Request) {
 }
 
 // wait builds the state of an arrived request at the back of the
-// waiting queue.
+// waiting queue, and its record unless the arrival brought one.
 func (l *loop) wait(a *arrival) {
-	r := &a.r
-	v := &live{m: a.m, id: a.id, input: r.Input, output: r.Output, cached: r.Cached, computed: r.Cached, blocks: a.blocks, keep: a.keep}
+	v := &live{m: a.m, id: int(a.id), input: int(a.input), output: int(a.output), cached: int(a.cached), computed: int(a.cached), blocks: int(a.blocks), keep: a.keep}
+	built := false
+	if v.m == nil && l.record != nil {
+		v.m, built = l.record(*a), true
+	}
 	if v.m == nil {
 		v.m = &v.own
 	}
-	if l.recs != nil {
-		*v.m = Metrics{ID: r.ID, Arrival: r.Arrival, Input: r.Input, Output: r.Output}
+	if l.recs != nil || built {
+		*v.m = Metrics{ID: a.reqID, Arrival: a.at, Input: v.input, Output: v.output}
 	}
-	l.inbound -= a.blocks
-	if r.Prefilled {
-		v.computed, v.generated = r.Input, 1
+	l.inbound -= v.blocks
+	if a.prefilled {
+		v.computed, v.generated = v.input, 1
 		v.last = float64(v.m.FirstToken) // the prefill pool's first token
 	}
 	l.waiting = append(l.waiting, v)

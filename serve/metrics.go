@@ -65,8 +65,7 @@ type Result struct {
 	KVBlocks int
 	Memory   sim.Memory // one device, as the KV cache was sized
 	// Requests is every request's record, in arrival order, when
-	// Options.Records asks for it (RunDeployment's cluster, which holds
-	// them, always gives it); otherwise nil: a run keeps 36 bytes a
+	// Options.Records asks for it; otherwise nil: a run keeps 36 bytes a
 	// request (records), whatever the request's length.
 	Requests []Metrics
 	// Count is the requests served; InputTokens and OutputTokens their

@@ -11,6 +11,10 @@ type Options struct {
 	// MaxContext, when > 0, is the model's context: a request longer is
 	// an error.
 	MaxContext int
+	// MaxSeqLen, when > 0, is the longest request, prompt and output,
+	// the engine was built for (TensorRT-LLM's max_seq_len, perfsim
+	// serve's --max-seq-len): a longer request is an error.
+	MaxSeqLen int
 	// PrefixHit is the fraction of a prompt the prefix cache holds
 	// (whole blocks; see cachedTokens): those tokens skip the prefill's
 	// compute but hold KV blocks. 0: no prefix caching.
@@ -24,13 +28,12 @@ type Options struct {
 	Users int
 	Think model.Seconds
 	// Records keeps every request's record (Result.Requests, 72 bytes a
-	// request). Without it Run and RunReplicas keep only what the
+	// request). Without it a run keeps only what the
 	// summaries need; OnFinish sees each record as its request leaves.
 	Records bool
 	// OnFinish, when set, is called with each request's index in the
-	// run's requests and its record when it has finished (Run and
-	// RunReplicas; RunDeployment's cluster gives Result.Requests
-	// instead), in the order they finish (a replica at a time with
+	// run's requests and its record when it has finished (end to end,
+	// disaggregated), in the order they finish (a replica at a time with
 	// RunReplicas); the record is not kept.
 	OnFinish func(i int, m *Metrics)
 }

@@ -25,6 +25,12 @@ import (
 // micro-batch much larger than the others would hold the stages longer
 // than this assumes.
 func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*Result, error) {
+	return runReplicas(p, e, sliceSource(reqs), dp, o)
+}
+
+// runReplicas serves src as RunReplicas serves its requests, each
+// replica reading its share (source.stride) as its engine reaches it.
+func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Result, error) {
 	if dp < 1 {
 		return nil, errors.New("--dp: must be at least 1")
 	}
@@ -36,47 +42,13 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 		e.KVTokens = max(kv/pp, e.BlockSize)
 		dp *= pp
 	}
-	if dp == 1 || len(reqs) < dp {
-		return Run(p, e, reqs, o)
+	if dp == 1 || src.n < dp {
+		return run(p, e, src, o)
 	}
-	parts := make([][]Request, dp)
-	for i, r := range reqs {
-		parts[i%dp] = append(parts[i%dp], r)
-	}
-	var out *Result
-	var area float64
-	recs := make([]records, dp)
-	for i, part := range parts {
-		oi := o
-		if i > 0 {
-			oi.SeriesPoints = 0
-		}
-		if o.OnFinish != nil {
-			oi.OnFinish = func(j int, m *Metrics) { o.OnFinish(i+j*dp, m) }
-		}
-		res, err := Run(p, e, part, oi)
-		if err != nil {
-			return nil, err
-		}
-		parts[i] = nil // the replica's requests are done with
-		area += res.area
-		recs[i] = res.recs
-		if out == nil {
-			first := res.Requests
-			out = res
-			if o.Records {
-				out.Requests = append(make([]Metrics, 0, len(reqs)), first...)
-			}
-			continue
-		}
-		out.Requests = append(out.Requests, res.Requests...)
-		out.itl.merge(&res.itl)
-		out.Iterations += res.Iterations
-		out.Preemptions += res.Preemptions
-		out.BusyTime += res.BusyTime
-	}
-	// The records in arrival order (ties by ID): request i of reqs is
-	// the (i/dp)-th of replica i mod dp.
+	n := src.n
+	// The records in arrival order (ties by ID): request i of src is
+	// the (i/dp)-th of replica i mod dp. When that is src's order (ord
+	// nil), each replica keeps its records in their places among all.
 	byArrival := func(a, b Request) int {
 		switch {
 		case a.Arrival < b.Arrival:
@@ -86,20 +58,54 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 		}
 		return a.ID - b.ID
 	}
-	ord := make([]int32, 0, len(reqs))
-	for k := range dp {
-		for i := k; i < len(reqs); i += dp {
-			ord = append(ord, int32(i))
+	ord := arrivalOrder(src, dp, byArrival)
+	var all *records
+	if ord == nil {
+		r := newRecords(n)
+		all = &r
+	}
+	var out *Result
+	var area float64
+	recs := make([]records, dp)
+	for i := range dp {
+		oi := o
+		if i > 0 {
+			oi.SeriesPoints = 0
 		}
+		if o.OnFinish != nil {
+			oi.OnFinish = func(j int, m *Metrics) { o.OnFinish(i+j*dp, m) }
+		}
+		res, err := runInto(p, e, src.stride(i, dp), oi, all, slots{base: i, stride: dp})
+		if err != nil {
+			return nil, err
+		}
+		area += res.area
+		recs[i] = res.recs
+		if out == nil {
+			first := res.Requests
+			out = res
+			if o.Records {
+				out.Requests = append(make([]Metrics, 0, n), first...)
+			}
+			continue
+		}
+		out.Requests = append(out.Requests, res.Requests...)
+		out.itl.merge(&res.itl)
+		out.Iterations += res.Iterations
+		out.Preemptions += res.Preemptions
+		out.BusyTime += res.BusyTime
 	}
-	slices.SortStableFunc(ord, func(a, b int32) int { return byArrival(reqs[a], reqs[b]) })
-	out.recs = newRecords(len(reqs))
-	for j, i := range ord {
-		recs[int(i)%dp].copyTo(&out.recs, int(i)/dp, j)
-	}
-	for k := range recs {
-		out.recs.inputs += recs[k].inputs
-		out.recs.outputs += recs[k].outputs
+	if all != nil {
+		out.recs = *all
+	} else {
+		out.recs = newRecords(n)
+		for j, i := range ord {
+			recs[int(i)%dp].copyTo(&out.recs, int(i)/dp, j)
+		}
+		for k := range recs {
+			out.recs.inputs += recs[k].inputs
+			out.recs.outputs += recs[k].outputs
+		}
 	}
 	slices.SortStableFunc(out.Requests, func(a, b Metrics) int {
 		return byArrival(Request{Arrival: a.Arrival, ID: a.ID}, Request{Arrival: b.Arrival, ID: b.ID})
@@ -107,6 +113,47 @@ func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*R
 	out.Replicas = dp
 	out.summarize(area)
 	return out, nil
+}
+
+// arrivalOrder returns src's indices sorted by cmp, stably from the
+// replicas' order (replica 0's requests, then replica 1's, ...), or nil
+// when that is src's own order: its requests strictly increasing under
+// cmp, as a workload's (IDs in order) and a trace's (IDs its lines) are,
+// which one reading of src tells without holding them.
+func arrivalOrder(src source, dp int, cmp func(a, b Request) int) []int32 {
+	next := src.cursor()
+	prev, sorted := next(), true
+	for range src.n - 1 {
+		q := next()
+		if cmp(prev, q) >= 0 {
+			sorted = false
+			break
+		}
+		prev = q
+	}
+	if sorted {
+		return nil
+	}
+	type key struct {
+		arrival model.Seconds
+		id      int
+	}
+	keys := make([]key, src.n)
+	next = src.cursor()
+	for i := range keys {
+		q := next()
+		keys[i] = key{q.Arrival, q.ID}
+	}
+	ord := make([]int32, 0, src.n)
+	for k := range dp {
+		for i := k; i < src.n; i += dp {
+			ord = append(ord, int32(i))
+		}
+	}
+	slices.SortStableFunc(ord, func(a, b int32) int {
+		return cmp(Request{Arrival: keys[a].arrival, ID: keys[a].id}, Request{Arrival: keys[b].arrival, ID: keys[b].id})
+	})
+	return ord
 }
 
 // Goodput returns the requests per second (over the run's duration)

@@ -150,7 +150,7 @@ func (l *loop) orderQueue() {
 	if !l.e.LPM || l.nwait() < 2 || l.nwait() > LPMQueueLimit {
 		return
 	}
-	l.take(l.srcNext - l.srcHead)
+	l.take(l.unbuilt())
 	longer := func(a, b *live) int { return b.cached - a.cached }
 	if !slices.IsSortedFunc(l.waiting, longer) {
 		slices.SortStableFunc(l.waiting, longer)
@@ -162,7 +162,7 @@ func (l *loop) orderQueue() {
 // waiting_queue.extend), else at the front.
 func (l *loop) requeue(rs ...*live) {
 	if l.e.RequeueBack {
-		l.take(l.srcNext - l.srcHead) // the arrivals are ahead of them
+		l.take(l.unbuilt()) // the arrivals are ahead of them
 		l.waiting = append(l.waiting, rs...)
 		return
 	}

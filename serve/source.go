@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/perfsim/perfsim/sim"
 )
@@ -17,14 +18,45 @@ import (
 type source struct {
 	n    int
 	open func() func() (Request, error)
+	// at, when set, returns request i (a slice's, a trace's): a
+	// replica's share is then read without reading the others'.
+	at func(i int) Request
 }
 
 func sliceSource(reqs []Request) source {
-	return source{n: len(reqs), open: func() func() (Request, error) {
+	return indexSource(len(reqs), func(i int) Request { return reqs[i] })
+}
+
+// indexSource returns the n requests at gives.
+func indexSource(n int, at func(int) Request) source {
+	return source{n: n, at: at, open: func() func() (Request, error) {
 		i := 0
 		return func() (Request, error) {
 			i++
-			return reqs[i-1], nil
+			return at(i - 1), nil
+		}
+	}}
+}
+
+// stride returns requests k, k+dp, k+2dp, ... of src (replica k of dp
+// behind a round-robin router). Without at, each cursor reads the
+// requests between them too, and none past its last.
+func (src source) stride(k, dp int) source {
+	n := max(0, (src.n-k+dp-1)/dp)
+	if at := src.at; at != nil {
+		return indexSource(n, func(i int) Request { return at(k + i*dp) })
+	}
+	open := src.open
+	return source{n: n, open: func() func() (Request, error) {
+		next, skip := open(), k
+		return func() (Request, error) {
+			for ; skip > 0; skip-- {
+				if _, err := next(); err != nil {
+					return Request{}, err
+				}
+			}
+			skip = dp - 1
+			return next()
 		}
 	}}
 }
@@ -58,37 +90,31 @@ func (src source) cursor() func() Request {
 }
 
 // RunWorkload serves w's requests as RunReplicas serves w.Requests() on
-// dp replicas, with the same results, but with one scheduler (dp 1, PP
-// 1) draws them from w's generator as the engine reaches them instead of
-// holding them: its memory does not grow with the requests but by their
-// records (Result). With more schedulers it draws them first.
+// dp replicas, with the same results, but draws them from w's generator
+// as each scheduler's engine reaches them instead of holding them: its
+// memory does not grow with the requests but by their records (Result).
+// With several schedulers (dp or PP above 1) each draws the whole
+// workload, keeping its own share.
 func RunWorkload(p *sim.Pricer, e Engine, w *Workload, dp int, o Options) (*Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if dp != 1 || p.Scenario().PP > 1 {
-		reqs, err := w.Requests()
-		if err != nil {
-			return nil, err
-		}
-		return RunReplicas(p, e, reqs, dp, o)
-	}
-	return run(p, e, source{n: w.N, open: w.cursor}, o)
+	return runReplicas(p, e, source{n: w.N, open: w.cursor}, dp, o)
 }
 
 // RunDeploymentWorkload serves w's requests on d as RunDeployment serves
 // w.Requests(), with the same results; a deployment of replicas alone
 // (aggregated, round-robin, open loop) draws them as RunWorkload does,
-// any other holds them.
+// and any other, run as one event loop, draws each as the loop reaches
+// it (flight.go).
 func RunDeploymentWorkload(d Deployment, w *Workload, o Options) (*Result, error) {
 	if d.replicasOnly(o) {
 		return RunWorkload(d.Serve.Pricer, d.Serve.Engine, w, d.Serve.Instances, o)
 	}
-	reqs, err := w.Requests()
-	if err != nil {
+	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	return RunDeployment(d, reqs, o)
+	return runDeployment(d, source{n: w.N, open: w.cursor}, o, nil)
 }
 
 // Check draws every request of w, keeping none, and reports the first
@@ -106,15 +132,17 @@ func (w *Workload) Check() error {
 	return nil
 }
 
-// check refuses requests that are unordered or can never run.
-func check(reqs []Request, kv charge, blocks int, o Options) error {
-	return checkSource(sliceSource(reqs), kv, blocks, o)
-}
+// maxTokens bounds a request's prompt and output (as ParseLengths and
+// a trace do).
+const maxTokens = 1 << 30
 
 // checkSource refuses requests that are unordered or can never run.
 func checkSource(src source, kv charge, blocks int, o Options) error {
 	if src.n == 0 {
 		return errors.New("serve: no requests")
+	}
+	if src.n > math.MaxInt32 {
+		return fmt.Errorf("serve: %d requests, over the %d a run can index", src.n, math.MaxInt32)
 	}
 	var errs []error
 	var prev Request
@@ -131,12 +159,17 @@ func checkSource(src source, kv charge, blocks int, o Options) error {
 		switch {
 		case r.Input < 1 || r.Output < 1:
 			errs = append(errs, fmt.Errorf("serve: request %d: %d tokens in, %d out: both must be at least 1", r.ID, r.Input, r.Output))
+		case r.Input > maxTokens || r.Output > maxTokens:
+			// A request in flight keeps them in an int32 (arrival).
+			errs = append(errs, fmt.Errorf("serve: request %d: %d tokens in, %d out: each at most 2^30", r.ID, r.Input, r.Output))
 		case !(r.Arrival >= 0):
 			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before the start", r.ID, r.Arrival))
 		case i > 0 && r.Arrival < prev.Arrival:
 			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before request %d (%v): requests must be in arrival order", r.ID, r.Arrival, prev.ID, prev.Arrival))
 		case o.MaxContext > 0 && r.Input+r.Output > o.MaxContext:
 			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the model's context of %d", ErrOverflow, r.ID, r.Input, r.Output, o.MaxContext))
+		case o.MaxSeqLen > 0 && r.Input+r.Output > o.MaxSeqLen:
+			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the engine's max_seq_len of %d (--max-seq-len)", ErrOverflow, r.ID, r.Input, r.Output, o.MaxSeqLen))
 		case r.Cached < 0 || r.Cached >= r.Input:
 			errs = append(errs, fmt.Errorf("serve: request %d: %d cached prompt tokens of %d: want 0 up to the prompt less one", r.ID, r.Cached, r.Input))
 		case r.Prefilled && r.Output < 2:

@@ -41,7 +41,16 @@ const MaxTraceSize = 64 << 20
 // maxTraceErrors bounds the problems a trace reports at once.
 const maxTraceErrors = 20
 
-// ReadTrace reads requests to replay: CSV with a header naming
+// ReadTrace reads a trace's requests (LoadTrace) into a slice.
+func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
+	t, err := LoadTrace(r, file, maxContext)
+	if err != nil {
+		return nil, err
+	}
+	return t.Requests(), nil
+}
+
+// LoadTrace reads requests to replay: CSV with a header naming
 // arrival_s, input_tokens and output_tokens (prefix_id optional: any
 // text or number, requests with equal ids share a prompt prefix; ids
 // are numbered 1, 2, ... in order of first appearance into
@@ -49,35 +58,57 @@ const maxTraceErrors = 20
 // first non-blank byte: '{' is JSON lines). Arrivals are seconds since
 // the start and must not go backwards; lengths are at least 1 and, when
 // maxContext > 0, their sum at most maxContext. Every problem is
-// reported at once (up to 20), each with its file:line:key.
-func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
-	data, err := readLimited(r, file, "trace")
-	if err != nil {
-		return nil, err
+// reported at once (up to 20), each with its file:line:key. The file is
+// read as a stream, never held, and its requests are kept in 24 bytes a
+// row (Trace).
+func LoadTrace(r io.Reader, file string, maxContext int) (*Trace, error) {
+	in := &traceReader{r: r}
+	br := bufio.NewReaderSize(in, 64<<10)
+	// The format is told by the first byte that is not blank; the
+	// blanks read to find it are read again by the parser.
+	var blank bytes.Buffer
+	jsonl := false
+	for {
+		c, _, err := br.ReadRune()
+		if err != nil {
+			break
+		}
+		if !strings.ContainsRune(" \t\r\n\ufeff", c) {
+			jsonl = c == '{'
+			_ = br.UnreadRune()
+			break
+		}
+		blank.WriteRune(c)
 	}
-	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
-	var reqs []Request
+	data := io.MultiReader(&blank, br)
 	var errs []error
 	add := func(line int, key string, err error) {
 		if len(errs) < maxTraceErrors {
 			errs = append(errs, &TraceError{file, line, key, err})
 		}
 	}
-	ids := prefixIDs{}
-	if len(t) > 0 && t[0] == '{' {
-		reqs = readJSONL(data, add, ids)
+	t := &Trace{ids: prefixIDs{}}
+	if jsonl {
+		readJSONL(data, add, t)
 	} else {
-		reqs = readTraceCSV(data, add, ids)
+		readTraceCSV(data, add, t)
 	}
-	if len(errs) == 0 && len(reqs) == 0 {
+	if in.err != nil {
+		return nil, fmt.Errorf("serve: %s: %w", file, in.err)
+	}
+	if in.n > MaxTraceSize {
+		return nil, fmt.Errorf("serve: %s: over the %d MiB limit for a %s", file, MaxTraceSize>>20, "trace")
+	}
+	t.ids = nil
+	if len(errs) == 0 && t.n == 0 {
 		return nil, fmt.Errorf("serve: %s: the trace holds no requests", file)
 	}
-	if len(reqs) > MaxRequests {
-		return nil, fmt.Errorf("serve: %s: %d requests, over the %d a run simulates", file, len(reqs), MaxRequests)
+	if t.n > MaxRequests {
+		return nil, fmt.Errorf("serve: %s: %d requests, over the %d a run simulates", file, t.n, MaxRequests)
 	}
 	prev := model.Seconds(0)
-	for i := range reqs {
-		q := &reqs[i]
+	for i := range t.rows {
+		q := t.at(i)
 		line := q.ID
 		if q.Arrival < prev {
 			add(line, "arrival_s", fmt.Errorf("%g s goes back in time (the previous request arrives at %g s)", float64(q.Arrival), float64(prev)))
@@ -90,7 +121,7 @@ func ReadTrace(r io.Reader, file string, maxContext int) ([]Request, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return reqs, nil
+	return t, nil
 }
 
 // readLimited reads r whole up to MaxTraceSize bytes; past them it is an
@@ -140,15 +171,18 @@ func (p prefixIDs) id(s string) int {
 	return p[s]
 }
 
-func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Request {
-	cr := csv.NewReader(bytes.NewReader(data))
+func readTraceCSV(data io.Reader, add func(int, string, error), t *Trace) {
+	ids := t.ids
+	cr := csv.NewReader(data)
+	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
 	if err != nil {
 		add(1, "", fmt.Errorf("want a CSV header arrival_s,input_tokens,output_tokens: %v", err))
-		return nil
+		return
 	}
+	header = slices.Clone(header) // the reader reuses its record
 	col := map[string]int{}
 	dup, unknown := false, false
 	known := []string{"arrival_s", "input_tokens", "output_tokens", "prefix_id"}
@@ -167,7 +201,7 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 		col[k] = i
 	}
 	if dup {
-		return nil
+		return
 	}
 	var missing []string
 	for _, k := range []string{"arrival_s", "input_tokens", "output_tokens"} {
@@ -177,12 +211,11 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 	}
 	if len(missing) > 0 {
 		add(1, "", fmt.Errorf("the header lacks %s (want arrival_s,input_tokens,output_tokens[,prefix_id])", strings.Join(missing, ", ")))
-		return nil
+		return
 	}
 	if unknown {
-		return nil
+		return
 	}
-	var reqs []Request
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -233,15 +266,14 @@ func readTraceCSV(data []byte, add func(int, string, error), ids prefixIDs) []Re
 			if _, has := col["prefix_id"]; has {
 				q.Prefix = ids.id(get("prefix_id"))
 			}
-			reqs = append(reqs, q)
+			t.add(q)
 		}
 	}
-	return reqs
 }
 
-func readJSONL(data []byte, add func(int, string, error), ids prefixIDs) []Request {
-	var reqs []Request
-	sc := bufio.NewScanner(bytes.NewReader(data))
+func readJSONL(data io.Reader, add func(int, string, error), t *Trace) {
+	ids := t.ids
+	sc := bufio.NewScanner(data)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	line := 0
 	for sc.Scan() {
@@ -299,13 +331,12 @@ func readJSONL(data []byte, add func(int, string, error), ids prefixIDs) []Reque
 				add(line, "prefix_id", fmt.Errorf("want a string or a number, got %v", x))
 				continue
 			}
-			reqs = append(reqs, q)
+			t.add(q)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		add(line+1, "", err)
 	}
-	return reqs
 }
 
 // ParseLengths parses a length distribution: N (fixed), uniform:MIN:MAX,

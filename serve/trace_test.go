@@ -2,9 +2,13 @@ package serve_test
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/perfsim/perfsim/serve"
 )
@@ -70,6 +74,26 @@ func TestReadTrace(t *testing.T) {
 	}
 }
 
+// TestLoadTrace_stream: the trace is read as a stream. Its format is
+// told past any blanks, read again by the parser; a
+// read that fails, or a file over MaxTraceSize, is the only problem
+// reported, however much was parsed before it.
+func TestLoadTrace_stream(t *testing.T) {
+	jl := " \n\n" + `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5}` + "\n"
+	tr, err := serve.LoadTrace(iotest.OneByteReader(strings.NewReader(jl)), "b.jsonl", 0)
+	if err != nil || tr.Len() != 1 || tr.Requests()[0] != (serve.Request{ID: 3, Input: 10, Output: 5}) {
+		t.Errorf("JSON lines after blanks: %+v, %v", tr, err)
+	}
+	bad := io.MultiReader(strings.NewReader("arrival_s,input_tokens,output_tokens\n0,x,1\n"), iotest.ErrReader(errors.New("disk gone")))
+	if _, err := serve.LoadTrace(bad, "f.csv", 0); err == nil || err.Error() != "serve: f.csv: disk gone" {
+		t.Errorf("a failed read: %v", err)
+	}
+	rows := strings.Repeat("1,1,1\n", serve.MaxTraceSize/6+1)
+	if _, err := serve.LoadTrace(strings.NewReader("arrival_s,input_tokens,output_tokens\n"+rows), "big.csv", 0); err == nil || !strings.Contains(err.Error(), "over the 64 MiB limit") {
+		t.Errorf("a trace over the limit: %v", err)
+	}
+}
+
 // FuzzReadTrace: no input panics; what is read back is valid, within
 // serve.MaxTime and in order.
 func FuzzReadTrace(f *testing.F) {
@@ -78,6 +102,11 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add("arrival_s,input_tokens\n\"0")
 	f.Fuzz(func(t *testing.T, s string) {
 		reqs, err := serve.ReadTrace(strings.NewReader(s), "f", 0)
+		// Read a byte at a time, the stream gives the same.
+		again, err2 := serve.ReadTrace(iotest.OneByteReader(strings.NewReader(s)), "f", 0)
+		if fmt.Sprint(err) != fmt.Sprint(err2) || !slices.Equal(reqs, again) {
+			t.Fatalf("read whole: %v, %v; a byte at a time: %v, %v", reqs, err, again, err2)
+		}
 		if err != nil {
 			return
 		}

@@ -72,7 +72,7 @@ type handoff struct {
 // that set blocks aside for it before its prefill.
 func (c *cluster) transfer(e event) {
 	if c.pools[1].e.ReserveFirst {
-		x := &c.x[e.id]
+		x := &c.fl[e.id].x
 		c.start(c.pools[1].nodes[x.dst], e.id, e.t, x.inbound)
 		return
 	}
@@ -86,15 +86,12 @@ func (c *cluster) transfer(e event) {
 // scheduler nd is chosen, to a decode scheduler, whose queue it waits
 // in until that scheduler sets blocks aside for it; then nd gets it
 // (ReserveFirst).
-func (c *cluster) bootstrap(nd *node, a arrival, t float64) {
-	if c.pre == nil {
-		c.pre = make([]arrival, len(c.reqs))
-	}
+func (c *cluster) bootstrap(nd *node, f *flight, a arrival, t float64) {
 	dn := c.pools[1].pick(t)
 	dn.routed++
-	c.pre[a.id] = a
-	c.x[a.id].src, c.x[a.id].dst = nd.idx, dn.idx
-	dn.xq = append(dn.xq, a.id)
+	f.pre = a
+	f.x.src, f.x.dst = nd.idx, dn.idx
+	dn.xq = append(dn.xq, int(a.id))
 	c.send(dn, t)
 }
 
@@ -111,7 +108,7 @@ func (c *cluster) sendable(nd *node) bool {
 // aside for request id: its prompt and first output token, whose KV the
 // first decode step computes (its whole output with Reserve admission).
 func (c *cluster) inbound(nd *node, id int) int {
-	q := &c.reqs[id]
+	q := &c.fl[id].q
 	if nd.l.e.Admission == Reserve {
 		return q.Input + q.Output
 	}
@@ -142,20 +139,23 @@ func (c *cluster) send(nd *node, t float64) {
 // when its request overhead is paid, whichever is later; its time
 // waiting for the blocks counts between the pools.
 func (c *cluster) prefill(id int, t float64, blocks int) {
-	x, a := &c.x[id], c.pre[id]
+	f := c.fl[id]
+	x, a := &f.x, f.pre
+	f.pre = arrival{}
 	x.inbound, x.reserved = blocks, t
 	pl := c.pools[0]
-	arr := float64(a.r.Arrival)
-	a.r.Arrival = model.Seconds(max(arr, t-float64(pl.e.RequestOverhead)))
-	c.xferArea += float64(a.r.Arrival) - arr
+	arr := float64(a.at)
+	a.at = model.Seconds(max(arr, t-float64(pl.e.RequestOverhead)))
+	c.xferArea += float64(a.at) - arr
 	pl.nodes[x.src].l.push(a)
 }
 
 // start sends request id's KV cache from its prefill scheduler to
 // decode scheduler nd, which has set blocks aside for it, from t on.
 func (c *cluster) start(nd *node, id int, t float64, b int) {
-	q := c.reqs[id]
-	x := &c.x[id]
+	f := c.fl[id]
+	q := f.q
+	x := &f.x
 	src := c.pools[0].nodes[x.src].inst
 	start := max(t, c.linkFree[src])
 	ready := start + float64(c.kvTime(src, nd.inst, q.Input))
@@ -167,18 +167,22 @@ func (c *cluster) start(nd *node, id int, t float64, b int) {
 	}
 	x.start, x.ready = start, ready
 	q.Arrival, q.Cached, q.Prefilled = model.Seconds(ready), 0, true
-	c.m1[id] = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: c.m0[id].FirstToken}
-	nd.l.push(arrival{r: q, m: &c.m1[id], id: id, blocks: b})
+	f.m1 = Metrics{ID: q.ID, Arrival: q.Arrival, Input: q.Input, Output: q.Output, FirstToken: f.m0.FirstToken}
+	a := arrivalOf(&q, id)
+	a.m, a.blocks = &f.m1, int32(b)
+	nd.l.push(a)
 	c.push(event{t: ready, id: id, kind: arrived})
 }
 
 // arrived frees the prefill blocks of a request whose KV cache has
 // arrived at its decode scheduler.
 func (c *cluster) arrived(e event) {
-	x := &c.x[e.id]
+	f := c.fl[e.id]
+	x := &f.x
 	c.pools[0].nodes[x.src].l.unhold(x.blocks, e.t)
 	x.freed = true
 	c.heldArea += float64(x.blocks) * (e.t - x.held)
+	c.release(e.id, f)
 }
 
 // kvTime prices the move of tokens tokens of KV cache from prefill

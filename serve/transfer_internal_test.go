@@ -3,7 +3,9 @@ package serve
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/internal/simload"
@@ -73,9 +75,16 @@ func TestDisagg_kvAccounting(t *testing.T) {
 				}
 				var held, blocked, steps int
 				var last *cluster
+				// Each request's hand-off and decode arrival as last seen
+				// in flight: final once its KV cache has arrived, before
+				// it leaves.
+				xs, decodeArrival := map[int]handoff{}, map[int]model.Seconds{}
 				audit := func(c *cluster) error {
 					last = c
 					steps++
+					for id, f := range c.fl {
+						xs[id], decodeArrival[id] = f.x, f.m1.Arrival
+					}
 					for k, pl := range c.pools[:c.npools] {
 						for _, nd := range pl.nodes {
 							if got := nd.l.accounted(); got != nd.l.blocks || nd.l.free < 0 || nd.l.held < 0 || nd.l.inbound < 0 {
@@ -90,8 +99,8 @@ func TestDisagg_kvAccounting(t *testing.T) {
 					// prefilled whose KV cache has not yet arrived at their
 					// decode scheduler.
 					want := make([]int, len(c.pools[0].nodes))
-					for id := range c.x {
-						if x := &c.x[id]; x.blocks > 0 && !x.freed {
+					for _, f := range c.fl {
+						if x := &f.x; x.blocks > 0 && !x.freed {
 							want[x.src] += x.blocks
 						}
 					}
@@ -112,9 +121,12 @@ func TestDisagg_kvAccounting(t *testing.T) {
 					}
 					return nil
 				}
-				res, err := runDeployment(dep, reqs, Options{}, audit)
+				res, err := runDeployment(dep, sliceSource(reqs), Options{Records: true}, audit)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if len(last.fl) != 0 {
+					t.Errorf("%d requests still in flight at the end", len(last.fl))
 				}
 				if held == 0 {
 					t.Error("no prefill scheduler ever held a KV cache for its transfer: the scenario does not test it")
@@ -127,10 +139,10 @@ func TestDisagg_kvAccounting(t *testing.T) {
 					}
 				}
 				for id, q := range reqs {
-					x, m := &last.x[id], &res.Requests[id]
+					x, m := xs[id], &res.Requests[id]
 					if q.Output == 1 {
 						if x.blocks != 0 || m.Transfer != 0 {
-							t.Fatalf("request %d with one output token was handed over: %+v", id, *x)
+							t.Fatalf("request %d with one output token was handed over: %+v", id, x)
 						}
 						continue
 					}
@@ -142,10 +154,10 @@ func TestDisagg_kvAccounting(t *testing.T) {
 						order = x.reserved <= float64(m.Start) && x.held <= x.prefilled && x.prefilled <= x.start
 					}
 					if !(order && x.start <= x.ready) ||
-						math.Abs(x.ready-x.start-kv) > 1e-9*x.ready || x.ready != float64(last.m1[id].Arrival) ||
+						math.Abs(x.ready-x.start-kv) > 1e-9*x.ready || x.ready != float64(decodeArrival[id]) ||
 						x.prefilled != float64(m.FirstToken) || math.Abs(float64(m.Transfer)-(x.ready-x.prefilled)) > 1e-9*x.ready {
 						t.Fatalf("request %d: held %g, prefilled %g, reserved %g, start %g, ready %g (transfer %g s), decode arrival %v, first token %v, transfer %v",
-							id, x.held, x.prefilled, x.reserved, x.start, x.ready, kv, last.m1[id].Arrival, m.FirstToken, m.Transfer)
+							id, x.held, x.prefilled, x.reserved, x.start, x.ready, kv, decodeArrival[id], m.FirstToken, m.Transfer)
 					}
 				}
 				if l := res.RequestsPerSecond * res.E2E.Mean; math.Abs(res.MeanInSystem-l) > 1e-9*l {
@@ -155,5 +167,47 @@ func TestDisagg_kvAccounting(t *testing.T) {
 					steps, held, blocked, 100*res.Pools[0].KVHeld, res.TTFT.P99, res.Transfer.Mean)
 			})
 		}
+	}
+}
+
+// TestCompactSizes: what a run holds of a request it has not reached yet
+// is as small as docs/serving.md says: a trace's row 24 bytes, a routed
+// request waiting for its scheduler 56.
+func TestCompactSizes(t *testing.T) {
+	if n := unsafe.Sizeof(traceRow{}); n != 24 {
+		t.Errorf("a trace row is %d bytes, want 24", n)
+	}
+	if n := unsafe.Sizeof(arrival{}); n != 56 {
+		t.Errorf("an arrival is %d bytes, want 56", n)
+	}
+}
+
+// TestArrivalOrder: round-robin replicas' records are merged in arrival
+// order, ties by ID. A source already in that order (strictly) needs no
+// permutation; one with ties whose IDs go down is reordered: request 1
+// (ID 0) before request 0 (ID 1) at the same arrival, and so on.
+func TestArrivalOrder(t *testing.T) {
+	cmp := func(a, b Request) int {
+		switch {
+		case a.Arrival < b.Arrival:
+			return -1
+		case a.Arrival > b.Arrival:
+			return 1
+		}
+		return a.ID - b.ID
+	}
+	reqs := make([]Request, 8)
+	for i := range reqs {
+		reqs[i] = Request{ID: i, Arrival: model.Seconds(i / 2), Input: 1, Output: 1}
+	}
+	if ord := arrivalOrder(sliceSource(reqs), 2, cmp); ord != nil {
+		t.Errorf("requests in order: permuted %v", ord)
+	}
+	for i := range reqs {
+		reqs[i].ID = i ^ 1
+	}
+	ord := arrivalOrder(sliceSource(reqs), 2, cmp)
+	if want := []int32{1, 0, 3, 2, 5, 4, 7, 6}; !slices.Equal(ord, want) {
+		t.Errorf("ties with IDs going down: %v, want %v", ord, want)
 	}
 }

@@ -49,7 +49,7 @@ The format follows the output file's extension (.svg, .png, .pdf); -o -
 writes SVG to stdout. The default output is <chart>.svg. Run
 'perfsim plot <chart> --help' for a chart's flags.
 
-Exit status: 0 success, 1 failure, 2 usage error.
+Exit status: 0 success, 1 failure, 2 usage error or bad input file.
 `)
 }
 

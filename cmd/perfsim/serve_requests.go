@@ -84,15 +84,8 @@ func (w *requestsWriter) row(m *serve.Metrics) {
 	}
 }
 
-// commit writes the records res holds, if the run gave them rather
-// than streamed them (RunDeployment's cluster), and makes the file
-// whole.
+// commit makes the file whole, once every request's row is in it.
 func (w *requestsWriter) commit(res *serve.Result) error {
-	if w.next == 0 {
-		for i := range res.Requests {
-			w.row(&res.Requests[i])
-		}
-	}
 	if w.err == nil && (len(w.pend) > 0 || w.next != res.Count) {
 		w.err = fmt.Errorf("%d of %d requests' records written (a bug)", w.next, res.Count)
 	}
@@ -113,11 +106,12 @@ func (w *requestsWriter) commit(res *serve.Result) error {
 // abort leaves the path as it was.
 func (w *requestsWriter) abort() { w.f.Abort() }
 
-// run serves the requests: a drawn workload's as the deployment allows
-// (serve.RunDeploymentWorkload), a trace's held.
+// run serves the requests, a drawn workload's or a trace's, as the run
+// reaches them where the deployment allows (serve.RunDeploymentWorkload,
+// serve.RunDeploymentTrace).
 func (s *serveSetup) run() (*serve.Result, error) {
-	if s.reqs == nil {
+	if s.trace == nil {
 		return serve.RunDeploymentWorkload(s.dep, s.wl, s.opts)
 	}
-	return serve.RunDeployment(s.dep, s.reqs, s.opts)
+	return serve.RunDeploymentTrace(s.dep, s.trace, s.opts)
 }
