@@ -115,7 +115,7 @@ func Read(r io.Reader, file, format, device string) ([]Measurement, []error, err
 			format = FormatAIConfigurator // a table whose constant columns were dropped
 		}
 		if format == "" {
-			return nil, nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("unknown measurements format: header %q is none of %s (give --format)", line, strings.Join(Formats[1:], ", "))}
+			return nil, nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("unknown measurements format: header %q is none of %s (give --input-format)", line, strings.Join(Formats[1:], ", "))}
 		}
 	}
 	var (

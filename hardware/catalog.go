@@ -3,6 +3,7 @@ package hardware
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -267,16 +268,29 @@ func suggestName(name string, names []string) string {
 // ending in .toml or containing a path separator) or a catalog name or
 // alias. A name not in the catalog that is an existing file is loaded.
 func Resolve(arg string) (*Device, error) {
+	d, err := resolve(arg)
+	var pe *ParseError
+	if err != nil && !errors.As(err, &pe) {
+		return nil, fmt.Errorf("hardware: %w", err)
+	}
+	return d, err
+}
+
+// resolve is Resolve with the errors that are not a file's own (an
+// unknown name, a file that cannot be opened) not naming the package, for
+// a caller that says them under its own "hardware: " prefix (a system
+// file's device key); a file's own problems are *ParseErrors, which do.
+func resolve(arg string) (*Device, error) {
 	if arg == "" {
-		return nil, fmt.Errorf("hardware: no device named (give a catalog name such as h100, or a .toml file)")
+		return nil, errors.New("no device named (give a catalog name such as h100, or a .toml file)")
 	}
 	if strings.HasSuffix(strings.ToLower(arg), ".toml") || strings.ContainsAny(arg, `/\`) {
-		return LoadFile(arg)
+		return loadFile(arg)
 	}
-	d, err := Lookup(arg)
+	d, err := lookup(arg)
 	if err != nil {
 		if st, serr := os.Stat(arg); serr == nil && st.Mode().IsRegular() {
-			return LoadFile(arg)
+			return loadFile(arg)
 		}
 		return nil, err
 	}

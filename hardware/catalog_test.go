@@ -335,10 +335,23 @@ bandwidth = "40 GB/s"
 		t.Errorf("LoadSystem = %+v", s)
 	}
 	_, err = LoadSystem(strings.NewReader("device = \"h1000\"\nnodez = 2\n"), "bad.toml")
-	want := `hardware: bad.toml:1: device: hardware: unknown device "h1000" (did you mean "h100"?)` + "\n" +
+	// The package once: it had read "device: hardware: unknown device".
+	want := `hardware: bad.toml:1: device: unknown device "h1000" (did you mean "h100"?)` + "\n" +
 		`hardware: bad.toml:2: unknown key "nodez" (did you mean "nodes"?)`
 	if err == nil || err.Error() != want {
 		t.Errorf("LoadSystem(bad) = %v\nwant %s", err, want)
+	}
+	// A device file with problems of its own: each at its own
+	// file:line:key, not under the system's device key (it read
+	// "sys.toml:1: device: hardware: d.toml:1: base: ...").
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "d.toml"), []byte("base = \"h999\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadSystem(strings.NewReader("device = \"d.toml\"\nsource = \"assumed\"\n"), filepath.Join(dir, "sys.toml"))
+	want = "hardware: " + filepath.Join(dir, "d.toml") + `:1: base: unknown device "h999": not in the catalog (`
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("LoadSystem(device file with an unknown base) = %v\nwant one line starting %s", err, want)
 	}
 }
 

@@ -67,9 +67,20 @@ var (
 
 // LoadFile reads and validates the hardware file at path.
 func LoadFile(path string) (*Device, error) {
+	d, err := loadFile(path)
+	var pe *ParseError
+	if err != nil && !errors.As(err, &pe) {
+		return nil, fmt.Errorf("hardware: %w", err)
+	}
+	return d, err
+}
+
+// loadFile is LoadFile with an error opening the file not naming the
+// package (resolve).
+func loadFile(path string) (*Device, error) {
 	f, err := fileio.Open(path, maxFileSize, "hardware file")
 	if err != nil {
-		return nil, fmt.Errorf("hardware: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return Load(f, path)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/fileio"
 )
 
@@ -110,9 +111,19 @@ func LoadSystem(r io.Reader, file string) (*System, error) {
 		if strings.HasSuffix(strings.ToLower(arg), ".toml") && !filepath.IsAbs(arg) {
 			arg = filepath.Join(filepath.Dir(file), arg)
 		}
-		dev, err = Resolve(arg)
-		if err != nil {
-			d.fail(t.lines["device"], "device", err)
+		dev, err = resolve(arg)
+		// A device file's own problems are said at their own
+		// file:line:key, as a derived file's base's are (loadDerived); an
+		// unknown name or a file that cannot be opened at this file's
+		// device key. Both had been said under it, with the package twice:
+		// "s.toml:1: device: hardware: unknown device".
+		for _, e := range errlist.Flatten(err) {
+			var pe *ParseError
+			if errors.As(e, &pe) {
+				d.errs = append(d.errs, pe)
+			} else {
+				d.fail(t.lines["device"], "device", e)
+			}
 		}
 	}
 	// NewSystem reads 0 as the device's own domain, which is what leaving

@@ -52,6 +52,9 @@ type Energy struct {
 	// Training: ToTrain is the GPU energy of the token budget
 	// (TimeToTrain at the step's mean power), ToTrainNode the node's.
 	ToTrain, ToTrainNode model.Joules
+	// PerTrainedToken is a training step's GPU energy over the tokens it
+	// trains on (an image model's goes to PerImage, over its images).
+	PerTrainedToken model.Joules
 }
 
 // powerLimit applies the scenario's power cap to p, refusing one at or
@@ -183,6 +186,15 @@ func (r *runner) energy(e *Energy) {
 	}
 	if in := rep.Inference; in != nil && (r.shape.Arch == CNN || r.shape.Arch == Vision) && r.sc.Batch > 0 {
 		e.PerImage = model.Joules(float64(e.GPU) / (reps * float64(r.sc.Batch)))
+	}
+	if tr := rep.Training; tr != nil && tr.TokensPerSecond > 0 && e.Wall > 0 {
+		// TokensPerSecond counts an image model's images.
+		per := model.Joules(float64(e.GPU) / (tr.TokensPerSecond * float64(e.Wall)))
+		if r.shape.Arch == CNN || r.shape.Arch == Vision {
+			e.PerImage = per
+		} else {
+			e.PerTrainedToken = per
+		}
 	}
 	if tr := rep.Training; tr != nil && tr.TimeToTrain > 0 && e.Wall > 0 {
 		steps := float64(tr.TimeToTrain) / float64(e.Wall)

@@ -296,6 +296,11 @@ func TestScenario_Validate(t *testing.T) {
 		{"prefill iterations", func(s *Scenario) { s.Input = 1e12 }, "input"},
 		{"prefill budget", func(s *Scenario) { s.Input, s.MaxNumTokens = 1<<20, 1 }, "max-num-tokens"},
 		{"unknown all-reduce kernel", func(s *Scenario) { s.AllReduce = "nccl2" }, "all-reduce"},
+		// A negative reserve had been taken as memory the device does not
+		// have: maxmodel --reserve -1GB trained 3.79 B on an H100 (3.59 B
+		// at its reserve), simulate alone refusing it.
+		{"negative reserve", func(s *Scenario) { r := model.Bytes(-1e9); s.Reserve = &r }, "reserve"},
+		{"NaN reserve", func(s *Scenario) { r := model.Bytes(math.NaN()); s.Reserve = &r }, "reserve"},
 	}
 	for _, tt := range tests {
 		sc := Default()

@@ -352,6 +352,9 @@ func (sc Scenario) Validate(s Shape) error {
 	if sc.Batch <= 0 {
 		bad("batch", "batch must be at least 1, got %d", sc.Batch)
 	}
+	if r := sc.Reserve; r != nil && !(*r >= 0 && !math.IsInf(float64(*r), 0)) {
+		bad("reserve", "a framework reserve must be a non-negative finite size, got %v", *r)
+	}
 	if sc.AllReduce != "" {
 		if _, _, err := hardware.EngineAllReduceOn(sc.AllReduce, nil); err != nil {
 			bad("all-reduce", "%v", strings.TrimPrefix(err.Error(), "hardware: "))

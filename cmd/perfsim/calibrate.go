@@ -138,7 +138,8 @@ func loadMeasurements(o calibrateOptions, stderr io.Writer) (*hardware.Device, [
 	for _, path := range paths {
 		ms, warns, err := calibrate.ReadFile(path, o.format, strings.Join(names, "|"))
 		if err != nil {
-			errs = append(errs, err)
+			var pe *calibrate.ParseError
+			errs = append(errs, inputError("--measurements", err, errors.As(err, &pe)))
 			continue
 		}
 		warn(stderr, warns)
@@ -191,6 +192,12 @@ func calibrateFit(ctx context.Context, o calibrateOptions, f format, stdout, std
 	}
 	res, err := calibrate.Fit(dev, ms, calibrate.Options{Folds: o.folds, Seed: o.seed, NoResidual: o.noResidual, Date: date, Source: source})
 	if err != nil {
+		// Rows whose times no kernel takes are bad input, each at its
+		// file:line (exit 2); a fit the data do not support is not.
+		var pe *calibrate.ParseError
+		if errors.As(err, &pe) {
+			return inputError("", err, true)
+		}
 		return err
 	}
 	warn(stderr, res.Warnings)

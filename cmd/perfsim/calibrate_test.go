@@ -118,10 +118,12 @@ func TestCalibrate_badInput(t *testing.T) {
 		{"no out", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good}, 2, "-o"},
 		{"bad format", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "--input-format", "parquet", "-o", out}, 2, `unknown format "parquet"`},
 		{"bad time", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "--time", "mean", "-o", out}, 2, `--time: "mean", want median or min`},
-		{"missing file", []string{"calibrate", "fit", "--hw", "h100", "--measurements", filepath.Join(dir, "nope.csv"), "-o", out}, 1, "no such file"},
-		{"other device", []string{"calibrate", "fit", "--hw", "h100", "--measurements", a100, "-o", out}, 1, `a100.csv:2: device: rows measured on "NVIDIA A100-SXM4-80GB"`},
-		{"non-numeric", []string{"calibrate", "fit", "--hw", "h100", "--measurements", nonNumeric, "-o", out}, 1, "bad.csv:2: time_s"},
-		{"missing column", []string{"calibrate", "validate", "--hw", "h100", "--measurements", missing}, 1, "missing-col.csv:1: time_s: missing column"},
+		// A bad measurements file is bad input (exit 2, as a bad flag);
+		// it had exited 1.
+		{"missing file", []string{"calibrate", "fit", "--hw", "h100", "--measurements", filepath.Join(dir, "nope.csv"), "-o", out}, 2, "--measurements: calibrate: open " + filepath.Join(dir, "nope.csv") + ": no such file"},
+		{"other device", []string{"calibrate", "fit", "--hw", "h100", "--measurements", a100, "-o", out}, 2, `a100.csv:2: device: rows measured on "NVIDIA A100-SXM4-80GB"`},
+		{"non-numeric", []string{"calibrate", "fit", "--hw", "h100", "--measurements", nonNumeric, "-o", out}, 2, "bad.csv:2: time_s"},
+		{"missing column", []string{"calibrate", "validate", "--hw", "h100", "--measurements", missing}, 2, "missing-col.csv:1: time_s: missing column"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ command's flags, and the catalog's hardware and model names after --hw and
   # fish
   perfsim completion fish > ~/.config/fish/completions/perfsim.fish
 
-Exit status: 0 success, 1 failure, 2 usage error.
+Exit status: 0 success, 1 failure, 2 usage error or bad input file.
 `
 
 // subcommands lists the subcommands of the commands that have them, in

@@ -57,7 +57,8 @@ func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price
 		}
 		tab, err := price.LoadTableFile(o.prices)
 		if err != nil {
-			return nil, linesError{err}
+			var te *price.TableError
+			return nil, inputError("--prices", err, errors.As(err, &te))
 		}
 		names := append([]string{dev.Name}, dev.Aliases...)
 		if stem, ok := strings.CutPrefix(dev.File, "catalog:"); ok {
@@ -162,6 +163,7 @@ type energyJSON struct {
 	DecodeW        float64 `json:"decode_w_per_device,omitempty"`
 	PrefillJTok    float64 `json:"prefill_j_per_input_token,omitempty"`
 	PerImageJ      float64 `json:"j_per_image,omitempty"`
+	JPerTrainTok   float64 `json:"j_per_token,omitempty"`
 	DecodeJTok     float64 `json:"decode_j_per_output_token,omitempty"`
 	JPerOutTok     float64 `json:"j_per_output_token,omitempty"`
 	TokensPerJ     float64 `json:"output_tokens_per_j,omitempty"`
@@ -184,6 +186,7 @@ type costJSON struct {
 	PerRequest  *float64 `json:"per_request,omitempty"`
 	PerMInput   *float64 `json:"per_million_input_tokens,omitempty"`
 	PerMOutput  *float64 `json:"per_million_output_tokens,omitempty"`
+	PerMTokens  *float64 `json:"per_million_tokens,omitempty"`
 	Step        *float64 `json:"per_step,omitempty"`
 	ToTrain     *float64 `json:"to_train,omitempty"`
 }
@@ -215,6 +218,7 @@ func energyOf(r *sim.Report, p *price.Pricing) *energyJSON {
 		NodeJ: float64(e.Node), FacilityJ: float64(e.Node) * pue, PUE: pue,
 		PrefillW: float64(e.PrefillPower), DecodeW: float64(e.DecodePower),
 		PrefillJTok: float64(e.PrefillPerToken), PerImageJ: float64(e.PerImage), DecodeJTok: float64(e.DecodePerToken), JPerOutTok: float64(e.PerOutputToken),
+		JPerTrainTok: float64(e.PerTrainedToken),
 	}
 	if e.PerOutputToken > 0 {
 		j.TokensPerJ = 1 / float64(e.PerOutputToken)
@@ -271,6 +275,9 @@ func costOf(r *sim.Report, p *price.Pricing) (*costJSON, error) {
 	if tr := r.Training; tr != nil {
 		c.Run = p.Cost(devs, tr.StepTime, e.Node).Amount
 		c.Step = fp(c.Run)
+		if toks := tr.TokensPerSecond * float64(tr.StepTime); toks > 0 && r.Arch != sim.CNN && r.Arch != sim.Vision {
+			c.PerMTokens = fp(c.Run / toks * 1e6)
+		}
 		if tr.TimeToTrain > 0 {
 			c.ToTrain = fp(p.Cost(devs, tr.TimeToTrain, e.ToTrainNode).Amount)
 		}
@@ -312,6 +319,9 @@ func writeEnergyTable(w io.Writer, r *sim.Report, ej *energyJSON, c *costJSON) e
 	}
 	if r.Training != nil {
 		fmt.Fprintf(tw, "  step\t%v\n", e.GPU)
+		if e.PerTrainedToken > 0 {
+			fmt.Fprintf(tw, "  per token\t%v\ttrained\n", e.PerTrainedToken)
+		}
 	}
 	gaps := ""
 	if e.Gaps > 0 {
@@ -350,6 +360,9 @@ func writeCostTable(w io.Writer, r *sim.Report, c *costJSON) error {
 	if c.PerMOutput != nil {
 		fmt.Fprintf(tw, "  per million output tokens\t%s\n", money(*c.PerMOutput))
 	}
+	if c.PerMTokens != nil {
+		fmt.Fprintf(tw, "  per million tokens\t%s\ttrained\n", money(*c.PerMTokens))
+	}
 	if c.ToTrain != nil {
 		fmt.Fprintf(tw, "  to train\t%s\n", money(*c.ToTrain))
 	}
@@ -370,6 +383,7 @@ func energyCSVRows(ej *energyJSON, c *costJSON) [][]string {
 		add("energy.j_per_image", ej.PerImageJ)
 		add("energy.decode_j_per_output_token", ej.DecodeJTok)
 		add("energy.j_per_output_token", ej.JPerOutTok)
+		add("energy.j_per_token", ej.JPerTrainTok)
 		add("energy.gpu_j", ej.GPUJ)
 		add("energy.node_j", ej.NodeJ)
 		add("energy.facility_j", ej.FacilityJ)
@@ -383,7 +397,7 @@ func energyCSVRows(ej *energyJSON, c *costJSON) [][]string {
 		for _, kv := range []struct {
 			k string
 			v *float64
-		}{{"cost.per_request", c.PerRequest}, {"cost.per_million_input_tokens", c.PerMInput}, {"cost.per_million_output_tokens", c.PerMOutput}, {"cost.to_train", c.ToTrain}} {
+		}{{"cost.per_request", c.PerRequest}, {"cost.per_million_input_tokens", c.PerMInput}, {"cost.per_million_output_tokens", c.PerMOutput}, {"cost.per_million_tokens", c.PerMTokens}, {"cost.to_train", c.ToTrain}} {
 			if kv.v != nil {
 				rows = append(rows, []string{kv.k, num(*kv.v)})
 			}

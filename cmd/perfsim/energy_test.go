@@ -221,3 +221,66 @@ func TestEnergy_tcoPricesTheFacilityEnergy(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergy_trainingPerToken: a training run says its energy per token
+// trained and its cost per million tokens (what a capacity planner
+// compares across layouts and chips), each the step's over the step's
+// tokens, in the table, the JSON and the CSV; an image model's energy
+// per image trained.
+func TestEnergy_trainingPerToken(t *testing.T) {
+	args := []string{"simulate", "--hw", "h100", "--model", "gpt3-1.3b", "--mode", "training", "--global-batch", "8", "--seq", "2048", "--price", "2.5/h"}
+	out, stderr, code := perfsim(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var j struct {
+		Training struct {
+			Step   float64 `json:"step_time_s"`
+			Tokens float64 `json:"tokens_per_s"`
+		} `json:"training"`
+		Energy struct {
+			GPUJ      float64 `json:"gpu_j"`
+			JPerToken float64 `json:"j_per_token"`
+		} `json:"energy"`
+		Cost struct {
+			Run     float64  `json:"run"`
+			PerMTok *float64 `json:"per_million_tokens"`
+		} `json:"cost"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	toks := 8 * 2048.0
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+	if !near(j.Energy.JPerToken*toks, j.Energy.GPUJ) || j.Energy.JPerToken <= 0 {
+		t.Errorf("j_per_token %v × %v tokens, want the step's %v J", j.Energy.JPerToken, toks, j.Energy.GPUJ)
+	}
+	if j.Cost.PerMTok == nil || !near(*j.Cost.PerMTok*toks/1e6, j.Cost.Run) {
+		t.Errorf("per_million_tokens %v, want the step's %v USD over %v tokens", j.Cost.PerMTok, j.Cost.Run, toks)
+	}
+	out, _, _ = perfsim(t, args...)
+	for _, want := range []string{"per token", "per million tokens"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the table:\n%s", want, out)
+		}
+	}
+	out, _, _ = perfsim(t, append(args, "--format", "csv")...)
+	for _, want := range []string{"energy.j_per_token,", "cost.per_million_tokens,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the CSV:\n%s", want, out)
+		}
+	}
+	out, stderr, code = perfsim(t, "simulate", "--hw", "h100", "--model", "resnet50", "--mode", "training", "--batch", "64", "--format", "json")
+	var ji struct {
+		Energy struct {
+			GPUJ      float64 `json:"gpu_j"`
+			JPerImage float64 `json:"j_per_image"`
+		} `json:"energy"`
+	}
+	if err := json.Unmarshal([]byte(out), &ji); code != 0 || err != nil {
+		t.Fatalf("resnet50: exit %d, %v: %s", code, err, stderr)
+	}
+	if !near(ji.Energy.JPerImage*64, ji.Energy.GPUJ) {
+		t.Errorf("resnet50: j_per_image %v × 64, want the step's %v J", ji.Energy.JPerImage, ji.Energy.GPUJ)
+	}
+}

@@ -150,8 +150,9 @@ func TestGemmsErrors(t *testing.T) {
 		{[]string{"gemms", "--model", "llama3-70b", "--tp", "128"}, 2, "--tp: workloads: llama3-70b prefill: 128 does not divide heads (tp) 64"},
 		{[]string{"gemms", "--model", "bert-large", "--phase", "decode"}, 2, "--phase: bert-large is an encoder: it has no decode phase"},
 		{[]string{"gemms", "--model", "resnet50", "--phase", "decode"}, 2, "--phase: resnet50 is a cnn: it has no decode phase"},
-		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "bad", "transformer.toml")}, 1, "transformer.toml:6: kv_heads"},
-		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "hf", "t5.json")}, 1, "unsupported architecture \"T5ForConditionalGeneration\""},
+		// A bad model file is bad input, exit 2 (it was 1).
+		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "bad", "transformer.toml")}, 2, "transformer.toml:6: kv_heads"},
+		{[]string{"gemms", "--model", filepath.Join("..", "..", "workloads", "testdata", "hf", "t5.json")}, 2, "unsupported architecture \"T5ForConditionalGeneration\""},
 		{[]string{"gemms", "--help"}, 0, "Usage: perfsim gemms"},
 	}
 	for _, tt := range tests {

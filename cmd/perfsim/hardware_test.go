@@ -59,9 +59,10 @@ func TestHardware_h100(t *testing.T) {
 	}
 }
 
-// TestHardware_errors checks exit statuses and messages: a bad file
-// fails (1) with file:line on every line of stderr; a mistake in the
-// call is a usage error (2).
+// TestHardware_errors checks exit statuses and messages: a bad file is
+// bad input (2; it was 1) with file:line on every line of stderr and no
+// pointer to 'perfsim help'; a mistake in the call, a file that cannot be
+// opened among them, is a usage error (2).
 func TestHardware_errors(t *testing.T) {
 	bad := func(name string) string { return filepath.Join("..", "..", "hardware", "testdata", "bad", name) }
 	tests := []struct {
@@ -70,14 +71,14 @@ func TestHardware_errors(t *testing.T) {
 		code   int
 		stderr string // exact, or a prefix when it ends in "..."
 	}{
-		{"bare number", []string{"hardware", "show", bad("bare_number.toml")}, 1,
+		{"bare number", []string{"hardware", "show", bad("bare_number.toml")}, 2,
 			"perfsim: hardware: " + bad("bare_number.toml") + `:12: memory.bandwidth: "3.35" is not a bandwidth: missing unit (expected "3.35 TB/s")` + "\n"},
-		{"misspelt key", []string{"hardware", "show", bad("misspelt_key.toml")}, 1,
+		{"misspelt key", []string{"hardware", "show", bad("misspelt_key.toml")}, 2,
 			"perfsim: hardware: " + bad("misspelt_key.toml") + `:10: missing required key "memory.bandwidth"` + "\n" +
 				"perfsim: hardware: " + bad("misspelt_key.toml") + `:12: unknown key "memory.bandwith" (did you mean "memory.bandwidth"?)` + "\n"},
-		{"not toml", []string{"hardware", "show", bad("not_toml.toml")}, 1,
+		{"not toml", []string{"hardware", "show", bad("not_toml.toml")}, 2,
 			"perfsim: hardware: " + bad("not_toml.toml") + ":1: not valid TOML: expected '.' or '=', but got 'i' instead\n"},
-		{"missing file", []string{"hardware", "show", "nosuch.toml"}, 1, "perfsim: hardware: open nosuch.toml: no such file or directory\n"},
+		{"missing file", []string{"hardware", "show", "nosuch.toml"}, 2, "perfsim: hardware: open nosuch.toml: no such file or directory\nperfsim: run 'perfsim help' for usage\n"},
 		{"unknown device", []string{"hardware", "show", "h1000"}, 2, "perfsim: hardware: unknown device \"h1000\" (did you mean \"h100\"?)\n..."},
 		{"far from any device", []string{"hardware", "show", "zzzzzz"}, 2, "perfsim: hardware: unknown device \"zzzzzz\": not in the catalog (v100-sxm2-32gb, a100-sxm-40gb, ..."},
 		{"no subcommand", []string{"hardware"}, 2, "perfsim: hardware: give a subcommand: list or show NAME|FILE\n..."},
@@ -109,8 +110,8 @@ func TestHardware_errors(t *testing.T) {
 }
 
 // TestHardware_everyBadFile checks that every bad hardware file fails
-// with exit status 1 and a perfsim:-prefixed message naming the file on
-// every line of stderr.
+// with exit status 2 (bad input; it was 1) and a perfsim:-prefixed
+// message naming the file on every line of stderr.
 func TestHardware_everyBadFile(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "hardware", "testdata", "bad", "*.toml"))
 	if err != nil || len(files) < 12 {
@@ -118,8 +119,8 @@ func TestHardware_everyBadFile(t *testing.T) {
 	}
 	for _, f := range files {
 		stdout, stderr, code := perfsim(t, "hardware", "show", f)
-		if code != 1 || stdout != "" {
-			t.Errorf("hardware show %s exited %d with stdout %q, want 1 and none", f, code, stdout)
+		if code != 2 || stdout != "" {
+			t.Errorf("hardware show %s exited %d with stdout %q, want 2 and none", f, code, stdout)
 		}
 		for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
 			if !strings.HasPrefix(line, "perfsim: hardware: "+f) {
@@ -145,8 +146,8 @@ func TestResolveHardware(t *testing.T) {
 	if _, err := resolveHardware("h1000"); exitCode(err) != 2 {
 		t.Errorf("resolveHardware(h1000) = %v, want a usage error (an unknown name, like an unknown --model)", err)
 	}
-	if _, err := resolveHardware(filepath.Join("..", "..", "hardware", "testdata", "bad", "zero.toml")); exitCode(err) != 1 {
-		t.Errorf("resolveHardware(bad file) = %v, want a failure", err)
+	if _, err := resolveHardware(filepath.Join("..", "..", "hardware", "testdata", "bad", "zero.toml")); exitCode(err) != 2 {
+		t.Errorf("resolveHardware(bad file) = %v, want bad input (exit 2)", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -87,17 +88,31 @@ func (e linesError) Unwrap() error { return e.err }
 func hwFlagError(err error) error { return hwArgError(err, "--hw") }
 
 // hwArgError is the error of a hardware argument, given as flag (""
-// positionally), that hardware.Resolve refused. A name that is neither in
-// the catalog nor a file is a usage error (exit 2) naming the flag, as an
-// unknown --model is; a file's problems, its unknown base among them,
-// come one a line, each at its line.
+// positionally), that hardware.Resolve refused: a usage error (exit 2),
+// as every bad input is (inputError). A file's problems, its unknown base
+// among them, come one a line, each at its file:line:key; a name that is
+// neither in the catalog nor a file, or a file that cannot be read,
+// starts with the flag, as an unknown --model does.
 func hwArgError(err error, flag string) error {
 	var pe *hardware.ParseError
-	if errors.Is(err, hardware.ErrUnknownDevice) && !errors.As(err, &pe) {
-		if flag != "" {
-			return usagef("%s: %w", flag, err)
-		}
-		return usageError{err}
+	return inputError(flag, err, errors.As(err, &pe))
+}
+
+// inputError is the error of an input that flag names (a catalog name or
+// a file; "" for a positional argument) and that could not be read: exit
+// 2, whether the flag or the file is wrong, as a bad --trace or length
+// file always was (README, "Exit status"). A file's own problems
+// (positioned: the loader's file:line:key errors) are a fileError, said
+// as they are, one a line; anything else (an unknown name, a file that
+// cannot be opened) is a usage error that starts with the flag. Hardware
+// and model files had exited 1 (a "run failure"), as a price table and a
+// measurements file did, while a trace exited 2.
+func inputError(flag string, err error, positioned bool) error {
+	if positioned {
+		return fileError{linesError{err}}
 	}
-	return linesError{err}
+	if flag != "" {
+		err = fmt.Errorf("%s: %w", flag, err)
+	}
+	return usageError{linesError{err}}
 }

@@ -49,13 +49,25 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error returned by a command to the process exit status.
+// A fileError is a bad input file, each of its problems said at its
+// file:line:key: it exits 2, as a usage error does (the input is wrong,
+// not the run), without the pointer to 'perfsim help', which says nothing
+// of a file's contents (every line of stderr names the file).
+type fileError struct{ err error }
+
+func (e fileError) Error() string { return e.err.Error() }
+func (e fileError) Unwrap() error { return e.err }
+
+// exitCode maps an error returned by a command to the process exit
+// status: 2 for a usage error or a bad input file, 1 for any other
+// failure.
 func exitCode(err error) int {
 	var ue usageError
+	var fe fileError
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return 0
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &fe):
 		return 2
 	}
 	return 1
@@ -73,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "perfsim: %s\n", strings.TrimPrefix(line, "perfsim: "))
 		}
-		if exitCode(err) == 2 {
+		if ue := (usageError{}); errors.As(err, &ue) {
 			fmt.Fprintln(stderr, "perfsim: run 'perfsim help' for usage")
 		}
 	}
@@ -131,7 +143,7 @@ Commands:
 	fmt.Fprint(w, `
 Run 'perfsim help <command>' for a command's flags and examples.
 
-Exit status: 0 success, 1 failure, 2 usage error.
+Exit status: 0 success, 1 failure, 2 usage error or bad input file.
 `)
 }
 
@@ -147,7 +159,7 @@ func newFlagSet(name, synopsis, examples string, stderr io.Writer) *pflag.FlagSe
 		if examples != "" {
 			fmt.Fprintf(stderr, "\nExamples:\n%s", examples)
 		}
-		fmt.Fprint(stderr, "\nExit status: 0 success, 1 failure, 2 usage error.\n")
+		fmt.Fprint(stderr, "\nExit status: 0 success, 1 failure, 2 usage error or bad input file.\n")
 	}
 	return fs
 }

@@ -8,15 +8,16 @@ import (
 
 // resolveModel turns a --model argument (a catalog name, or a path to a
 // model TOML or a HuggingFace config.json) into a model. A name that is
-// neither is a usage error (exit 2); a file that fails to load is a run
-// failure (exit 1) whose message names the file, line and key.
+// neither, and a file that fails to load, are usage errors (exit 2;
+// inputError): the file's problems each at its file, line and key.
 func resolveModel(arg string) (*workloads.Model, error) {
 	if arg == "" {
 		return nil, usagef("--model is required (a catalog name such as llama3-8b, or a .toml or config.json file)")
 	}
 	m, err := workloads.Resolve(arg)
-	if errors.Is(err, workloads.ErrUnknownModel) {
-		return nil, usagef("--model: %w", err)
+	if err != nil {
+		var ce *workloads.ConfigError
+		return nil, inputError("--model", err, errors.As(err, &ce))
 	}
-	return m, err
+	return m, nil
 }

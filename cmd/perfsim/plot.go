@@ -49,7 +49,7 @@ The format follows the output file's extension (.svg, .png, .pdf); -o -
 writes SVG to stdout. The default output is <chart>.svg. Run
 'perfsim plot <chart> --help' for a chart's flags.
 
-Exit status: 0 success, 1 failure, 2 usage error.
+Exit status: 0 success, 1 failure, 2 usage error or bad input file.
 `)
 }
 
@@ -130,7 +130,11 @@ func noteCalibration(c *chart.Chart, devs []*hardware.Device) {
 		}
 		seen[d.Name] = true
 		l, _, _ := strings.Cut(d.CalibrationLabel(), ";")
-		if cal.Kind == "transferred" {
+		switch {
+		case d.Kept != nil:
+			// A what-if carrying some kernels: which, not its whole label.
+			l = d.TransferredKernels() + " transferred from " + cal.From
+		case cal.Kind == "transferred":
 			l, _, _ = strings.Cut(l, ":")
 		}
 		c.Title += "\n" + d.Name + ": " + l

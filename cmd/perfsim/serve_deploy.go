@@ -151,7 +151,7 @@ func lengths(flag, s string) (serve.Lengths, error) {
 		defer f.Close()
 		e, err := serve.ReadLengths(f, path)
 		if err != nil {
-			return nil, usageError{linesError{err}}
+			return nil, fileError{linesError{err}}
 		}
 		return e, nil
 	}

@@ -223,7 +223,8 @@ func resolveDeviceOrSystem(arg string) (*hardware.Device, *hardware.System, erro
 	if isSystemFile(arg) {
 		sys, err := hardware.LoadSystemFile(arg)
 		if err != nil {
-			return nil, nil, linesError{err}
+			var pe *hardware.ParseError
+			return nil, nil, inputError("--hw", err, errors.As(err, &pe))
 		}
 		hardware.KindDefaults(sys.Device)
 		return sys.Device, sys, nil
