@@ -224,6 +224,9 @@ func (e *Engine) Validate() error {
 	}
 	if e.MaxSeqLen < 0 {
 		bad("max-seq-len", "must not be negative, got %d", e.MaxSeqLen)
+	} else if e.MaxSeqLen > 0 && e.Buffers != TRTLLM014Buffers {
+		// Nothing else reads it: it would be ignored.
+		bad("max-seq-len", "sizes only TensorRT-LLM's runtime buffers (the trtllm preset); %s counts none, and would ignore it", e.Name)
 	}
 	if e.GraphMaxBatch < 0 {
 		bad("cuda-graph-max-bs", "must not be negative, got %d", e.GraphMaxBatch)

@@ -11,6 +11,10 @@ type Options struct {
 	// MaxContext, when > 0, is the model's context: a request longer is
 	// an error.
 	MaxContext int
+	// MaxSeqLen, when > 0, is the longest request, prompt and output,
+	// the engine was built for (TensorRT-LLM's max_seq_len, perfsim
+	// serve's --max-seq-len): a longer request is an error.
+	MaxSeqLen int
 	// PrefixHit is the fraction of a prompt the prefix cache holds
 	// (whole blocks; see cachedTokens): those tokens skip the prefill's
 	// compute but hold KV blocks. 0: no prefix caching.

@@ -168,6 +168,8 @@ func checkSource(src source, kv charge, blocks int, o Options) error {
 			errs = append(errs, fmt.Errorf("serve: request %d arrives at %v, before request %d (%v): requests must be in arrival order", r.ID, r.Arrival, prev.ID, prev.Arrival))
 		case o.MaxContext > 0 && r.Input+r.Output > o.MaxContext:
 			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the model's context of %d", ErrOverflow, r.ID, r.Input, r.Output, o.MaxContext))
+		case o.MaxSeqLen > 0 && r.Input+r.Output > o.MaxSeqLen:
+			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens exceed the engine's max_seq_len of %d (--max-seq-len)", ErrOverflow, r.ID, r.Input, r.Output, o.MaxSeqLen))
 		case r.Cached < 0 || r.Cached >= r.Input:
 			errs = append(errs, fmt.Errorf("serve: request %d: %d cached prompt tokens of %d: want 0 up to the prompt less one", r.ID, r.Cached, r.Input))
 		case r.Prefilled && r.Output < 2:

@@ -375,21 +375,24 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 		}
 	}
 	out := maxRateJSON{Schema: "perfsim.plan-rate/v1", Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
+	cells := []string{"", "", ""}
 	if res != nil {
-		out.TTFTP99S, out.TPOTP99S, out.OutputTokensPerS = res.TTFT.P99, res.TPOT.P99, res.OutputTokensPerSecond
+		ttft, tpot, tok := float64(res.TTFT.P99), float64(res.TPOT.P99), res.OutputTokensPerSecond
+		out.TTFTP99S, out.TPOTP99S, out.OutputTokensPerS = &ttft, &tpot, &tok
+		cells = []string{num(ttft), num(tpot), num(tok)}
 	}
 	switch f {
 	case formatJSON:
 		return writeJSON(stdout, out)
 	case formatCSV:
 		return writeCSV(stdout, []string{"layout", "dp", "gpus", "max_requests_per_s", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s"},
-			[][]string{{out.Layout, strconv.Itoa(out.DP), strconv.Itoa(out.GPUs), num(r), num(out.TTFTP99S), num(out.TPOTP99S), num(out.OutputTokensPerS)}})
+			[][]string{append([]string{out.Layout, strconv.Itoa(out.DP), strconv.Itoa(out.GPUs), num(r)}, cells...)})
 	}
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "deployment\t%s × dp %d = %s (%s)\n", out.Layout, out.DP, gpuCount(out.GPUs), e.Name)
 	fmt.Fprintf(tw, "max rate\t%s req/s under p99 TTFT ≤ %v and p99 TPOT ≤ %v (0: none)\n", fnum(r), q.SLO.TTFTP99, q.SLO.TPOTP99)
 	if res != nil {
-		fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(out.TTFTP99S), model.Seconds(out.TPOTP99S), fnum(out.OutputTokensPerS))
+		fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), fnum(res.OutputTokensPerSecond))
 	}
 	return tw.Flush()
 }

@@ -18,14 +18,16 @@ import (
 )
 
 type maxRateJSON struct {
-	Schema           string  `json:"schema"`
-	Layout           string  `json:"layout"`
-	DP               int     `json:"dp"`
-	GPUs             int     `json:"gpus"`
-	MaxRequestsPerS  float64 `json:"max_requests_per_s"`
-	TTFTP99S         float64 `json:"ttft_p99_s"`
-	TPOTP99S         float64 `json:"tpot_p99_s"`
-	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	Schema          string  `json:"schema"`
+	Layout          string  `json:"layout"`
+	DP              int     `json:"dp"`
+	GPUs            int     `json:"gpus"`
+	MaxRequestsPerS float64 `json:"max_requests_per_s"`
+	// At that rate; null when no rate meets the objectives (no run
+	// measured them), as mlperf's value is.
+	TTFTP99S         *float64 `json:"ttft_p99_s"`
+	TPOTP99S         *float64 `json:"tpot_p99_s"`
+	OutputTokensPerS *float64 `json:"output_tokens_per_s"`
 }
 
 type candJSON struct {

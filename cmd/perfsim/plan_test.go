@@ -90,3 +90,35 @@ func TestPlanServe_maxRateOneDeployment(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanServe_maxRateNone: a deployment that meets the objectives at
+// no rate has max_requests_per_s 0 and no latency or throughput at it:
+// the JSON's are null and the CSV's cells empty. Both had given
+// a p99 TTFT and TPOT of 0 s, which no run measured.
+func TestPlanServe_maxRateNone(t *testing.T) {
+	args := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--max-rate", "--tp", "1", "--dtypes", "bf16",
+		"--max-seqs", "0", "--ttft-p99", "1us", "--tpot-p99", "1us", "--requests", "50"}
+	js, stderr, code := perfsim(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["max_requests_per_s"] != 0.0 {
+		t.Errorf("max_requests_per_s %v, want 0", v["max_requests_per_s"])
+	}
+	for _, k := range []string{"ttft_p99_s", "tpot_p99_s", "output_tokens_per_s"} {
+		if x, ok := v[k]; !ok || x != nil {
+			t.Errorf("%s: %v (present %v), want null", k, x, ok)
+		}
+	}
+	cs, stderr, code := perfsim(t, append(args, "--format", "csv")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(cs), "\n"); len(lines) != 2 || !strings.HasSuffix(lines[1], ",1,1,0,,,") {
+		t.Errorf("CSV %q: want max_requests_per_s 0 and empty cells", cs)
+	}
+}

@@ -89,7 +89,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cache capacity per replica in tokens (default: from memory)")
 	fs.Float64Var(&o.memFraction, "mem-fraction", 0, "the engine's memory fraction (gpu_memory_utilization, mem_fraction_static, kv_cache_free_gpu_mem_fraction)")
 	fs.IntVar(&o.schedulerSteps, "scheduler-steps", 0, "decode steps per scheduling decision (vLLM's --num-scheduler-steps; default: the engine's)")
-	fs.IntVar(&o.maxSeqLen, "max-seq-len", 0, "max_seq_len the engine was built for, which sizes trtllm's runtime buffers (default: the model's context)")
+	fs.IntVar(&o.maxSeqLen, "max-seq-len", 0, "trtllm: max_seq_len the engine was built for, which sizes its runtime buffers and bounds a request's prompt and output (default: the model's context)")
 	fs.BoolVar(&o.chunked, "chunked-prefill", true, "split prompts over iterations to fit the token budget (default: the engine's)")
 	fs.BoolVar(&o.static, "static", false, "static batching: a batch of --max-seqs requests prefilled and decoded together (what simulate prices)")
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay decode iterations as CUDA graphs (default: the engine's)")
@@ -274,7 +274,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := serve.Options{MaxContext: w.Shape().MaxContext, PrefixHit: o.deploy.prefixHit, Users: o.deploy.users, Think: o.deploy.think, ITL: true}
+	opts := serve.Options{MaxContext: w.Shape().MaxContext, MaxSeqLen: e.MaxSeqLen, PrefixHit: o.deploy.prefixHit, Users: o.deploy.users, Think: o.deploy.think, ITL: true}
 	if o.seriesPlot != "" || o.seriesOut != "" {
 		opts.SeriesPoints = 150
 	}

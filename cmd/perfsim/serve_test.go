@@ -96,6 +96,11 @@ func TestServe_badInput(t *testing.T) {
 		{[]string{"--rate", "1", "--engine", "tgi"}, "--engine"},
 		{[]string{"--rate", "1", "--requests", "0"}, "--requests"},
 		{[]string{"--rate", "1", "--max-seqs", "0"}, "--max-seqs"},
+		// --max-seq-len sizes only trtllm's runtime buffers (vllm's had
+		// been ignored), and a request longer than the engine was built
+		// for does not run (trtllm's had).
+		{[]string{"--rate", "1", "--requests", "5", "--max-seq-len", "4096"}, "--max-seq-len: sizes only"},
+		{[]string{"--rate", "1", "--requests", "5", "--engine", "trtllm", "--max-seq-len", "1000"}, "exceed the engine's max_seq_len of 1000 (--max-seq-len)"},
 	} {
 		_, errOut, code := perfsim(t, append(base, tt.args...)...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {
