@@ -151,3 +151,31 @@ func TestMemoryPerRequestDeploy(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkServeDeploy: 10,000 requests of 200 tokens in and 100 out on
+// Llama 3 8B and H100s in each deployment mode of TestMemoryPerRequestDeploy,
+// Poisson at 20 req/s a replica: B/op over 10,000 is what a request
+// costs, the record included.
+func BenchmarkServeDeploy(b *testing.B) {
+	sys, w := setup(b, "h100", "llama3-8b", 1)
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
+	for _, md := range deployModes {
+		if md.trace {
+			continue // a trace replays as a drawn workload does
+		}
+		b.Run(md.name, func(b *testing.B) {
+			dp := max(md.dp, 1)
+			wl := &serve.Workload{N: 10000, Arrival: serve.Poisson, Rate: 20 * float64(dp), Seed: 1, Input: serve.Fixed(200), Output: serve.Fixed(100)}
+			b.ReportAllocs()
+			for b.Loop() {
+				d := serve.Deployment{Serve: serve.Pool{Pricer: pricer(b, sys, w, e.Scenario(sim.Default())), Engine: e, Instances: dp}, Router: md.router}
+				if md.disagg {
+					d.Decode = serve.Pool{Pricer: pricer(b, sys, w, e.Scenario(sim.Default())), Engine: e, Instances: 1}
+				}
+				if _, err := serve.RunDeploymentWorkload(d, wl, serve.Options{ITL: true, Users: md.users}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
