@@ -56,7 +56,9 @@ const (
 	// OfTotal: the fraction of the device's memory the engine may use
 	// for everything (vLLM's gpu_memory_utilization): the KV cache gets
 	// what the weights, the peak activations of a profile run and the
-	// framework's own memory leave of it.
+	// memory outside torch (NCCL and the custom all-reduce at TP > 1)
+	// leave of it, in whole blocks; the CUDA context, read before, and
+	// the CUDA graphs, captured after, live in the rest (VLLMKVTokens).
 	OfTotal MemoryBase = iota
 	// OfTotalStatic: the fraction, for the weights and the KV pool, of
 	// the memory free once the CUDA context and the communicators are up
@@ -462,7 +464,24 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	var tokens float64
 	switch e.MemBase {
 	case OfTotal:
-		tokens = math.Floor((c*e.MemFraction - held) / unit)
+		// vLLM's own (vllm.go): the CUDA context is not counted, the
+		// memory outside torch (NCCL and the custom all-reduce at TP > 1)
+		// is, and so is the activation peak of its profile run at
+		// max_num_batched_tokens over min(max_num_seqs, tokens) sequences;
+		// whole blocks. A reserve set in the scenario (--reserve) stands
+		// for the memory outside torch.
+		sc := p.Scenario()
+		m.Activations = VLLMProfilePeak(m.Activations, VLLMProfileRows(e.MaxSeqs, e.MaxTokens), p.Shape().Vocab)
+		m.Reserve = VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
+		if sc.Reserve != nil {
+			m.Reserve = *sc.Reserve
+		}
+		counted := m.Weights + m.Activations + m.Reserve + m.Buffers
+		if tokens = VLLMKVTokens(model.Bytes(c), counted, e.MemFraction, unit, e.BlockSize); tokens < 1 {
+			// Under one block: in tokens, so that a block larger than
+			// the whole cache is told from no memory at all (below).
+			tokens = VLLMKVTokens(model.Bytes(c), counted, e.MemFraction, unit, 1)
+		}
 	case OfTotalStatic:
 		// SGLang's total is what the CUDA context and NCCL leave (the
 		// reserve); the weights and any buffers of the engine's own,
