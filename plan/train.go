@@ -175,8 +175,14 @@ func trainSpace(sys *hardware.System, s sim.Shape, req TrainRequest) []sim.Scena
 						for _, sh := range scheds {
 							for _, rc := range rcs {
 								for _, z := range zs {
-									if z == 3 && pp > 1 {
-										continue // FSDP beside pipelining: not a Megatron layout
+									if z >= 2 && pp > 1 {
+										// Beside pipelining no framework shards the
+										// gradients: Megatron-LM's distributed optimizer
+										// is ZeRO 1, and DeepSpeed's PipelineEngine
+										// asserts "ZeRO-2 and ZeRO-3 are incompatible
+										// with pipeline parallelism" (deepspeed/runtime/
+										// pipe/engine.py; DeepSpeed issue #1110).
+										continue
 									}
 									for _, tpo := range overlaps {
 										if tpo && tp == 1 {

@@ -223,6 +223,10 @@ func (e *Engine) Validate() error {
 	}
 	if e.SchedulerSteps < 0 {
 		bad("scheduler-steps", "must not be negative, got %d", e.SchedulerSteps)
+	} else if e.SchedulerSteps > 1 && e.Policy == DecodeFirst {
+		// schedule.go runs several decode steps per decision only in a
+		// prefill-first engine's decode iterations.
+		bad("scheduler-steps", "only a prefill-first engine (vllm-0.6, sglang) runs several decode steps per scheduling decision; %s is decode-first and would ignore it", e.Name)
 	}
 	if e.MaxSeqLen < 0 {
 		bad("max-seq-len", "must not be negative, got %d", e.MaxSeqLen)

@@ -66,6 +66,16 @@ func (h *hostFlags) check(fs *pflag.FlagSet) []error {
 	return errs
 }
 
+// ignored returns an error for each flag the user gave that e, as set,
+// would ignore.
+func (h *hostFlags) ignored(fs *pflag.FlagSet, e *serve.Engine) []error {
+	var errs []error
+	if fs.Changed("cuda-graph-max-bs") && !e.Graphs {
+		errs = append(errs, usagef("--cuda-graph-max-bs: %s runs no CUDA graphs, so it would ignore the cap (give --cuda-graphs to turn them on, where the command has it)", e.Name))
+	}
+	return errs
+}
+
 // apply sets the flags the user gave on e.
 func (h *hostFlags) apply(fs *pflag.FlagSet, e *serve.Engine) {
 	if fs.Changed("seq-overhead") {

@@ -299,6 +299,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, usagef("--engine: %v", err)
 	}
 	o.host.apply(fs, &e)
+	if err := errors.Join(o.host.ignored(fs, &e)...); err != nil {
+		return nil, nil, err
+	}
 	if err := e.Validate(); err != nil {
 		return nil, nil, usageError{err}
 	}

@@ -130,7 +130,11 @@ func noteCalibration(c *chart.Chart, devs []*hardware.Device) {
 		}
 		seen[d.Name] = true
 		l, _, _ := strings.Cut(d.CalibrationLabel(), ";")
-		if cal.Kind == "transferred" {
+		switch {
+		case d.Kept != nil:
+			// A what-if carrying some kernels: which, not its whole label.
+			l = d.TransferredKernels() + " transferred from " + cal.From
+		case cal.Kind == "transferred":
 			l, _, _ = strings.Cut(l, ":")
 		}
 		c.Title += "\n" + d.Name + ": " + l

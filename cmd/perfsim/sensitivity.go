@@ -125,7 +125,17 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A row whose change reaches some kernels and not others is relative
+	// to the device priced as it is; said where that is not a base above.
+	for _, r := range rows {
+		if r.Base != nil && *r.Base != bases.Carried && *r.Base != bases.Own {
+			fmt.Fprintf(stdout, "%s: relative to the device priced as the row is (the kernels it reaches carried, the others as calibrated): %s\n", r.Knob, point(*r.Base))
+		}
+	}
+	return nil
 }
 
 // minStep is the smallest --step sensitivity takes: 0.1%.

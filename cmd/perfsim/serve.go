@@ -236,6 +236,13 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		return nil, usagef("--engine: %v", err)
 	}
 	o.override(fs, &e)
+	ign := o.host.ignored(fs, &e)
+	if fs.Changed("mem-fraction") && fs.Changed("kv-tokens") {
+		ign = append(ign, usagef("--mem-fraction: not with --kv-tokens, which sizes the KV cache itself (the fraction would be ignored)"))
+	}
+	if err := errors.Join(ign...); err != nil {
+		return nil, err
+	}
 	if err := e.Validate(); err != nil {
 		return nil, usageError{err}
 	}

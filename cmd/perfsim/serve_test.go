@@ -101,6 +101,14 @@ func TestServe_badInput(t *testing.T) {
 		// for does not run (trtllm's had).
 		{[]string{"--rate", "1", "--requests", "5", "--max-seq-len", "4096"}, "--max-seq-len: sizes only"},
 		{[]string{"--rate", "1", "--requests", "5", "--engine", "trtllm", "--max-seq-len", "1000"}, "exceed the engine's max_seq_len of 1000 (--max-seq-len)"},
+		// Settings the run would have ignored, each giving the same
+		// bytes as without it: multi-step decoding on a decode-first
+		// engine, a graph cap on an engine without CUDA graphs, a memory
+		// fraction beside a KV cache given in tokens.
+		{[]string{"--rate", "1", "--requests", "5", "--scheduler-steps", "4"}, "--scheduler-steps: only a prefill-first engine"},
+		{[]string{"--rate", "1", "--requests", "5", "--engine", "trtllm", "--scheduler-steps", "4"}, "--scheduler-steps: only a prefill-first engine"},
+		{[]string{"--rate", "1", "--requests", "5", "--engine", "trtllm", "--cuda-graph-max-bs", "16"}, "--cuda-graph-max-bs: trtllm runs no CUDA graphs"},
+		{[]string{"--rate", "1", "--requests", "5", "--kv-tokens", "100000", "--mem-fraction", "0.5"}, "--mem-fraction: not with --kv-tokens"},
 	} {
 		_, errOut, code := perfsim(t, append(base, tt.args...)...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {
