@@ -162,6 +162,20 @@ func (s slots) at(i int) int { return s.base + i*s.stride }
 // runInto is run keeping the records in recs at slots s, when recs is
 // not nil (RunReplicas), and then leaving the summaries to its caller.
 func runInto(p *sim.Pricer, e Engine, src source, o Options, recs *records, s slots) (*Result, error) {
+	l, err := startLoop(p, e, src, o, recs, s)
+	if err != nil {
+		return nil, err
+	}
+	for l.done < l.srcN {
+		if err := l.round(); err != nil {
+			return nil, err
+		}
+	}
+	return l.end()
+}
+
+// startLoop checks src and returns a loop ready to serve it (runInto).
+func startLoop(p *sim.Pricer, e Engine, src source, o Options, recs *records, s slots) (*loop, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
@@ -186,16 +200,17 @@ func runInto(p *sim.Pricer, e Engine, src source, o Options, recs *records, s sl
 		l.res.recs = newRecords(src.n)
 		l.recs = &l.res.recs
 	}
-	for l.done < src.n {
-		if err := l.round(); err != nil {
-			return nil, err
-		}
-	}
-	if err := p.Err(); err != nil {
+	return l, nil
+}
+
+// end returns the result of a loop that has served its requests
+// (startLoop): summarised unless its records are kept elsewhere.
+func (l *loop) end() (*Result, error) {
+	if err := l.p.Err(); err != nil {
 		return nil, err
 	}
-	l.res.Warnings = p.Warnings()
-	if recs != nil {
+	l.res.Warnings = l.p.Warnings()
+	if l.recs != &l.res.recs {
 		l.res.area = l.area
 		return l.res, nil
 	}

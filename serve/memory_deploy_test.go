@@ -38,7 +38,8 @@ var deployModes = []deployMode{
 // every request at t = 0) and returns the most live heap seen while
 // requests finish (every 1,000th finish, and at the end with the result
 // held), less the heap before the run; a trace's text is made before
-// that, and read (LoadTrace) after it.
+// that, and read (LoadTrace) after it. The heap includes the records
+// waiting to be put in order (as --requests-out streams them).
 func peakDeployHeap(t *testing.T, md deployMode, n int, arr serve.Arrival) float64 {
 	t.Helper()
 	sys, w := setup(t, "h100", "llama3-8b", 1)
@@ -70,6 +71,10 @@ func peakDeployHeap(t *testing.T, md deployMode, n int, arr serve.Arrival) float
 		return float64(ms.HeapAlloc)
 	}
 	base := live()
+	// The records are put in the requests' order as they finish, as
+	// --requests-out writes them: those finished before one ahead of
+	// them wait, and count in the heap.
+	pend, next := map[int]serve.Metrics{}, 0
 	var tr *serve.Trace
 	if md.trace {
 		var err error
@@ -78,7 +83,12 @@ func peakDeployHeap(t *testing.T, md deployMode, n int, arr serve.Arrival) float
 		}
 	}
 	peak, k := 0.0, 0
-	o := serve.Options{ITL: true, Users: md.users, OnFinish: func(int, *serve.Metrics) {
+	o := serve.Options{ITL: true, Users: md.users, OnFinish: func(i int, m *serve.Metrics) {
+		pend[i] = *m
+		for _, ok := pend[next]; ok; _, ok = pend[next] {
+			delete(pend, next)
+			next++
+		}
 		if k++; k%1000 == 0 {
 			peak = max(peak, live())
 		}
@@ -93,8 +103,8 @@ func peakDeployHeap(t *testing.T, md deployMode, n int, arr serve.Arrival) float
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k != n {
-		t.Fatalf("%s: %d records seen finishing of %d", md.name, k, n)
+	if k != n || next != n {
+		t.Fatalf("%s: %d records seen finishing of %d, %d in order", md.name, k, n, next)
 	}
 	peak = max(peak, live())
 	runtime.KeepAlive(res)

@@ -33,8 +33,9 @@ type Options struct {
 	Records bool
 	// OnFinish, when set, is called with each request's index in the
 	// run's requests and its record when it has finished (end to end,
-	// disaggregated), in the order they finish (a replica at a time with
-	// RunReplicas); the record is not kept.
+	// disaggregated), in about the order they finish (RunReplicas runs
+	// its replicas a round at a time, the one furthest behind first); the
+	// record is not kept.
 	OnFinish func(i int, m *Metrics)
 }
 

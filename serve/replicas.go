@@ -13,7 +13,8 @@ import (
 // priced by p, and merges their metrics: the system's throughput, the
 // latencies of every request, utilisation averaged over the replicas.
 // The replicas share nothing but the router, so each runs its own event
-// loop. Series are those of replica 0.
+// loop, each a round at a time, the one furthest behind first. Series
+// are those of replica 0.
 //
 // A replica with PP > 1 pipeline stages keeps PP micro-batches in
 // flight, as vLLM's virtual engines and TensorRT-LLM's pipelined
@@ -64,9 +65,7 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 		r := newRecords(n)
 		all = &r
 	}
-	var out *Result
-	var area float64
-	recs := make([]records, dp)
+	loops := make([]*loop, dp)
 	for i := range dp {
 		oi := o
 		if i > 0 {
@@ -75,7 +74,35 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 		if o.OnFinish != nil {
 			oi.OnFinish = func(j int, m *Metrics) { o.OnFinish(i+j*dp, m) }
 		}
-		res, err := runInto(p, e, src.stride(i, dp), oi, all, slots{base: i, stride: dp})
+		l, err := startLoop(p, e, src.stride(i, dp), oi, all, slots{base: i, stride: dp})
+		if err != nil {
+			return nil, err
+		}
+		loops[i] = l
+	}
+	// The replicas share nothing, so the order their rounds run in
+	// changes none of their results; the one furthest behind goes next,
+	// so that requests finish (OnFinish) about in time order, as their
+	// records are streamed (--requests-out), not a replica after another.
+	for {
+		var next *loop
+		for _, l := range loops {
+			if l.done < l.srcN && (next == nil || l.now < next.now) {
+				next = l
+			}
+		}
+		if next == nil {
+			break
+		}
+		if err := next.round(); err != nil {
+			return nil, err
+		}
+	}
+	var out *Result
+	var area float64
+	recs := make([]records, dp)
+	for i, l := range loops {
+		res, err := l.end()
 		if err != nil {
 			return nil, err
 		}

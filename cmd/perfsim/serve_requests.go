@@ -34,10 +34,9 @@ func requestRow(m *serve.Metrics, disagg bool) []string {
 // requestsWriter streams --requests-out to its file as requests finish
 // (serve.Options.OnFinish), in the requests' order: a request that
 // finishes before one ahead of it waits in pend until that one has
-// (with one replica, about the requests in the system; with data-
-// parallel replicas, which run one after another, the later replicas'
-// records until the earlier ones' are written). The file appears whole
-// at commit (fileio.Create), and not at all after abort.
+// (about the requests in the system: data-parallel replicas are run
+// side by side, in time order). The file appears whole at commit
+// (fileio.Create), and not at all after abort.
 type requestsWriter struct {
 	f    *fileio.File
 	bw   *bufio.Writer
