@@ -218,10 +218,27 @@ func parseCounts(flag, s string) ([]int, error) {
 	return out, nil
 }
 
+// trainBaseNote names the settings every candidate of a search shares
+// and its figures depend on: "weights and activations fp8, gradients
+// fp32, no overlap, expert imbalance 1.2".
+func trainBaseNote(b sim.Scenario) string {
+	s := "weights and activations " + b.Weights.String()
+	if b.GradType != model.Invalid {
+		s += ", gradients " + b.GradType.String()
+	}
+	if b.NoOverlap {
+		s += ", no overlap"
+	}
+	if b.ExpertImbalance > 1 {
+		s += fmt.Sprintf(", expert imbalance %g", b.ExpertImbalance)
+	}
+	return s
+}
+
 // writePlanTrainTable prints the ranked layouts and why the runners-up
 // lose.
 func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) error {
-	fmt.Fprintf(w, "%s on %s × %d GPUs: global batch %d × %d tokens\n", name, system, req.GPUs, req.GlobalBatch, req.Seq)
+	fmt.Fprintf(w, "%s on %s × %d GPUs: global batch %d × %d tokens; %s\n", name, system, req.GPUs, req.GlobalBatch, req.Seq, trainBaseNote(req.Base))
 	if len(p.Best) == 0 {
 		if m := p.ClosestMiss; m != nil {
 			fmt.Fprintf(w, "no layout fits: the closest, %s (%s), needs %s of %s usable (%s short)\n",

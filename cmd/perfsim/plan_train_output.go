@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/plan"
 	"github.com/perfsim/perfsim/sim"
 )
@@ -79,6 +80,11 @@ type planTrainJSONOut struct {
 	GPUs        int                 `json:"gpus"`
 	GlobalBatch int                 `json:"global_batch"`
 	Seq         int                 `json:"seq"`
+	DType       string              `json:"dtype"`
+	GradDType   string              `json:"grad_dtype,omitempty"`
+	NoOverlap   bool                `json:"no_overlap,omitempty"`
+	Imbalance   float64             `json:"expert_imbalance,omitempty"`
+	Tokens      float64             `json:"tokens,omitempty"`
 	Seen        int                 `json:"configurations"`
 	Invalid     int                 `json:"refused"`
 	Simulated   int                 `json:"simulated"`
@@ -100,7 +106,14 @@ func candidateJSON(rank int, c *plan.TrainCandidate, why string) planCandidateJS
 
 func planTrainJSON(name, system string, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) planTrainJSONOut {
 	out := planTrainJSONOut{Schema: "perfsim.plan-train/v1", Model: name, System: system, GPUs: req.GPUs, GlobalBatch: req.GlobalBatch, Seq: req.Seq,
-		Seen: p.Seen, Invalid: p.Invalid, Simulated: p.Simulated, NoFit: p.NoFit, Best: []planCandidateJSON{}}
+		Seen: p.Seen, Invalid: p.Invalid, Simulated: p.Simulated, NoFit: p.NoFit, Best: []planCandidateJSON{},
+		DType: req.Base.Weights.String(), NoOverlap: req.Base.NoOverlap, Tokens: req.Tokens}
+	if g := req.Base.GradType; g != model.Invalid {
+		out.GradDType = g.String()
+	}
+	if req.Base.ExpertImbalance > 1 {
+		out.Imbalance = req.Base.ExpertImbalance
+	}
 	for i := range p.Best {
 		why := ""
 		if i > 0 {

@@ -161,3 +161,40 @@ func TestLeading(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTrain_saysItsInputs: the search's answer names the settings
+// every candidate shares and its figures depend on (the data type, the
+// gradients' type, no overlap, the experts' imbalance, the token budget),
+// in the table and the JSON: an fp8 search with fp32 gradients and no
+// overlap had printed the same header as a bf16 one, its MFU (of the fp8
+// peak) indistinguishable from a bf16 MFU.
+func TestPlanTrain_saysItsInputs(t *testing.T) {
+	args := []string{"plan", "train", "--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "32", "--seq", "2048", "--top", "1",
+		"--dtype", "fp8", "--grad-dtype", "fp32", "--no-overlap", "--tokens", "1e9"}
+	out, stderr, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	head, _, _ := strings.Cut(out, "\n")
+	for _, want := range []string{"fp8", "gradients fp32", "no overlap"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the header does not say %q: %s", want, head)
+		}
+	}
+	out, stderr, code = perfsim(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var j struct {
+		DType     string  `json:"dtype"`
+		GradDType string  `json:"grad_dtype"`
+		NoOverlap bool    `json:"no_overlap"`
+		Tokens    float64 `json:"tokens"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.DType != "fp8" || j.GradDType != "fp32" || !j.NoOverlap || j.Tokens != 1e9 {
+		t.Errorf("json settings %+v, want fp8, fp32, no overlap, 1e9 tokens", j)
+	}
+}
