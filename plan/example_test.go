@@ -53,7 +53,7 @@ func ExampleMaxRate() {
 	fmt.Printf("max rate %.4g req/s: TTFT p99 %v, TPOT p99 %v, %.4g output tokens/s\n",
 		r, model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), res.OutputTokensPerSecond)
 	// Output:
-	// max rate 23.18 req/s: TTFT p99 149.8 ms, TPOT p99 29.02 ms, 4958 output tokens/s
+	// max rate 23.29 req/s: TTFT p99 151.4 ms, TPOT p99 29.65 ms, 4974 output tokens/s
 }
 
 // ExampleTrain ranks the layouts of Llama 3 8B on 64 H100s of DGX H100

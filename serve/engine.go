@@ -56,7 +56,9 @@ const (
 	// OfTotal: the fraction of the device's memory the engine may use
 	// for everything (vLLM's gpu_memory_utilization): the KV cache gets
 	// what the weights, the peak activations of a profile run and the
-	// framework's own memory leave of it.
+	// memory outside torch (NCCL and the custom all-reduce at TP > 1)
+	// leave of it, in whole blocks; the CUDA context, read before, and
+	// the CUDA graphs, captured after, live in the rest (VLLMKVTokens).
 	OfTotal MemoryBase = iota
 	// OfTotalStatic: the fraction, for the weights and the KV pool, of
 	// the memory free once the CUDA context and the communicators are up
@@ -281,7 +283,14 @@ const gib = 1 << 30
 //     (vllm-project/vllm#20759 added it opt-in; #24111 turned it on and
 //     #24696 off again before v0.10.2); FlashInfer's fused all-reduce is
 //     a compilation pass off by default (enable_fi_allreduce_fusion). The
-//     pieces of V1's piecewise CUDA graphs capture it.
+//     pieces of V1's piecewise CUDA graphs capture it. The KV cache as
+//     v0.10's gpu_worker.py determine_available_memory sizes it
+//     (VLLMKVTokens): 0.9 of the total less the weights, the torch peak's
+//     rise in a profile run of max_num_batched_tokens over
+//     min(max_num_seqs, tokens) requests and the rise of memory outside
+//     torch since a reading taken before NCCL starts (VLLMNonTorch), in
+//     whole blocks; the CUDA context and the CUDA graphs are in the 0.1
+//     left over.
 //   - vllm-0.6: vLLM V0 (v0.6.0) without chunked prefill: prefill-first
 //     (vllm/core/scheduler.py _schedule_default: new prompts first, a
 //     batch never mixes prefill and decode), max_num_seqs 256,
@@ -292,7 +301,12 @@ const gib = 1 << 30
 //     by vLLM's custom kernel (AllReduce "vllm": one-stage below 512 KiB
 //     at up to 4 GPUs, two-stage to 8 MiB, NCCL above; CUDA graphs
 //     capture it), priced from its measurements where the device has
-//     them (hardware.EngineAllReduceOn).
+//     them (hardware.EngineAllReduceOn). The KV cache as v0.6.0's
+//     worker.py determine_num_available_blocks sizes it (VLLMKVTokens):
+//     0.9 of the total less what the profile run at max_num_batched_tokens
+//     over max_num_seqs sequences left allocated since a reading taken
+//     after the CUDA context and before NCCL (weights, activations,
+//     VLLMNonTorch), in whole blocks.
 //   - sglang: SGLang (v0.4): prefill-first; page size 1; retraction (by
 //     recompute) when the pool runs out. The defaults that depend on the
 //     layout and the device are derived as ServerArgs.__post_init__ does
@@ -362,7 +376,7 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 	case "vllm":
 		e := Engine{Name: "vllm", MaxSeqs: 256, MaxTokens: 2048, Chunked: true, BlockSize: 16,
 			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true, Capture: CaptureVLLMV1, AllReduce: "vllm",
-			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults); vllm/config.py VllmConfig._set_cudagraph_sizes, SchedulerConfig.cuda_graph_sizes, CompilationConfig.set_splitting_ops_for_v1 and vllm/v1/worker/gpu_model_runner.py execute_model (piecewise CUDA graphs to min(2 max_num_seqs, 512) tokens, padded; vllm-project/vllm@6d8d0a24); vllm/distributed/device_communicators/cuda_communicator.py and custom_all_reduce.py (its own all-reduce within a node; symmetric memory opt-in, VLLM_ALLREDUCE_USE_SYMM_MEM)"}
+			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults); vllm/config.py VllmConfig._set_cudagraph_sizes, SchedulerConfig.cuda_graph_sizes, CompilationConfig.set_splitting_ops_for_v1 and vllm/v1/worker/gpu_model_runner.py execute_model (piecewise CUDA graphs to min(2 max_num_seqs, 512) tokens, padded; vllm-project/vllm@6d8d0a24); vllm/distributed/device_communicators/cuda_communicator.py and custom_all_reduce.py (its own all-reduce within a node; symmetric memory opt-in, VLLM_ALLREDUCE_USE_SYMM_MEM); vllm/v1/worker/gpu_worker.py init_device and determine_available_memory with vllm/utils memory_profiling (vllm-project/vllm#19312, before #25359 moved the first reading after NCCL) and vllm/v1/core/kv_cache_utils.py (KV cache: 0.9 of total less weights, the profile's torch peak and non-torch memory, whole blocks; serve.VLLMKVTokens, VLLMNonTorch: 0.16 GiB measured in #12126, 4.52 GiB of NCCL at TP > 1 assumed from #25359)"}
 		if big {
 			e.MaxSeqs, e.MaxTokens = 1024, 8192
 		}
@@ -371,7 +385,7 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
 			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, Capture: CaptureVLLM06, AsyncOutput: true,
 			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm",
-			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node)"}, nil
+			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node); vllm/worker/worker.py init_device and determine_num_available_blocks, model_runner.py profile_run (KV cache: 0.9 of total less the memory the profile run left taken since a reading after the CUDA context and before NCCL, whole blocks; serve.VLLMKVTokens, VLLMNonTorch: 0.16 GiB measured in vllm-project/vllm#12126, 4.52 GiB of NCCL at TP > 1 assumed from #25359)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: SGLangMaxRunning, MaxTokens: SGLangChunkedPrefill(capacity), Chunked: true, BlockSize: 1,
 			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
@@ -466,7 +480,24 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	var tokens float64
 	switch e.MemBase {
 	case OfTotal:
-		tokens = math.Floor((c*e.MemFraction - held) / unit)
+		// vLLM's own (vllm.go): the CUDA context is not counted, the
+		// memory outside torch (NCCL and the custom all-reduce at TP > 1)
+		// is, and so is the activation peak of its profile run at
+		// max_num_batched_tokens over min(max_num_seqs, tokens) sequences;
+		// whole blocks. A reserve set in the scenario (--reserve) stands
+		// for the memory outside torch.
+		sc := p.Scenario()
+		m.Activations = VLLMProfilePeak(m.Activations, VLLMProfileRows(e.MaxSeqs, e.MaxTokens), p.Shape().Vocab)
+		m.Reserve = VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
+		if sc.Reserve != nil {
+			m.Reserve = *sc.Reserve
+		}
+		counted := m.Weights + m.Activations + m.Reserve + m.Buffers
+		if tokens = VLLMKVTokens(model.Bytes(c), counted, e.MemFraction, unit, e.BlockSize); tokens < 1 {
+			// Under one block: in tokens, so that a block larger than
+			// the whole cache is told from no memory at all (below).
+			tokens = VLLMKVTokens(model.Bytes(c), counted, e.MemFraction, unit, 1)
+		}
 	case OfTotalStatic:
 		// SGLang's total is what the CUDA context and NCCL leave (the
 		// reserve); the weights and any buffers of the engine's own,

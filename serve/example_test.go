@@ -58,7 +58,7 @@ func ExampleRun() {
 	fmt.Printf("TPOT p50 %v, p99 %v\n", model.Seconds(res.TPOT.P50), model.Seconds(res.TPOT.P99))
 	fmt.Printf("%.3g req/s, %.4g output tokens/s, overloaded %v\n", res.RequestsPerSecond, res.OutputTokensPerSecond, res.Overloaded)
 	// Output:
-	// KV cache 438960 tokens
+	// KV cache 454032 tokens
 	// TTFT p50 28.74 ms, p99 53.49 ms
 	// TPOT p50 7.014 ms, p99 8.014 ms
 	// 3.59 req/s, 459.2 output tokens/s, overloaded false

@@ -180,8 +180,14 @@ func (w *Workload) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if w.Arrival == Gamma && !(w.CV > 0 && !math.IsInf(w.CV, 0)) {
-		errs = append(errs, fmt.Errorf("--cv: the gamma process needs a positive coefficient of variation, got %g", w.CV))
+	if w.Arrival == Gamma {
+		// The gaps are gamma with shape 1/cv², which must stay a
+		// positive, finite float (1e300 gives 0 and NaN gaps; 1e-300, +Inf).
+		if !(w.CV > 0 && !math.IsInf(w.CV, 0)) {
+			errs = append(errs, fmt.Errorf("--cv: the gamma process needs a positive coefficient of variation, got %g", w.CV))
+		} else if !(w.CV >= 1e-150 && w.CV <= 1e150) {
+			errs = append(errs, fmt.Errorf("--cv: %g leaves the gamma's shape 1/cv² out of range: want 1e-150 to 1e150", w.CV))
+		}
 	}
 	if w.Pairs == nil && w.Joint == nil && (w.Input == nil || w.Output == nil) {
 		errs = append(errs, errors.New("serve: a workload needs input and output lengths"))

@@ -50,3 +50,20 @@ func TestWorkload_bad(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkload_cvRange: a --cv whose gamma shape 1/cv² leaves the float
+// range is refused naming --cv, before any request is drawn; 1e300 had
+// drawn NaN gaps ("request 2 arrives at NaN s").
+func TestWorkload_cvRange(t *testing.T) {
+	for _, cv := range []float64{1e300, 1e-300} {
+		w := serve.Workload{N: 100, Arrival: serve.Gamma, Rate: 5, CV: cv, Input: serve.Fixed(10), Output: serve.Fixed(10)}
+		err := w.Validate()
+		if err == nil || !strings.Contains(err.Error(), "--cv") || strings.Contains(err.Error(), "NaN") {
+			t.Errorf("cv %g: %v", cv, err)
+		}
+	}
+	w := serve.Workload{N: 100, Arrival: serve.Gamma, Rate: 5, CV: 1e10, Input: serve.Fixed(10), Output: serve.Fixed(10)}
+	if err := w.Validate(); err != nil {
+		t.Errorf("cv 1e10: %v", err)
+	}
+}

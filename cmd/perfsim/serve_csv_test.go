@@ -153,3 +153,23 @@ func TestServe_requestsOutTransfer(t *testing.T) {
 		t.Errorf("an aggregated run's --requests-out has kv_transfer_s")
 	}
 }
+
+// TestServe_disaggTableKV: a disaggregated run's table gives each pool's
+// KV cache on its pool line and no "per replica" figure on the engine
+// line, which had printed the decode pool's cache as every replica's
+// (1P1D with a prefill TP 2 and a decode TP 1: the two differ).
+func TestServe_disaggTableKV(t *testing.T) {
+	out, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-8b", "--requests", "20", "--rate", "2", "--input", "512", "--output", "32",
+		"--disagg", "1P1D", "--prefill-tp", "2", "--decode-tp", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(out, "per replica") {
+		t.Errorf("a disaggregated run's table names a KV cache per replica:\n%s", out)
+	}
+	for _, pool := range []string{"prefill pool", "decode pool"} {
+		if !strings.Contains(out, pool) || !strings.Contains(out[strings.Index(out, pool):], "KV cache") {
+			t.Errorf("no %s line with its KV cache:\n%s", pool, out)
+		}
+	}
+}

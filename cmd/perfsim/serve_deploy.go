@@ -91,8 +91,10 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 		errs = append(errs, usagef("--gpus: must be at least 1, got %d", o.gpus))
 	}
 	if o.disagg != "" {
-		if _, _, err := serve.ParseDisagg(o.disagg); err != nil {
+		if x, y, err := serve.ParseDisagg(o.disagg); err != nil {
 			errs = append(errs, usagef("--disagg: %v", err))
+		} else if x == 1 && y == 1 && fs.Changed("router") {
+			errs = append(errs, usagef("--router: one instance in each pool has nothing to route (give --disagg more instances of a pool)"))
 		}
 		if fs.Changed("dp") {
 			errs = append(errs, usagef("--dp: not with --disagg, whose xPyD gives the instances of each pool"))

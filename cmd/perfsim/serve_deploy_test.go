@@ -96,6 +96,9 @@ func TestServe_deployBad(t *testing.T) {
 		{[]string{"--rate", "1", "--gpus", "12", "--tp", "8"}, "--gpus: 12 GPUs do not divide into replicas of tp 8"},
 		{[]string{"--rate", "1", "--gpus", "8", "--tp", "2", "--dp", "3"}, "--gpus: 8 GPUs, but --dp 3"},
 		{[]string{"--rate", "1", "--router", "random"}, "--router"},
+		// One instance a pool, as one replica, has nothing to route; it
+		// had run as round-robin.
+		{[]string{"--rate", "1", "--disagg", "1P1D", "--router", "least-outstanding"}, "--router: one instance in each pool has nothing to route"},
 		{[]string{"--rate", "1", "--users", "4"}, "--users"},
 		{[]string{"--think", "1s", "--rate", "1"}, "--think: only with --users"},
 		{[]string{"--rate", "1", "--prefill-tp", "2"}, "--prefill-tp: only with --disagg"},

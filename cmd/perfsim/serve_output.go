@@ -150,6 +150,11 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	if s.KVStateTokens > 0 {
 		kv += fmt.Sprintf(", of which each running sequence's state takes %d", s.KVStateTokens)
 	}
+	if s.KVTransferS != nil {
+		// Disaggregated: each pool's scheduler has its own cache, on its
+		// pool line below (kv_cache_tokens is the decode pool's).
+		kv = "KV cache by pool below"
+	}
 	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, %s)\n", s.Engine, s.MaxSeqs, s.MaxTokens, kv)
 	if m := s.mem; m.Buffers > 0 {
 		fmt.Fprintf(tw, "memory\tper device before the KV cache: %s weights, %s activations, %s runtime buffers, %s reserve\n",

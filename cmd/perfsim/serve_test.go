@@ -239,10 +239,10 @@ func TestServe_kvTokensOverMemory(t *testing.T) {
 // TestServe_ppKVCache: a replica of PP stages runs PP schedulers, each
 // with 1/PP of the KV cache; the table says the replica's whole cache
 // and each scheduler's (tp 4 × pp 2 of Llama 3 70B had printed one
-// scheduler's 683568 tokens as the replica's).
+// scheduler's 683568 tokens as the replica's; 1,293,888 and 646,944 since vLLM's own sizing, serve.VLLMKVTokens).
 func TestServe_ppKVCache(t *testing.T) {
 	out, _, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-70b", "--tp", "4", "--pp", "2", "--requests", "10", "--rate", "1")
-	if code != 0 || !strings.Contains(out, "KV cache 1367136 tokens per replica, 683568 in each of its 2 pipeline schedulers") {
+	if code != 0 || !strings.Contains(out, "KV cache 1293888 tokens per replica, 646944 in each of its 2 pipeline schedulers") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
