@@ -78,7 +78,9 @@ func LoadTrace(r io.Reader, file string, maxContext int) (*Trace, error) {
 			_ = br.UnreadRune()
 			break
 		}
-		blank.WriteRune(c)
+		if c != '\ufeff' { // a byte-order mark is not the text's: neither parser reads it
+			blank.WriteRune(c)
+		}
 	}
 	data := io.MultiReader(&blank, br)
 	var errs []error

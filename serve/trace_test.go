@@ -21,6 +21,10 @@ func TestReadTrace(t *testing.T) {
 	}{
 		{"csv", "arrival_s,input_tokens,output_tokens,prefix_id\n0,10,5,a\n0.5,20,7,\n1.5,3,1,b\n", 3, nil},
 		{"jsonl", `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5}` + "\n\n" + `{"arrival_s": 2.5, "input_tokens": 1, "output_tokens": 1, "prefix_id": 3}` + "\n", 2, nil},
+		// A byte-order mark (a Windows editor's UTF-8) had been read as
+		// the JSON lines' first byte: "t.csv:1: want a JSON object".
+		{"jsonl bom", "\ufeff" + `{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5}` + "\n", 1, nil},
+		{"csv bom", "\ufeffarrival_s,input_tokens,output_tokens\n0,10,5\n", 1, nil},
 		{"backwards", "arrival_s,input_tokens,output_tokens\n1,10,5\n0.5,10,5\n", 0, []string{"t.csv:3: arrival_s: 0.5 s goes back"}},
 		{"context", "arrival_s,input_tokens,output_tokens\n0,9000,500\n", 0, []string{"t.csv:2: input_tokens: 9000 + 500"}},
 		{"empty", "arrival_s,input_tokens,output_tokens\n", 0, []string{"no requests"}},
