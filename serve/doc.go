@@ -20,6 +20,10 @@
 //     from the TP size, the device's memory and the KV cache (PresetFor),
 //     its waiting queue's order (longest prefix match; retracted requests
 //     to the back), and its decode reserve and retraction (Headroom).
+//   - vllm.go: how vLLM v0.6.0 and V1 v0.10 size their KV cache
+//     (VLLMKVTokens): what gpu_memory_utilization covers (weights, the
+//     profile run's peak, memory outside torch such as NCCL's) and what
+//     it leaves out (the CUDA context, the CUDA graphs).
 //   - graphs.go: how each engine captures and replays CUDA graphs
 //     (Engine.Capture): which iterations, up to which size, padded to
 //     which (vLLM v0.6.0, vLLM V1's piecewise graphs, SGLang v0.4.0).

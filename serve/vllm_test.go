@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/perfsim/perfsim/model"
@@ -120,4 +121,15 @@ func TestVLLMKVPool_terms(t *testing.T) {
 	if got := serve.VLLMKVTokens(100<<30, 10<<30+1, 0.9, 1<<17, 16); got != 655344 {
 		t.Errorf("VLLMKVTokens a byte short: %g tokens, want 655,344", got)
 	}
+}
+
+// ExampleVLLMKVTokens sizes vLLM's KV cache for Llama 3 8B on an H100 as
+// v0.6.0's determine_num_available_blocks does: 0.9 of cudaMemGetInfo's
+// total, less the weights, the profile run's activation peak and the
+// memory outside torch at TP 1, in whole blocks of 16 tokens of 128 KiB.
+func ExampleVLLMKVTokens() {
+	total := model.Bytes(84943715697) // an H100's usable memory
+	counted := model.Bytes(16060522496) + model.Bytes(176160768) + serve.VLLMNonTorch(1)
+	fmt.Println(serve.VLLMKVTokens(total, counted, 0.9, 131072, 16))
+	// Output: 458064
 }
