@@ -129,6 +129,10 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 			// without a word.
 			r.rep.Warnings = append(r.rep.Warnings, fmt.Errorf("sequences of %d tokens exceed %s's trained context of %d", sc.Seq, w.Name(), mc))
 		}
+		if err == nil && sc.ZeRO >= 2 && sc.PP > 1 {
+			// Priced as asked; plan train does not search it.
+			r.rep.Warnings = append(r.rep.Warnings, fmt.Errorf("ZeRO %d beside pipeline parallelism %d is priced, but no framework runs it (Megatron-LM's distributed optimizer is ZeRO 1; DeepSpeed's pipeline engine refuses ZeRO 2 and 3)", sc.ZeRO, sc.PP))
+		}
 	} else {
 		err = r.inference(&out.inf, &out.dec)
 	}

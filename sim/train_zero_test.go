@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/sim"
@@ -53,6 +54,35 @@ func TestZeRO_statesConserved(t *testing.T) {
 			if zero >= 3 {
 				check("weights", float64(m.Weights), 2)
 			}
+		}
+	}
+}
+
+// TestZeRO_pipelineWarned: ZeRO 2 or 3 beside pipeline parallelism is a
+// layout no framework runs (Megatron-LM's distributed optimizer is ZeRO 1;
+// DeepSpeed's PipelineEngine refuses ZeRO 2 and 3): Run prices it as
+// asked, and warns, as plan train no longer searches it.
+func TestZeRO_pipelineWarned(t *testing.T) {
+	sys, w := load(t, "h100", "gpt3-1.3b", 4)
+	for _, tc := range []struct {
+		zero, pp int
+		warn     bool
+	}{{1, 2, false}, {2, 2, true}, {3, 2, true}, {3, 1, false}} {
+		sc := sim.Default()
+		sc.Mode, sc.Seq, sc.Batch, sc.PP, sc.DP, sc.ZeRO = sim.Training, 2048, 1, tc.pp, 4/tc.pp, tc.zero
+		sc.GlobalBatch = 8
+		rep, err := sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bool
+		for _, e := range rep.Warnings {
+			if strings.Contains(e.Error(), "pipeline") && strings.Contains(e.Error(), "ZeRO") {
+				got = true
+			}
+		}
+		if got != tc.warn {
+			t.Errorf("ZeRO %d, pp %d: warned %v (%v), want %v", tc.zero, tc.pp, got, rep.Warnings, tc.warn)
 		}
 	}
 }

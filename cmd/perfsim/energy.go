@@ -385,10 +385,12 @@ func energyCSVRows(ej *energyJSON, c *costJSON) [][]string {
 		add("energy.j_per_output_token", ej.JPerOutTok)
 		add("energy.j_per_token", ej.JPerTrainTok)
 		add("energy.gpu_j", ej.GPUJ)
+		rows = append(rows, []string{"energy.kernels_j", num(ej.KernelsJ)}, []string{"energy.gaps_j", num(ej.GapsJ)})
 		add("energy.node_j", ej.NodeJ)
 		add("energy.facility_j", ej.FacilityJ)
 		add("energy.pue", ej.PUE)
 		add("energy.to_train_gpu_mwh", ej.ToTrainGPUMWh)
+		add("energy.to_train_node_mwh", ej.ToTrainNodeMWh)
 		add("energy.to_train_facility_mwh", ej.ToTrainFacMWh)
 	}
 	if c != nil {
@@ -397,7 +399,7 @@ func energyCSVRows(ej *energyJSON, c *costJSON) [][]string {
 		for _, kv := range []struct {
 			k string
 			v *float64
-		}{{"cost.per_request", c.PerRequest}, {"cost.per_million_input_tokens", c.PerMInput}, {"cost.per_million_output_tokens", c.PerMOutput}, {"cost.per_million_tokens", c.PerMTokens}, {"cost.to_train", c.ToTrain}} {
+		}{{"cost.per_request", c.PerRequest}, {"cost.per_million_input_tokens", c.PerMInput}, {"cost.per_million_output_tokens", c.PerMOutput}, {"cost.per_step", c.Step}, {"cost.per_million_tokens", c.PerMTokens}, {"cost.to_train", c.ToTrain}} {
 			if kv.v != nil {
 				rows = append(rows, []string{kv.k, num(*kv.v)})
 			}

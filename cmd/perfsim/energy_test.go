@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -282,5 +283,62 @@ func TestEnergy_trainingPerToken(t *testing.T) {
 	}
 	if !near(ji.Energy.JPerImage*64, ji.Energy.GPUJ) {
 		t.Errorf("resnet50: j_per_image %v × 64, want the step's %v J", ji.Energy.JPerImage, ji.Energy.GPUJ)
+	}
+}
+
+// TestSimulateCSV_trainingKeys: simulate's CSV has the JSON's keys,
+// dotted (docs/simulate.md), for a training run too: the step's breakdown,
+// its model and hardware FLOPs, the kernels' and the waits' energy, the
+// node's energy to train and the cost per step had been left out of it
+// (to_train_gpu_mwh and to_train_facility_mwh were there, the node's
+// between them not).
+func TestSimulateCSV_trainingKeys(t *testing.T) {
+	args := []string{"simulate", "--hw", "h100", "--model", "gpt3-1.3b", "--mode", "training", "--global-batch", "8", "--pp", "2", "--dp", "2", "--tokens", "1e9", "--price", "2/h"}
+	js, stderr, code := perfsim(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	csv, stderr, code := perfsim(t, append(args, "--format", "csv")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var j map[string]any
+	if err := json.Unmarshal([]byte(js), &j); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(csv), "\n")[1:] {
+		k, v, _ := strings.Cut(line, ",")
+		rows[k] = v
+	}
+	want := map[string]float64{}
+	var flat func(prefix string, v any)
+	flat = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				flat(prefix+"."+k, e)
+			}
+		case float64:
+			want[prefix] = x
+		}
+	}
+	flat("training", j["training"])
+	e, c := j["energy"].(map[string]any), j["cost"].(map[string]any)
+	for _, k := range []string{"gpu_j", "kernels_j", "gaps_j", "node_j", "facility_j", "to_train_gpu_mwh", "to_train_node_mwh", "to_train_facility_mwh", "j_per_token"} {
+		want["energy."+k] = e[k].(float64)
+	}
+	for _, k := range []string{"run", "per_step", "per_million_tokens", "to_train"} {
+		want["cost."+k] = c[k].(float64)
+	}
+	for k, v := range want {
+		got, ok := rows[k]
+		if !ok {
+			t.Errorf("CSV has no %s (JSON %v)", k, v)
+			continue
+		}
+		if f, err := strconv.ParseFloat(got, 64); err != nil || math.Abs(f-v) > 1e-12*math.Abs(v) {
+			t.Errorf("CSV %s = %s, JSON %v", k, got, v)
+		}
 	}
 }

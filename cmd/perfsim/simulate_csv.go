@@ -68,9 +68,23 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		add("training.micro_batches", strconv.Itoa(t.MicroBatches))
 		add("training.tokens_per_s", num(t.TokensPerSecond))
 		add("training.samples_per_s", num(t.SamplesPerSec))
+		add("training.model_flops", num(t.ModelFLOPs))
+		add("training.hardware_flops", num(t.HardwareFLOPs))
 		add("training.mfu", num(t.MFU))
 		add("training.hfu", num(t.HFU))
 		add("training.time_to_train_s", num(t.TimeToTrain))
+		if b := t.Breakdown; b != nil {
+			for _, kv := range []struct {
+				k string
+				v float64
+			}{{"compute_s", b.Compute}, {"tp_comm_s", b.TPComm}, {"cp_comm_s", b.CPComm}, {"ep_comm_s", b.EPComm}, {"pp_comm_s", b.PPComm},
+				{"bubble_s", b.Bubble}, {"dp_comm_s", b.DPComm}, {"overlap_s", b.Overlap}, {"optimizer_s", b.Optimizer}} {
+				add("training.breakdown."+kv.k, num(kv.v))
+			}
+			if b.Input > 0 {
+				add("training.breakdown.input_s", num(b.Input))
+			}
+		}
 	}
 	m := j.Memory
 	mem := []struct {
