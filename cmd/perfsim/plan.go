@@ -294,6 +294,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, err
 	}
 	w := simWorkload{M: m}
+	if err := fitsContext(&wl, w.Shape().MaxContext); err != nil {
+		return nil, nil, err
+	}
 	e, err := serve.Preset(o.engine, dev.Memory.Limit())
 	if err != nil {
 		return nil, nil, usagef("--engine: %v", err)
@@ -355,6 +358,25 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		}
 	}
 	return q, dev, nil
+}
+
+// fitsContext refuses a workload whose requests exceed the model's
+// context, naming the first (perfsim serve refuses them in its run; the
+// plan's runs are not given the context).
+func fitsContext(wl *serve.Workload, ctx int) error {
+	if ctx <= 0 {
+		return nil
+	}
+	reqs, err := wl.Requests()
+	if err != nil {
+		return usageError{err}
+	}
+	for _, r := range reqs {
+		if r.Input+r.Output > ctx {
+			return usagef("--input, --output: request %d: %d + %d tokens exceed the model's context of %d", r.ID, r.Input, r.Output, ctx)
+		}
+	}
+	return nil
 }
 
 // runMaxRate answers --max-rate for the first layout.

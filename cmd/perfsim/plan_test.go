@@ -122,3 +122,17 @@ func TestPlanServe_maxRateNone(t *testing.T) {
 		t.Errorf("CSV %q: want max_requests_per_s 0 and empty cells", cs)
 	}
 }
+
+// TestPlanServe_context: requests longer than the model's context are
+// refused naming --input and --output, as perfsim serve refuses them;
+// the plan had searched layouts for 9,000 + 256-token requests of an
+// 8,192-token model and reported one.
+func TestPlanServe_context(t *testing.T) {
+	base := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--ttft-p99", "1s", "--input", "9000", "--requests", "20"}
+	for _, extra := range [][]string{{"--rate", "5"}, {"--rate", "5", "--disagg"}, {"--max-rate", "--tp", "1", "--dtypes", "bf16", "--max-seqs", "0"}} {
+		_, stderr, code := perfsim(t, append(append([]string{}, base...), extra...)...)
+		if code != 2 || !strings.Contains(stderr, "--input, --output: request 0: 9000 + 256 tokens exceed the model's context of 8192") {
+			t.Errorf("%v: exit %d, stderr %q", extra, code, stderr)
+		}
+	}
+}
