@@ -268,12 +268,7 @@ func suggestName(name string, names []string) string {
 // ending in .toml or containing a path separator) or a catalog name or
 // alias. A name not in the catalog that is an existing file is loaded.
 func Resolve(arg string) (*Device, error) {
-	d, err := resolve(arg)
-	var pe *ParseError
-	if err != nil && !errors.As(err, &pe) {
-		return nil, fmt.Errorf("hardware: %w", err)
-	}
-	return d, err
+	return named(resolve(arg))
 }
 
 // resolve is Resolve with the errors that are not a file's own (an

@@ -67,7 +67,13 @@ var (
 
 // LoadFile reads and validates the hardware file at path.
 func LoadFile(path string) (*Device, error) {
-	d, err := loadFile(path)
+	return named(loadFile(path))
+}
+
+// named gives an error that is not a file's own (an unknown name, a file
+// that cannot be opened) the package's prefix; a file's own problems are
+// *ParseErrors, which name it already.
+func named(d *Device, err error) (*Device, error) {
 	var pe *ParseError
 	if err != nil && !errors.As(err, &pe) {
 		return nil, fmt.Errorf("hardware: %w", err)

@@ -484,8 +484,8 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		// memory outside torch (NCCL and the custom all-reduce at TP > 1)
 		// is, and so is the activation peak of its profile run at
 		// max_num_batched_tokens over min(max_num_seqs, tokens) sequences;
-		// whole blocks. A reserve set in the scenario (--reserve) stands
-		// for the memory outside torch.
+		// whole blocks. A reserve set in the scenario (sim.Scenario.Reserve)
+		// stands for the memory outside torch.
 		sc := p.Scenario()
 		m.Activations = VLLMProfilePeak(m.Activations, VLLMProfileRows(e.MaxSeqs, e.MaxTokens), p.Shape().Vocab)
 		m.Reserve = VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))

@@ -50,16 +50,7 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 	// The records in arrival order (ties by ID): request i of src is
 	// the (i/dp)-th of replica i mod dp. When that is src's order (ord
 	// nil), each replica keeps its records in their places among all.
-	byArrival := func(a, b Request) int {
-		switch {
-		case a.Arrival < b.Arrival:
-			return -1
-		case a.Arrival > b.Arrival:
-			return 1
-		}
-		return a.ID - b.ID
-	}
-	ord := arrivalOrder(src, dp, byArrival)
+	ord := arrivalOrder(src, dp)
 	var all *records
 	if ord == nil {
 		r := newRecords(n)
@@ -142,17 +133,29 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 	return out, nil
 }
 
-// arrivalOrder returns src's indices sorted by cmp, stably from the
+// byArrival orders requests by arrival, ties by ID: the order of a run's
+// records.
+func byArrival(a, b Request) int {
+	switch {
+	case a.Arrival < b.Arrival:
+		return -1
+	case a.Arrival > b.Arrival:
+		return 1
+	}
+	return a.ID - b.ID
+}
+
+// arrivalOrder returns src's indices sorted by byArrival, stably from the
 // replicas' order (replica 0's requests, then replica 1's, ...), or nil
-// when that is src's own order: its requests strictly increasing under
-// cmp, as a workload's (IDs in order) and a trace's (IDs its lines) are,
-// which one reading of src tells without holding them.
-func arrivalOrder(src source, dp int, cmp func(a, b Request) int) []int32 {
+// when that is src's own order: its requests strictly increasing by
+// arrival and ID, as a workload's (IDs in order) and a trace's (IDs its
+// lines) are, which one reading of src tells without holding them.
+func arrivalOrder(src source, dp int) []int32 {
 	next := src.cursor()
 	prev, sorted := next(), true
 	for range src.n - 1 {
 		q := next()
-		if cmp(prev, q) >= 0 {
+		if byArrival(prev, q) >= 0 {
 			sorted = false
 			break
 		}
@@ -178,7 +181,7 @@ func arrivalOrder(src source, dp int, cmp func(a, b Request) int) []int32 {
 		}
 	}
 	slices.SortStableFunc(ord, func(a, b int32) int {
-		return cmp(Request{Arrival: keys[a].arrival, ID: keys[a].id}, Request{Arrival: keys[b].arrival, ID: keys[b].id})
+		return byArrival(Request{Arrival: keys[a].arrival, ID: keys[a].id}, Request{Arrival: keys[b].arrival, ID: keys[b].id})
 	})
 	return ord
 }

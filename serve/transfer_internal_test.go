@@ -187,26 +187,17 @@ func TestCompactSizes(t *testing.T) {
 // permutation; one with ties whose IDs go down is reordered: request 1
 // (ID 0) before request 0 (ID 1) at the same arrival, and so on.
 func TestArrivalOrder(t *testing.T) {
-	cmp := func(a, b Request) int {
-		switch {
-		case a.Arrival < b.Arrival:
-			return -1
-		case a.Arrival > b.Arrival:
-			return 1
-		}
-		return a.ID - b.ID
-	}
 	reqs := make([]Request, 8)
 	for i := range reqs {
 		reqs[i] = Request{ID: i, Arrival: model.Seconds(i / 2), Input: 1, Output: 1}
 	}
-	if ord := arrivalOrder(sliceSource(reqs), 2, cmp); ord != nil {
+	if ord := arrivalOrder(sliceSource(reqs), 2); ord != nil {
 		t.Errorf("requests in order: permuted %v", ord)
 	}
 	for i := range reqs {
 		reqs[i].ID = i ^ 1
 	}
-	ord := arrivalOrder(sliceSource(reqs), 2, cmp)
+	ord := arrivalOrder(sliceSource(reqs), 2)
 	if want := []int32{1, 0, 3, 2, 5, 4, 7, 6}; !slices.Equal(ord, want) {
 		t.Errorf("ties with IDs going down: %v, want %v", ord, want)
 	}
