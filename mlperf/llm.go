@@ -144,6 +144,12 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		res.Note = err.Error()
 		return
 	}
+	if ctx := w.Shape().MaxContext; samples == nil && ctx > 0 && in+out > ctx {
+		// Lengths given (--input, --output) that no engine serving the
+		// model takes: they had been priced.
+		res.Note = fmt.Sprintf("%d + %d tokens a request (--input, --output) exceed the model's context of %d", in, out, ctx)
+		return
+	}
 	gpus := sys.Devices()
 	type candidate struct {
 		r   *llmReplica

@@ -105,3 +105,28 @@ func TestRun_llmDefaults(t *testing.T) {
 		t.Errorf("gptj-99 --input 1000: %v tokens/s, note %q; want a figure at the suite's 69 output tokens", g.Value, g.Note)
 	}
 }
+
+// TestRun_llmContext: lengths given beyond the model's context give no
+// figure and a note saying so, naming the flags; llama2-70b-99 with
+// --input 5000 (Llama 2: 4,096 tokens) had priced 2,407 tokens/s on
+// eight H100s.
+func TestRun_llmContext(t *testing.T) {
+	dev, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := hardware.NewSystem(dev, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Find("llama2-70b-99")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{Input: map[string]int{b.Name: 5000}}, {Output: map[string]int{b.Name: 4000}}} {
+		r := Run(sys, b, Offline, resolveCatalog, o)
+		if r.OK() || !strings.Contains(r.Note, "exceed the model's context of 4096") || !strings.Contains(r.Note, "--input") {
+			t.Errorf("%v: %v tokens/s, note %q", o, r.Value, r.Note)
+		}
+	}
+}

@@ -14,15 +14,16 @@ import (
 type ScalingPoint struct {
 	GPUs int
 	// Strong is the best step at the request's global batch; Speedup is
-	// t(first)/t(GPUs) and Efficiency Speedup·first/GPUs. Zero when no
-	// layout fits or the batch does not divide.
+	// t(ref)/t(GPUs) and Efficiency Speedup·ref/GPUs, ref the smallest
+	// count at which a layout fits. Zero when no layout fits or the batch
+	// does not divide.
 	Strong               model.Seconds
 	StrongLayout         TrainLayout
 	Speedup, StrongEff   float64
 	WeakBatch            int
 	Weak                 model.Seconds
 	WeakLayout           TrainLayout
-	WeakEff              float64 // t(first)/t(GPUs) at a fixed batch per GPU
+	WeakEff              float64 // t(ref)/t(GPUs) at the first count's batch per GPU, ref the smallest count that fits
 	StrongMFU, WeakMFU   float64
 	StrongFits, WeakFits bool
 }
@@ -67,19 +68,26 @@ func Scaling(system string, w sim.Workload, req TrainRequest, counts []int) ([]S
 		}
 		out = append(out, pt)
 	}
-	if ref := out[0]; ref.StrongFits {
-		for i := range out {
-			if out[i].StrongFits {
-				out[i].Speedup = float64(ref.Strong / out[i].Strong)
-				out[i].StrongEff = out[i].Speedup * float64(first) / float64(out[i].GPUs)
-			}
+	// Each is relative to the smallest count at which a layout fits: a
+	// first count that fits nothing had left every point at speedup 0,
+	// efficiency 0%, as if measured. The weak batch stays the first
+	// count's batch per GPU.
+	var strongRef, weakRef *ScalingPoint
+	for i := range out {
+		if strongRef == nil && out[i].StrongFits {
+			strongRef = &out[i]
+		}
+		if weakRef == nil && out[i].WeakFits {
+			weakRef = &out[i]
 		}
 	}
-	if ref := out[0]; ref.WeakFits {
-		for i := range out {
-			if out[i].WeakFits {
-				out[i].WeakEff = float64(ref.Weak / out[i].Weak)
-			}
+	for i := range out {
+		if ref := strongRef; ref != nil && out[i].StrongFits {
+			out[i].Speedup = float64(ref.Strong / out[i].Strong)
+			out[i].StrongEff = out[i].Speedup * float64(ref.GPUs) / float64(out[i].GPUs)
+		}
+		if ref := weakRef; ref != nil && out[i].WeakFits {
+			out[i].WeakEff = float64(ref.Weak / out[i].Weak)
 		}
 	}
 	return out, nil

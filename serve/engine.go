@@ -484,8 +484,8 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		// memory outside torch (NCCL and the custom all-reduce at TP > 1)
 		// is, and so is the activation peak of its profile run at
 		// max_num_batched_tokens over min(max_num_seqs, tokens) sequences;
-		// whole blocks. A reserve set in the scenario (--reserve) stands
-		// for the memory outside torch.
+		// whole blocks. A reserve set in the scenario (sim.Scenario.Reserve)
+		// stands for the memory outside torch.
 		sc := p.Scenario()
 		m.Activations = VLLMProfilePeak(m.Activations, VLLMProfileRows(e.MaxSeqs, e.MaxTokens), p.Shape().Vocab)
 		m.Reserve = VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
@@ -511,8 +511,9 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		return 0, m, fmt.Errorf("--block-size: a block of %d tokens is more than the whole KV cache, %.0f tokens (engine %s, fraction %.2f)", e.BlockSize, tokens, e.Name, e.MemFraction)
 	}
 	if tokens < float64(e.BlockSize) {
-		return 0, m, fmt.Errorf("serve: no memory left for the KV cache: %s per device holds %s of weights, %s of activations, %s of runtime buffers and %s reserved (engine %s, fraction %.2f)",
-			model.Bytes(c), m.Weights, m.Activations, m.Buffers, m.Reserve, e.Name, e.MemFraction)
+		sc := p.Scenario()
+		return 0, m, fmt.Errorf("serve: no memory left for the KV cache at tp %d × pp %d: %s per device holds %s of weights, %s of activations, %s of runtime buffers and %s reserved (engine %s, fraction %.2f)",
+			max(sc.TP, 1), max(sc.PP, 1), model.Bytes(c), m.Weights, m.Activations, m.Buffers, m.Reserve, e.Name, e.MemFraction)
 	}
 	return int(math.Min(tokens, 1<<40)), m, nil
 }

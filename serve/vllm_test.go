@@ -78,7 +78,7 @@ func TestVLLMKVPool(t *testing.T) {
 
 // TestVLLMKVPool_terms: each term moves the cache as vLLM's code says.
 // The device's reserve (the CUDA context in it) does not move it; a
-// reserve set in the scenario (--reserve) replaces the non-torch figure;
+// reserve set in the scenario (sim.Scenario.Reserve) replaces the non-torch figure;
 // a larger budget raises the profile's peak and lowers the cache.
 func TestVLLMKVPool_terms(t *testing.T) {
 	sys, w := setup(t, "h100", "llama3-8b", 1)
@@ -106,7 +106,7 @@ func TestVLLMKVPool_terms(t *testing.T) {
 	sc.Reserve = &none
 	// 0.16 GiB more: ⌊28,711.63⌋ − ⌊28,629.71⌋ = 82 blocks, 1,312 tokens.
 	if kv := kvOf(e, sc); kv != base+1312 {
-		t.Errorf("--reserve 0: %d tokens, want %d + 1,312", kv, base)
+		t.Errorf("a scenario reserve of 0: %d tokens, want %d + 1,312", kv, base)
 	}
 	big := e
 	big.MaxTokens = 8192

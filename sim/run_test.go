@@ -301,6 +301,11 @@ func TestScenario_Validate(t *testing.T) {
 		// at its reserve), simulate alone refusing it.
 		{"negative reserve", func(s *Scenario) { r := model.Bytes(-1e9); s.Reserve = &r }, "reserve"},
 		{"NaN reserve", func(s *Scenario) { r := model.Bytes(math.NaN()); s.Reserve = &r }, "reserve"},
+		// "gradients are kept in a float type of 16 or 32 bits", the
+		// error said, and fp64 gradients (no framework's mixed
+		// precision) were priced without a word.
+		{"fp64 gradients", func(s *Scenario) { s.Mode, s.GradType = Training, model.FP64 }, "grad-dtype"},
+		{"int8 gradients", func(s *Scenario) { s.Mode, s.GradType = Training, model.INT8 }, "grad-dtype"},
 	}
 	for _, tt := range tests {
 		sc := Default()

@@ -414,7 +414,7 @@ func (sc Scenario) Validate(s Shape) error {
 	if sc.ZeRO < 0 || sc.ZeRO > 3 {
 		bad("zero", "ZeRO stage must be 0, 1, 2 or 3, got %d", sc.ZeRO)
 	}
-	if g := sc.GradType; g != model.Invalid && (!g.Valid() || !g.IsFloat() || g.Size() < 2) {
+	if g := sc.GradType; g != model.Invalid && (!g.Valid() || !g.IsFloat() || g.Size() < 2 || g.Size() > 4) {
 		bad("grad-dtype", "gradients are kept in a float type of 16 or 32 bits, not %s", g)
 	}
 	if !(sc.Tokens >= 0 && sc.Tokens <= MaxTrainTokens) {

@@ -125,6 +125,19 @@ func (o *energyOptions) pricing(fs *pflag.FlagSet, dev *hardware.Device) (*price
 		}
 		errs = append(errs, usagef("--energy-price: prices a TCO's energy only (%s)", what))
 	}
+	if o.prices != "" {
+		// A flag that overrides the table's entry is said beside it: the
+		// table's file:line and source do not give it.
+		var over []string
+		for _, f := range []string{"years", "energy-price", "pue"} {
+			if fs.Changed(f) {
+				over = append(over, "--"+f)
+			}
+		}
+		if len(over) > 0 {
+			p.Source = strings.Join(over, ", ") + " from the command line; the rest " + p.Source
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -342,3 +342,23 @@ func TestSimulateCSV_trainingKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergy_tableOverridesSaid: a flag that overrides a price table's
+// entry (--years, --energy-price, --pue) is said beside the figures: "PUE
+// 2" had been printed with only the table's file:line and source, which
+// gives 1.3.
+func TestEnergy_tableOverridesSaid(t *testing.T) {
+	out, stderr, code := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--prices", "testdata/energy/prices.toml", "--price-name", "own",
+		"--pue", "2", "--years", "10")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"over 10 years", "PUE 2", "--years", "--pue", "testdata/energy/prices.toml:10"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if out, _, _ := perfsim(t, "simulate", "--hw", "h100", "--model", "llama3-8b", "--prices", "testdata/energy/prices.toml", "--price-name", "own"); strings.Contains(out, "command line") {
+		t.Errorf("the table alone said the command line:\n%s", out)
+	}
+}

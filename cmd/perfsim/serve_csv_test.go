@@ -173,3 +173,14 @@ func TestServe_disaggTableKV(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_noKVLayout: a layout whose weights leave no KV cache says
+// which layout, so that a disaggregated deployment tells its pools
+// apart (1P1D with a prefill TP 8 that fits and a decode TP 1 that does
+// not had named neither).
+func TestServe_noKVLayout(t *testing.T) {
+	_, stderr, code := perfsim(t, "serve", "--hw", "h100", "--model", "llama3-70b", "--disagg", "1P1D", "--prefill-tp", "8", "--decode-tp", "1", "--rate", "1", "--requests", "5")
+	if code == 0 || !strings.Contains(stderr, "no memory left for the KV cache at tp 1 × pp 1") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

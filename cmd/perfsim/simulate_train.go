@@ -35,7 +35,7 @@ func parseGradDType(s string) (model.DType, error) {
 	if err != nil {
 		return d, usagef("--grad-dtype: %v", err)
 	}
-	if !d.IsFloat() || d.Size() < 2 {
+	if !d.IsFloat() || d.Size() < 2 || d.Size() > 4 {
 		return d, usagef("--grad-dtype: gradients are kept in a float type of 16 or 32 bits, not %s", d)
 	}
 	return d, nil
