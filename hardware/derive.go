@@ -72,46 +72,13 @@ func KernelNeutral(key string) bool { return kernelNeutral[key] }
 // base in its name and its calibration label. Every problem with sets
 // comes back at once, each naming the flag.
 func Derive(base *Device, sets []string) (*Device, error) {
-	return derive(base, sets, "--set ", false, func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
-}
-
-// DeriveCarried is Derive, but a calibrated base's efficiencies are
-// carried (transferSameChip) to every kernel whatever sets change, none
-// included: the reference against which what-ifs that change every
-// kernel are compared with their own kind of pricing (plan.Sensitivity).
-// The residual tables kept, with nothing changed it prices every kernel
-// as the base does.
-func DeriveCarried(base *Device, sets []string) (*Device, error) {
-	return derive(base, sets, "--set ", true, func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
-}
-
-// PricedAs returns base priced as the what-if d derived from it is: base's
-// datasheet, with each kernel keeping or carrying the calibration as it
-// does on d (its Kept and Changed). It is the reference a what-if that
-// changes some kernels is compared with (plan.Sensitivity), so that the
-// comparison is the change's alone (its carried kernels keep the residual
-// tables, so its times are base's own; the bands are d's). A d
-// that carries every kernel gives DeriveCarried(base, nil); one that
-// keeps every kernel, base.
-func PricedAs(base, d *Device) (*Device, error) {
-	switch {
-	case d.Kept != nil:
-		r := cloneDevice(base)
-		r.Eff = cloneEff(d.Eff)
-		kept := cloneEff(*d.Kept)
-		r.Kept, r.Changed, r.TransferredFrom, r.root = &kept, d.Changed, d.TransferredFrom, d.root
-		return r, nil
-	case d.root != nil && d.TransferredFrom != "":
-		return DeriveCarried(base, nil)
-	}
-	return cloneDevice(base), nil
+	return derive(base, sets, "--set ", func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
 }
 
 // derive is Derive; flag prefixes each setting in the device's sources
-// and in a malformed or repeated one's message, carry transfers a
-// calibrated base's efficiencies to every kernel, and wrap places a bad
+// and in a malformed or repeated one's message, and wrap places a bad
 // value's error (the flag, or a derived file's line and key).
-func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v string, err error) error) (*Device, error) {
+func derive(base *Device, sets []string, flag string, wrap func(k, v string, err error) error) (*Device, error) {
 	if base == nil {
 		return nil, errors.New("hardware: no base device to derive from")
 	}
@@ -141,7 +108,7 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if !carry && sameDatasheet(d, base) {
+	if sameDatasheet(d, base) {
 		// Every setting gives base's own value: nothing changes, and the
 		// output is base's, byte for byte.
 		return cloneDevice(base), nil
@@ -157,7 +124,7 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 		d.root = root
 		d.Eff, d.TransferredFrom, d.Kept, d.Changed = cloneEff(root.Eff), "", nil, model.Changes{}
 		switch ch := changes(root, d); {
-		case carry || ch.Every():
+		case ch.Every():
 			transferSameChip(d, root)
 		case ch.Any():
 			transferSameChip(d, root)
@@ -496,7 +463,7 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 	delete(doc, "name")
 	var sets []string
 	flattenSets("", doc, &sets)
-	d, err := derive(base, sets, "", false, func(k, v string, err error) error {
+	d, err := derive(base, sets, "", func(k, v string, err error) error {
 		return &ParseError{File: file, Line: line(k), Key: k, Err: err}
 	})
 	if err != nil {

@@ -22,8 +22,9 @@
 //     each kernel keeps the calibrated base's own tables (Device.Kept) when
 //     its roofline reads none of the changed numbers (model.Processor.Reads:
 //     an fp8 peak reaches fp8 kernels, not bf16 ones) and carries them
-//     otherwise; a setting equal to the base's value changes nothing;
-//     PricedAs prices the base as a what-if is, for comparisons.
+//     otherwise, with the base's residual tables, so a what-if is
+//     continuous with its base; a setting equal to the base's value
+//     changes nothing.
 //   - allreduce.go: serving engines' own all-reduce kernels (vLLM's custom
 //     all-reduce), their dispatch from the engine's code and their
 //     latencies and efficiencies fitted to measurements on the devices

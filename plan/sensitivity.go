@@ -61,73 +61,28 @@ type SensitivityPoint struct {
 }
 
 // A SensitivityRow is one knob raised by the step: its answers and their
-// relative changes from its base (0.05 is 5% more).
+// relative changes from the base (0.05 is 5% more).
 type SensitivityRow struct {
 	Knob                                string
 	Point                               SensitivityPoint
 	TTFT, TPOT, MaxBatch, SLOThroughput float64 // relative changes
 	Applies                             bool    // false when the device has no such number (no link)
-	// Carried is true when the row's change reaches a kernel on a
-	// calibrated device, so that the kernels it reaches are priced with
-	// the efficiencies carried, in the row and in its base; false when
-	// it is relative to the device as calibrated (SensitivityBases.Own).
-	// Its base is SensitivityBases.Carried where the change reaches every
-	// kernel, else Base.
-	Carried bool
-	// Base is the point the row is relative to where its change reaches
-	// some kernels and not others: the device with nothing changed,
-	// priced as the row is (hardware.PricedAs); zero otherwise.
-	Base *SensitivityPoint
 }
 
-// SensitivityBases are the answers each row is relative to. A what-if
-// whose changes reach no kernel (memory capacity, link bandwidth:
-// hardware.KernelNeutral) keeps a calibrated device's own calibration,
-// residual tables included, and is compared with the device as it is
-// (Own, what simulate gives). One that changes every kernel's numbers
-// (the bandwidth) carries the efficiencies to them, and is compared with
-// the device priced the same way with nothing changed (Carried), so that
-// the row is the change's alone. One that changes some kernels' (the
-// matrix peaks: not the elementwise passes, which read the vector peaks)
-// carries them to those alone, and is compared with the device priced as
-// it is (SensitivityRow.Base). A carried kernel keeps the calibrated
-// device's residual table (hardware.Derive), so with nothing changed the
-// carried pricing gives the calibrated device's answers and the bases
-// agree; they had differed by the residual tables (H100, llama3-8b,
-// batch 8: TTFT 362.6 ms against 359 ms). Same is true when they agree,
-// on a device that is not calibrated among others.
-type SensitivityBases struct {
-	Own, Carried SensitivityPoint
-	Same         bool
-}
-
-// Sensitivity returns the scenario's answers on dev (its bases) and, per
+// Sensitivity returns the scenario's answers on dev (the base) and, per
 // knob, on dev with that number raised by step (0.1 for 10%), each a
-// what-if device (hardware.Derive), relative to the base priced as the
-// row is (SensitivityBases). Capacity acts through the max batch and the
-// throughput at the SLO, not at the scenario's fixed batch. The scenario
-// runs on TP·PP·DP devices.
-func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo model.Seconds, step float64) (bases SensitivityBases, rows []SensitivityRow, err error) {
+// what-if device (hardware.Derive), relative to the base. A what-if
+// prices the kernels its change reaches with dev's calibration carried to
+// them, residual tables included, and keeps the others as calibrated, so
+// it is continuous with dev and a row is its change's alone. Capacity
+// acts through the max batch and the throughput at the SLO, not at the
+// scenario's fixed batch. The scenario runs on TP·PP·DP devices.
+func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo model.Seconds, step float64) (base SensitivityPoint, rows []SensitivityRow, err error) {
 	if !(step > 0) {
-		return bases, nil, fmt.Errorf("plan: sensitivity step %g, want > 0", step)
+		return base, nil, fmt.Errorf("plan: sensitivity step %g, want > 0", step)
 	}
-	own, err := hardware.Derive(dev, nil)
-	if err != nil {
-		return bases, nil, err
-	}
-	if bases.Own, err = sensitivityPoint(own, w, sc, slo); err != nil {
-		return bases, nil, err
-	}
-	bases.Carried, bases.Same = bases.Own, true
-	if dev.Calibration().Kind == "calibrated" || dev.Kept != nil {
-		carried, err := hardware.DeriveCarried(dev, nil)
-		if err != nil {
-			return bases, nil, err
-		}
-		if bases.Carried, err = sensitivityPoint(carried, w, sc, slo); err != nil {
-			return bases, nil, err
-		}
-		bases.Same = bases.Carried == bases.Own
+	if base, err = sensitivityPoint(dev, w, sc, slo); err != nil {
+		return base, nil, err
 	}
 	rel := func(a, b float64) float64 {
 		if b == 0 {
@@ -144,28 +99,11 @@ func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo mode
 		}
 		d, err := hardware.Derive(dev, sets)
 		if err != nil {
-			return bases, nil, err
+			return base, nil, err
 		}
 		p, err := sensitivityPoint(d, w, sc, slo)
 		if err != nil {
-			return bases, nil, err
-		}
-		base := bases.Own
-		switch k := d.TransferredKernels(); {
-		case dev.Calibration().Kind != "calibrated" && dev.Kept == nil || k == "" || d.Changed == dev.Changed && (d.Kept == nil) == (dev.Kept == nil) && d.TransferredFrom == dev.TransferredFrom:
-			// Priced as dev is (a capacity or link on a what-if dev).
-		case k == "every kernel":
-			base, row.Carried = bases.Carried, true
-		default:
-			ref, err := hardware.PricedAs(dev, d)
-			if err != nil {
-				return bases, nil, err
-			}
-			b, err := sensitivityPoint(ref, w, sc, slo)
-			if err != nil {
-				return bases, nil, err
-			}
-			base, row.Carried, row.Base = b, true, &b
+			return base, nil, err
 		}
 		row.Point, row.Applies = p, true
 		row.TTFT, row.TPOT = rel(float64(p.TTFT), float64(base.TTFT)), rel(float64(p.TPOT), float64(base.TPOT))
@@ -173,7 +111,7 @@ func Sensitivity(dev *hardware.Device, w sim.Workload, sc sim.Scenario, slo mode
 		row.SLOThroughput = rel(p.SLOThroughput, base.SLOThroughput)
 		rows = append(rows, row)
 	}
-	return bases, rows, nil
+	return base, rows, nil
 }
 
 // sensitivityPoint answers the scenario on d.

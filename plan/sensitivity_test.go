@@ -24,11 +24,10 @@ func TestSensitivity(t *testing.T) {
 	}
 	sc := sim.Default()
 	sc.Batch, sc.Input, sc.Output = 8, 1024, 64
-	bases, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
+	base, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := bases.Own
 	by := map[string]plan.SensitivityRow{}
 	for _, r := range rows {
 		by[r.Knob] = r
@@ -49,12 +48,13 @@ func TestSensitivity(t *testing.T) {
 	if ln.TTFT != 0 || ln.TPOT != 0 {
 		t.Errorf("link on one device: TTFT %+.3f TPOT %+.3f", ln.TTFT, ln.TPOT)
 	}
-	// The capacity and link rows keep the H100's calibration and are
-	// relative to the H100 as calibrated, what simulate gives for it; the
-	// bandwidth and peak rows carry the efficiencies to the kernels they reach
-	// and are relative to the H100 priced that way. The capacity row had
-	// been relative to the carried base (TTFT 359 ms, TPOT 7.06 ms at
-	// 2048 tokens in, against the calibrated 362.6 ms and 7.27 ms).
+	// The base is the H100 as calibrated, what simulate gives for it.
+	// The capacity and link rows keep its calibration; the bandwidth and
+	// peak rows carry it, residual tables included, to the kernels they
+	// reach, so every row is relative to the same base. (Before carried
+	// kernels kept their residual tables, the bandwidth and peak rows had
+	// needed a base of their own: TTFT 359 ms, TPOT 7.06 ms at 2048
+	// tokens in, against the calibrated 362.6 ms and 7.27 ms.)
 	sys, err := hardware.NewSystem(d, 1, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -63,29 +63,11 @@ func TestSensitivity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bases.Own.TTFT != r.Inference.TTFT || bases.Own.TPOT != r.Inference.TPOT {
-		t.Errorf("base as calibrated: TTFT %v TPOT %v, want simulate's %v and %v", bases.Own.TTFT, bases.Own.TPOT, r.Inference.TTFT, r.Inference.TPOT)
+	if base.TTFT != r.Inference.TTFT || base.TPOT != r.Inference.TPOT {
+		t.Errorf("base: TTFT %v TPOT %v, want simulate's %v and %v", base.TTFT, base.TPOT, r.Inference.TTFT, r.Inference.TPOT)
 	}
-	// A carried kernel keeps the H100's residual table, so the carried
-	// base with nothing changed is the H100 as calibrated, answer for
-	// answer (it had been TTFT 359 ms, TPOT 7.06 ms at 2048 tokens in,
-	// against 362.6 ms and 7.27 ms), and the report gives one base.
-	if !bases.Same || bases.Carried != bases.Own {
-		t.Errorf("carried base %+v, own %+v: want them equal on a calibrated device", bases.Carried, bases.Own)
-	}
-	if cp.Carried || ln.Carried || !bw.Carried || !pk.Carried {
-		t.Errorf("carried: capacity %v link %v bandwidth %v peak %v; want the bandwidth and peak rows alone", cp.Carried, ln.Carried, bw.Carried, pk.Carried)
-	}
-	if cp.Point.TTFT != bases.Own.TTFT || cp.Point.TPOT != bases.Own.TPOT || ln.Point != bases.Own {
-		t.Errorf("capacity %+v, link %+v: want the calibrated base's times %+v", cp.Point, ln.Point, bases.Own)
-	}
-	// The bandwidth reaches every kernel: its row is relative to the
-	// carried base. The matrix peaks reach every kernel but the
-	// elementwise passes (which read the vector peaks and carry nothing):
-	// its row has its own base, the H100 priced as the row is, which for
-	// that reason equals the carried base.
-	if bw.Base != nil || pk.Base == nil || *pk.Base != bases.Carried {
-		t.Errorf("bases: bandwidth %v, peak %+v: want the carried base %+v for both", bw.Base, pk.Base, bases.Carried)
+	if cp.Point.TTFT != base.TTFT || cp.Point.TPOT != base.TPOT || ln.Point != base {
+		t.Errorf("capacity %+v, link %+v: want the base's times %+v", cp.Point, ln.Point, base)
 	}
 	if _, _, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0); err == nil {
 		t.Error("step 0: no error")
@@ -93,10 +75,9 @@ func TestSensitivity(t *testing.T) {
 }
 
 // TestSensitivity_partialBase: on an H100 whose fp8 peak is a what-if, a
-// bf16 run's base as calibrated is the H100's own (no bf16 kernel reads
-// the fp8 peak); the capacity row is priced as that device is and
-// relative to it; the peak row, which changes the bf16 peak too, is
-// relative to the device priced as it is.
+// bf16 run's base is the H100's own (no bf16 kernel reads the fp8 peak),
+// and so is every row: the capacity row changes no time, the peak row
+// (which changes the bf16 peak too) shortens the prefill.
 func TestSensitivity_partialBase(t *testing.T) {
 	h, err := hardware.Resolve("h100")
 	if err != nil {
@@ -112,26 +93,62 @@ func TestSensitivity_partialBase(t *testing.T) {
 	}
 	sc := sim.Default()
 	sc.Batch, sc.Input, sc.Output = 8, 1024, 64
-	own, _, err := plan.Sensitivity(h, adapter{M: m}, sc, 0.03, 0.1)
+	own, ownRows, err := plan.Sensitivity(h, adapter{M: m}, sc, 0.03, 0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bases, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
+	base, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, 0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bases.Same || bases.Own != own.Own || bases.Carried != own.Carried {
-		t.Errorf("bases %+v, want the H100's %+v", bases, own)
+	if base != own {
+		t.Errorf("base %+v, want the H100's %+v", base, own)
 	}
-	for _, r := range rows {
+	for i, r := range rows {
 		switch r.Knob {
 		case "memory capacity":
-			if r.Carried || r.Base != nil || r.TTFT != 0 || r.TPOT != 0 {
-				t.Errorf("capacity row %+v: want it priced as the what-if is, relative to it", r)
+			if r.TTFT != 0 || r.TPOT != 0 {
+				t.Errorf("capacity row %+v: want no time changed", r)
 			}
 		case "matrix peak":
-			if !r.Carried || r.Base == nil || !(r.TTFT < -0.03) {
-				t.Errorf("peak row %+v: want it relative to the device priced as it is", r)
+			if !(r.TTFT < -0.03) || r.TTFT != ownRows[i].TTFT {
+				t.Errorf("peak row %+v: want the prefill shorter, as on the H100 (%+.4f)", r, ownRows[i].TTFT)
+			}
+		}
+	}
+}
+
+// TestSensitivity_continuous: at the smallest step the command takes
+// (0.1%), no row moves a time by more than the step, nor the wrong way.
+// A what-if whose carried kernels dropped the base's residual tables had
+// not been continuous with its base: 1% less fp8 peak on an H100 had made
+// an fp8 prefill 1.5% faster (cmd/perfsim TestWhatIf_continuous).
+func TestSensitivity_continuous(t *testing.T) {
+	const step = 1e-3
+	for _, tc := range []struct{ hw, model string }{{"h100", "llama3-8b"}, {"a100", "llama3-8b"}, {"h200", "mixtral-8x7b"}} {
+		d, err := hardware.Resolve(tc.hw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := workloads.Resolve(tc.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := sim.Default()
+		sc.Batch, sc.Input, sc.Output = 8, 1024, 64
+		if tc.model == "mixtral-8x7b" {
+			sc.TP = 2
+		}
+		_, rows, err := plan.Sensitivity(d, adapter{M: m}, sc, 0.03, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			for _, x := range []float64{r.TTFT, r.TPOT} {
+				if x > 0 || x < -1.5*step {
+					t.Errorf("%s %s: +0.1%% of %s: TTFT %+.4f%% TPOT %+.4f%%, want each in [-0.15%%, 0]", tc.hw, tc.model, r.Knob, 100*r.TTFT, 100*r.TPOT)
+					break
+				}
 			}
 		}
 	}

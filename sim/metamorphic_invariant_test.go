@@ -19,9 +19,7 @@ import (
 // whatIf returns dev without its residual tables (the GEMM's, the
 // attention's, the MLA's and the MoE's): the analytical model with dev's
 // fitted parameters, which the monotonicity tests hold to a tighter
-// tolerance than the residual tables allow. (It had been
-// hardware.DeriveCarried with nothing changed, which dropped them until a
-// what-if's carried kernels kept their device's residual tables.)
+// tolerance than the residual tables allow.
 func whatIf(t testing.TB, dev string, n int) *hardware.System {
 	t.Helper()
 	b, err := hardware.Resolve(dev)

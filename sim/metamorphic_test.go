@@ -51,29 +51,14 @@ func metaModel(t testing.TB, name string) sim.Workload {
 // derived returns base's what-if with sets, on a system of n devices.
 func derived(t testing.TB, base string, n int, sets ...string) *hardware.System {
 	t.Helper()
-	return derivedBy(t, hardware.Derive, base, n, sets...)
+	_, hi := pricedPair(t, base, n, sets...)
+	return hi
 }
 
-// derivedBy is derived with the deriving function given (hardware.Derive
-// or hardware.DeriveCarried).
-func derivedBy(t testing.TB, derive func(*hardware.Device, []string) (*hardware.Device, error), base string, n int, sets ...string) *hardware.System {
-	t.Helper()
-	b, err := hardware.Resolve(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := derive(b, sets)
-	if err != nil {
-		t.Fatalf("%s %v: %v", base, sets, err)
-	}
-	return systemOf(t, d, n)
-}
-
-// pricedPair returns base's what-if with sets (hi) and base priced as
-// that what-if is (lo: hardware.PricedAs, each kernel keeping or carrying
-// the calibration as on hi), on systems of n devices: a pair whose
-// difference is the change's alone, not the residual tables' of the
-// kernels the change reaches.
+// pricedPair returns base's what-if with sets (hi) and base itself (lo),
+// on systems of n devices. The what-if's kernels that the change reaches
+// carry base's calibration with its residual tables (hardware.Derive),
+// so the difference between the two is the change's alone.
 func pricedPair(t testing.TB, base string, n int, sets ...string) (lo, hi *hardware.System) {
 	t.Helper()
 	b, err := hardware.Resolve(base)
@@ -84,11 +69,7 @@ func pricedPair(t testing.TB, base string, n int, sets ...string) (lo, hi *hardw
 	if err != nil {
 		t.Fatalf("%s %v: %v", base, sets, err)
 	}
-	l, err := hardware.PricedAs(b, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return systemOf(t, l, n), systemOf(t, h, n)
+	return systemOf(t, b, n), systemOf(t, h, n)
 }
 
 // systemOf returns a system of n devices d.

@@ -90,7 +90,7 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := sc.Validate(w.Shape()); err != nil {
 		return scenarioUsage(err)
 	}
-	bases, rows, err := plan.Sensitivity(dev, w, sc, slo, step)
+	base, rows, err := plan.Sensitivity(dev, w, sc, slo, step)
 	if err != nil {
 		return err
 	}
@@ -99,45 +99,18 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	point := func(p plan.SensitivityPoint) string {
 		return fmt.Sprintf("TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %s tokens/s (batch %d)", p.TTFT, p.TPOT, p.MaxBatch, slo, fnum(p.SLOThroughput), p.SLOBatch)
 	}
-	if bases.Same {
-		fmt.Fprintf(stdout, "base: %s\n", point(bases.Own))
-	} else {
-		// A change that reaches a kernel carries the calibration to it
-		// (the residual tables kept); one that does not keeps it. Each
-		// row is relative to the device priced as the row is. The two
-		// bases agree on a calibrated device (plan.SensitivityBases), and
-		// one is printed; both where they differ.
-		fmt.Fprintf(stdout, "base as calibrated (what simulate gives; rows marked = keep the calibration, their changes reaching no kernel): %s\n", point(bases.Own))
-		fmt.Fprintf(stdout, "base with the efficiencies carried (rows marked ~ change kernels: priced as a what-if chip): %s\n", point(bases.Carried))
-	}
+	fmt.Fprintf(stdout, "base: %s\n", point(base))
 	tw := newTable(stdout)
-	fmt.Fprintf(tw, "+%.0f%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)
+	fmt.Fprintf(tw, "+%.3g%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)
 	pct := func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
 	for _, r := range rows {
-		knob := r.Knob
-		if !bases.Same && r.Applies {
-			knob = "= " + knob
-			if r.Carried {
-				knob = "~ " + r.Knob
-			}
-		}
 		if !r.Applies {
-			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\n", knob)
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\n", r.Knob)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	// A row whose change reaches some kernels and not others is relative
-	// to the device priced as it is; said where that is not a base above.
-	for _, r := range rows {
-		if r.Base != nil && *r.Base != bases.Carried && *r.Base != bases.Own {
-			fmt.Fprintf(stdout, "%s: relative to the device priced as the row is (the kernels it reaches carried, the others as calibrated): %s\n", r.Knob, point(*r.Base))
-		}
-	}
-	return nil
+	return tw.Flush()
 }
 
 // minStep is the smallest --step sensitivity takes: 0.1%.
