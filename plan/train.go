@@ -235,6 +235,9 @@ func Train(sys *hardware.System, w sim.Workload, req TrainRequest) (*TrainPlan, 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if s := w.Shape(); s.Arch == sim.Vision && s.Tokens > 0 {
+		req.Seq = s.Tokens // a ViT trains on its image's tokens (sim does the same)
+	}
 	space := trainSpace(sys, w.Shape(), req)
 	res := make([]TrainCandidate, len(space))
 	state := make([]uint8, len(space)) // 0 invalid, 1 no fit, 2 fits

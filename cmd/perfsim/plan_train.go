@@ -132,6 +132,13 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if o.imbalance > 1 && w.Shape().Experts == 0 {
 		return usagef("--expert-imbalance: %g for %s, a model without experts", o.imbalance, m.Name())
 	}
+	if s := w.Shape(); s.Arch == sim.Vision && s.Tokens > 0 {
+		// A ViT trains on its image's tokens: --seq would be ignored.
+		if fs.Changed("seq") {
+			return usagef("--seq: %s is a vision model, which trains on its images' own %d tokens", m.Name(), s.Tokens)
+		}
+		o.seq = s.Tokens
+	}
 	base := sim.Default()
 	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
 	base.NoOverlap, base.ExpertImbalance, base.GradType = o.noOverlap, o.imbalance, grad
@@ -167,7 +174,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if f == formatJSON {
 		return writeJSON(stdout, planTrainJSON(m.Name(), o.system, req, p, sc))
 	}
-	return writePlanTrainTable(stdout, m.Name(), o.system, req, p, sc)
+	return writePlanTrainTable(stdout, m.Name(), o.system, w.Shape().Arch == sim.Vision, req, p, sc)
 }
 
 // searchOn runs the search on the catalog system sized for req.GPUs.
@@ -237,8 +244,12 @@ func trainBaseNote(b sim.Scenario) string {
 
 // writePlanTrainTable prints the ranked layouts and why the runners-up
 // lose.
-func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) error {
-	fmt.Fprintf(w, "%s on %s × %d GPUs: global batch %d × %d tokens; %s\n", name, system, req.GPUs, req.GlobalBatch, req.Seq, trainBaseNote(req.Base))
+func writePlanTrainTable(w io.Writer, name, system string, images bool, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) error {
+	batch, unit := fmt.Sprintf("%d × %d tokens", req.GlobalBatch, req.Seq), "tokens/s"
+	if images {
+		batch, unit = fmt.Sprintf("%d images of %d tokens", req.GlobalBatch, req.Seq), "images/s"
+	}
+	fmt.Fprintf(w, "%s on %s × %d GPUs: global batch %s; %s\n", name, system, req.GPUs, batch, trainBaseNote(req.Base))
 	if len(p.Best) == 0 {
 		if m := p.ClosestMiss; m != nil {
 			fmt.Fprintf(w, "no layout fits: the closest, %s (%s), needs %s of %s usable (%s short)\n",
@@ -249,7 +260,7 @@ func writePlanTrainTable(w io.Writer, name, system string, req plan.TrainRequest
 		return nil
 	}
 	tw := newTable(w)
-	fmt.Fprintf(tw, "rank\tlayout\tsettings\tstep\tMFU\ttokens/s\tmemory/GPU")
+	fmt.Fprintf(tw, "rank\tlayout\tsettings\tstep\tMFU\t%s\tmemory/GPU", unit)
 	if req.Tokens > 0 {
 		fmt.Fprintf(tw, "\ttime to train\tGPU-hours")
 	}

@@ -198,3 +198,27 @@ func TestPlanTrain_saysItsInputs(t *testing.T) {
 		t.Errorf("json settings %+v, want fp8, fp32, no overlap, 1e9 tokens", j)
 	}
 }
+
+// TestPlanTrain_visionModel: a ViT's search runs at its image's tokens
+// and says so, its throughput in images/s: vit-l16's had read "global
+// batch 256 × 4096 tokens" (--seq's default, which sim no longer reads
+// for a ViT) and "tokens/s 5344" of images, and tried context
+// parallelism over 4096 tokens (1,008 configurations refused). --seq is
+// refused for it, as simulate refuses it.
+func TestPlanTrain_visionModel(t *testing.T) {
+	args := []string{"plan", "train", "--model", "vit-l16", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "256", "--top", "1"}
+	out, stderr, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	head, _, _ := strings.Cut(out, "\n")
+	if !strings.Contains(head, "256 images of 197 tokens") || !strings.Contains(out, "images/s") || strings.Contains(out, "tokens/s") {
+		t.Errorf("want the batch in images of 197 tokens and images/s:\n%s", out)
+	}
+	if !strings.Contains(stderr, " 0 refused") {
+		t.Errorf("configurations refused: %s", stderr)
+	}
+	if _, stderr, code := perfsim(t, append(args, "--seq", "197")...); code != 2 || !strings.Contains(stderr, "--seq:") {
+		t.Errorf("--seq for a ViT: exit %d: %s", code, stderr)
+	}
+}
