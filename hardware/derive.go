@@ -60,9 +60,11 @@ func KernelNeutral(key string) bool { return kernelNeutral[key] }
 // tables and held-out figures included, and takes the time it takes on
 // the root; one that reads a changed number (its compute type's peak, the
 // L2 for a GEMM, the bandwidth, compute units or clock for any kernel)
-// takes the root's efficiencies carried by Transfer (fractions as they
+// takes the root's efficiencies carried as by Transfer (fractions as they
 // are, per-unit times by the clock ratio, the measured transfer band as
-// its error). A change that every kernel reads carries them all; one
+// its error) with the root's residual tables kept (transferSameChip): it
+// is the same chip, and a what-if is continuous and monotone about its
+// root. A change that every kernel reads carries them all; one
 // that no kernel reads (KernelNeutral) keeps them all; a setting equal to
 // the base's own value changes nothing, and when every one is, Derive
 // returns base itself, unnamed as a what-if. When base is transferred or
@@ -74,9 +76,11 @@ func Derive(base *Device, sets []string) (*Device, error) {
 }
 
 // DeriveCarried is Derive, but a calibrated base's efficiencies are
-// carried by Transfer to every kernel whatever sets change, none
+// carried (transferSameChip) to every kernel whatever sets change, none
 // included: the reference against which what-ifs that change every
 // kernel are compared with their own kind of pricing (plan.Sensitivity).
+// The residual tables kept, with nothing changed it prices every kernel
+// as the base does.
 func DeriveCarried(base *Device, sets []string) (*Device, error) {
 	return derive(base, sets, "--set ", true, func(k, v string, err error) error { return fmt.Errorf("--set %s=%s: %w", k, v, err) })
 }
@@ -85,7 +89,8 @@ func DeriveCarried(base *Device, sets []string) (*Device, error) {
 // datasheet, with each kernel keeping or carrying the calibration as it
 // does on d (its Kept and Changed). It is the reference a what-if that
 // changes some kernels is compared with (plan.Sensitivity), so that the
-// comparison is the change's alone and not the residual tables'. A d
+// comparison is the change's alone (its carried kernels keep the residual
+// tables, so its times are base's own; the bands are d's). A d
 // that carries every kernel gives DeriveCarried(base, nil); one that
 // keeps every kernel, base.
 func PricedAs(base, d *Device) (*Device, error) {
@@ -153,9 +158,9 @@ func derive(base *Device, sets []string, flag string, carry bool, wrap func(k, v
 		d.Eff, d.TransferredFrom, d.Kept, d.Changed = cloneEff(root.Eff), "", nil, model.Changes{}
 		switch ch := changes(root, d); {
 		case carry || ch.Every():
-			Transfer(d, root)
+			transferSameChip(d, root)
 		case ch.Any():
-			Transfer(d, root)
+			transferSameChip(d, root)
 			kept := cloneEff(root.Eff)
 			d.Kept, d.Changed = &kept, ch
 		}

@@ -93,8 +93,8 @@ func TestDerive_partial(t *testing.T) {
 	if d.Kept == nil || !reflect.DeepEqual(*d.Kept, h100.Eff) || d.Changed != (model.Changes{Peaks: fp8}) {
 		t.Fatalf("fp8 peak: kept %v, changes %+v: want the H100's own tables kept, fp8 (and fp4) changed", d.Kept != nil, d.Changed)
 	}
-	if d.Eff.GEMM[model.FP8].Residual != nil || d.Kept.GEMM[model.BF16].Residual == nil {
-		t.Error("fp8 peak: want the fp8 GEMM carried without its residual table, the bf16 one kept with it")
+	if f := d.Eff.GEMM[model.FP8]; f.Points != 0 || f.Residual == nil || !reflect.DeepEqual(f.Residual, h100.Eff.GEMM[model.FP8].Residual) || d.Kept.GEMM[model.BF16].Residual == nil {
+		t.Error("fp8 peak: want the fp8 GEMM carried with the H100's residual table (transferSameChip), the bf16 one kept")
 	}
 	if r := d.Sparse[model.FP8]; r != model.FLOPRate(float64(h100.Sparse[model.FP8])*4e15/float64(h100.Matrix[model.FP8])) {
 		t.Errorf("fp8 sparse peak %v: want it scaled with the dense one", r)
@@ -159,7 +159,7 @@ func TestDerive_partial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Calibration().Kind != "transferred" || (d.Kept == nil) != tc.all || d.Eff.GEMM[model.BF16].Residual != nil && tc.all {
+		if d.Calibration().Kind != "transferred" || (d.Kept == nil) != tc.all || d.Eff.GEMM[model.BF16].Residual != h100.Eff.GEMM[model.BF16].Residual {
 			t.Errorf("%s (clock %v): kept %v, %q: want every kernel carried %v", tc.set, tc.base.Clock, d.Kept != nil, d.CalibrationLabel(), tc.all)
 		}
 		if tc.all && !strings.HasPrefix(d.CalibrationLabel(), "transferred from H100 SXM") {

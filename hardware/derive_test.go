@@ -157,8 +157,8 @@ func TestDerive_baseNotRegular(t *testing.T) {
 // reads (the capacity, the link bandwidths) keeps its base's efficiencies
 // whole, residual tables and held-out figures included, and says so; one
 // that changes a key a kernel reads (the L2, read by the GEMM model)
-// carries them to the kernels that read it; DeriveCarried carries them
-// whatever changes. A derived file is the same. No setting at all is the
+// carries them to the kernels that read it, residual tables included;
+// DeriveCarried carries them whatever changes. A derived file is the same. No setting at all is the
 // base itself.
 func TestDerive_kernelNeutral(t *testing.T) {
 	base, err := Lookup("h100")
@@ -199,8 +199,10 @@ func TestDerive_kernelNeutral(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := d.Calibration(); c.Kind != "transferred" || c.From != "H100 SXM" || d.Eff.GEMM[model.BF16].Residual != nil {
-			t.Errorf("%v (carried %v): calibration %+v: want it carried from the H100 without its residual table", tc.sets, tc.carried, c)
+		// Carried to the same chip: the fractions and the residual
+		// tables (transferSameChip), the band the transfer's.
+		if c := d.Calibration(); c.Kind != "transferred" || c.From != "H100 SXM" || d.Eff.GEMM[model.BF16].Residual != base.Eff.GEMM[model.BF16].Residual || d.Eff.GEMM[model.BF16].Points != 0 {
+			t.Errorf("%v (carried %v): calibration %+v: want it carried from the H100 with its residual table", tc.sets, tc.carried, c)
 		}
 	}
 	p := filepath.Join(t.TempDir(), "big.toml")

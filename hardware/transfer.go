@@ -46,7 +46,8 @@ import (
 // the target's own.
 //
 // The residual tables over shape space follow one device's library
-// heuristics and are not carried. The transferred tables' err_median and
+// heuristics and are not carried to another device; a what-if of the
+// same device keeps them (transferSameChip). The transferred tables' err_median and
 // err_p90 are the measured transfer error of their class (TransferBands),
 // so that every interval printed for the device is the transfer's.
 
@@ -320,7 +321,25 @@ func clockRatio(d, base *Device) float64 {
 // Transfer sets d's efficiencies from base's fitted ones by the rules
 // above and marks d as transferred from base. Tables base has not fitted,
 // and types d has no peak for, keep d's own.
-func Transfer(d, base *Device) {
+func Transfer(d, base *Device) { transfer(d, base, false) }
+
+// transferSameChip is Transfer to a what-if of base (Derive): the same
+// chip, whose kernels are base's own, with some datasheet numbers
+// changed. Each carried table keeps base's residual table (the GEMM's,
+// prefill and decode attention's, the MoE's) on top of the carried
+// fractions, so that a kernel takes base's time, shape by shape, where
+// the numbers it reads are base's, and moves continuously with them. A
+// residual corrects the model, per shape, for what it does not follow:
+// the library's choice of kernel and tile and the quantisation that
+// comes with it, which are the software's and the chip's, not the
+// datasheet number's, and persist when a peak or the bandwidth moves.
+// The band stays the transfer's (the fractions are not measured at the
+// new numbers).
+func transferSameChip(d, base *Device) { transfer(d, base, true) }
+
+// transfer is Transfer; keepResiduals keeps base's residual tables on
+// the tables it carries (transferSameChip).
+func transfer(d, base *Device, keepResiduals bool) {
 	r := clockRatio(d, base)
 	scale := func(s model.Seconds) model.Seconds { return model.Seconds(float64(s) * r) }
 	gemm := make(map[model.DType]model.GEMMParams, len(d.Eff.GEMM))
@@ -345,7 +364,9 @@ func Transfer(d, base *Device) {
 		}
 		g := b
 		g.CTAOverhead, g.StepFloor, g.OperandLoad, g.SplitK = scale(b.CTAOverhead), scale(b.StepFloor), scale(b.OperandLoad), scale(b.SplitK)
-		g.Residual = nil
+		if !keepResiduals {
+			g.Residual = nil
+		}
 		g.Points = 0
 		g.ErrMedian, g.ErrP90 = band.Median, band.P90
 		g.Source = fmt.Sprintf("transferred from %s (%s): fractions carried, per-unit times × %.3g (clock ratio); measured transfer error median %.0f%%, p90 %.0f%%", base.Name, firstClause(b.Source), r, 100*band.Median, 100*band.P90)
@@ -383,7 +404,9 @@ func Transfer(d, base *Device) {
 		if a.SoftmaxRate > 0 && d.ComputeUnits > 0 && base.ComputeUnits > 0 {
 			n.SoftmaxRate = model.FLOPRate(float64(a.SoftmaxRate) / r * float64(d.ComputeUnits) / float64(base.ComputeUnits))
 		}
-		n.Residual, n.DecodeResidual = nil, nil
+		if !keepResiduals {
+			n.Residual, n.DecodeResidual = nil, nil
+		}
 		n.Points = 0
 		pb, db := bands["attention_prefill"], bands["attention_decode"]
 		n.ErrMedian, n.ErrP90 = math.Max(pb.Median, db.Median), math.Max(pb.P90, db.P90)
@@ -406,7 +429,9 @@ func Transfer(d, base *Device) {
 		if d.ComputeUnits > 0 && base.ComputeUnits > 0 {
 			n.ReduceElement = model.Seconds(float64(n.ReduceElement) * float64(base.ComputeUnits) / float64(d.ComputeUnits))
 		}
-		n.Residual = nil
+		if !keepResiduals {
+			n.Residual = nil
+		}
 		n.Points = 0
 		b := bands["moe"]
 		n.ErrMedian, n.ErrP90 = b.Median, b.P90

@@ -7,9 +7,9 @@ package model
 // changed numbers takes the time it takes on the calibrated device, with
 // that device's own fitted tables (residuals and held-out figures
 // included); one that reads a changed number is priced with the
-// calibration carried to the what-if as to a new chip (hardware.Transfer:
-// fractions kept, no residual tables, the measured transfer error as its
-// band). Such a processor holds both: Eff, the carried efficiencies, and
+// calibration carried to the what-if (hardware.Derive: fractions kept,
+// per-unit times by the clock ratio, the calibrated device's residual
+// tables kept, the measured transfer error as its band). Such a processor holds both: Eff, the carried efficiencies, and
 // Kept, the processor with the calibrated device's own; Changed says
 // which numbers changed, and For picks, per kernel, the processor that
 // prices it.

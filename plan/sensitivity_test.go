@@ -51,7 +51,7 @@ func TestSensitivity(t *testing.T) {
 	}
 	// The capacity and link rows keep the H100's calibration and are
 	// relative to the H100 as calibrated, what simulate gives for it; the
-	// bandwidth and peak rows carry the efficiencies as for a new chip
+	// bandwidth and peak rows carry the efficiencies to the kernels they reach
 	// and are relative to the H100 priced that way. The capacity row had
 	// been relative to the carried base (TTFT 359 ms, TPOT 7.06 ms at
 	// 2048 tokens in, against the calibrated 362.6 ms and 7.27 ms).
@@ -66,8 +66,12 @@ func TestSensitivity(t *testing.T) {
 	if bases.Own.TTFT != r.Inference.TTFT || bases.Own.TPOT != r.Inference.TPOT {
 		t.Errorf("base as calibrated: TTFT %v TPOT %v, want simulate's %v and %v", bases.Own.TTFT, bases.Own.TPOT, r.Inference.TTFT, r.Inference.TPOT)
 	}
-	if bases.Same || bases.Carried.TPOT == bases.Own.TPOT {
-		t.Errorf("carried base %+v, own %+v: want them told apart on a calibrated device", bases.Carried, bases.Own)
+	// A carried kernel keeps the H100's residual table, so the carried
+	// base with nothing changed is the H100 as calibrated, answer for
+	// answer (it had been TTFT 359 ms, TPOT 7.06 ms at 2048 tokens in,
+	// against 362.6 ms and 7.27 ms), and the report gives one base.
+	if !bases.Same || bases.Carried != bases.Own {
+		t.Errorf("carried base %+v, own %+v: want them equal on a calibrated device", bases.Carried, bases.Own)
 	}
 	if cp.Carried || ln.Carried || !bw.Carried || !pk.Carried {
 		t.Errorf("carried: capacity %v link %v bandwidth %v peak %v; want the bandwidth and peak rows alone", cp.Carried, ln.Carried, bw.Carried, pk.Carried)
@@ -116,7 +120,7 @@ func TestSensitivity_partialBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bases.Same || bases.Own != own.Own || bases.Carried != own.Carried {
+	if !bases.Same || bases.Own != own.Own || bases.Carried != own.Carried {
 		t.Errorf("bases %+v, want the H100's %+v", bases, own)
 	}
 	for _, r := range rows {

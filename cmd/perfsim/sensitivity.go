@@ -102,11 +102,13 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if bases.Same {
 		fmt.Fprintf(stdout, "base: %s\n", point(bases.Own))
 	} else {
-		// A change that reaches a kernel carries the calibration as for a
-		// new chip (no residual table); one that does not keeps it. Each
-		// row is relative to the device priced as the row is.
+		// A change that reaches a kernel carries the calibration to it
+		// (the residual tables kept); one that does not keeps it. Each
+		// row is relative to the device priced as the row is. The two
+		// bases agree on a calibrated device (plan.SensitivityBases), and
+		// one is printed; both where they differ.
 		fmt.Fprintf(stdout, "base as calibrated (what simulate gives; rows marked = keep the calibration, their changes reaching no kernel): %s\n", point(bases.Own))
-		fmt.Fprintf(stdout, "base with the efficiencies carried (rows marked ~ change kernels: priced as a what-if chip, without the residual tables): %s\n", point(bases.Carried))
+		fmt.Fprintf(stdout, "base with the efficiencies carried (rows marked ~ change kernels: priced as a what-if chip): %s\n", point(bases.Carried))
 	}
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "+%.0f%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)

@@ -63,10 +63,9 @@ func TestWhatIf_fp8LeavesBF16(t *testing.T) {
 // slower, monotonically, the fp8 GEMMs and attention by at most the
 // peak's ratio, while the run's bf16 kernel (the LM head) and its
 // memory-bound passes take the calibrated time exactly. A changed kernel
-// loses its residual table (it is carried as to a new chip), so within
-// the transfer band of the base value the step from the calibrated
-// device may not follow the peak (0.99× gives 32.79 ms against 33.28 ms);
-// the what-ifs among themselves do.
+// keeps its residual table (TestWhatIf_continuous holds the step from the
+// calibrated device to the peak's ratio; 0.99× had given 32.79 ms against
+// 33.28 ms when it lost it).
 func TestWhatIf_fp8Prefill(t *testing.T) {
 	run := func(sets ...string) simJSON {
 		t.Helper()

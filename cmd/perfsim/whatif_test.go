@@ -162,14 +162,16 @@ func TestServe_hardwareFile(t *testing.T) {
 	}
 }
 
-// TestSensitivityCmd_base: the rows whose changes reach no kernel
-// (capacity, link) are relative to the device as calibrated, which is
-// what simulate prints for it; the rows that change kernels (bandwidth,
-// peak) to the device priced as they are (efficiencies carried, without
-// the residual tables). The report gives both bases and marks each row.
-// It had one base, the carried one ("TTFT 359 ms, TPOT 7.063 ms", where
-// simulate gives 362.6 ms and 7.274 ms), for every row. A device that is
-// not calibrated has one base.
+// TestSensitivityCmd_base: every row is relative to the device as
+// calibrated, which is what simulate prints for it. The rows that change
+// kernels (bandwidth, peak) carry the calibration to them with the
+// H100's residual tables, so their base, the device priced that way with
+// nothing changed, is the calibrated one, and the report gives one base
+// and unmarked rows. It had given two, the carried one without the
+// residual tables ("TTFT 359 ms, TPOT 7.063 ms", where simulate gives
+// 362.6 ms and 7.274 ms), and marked each row by its base; and before
+// that one, the carried one, for every row. A device that is not
+// calibrated has one base.
 func TestSensitivityCmd_base(t *testing.T) {
 	out, stderr, code := perfsim(t, "sensitivity", "--hw", "h100", "--model", "llama3-8b")
 	if code != 0 {
@@ -187,11 +189,8 @@ func TestSensitivityCmd_base(t *testing.T) {
 			tpot = "TPOT " + f[1] + " " + f[2]
 		}
 	}
-	for _, want := range []string{"base as calibrated (what simulate gives; rows marked = keep the calibration, their changes reaching no kernel): " + ttft + ", " + tpot + ",",
-		"base with the efficiencies carried", "~ memory bandwidth", "~ matrix peak", "= memory capacity", "= link bandwidth"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+	if !strings.Contains(out, "\nbase: "+ttft+", "+tpot+",") || strings.Contains(out, "base with the efficiencies carried") || strings.Contains(out, "~ memory bandwidth") {
+		t.Errorf("want one base, simulate's %s, %s, and unmarked rows:\n%s", ttft, tpot, out)
 	}
 	out, stderr, code = perfsim(t, "sensitivity", "--hw", "h100-pcie", "--model", "llama3-8b", "--batch", "2", "--input", "256", "--output", "16")
 	if code != 0 {
