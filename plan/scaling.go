@@ -20,7 +20,7 @@ type ScalingPoint struct {
 	Strong               model.Seconds
 	StrongLayout         TrainLayout
 	Speedup, StrongEff   float64
-	WeakBatch            int
+	WeakBatch            int // the first count's batch per GPU times GPUs; 0 where that is not whole (no weak point)
 	Weak                 model.Seconds
 	WeakLayout           TrainLayout
 	WeakEff              float64 // t(ref)/t(GPUs) at the first count's batch per GPU, ref the smallest count that fits
@@ -38,7 +38,10 @@ func Scaling(system string, w sim.Workload, req TrainRequest, counts []int) ([]S
 	first := counts[0]
 	var out []ScalingPoint
 	for _, n := range counts {
-		pt := ScalingPoint{GPUs: n, WeakBatch: req.GlobalBatch * n / first}
+		pt := ScalingPoint{GPUs: n}
+		if req.GlobalBatch*n%first == 0 {
+			pt.WeakBatch = req.GlobalBatch * n / first
+		}
 		sys, err := hardware.LookupSystem(system, n)
 		if err != nil {
 			return nil, err
@@ -47,8 +50,8 @@ func Scaling(system string, w sim.Workload, req TrainRequest, counts []int) ([]S
 			r := req
 			r.GPUs, r.Top = n, 1
 			if weak == 1 {
-				if req.GlobalBatch*n%first != 0 {
-					continue
+				if pt.WeakBatch == 0 {
+					continue // the first count's batch per GPU makes no whole batch here
 				}
 				r.GlobalBatch = pt.WeakBatch
 			}

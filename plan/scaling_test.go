@@ -38,3 +38,27 @@ func TestScaling_referenceThatFits(t *testing.T) {
 		t.Errorf("16 GPUs weak: efficiency %v", p.WeakEff)
 	}
 }
+
+// TestScaling_weakBatchNotWhole: where the first count's batch per GPU
+// does not make a whole global batch at a count, weak scaling has no
+// point there and says so (WeakBatch 0): 512 sequences over 3 GPUs had
+// printed a weak batch of 10922 at 64 GPUs (512 × 64 / 3, truncated) and
+// "no fit", a batch never tried.
+func TestScaling_weakBatchNotWhole(t *testing.T) {
+	m, err := workloads.Resolve("gpt3-1.3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := TrainRequest{GlobalBatch: 32, Seq: 2048, Base: sim.Default(), MicroBatches: []int{1},
+		Recomputes: []sim.Recompute{sim.RecomputeNone}}
+	pts, err := Scaling("dgx-h100", adapter{M: m}, req, []int{3, 4, 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pts[1]; p.WeakBatch != 0 || p.WeakFits {
+		t.Errorf("4 GPUs: weak batch %d, fits %v; want none (32 × 4 / 3 is not whole)", p.WeakBatch, p.WeakFits)
+	}
+	if p := pts[2]; p.WeakBatch != 64 || !p.WeakFits {
+		t.Errorf("6 GPUs: weak batch %d, fits %v; want 32 × 6 / 3 = 64, tried", p.WeakBatch, p.WeakFits)
+	}
+}

@@ -118,15 +118,21 @@ func RunDeploymentWorkload(d Deployment, w *Workload, o Options) (*Result, error
 }
 
 // Check draws every request of w, keeping none, and reports the first
-// problem (Validate's, or a request beyond MaxTime) as Requests would.
-func (w *Workload) Check() error {
+// problem (Validate's, or a request beyond MaxTime) as Requests would,
+// or, when maxContext > 0, the first request whose prompt and output
+// exceed it, naming --input and --output (a drawn workload's lengths).
+func (w *Workload) Check(maxContext int) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
 	next := w.cursor()
 	for range w.N {
-		if _, err := next(); err != nil {
+		r, err := next()
+		if err != nil {
 			return err
+		}
+		if maxContext > 0 && r.Input+r.Output > maxContext {
+			return fmt.Errorf("--input, --output: request %d: %d + %d tokens exceed the model's context of %d", r.ID, r.Input, r.Output, maxContext)
 		}
 	}
 	return nil

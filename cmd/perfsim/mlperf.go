@@ -306,7 +306,11 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nServer: the highest Poisson rate whose p99 latency meets the bound (%d queries per trial, seed %d); Offline: the best batch per GPU × GPUs.\n", o.queries, o.seed)
+	trial := fmt.Sprintf("seed %d", o.seed)
+	if runsQueries(suite, scenarios) {
+		trial = fmt.Sprintf("%d queries per trial, %s", o.queries, trial)
+	}
+	fmt.Fprintf(stdout, "\nServer: the highest Poisson rate whose p99 latency meets the bound (%s); Offline: the best batch per GPU × GPUs.\n", trial)
 	if llm {
 		fmt.Fprintln(stdout, "LLMs: Offline is LoadGen's one query of all its samples (at least the dataset, 600 s long), output tokens over its issue to its last completion; a Server trial is LoadGen's queries at the rate (whole copies of the dataset spanning 600 s).")
 	}

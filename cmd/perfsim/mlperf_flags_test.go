@@ -104,3 +104,13 @@ func TestMLPerf_queriesIgnored(t *testing.T) {
 		t.Errorf("resnet50 Server --queries 500: exit %d: %s", code, stderr)
 	}
 }
+
+// TestMLPerf_footerQueries: the table's footer names the Server trial's
+// query count only where such a trial ran; an LLM-only run's footer had
+// named 20,000 queries per trial that no row used.
+func TestMLPerf_footerQueries(t *testing.T) {
+	out, stderr, code := perfsim(t, "mlperf", "--hw", "h100", "--gpus", "1", "--benchmark", "mixtral-8x7b", "--scenario", "offline")
+	if code != 0 || strings.Contains(out, "queries per trial") {
+		t.Errorf("exit %d, %s:\n%s", code, stderr, out)
+	}
+}

@@ -367,14 +367,8 @@ func fitsContext(wl *serve.Workload, ctx int) error {
 	if ctx <= 0 {
 		return nil
 	}
-	reqs, err := wl.Requests()
-	if err != nil {
+	if err := wl.Check(ctx); err != nil {
 		return usageError{err}
-	}
-	for _, r := range reqs {
-		if r.Input+r.Output > ctx {
-			return usagef("--input, --output: request %d: %d + %d tokens exceed the model's context of %d", r.ID, r.Input, r.Output, ctx)
-		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/plan"
@@ -25,14 +26,18 @@ func writeScalingTable(w io.Writer, rows []scalingRow) error {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "GPUs\tstrong step\tspeedup\tefficiency\tlayout\tweak batch\tweak step\tefficiency\tlayout\n")
 	for _, r := range rows {
-		strong, weak := "no fit\t-\t-\t-", "no fit\t-\t-"
+		strong, weak, wb := "no fit\t-\t-\t-", "no fit\t-\t-", strconv.Itoa(r.WeakBatch)
+		if r.WeakBatch == 0 {
+			// The first count's batch per GPU makes no whole batch here.
+			wb, weak = "-", "not whole\t-\t-"
+		}
 		if r.StrongFits {
 			strong = fmt.Sprintf("%v\t%.3g\t%.1f%%\t%s", r.Strong, r.Speedup, 100*r.StrongEff, r.StrongLayout)
 		}
 		if r.WeakFits {
 			weak = fmt.Sprintf("%v\t%.1f%%\t%s", r.Weak, 100*r.WeakEff, r.WeakLayout)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", r.GPUs, strong, r.WeakBatch, weak)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", r.GPUs, strong, wb, weak)
 	}
 	return tw.Flush()
 }
@@ -66,7 +71,7 @@ type planScalingJSON struct {
 	Strong     float64 `json:"strong_step_s"`
 	Speedup    float64 `json:"strong_speedup"`
 	StrongEff  float64 `json:"strong_efficiency"`
-	WeakBatch  int     `json:"weak_global_batch"`
+	WeakBatch  int     `json:"weak_global_batch,omitempty"`
 	Weak       float64 `json:"weak_step_s"`
 	WeakEff    float64 `json:"weak_efficiency"`
 	StrongFits bool    `json:"strong_fits"`

@@ -273,7 +273,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		}
 	} else {
 		// Drawn once here for its errors, and again by the run.
-		if err := wl.Check(); err != nil {
+		if err := wl.Check(w.Shape().MaxContext); err != nil {
 			return nil, usageError{err}
 		}
 	}

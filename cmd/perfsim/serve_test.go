@@ -109,6 +109,9 @@ func TestServe_badInput(t *testing.T) {
 		{[]string{"--rate", "1", "--requests", "5", "--engine", "trtllm", "--scheduler-steps", "4"}, "--scheduler-steps: only a prefill-first engine"},
 		{[]string{"--rate", "1", "--requests", "5", "--engine", "trtllm", "--cuda-graph-max-bs", "16"}, "--cuda-graph-max-bs: trtllm runs no CUDA graphs"},
 		{[]string{"--rate", "1", "--requests", "5", "--kv-tokens", "100000", "--mem-fraction", "0.5"}, "--mem-fraction: not with --kv-tokens"},
+		// Drawn lengths beyond the context name the flags, once (ten
+		// lines of "request N: ..." had named neither).
+		{[]string{"--rate", "1", "--requests", "5", "--input", "9000"}, "perfsim: --input, --output: request 0: 9000 + 256 tokens exceed the model's context of 8192\nperfsim: run"},
 	} {
 		_, errOut, code := perfsim(t, append(base, tt.args...)...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {
