@@ -48,7 +48,7 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.gpus, "gpus", 0, "GPUs to lay the model out on")
 	fs.IntVar(&o.gb, "global-batch", 0, "sequences per optimizer step")
 	fs.IntVar(&o.seq, "seq", 4096, "tokens per sequence")
-	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time and GPU-hours to train, e.g. 15e12")
+	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time and GPU-hours to train, e.g. 15e12 (images for an image model: 90 epochs of ImageNet-1k, 115.3M)")
 	fs.IntVar(&o.top, "top", 5, "layouts to print")
 	o.dtype = model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of weights and activations")
@@ -92,7 +92,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		errs = append(errs, usagef("--top: must be at least 1, got %d", o.top))
 	}
 	if !(o.tokens >= 0 && o.tokens <= sim.MaxTrainTokens) {
-		errs = append(errs, usagef("--tokens: want a token budget from 0 to %g, got %v", sim.MaxTrainTokens, o.tokens))
+		errs = append(errs, usagef("--tokens: want a budget (tokens, or images for an image model) from 0 to %g, got %v", sim.MaxTrainTokens, o.tokens))
 	} else if o.tokens == 0 && fs.Changed("tokens") {
 		// An explicit 0 had meant no budget without a word.
 		errs = append(errs, usagef("--tokens: 0 is no token budget (leave the flag out for none)"))
@@ -172,7 +172,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	if f == formatJSON {
-		return writeJSON(stdout, planTrainJSON(m.Name(), o.system, req, p, sc))
+		return writeJSON(stdout, planTrainJSON(m.Name(), o.system, w.Shape().Arch == sim.Vision, req, p, sc))
 	}
 	return writePlanTrainTable(stdout, m.Name(), o.system, w.Shape().Arch == sim.Vision, req, p, sc)
 }

@@ -89,7 +89,8 @@ type planTrainJSONOut struct {
 	GradDType   string              `json:"grad_dtype,omitempty"`
 	NoOverlap   bool                `json:"no_overlap,omitempty"`
 	Imbalance   float64             `json:"expert_imbalance,omitempty"`
-	Tokens      float64             `json:"tokens,omitempty"`
+	Tokens      float64             `json:"tokens,omitempty"` // the budget, a language model's
+	Images      float64             `json:"images,omitempty"` // the budget, an image model's (--tokens counts its images)
 	Seen        int                 `json:"configurations"`
 	Invalid     int                 `json:"refused"`
 	Simulated   int                 `json:"simulated"`
@@ -109,10 +110,14 @@ func candidateJSON(rank int, c *plan.TrainCandidate, why string) planCandidateJS
 		GPUHours: c.GPUHours(), Why: why, Breakdown: breakdownOf(&b)}
 }
 
-func planTrainJSON(name, system string, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) planTrainJSONOut {
+func planTrainJSON(name, system string, images bool, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) planTrainJSONOut {
 	out := planTrainJSONOut{Schema: "perfsim.plan-train/v1", Model: name, System: system, GPUs: req.GPUs, GlobalBatch: req.GlobalBatch, Seq: req.Seq,
 		Seen: p.Seen, Invalid: p.Invalid, Simulated: p.Simulated, NoFit: p.NoFit, Best: []planCandidateJSON{},
 		DType: req.Base.Weights.String(), NoOverlap: req.Base.NoOverlap, Tokens: req.Tokens}
+	if images {
+		// sim divides an image model's budget by its images/s.
+		out.Tokens, out.Images = 0, req.Tokens
+	}
 	if g := req.Base.GradType; g != model.Invalid {
 		out.GradDType = g.String()
 	}

@@ -222,3 +222,27 @@ func TestPlanTrain_visionModel(t *testing.T) {
 		t.Errorf("--seq for a ViT: exit %d: %s", code, stderr)
 	}
 }
+
+// TestPlanTrain_imageBudget: a ViT's --tokens counts images (sim divides
+// it by images/s, as simulate's does), so the help says so and the JSON
+// names the budget "images", not "tokens"; a language model's stays
+// "tokens". The help had said only "training token budget".
+func TestPlanTrain_imageBudget(t *testing.T) {
+	_, help, _ := perfsim(t, "plan", "train", "--help")
+	if !strings.Contains(help, "images for an image model") {
+		t.Errorf("plan train --help does not say an image model's --tokens counts images:\n%s", help)
+	}
+	for _, tc := range []struct {
+		model, key, not string
+		args            []string
+	}{
+		{"vit-l16", `"images": 1000000000`, `"tokens":`, []string{"--global-batch", "256"}},
+		{"llama3-8b", `"tokens": 1000000000`, `"images":`, []string{"--global-batch", "64", "--seq", "2048"}},
+	} {
+		args := append([]string{"plan", "train", "--model", tc.model, "--system", "dgx-h100", "--gpus", "8", "--tokens", "1e9", "--top", "1", "--format", "json"}, tc.args...)
+		out, stderr, code := perfsim(t, args...)
+		if code != 0 || !strings.Contains(out, tc.key) || strings.Contains(out, tc.not) {
+			t.Errorf("%s: exit %d, want %s and no %s:\n%s%s", tc.model, code, tc.key, tc.not, out, stderr)
+		}
+	}
+}
