@@ -20,5 +20,5 @@ func ExamplePricing_Cost() {
 	fmt.Println(own.Cost(8, 3600, 8*3.6e6), "—", own.Inputs())
 	// Output:
 	// 20 USD — 2.5 USD/h per device (energy included), PUE 1 for the facility energy (example, 2026-01)
-	// 6.744 USD — TCO: 25000.00 USD per device over 4 years + 0.1 USD/kWh × PUE 1.3 (given on the command line)
+	// 6.744 USD — TCO: 25000 USD per device over 4 years + 0.1 USD/kWh × PUE 1.3 (given on the command line)
 }

@@ -25,17 +25,20 @@ type Money struct {
 
 func (m Money) String() string { return formatAmount(m.Amount) + " " + m.Currency }
 
-// formatAmount prints an amount with up to four significant digits after
-// the point for small amounts and whole cents for large ones.
+// formatAmount prints an amount of money or a rate in the format of the
+// figures beside it in a report (cmd/perfsim's fnum): four significant
+// digits, never an exponent, no padded zeros (25000, 2.5, 0.1, 0.0001317).
+// From a thousand up it keeps every whole unit (35064, not 35060), so a
+// purchase is printed as it was given.
 func formatAmount(v float64) string {
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	default:
-		return strconv.FormatFloat(v, 'g', 4, 64)
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // Per is what a rate is per.

@@ -105,7 +105,7 @@ func TestPricing_Cost(t *testing.T) {
 	if got := tco.FacilityEnergy(100); got != 150 {
 		t.Errorf("facility energy %v, want 150 J", got)
 	}
-	for _, s := range []string{"TCO: 35064.00 USD per device over 4 years + 0.1 USD/kWh × PUE 1.5", "given on the command line"} {
+	for _, s := range []string{"TCO: 35064 USD per device over 4 years + 0.1 USD/kWh × PUE 1.5", "given on the command line"} {
 		if !strings.Contains(tco.Inputs(), s) {
 			t.Errorf("Inputs() = %q, want it to contain %q", tco.Inputs(), s)
 		}
@@ -263,5 +263,38 @@ func TestLoadTable_reviewed(t *testing.T) {
 		if _, err := LoadTable(strings.NewReader(text), "t.toml"); err != nil {
 			t.Errorf("date %s: %v", d, err)
 		}
+	}
+}
+
+// TestFormatAmount: money and rates print in one format, the one the
+// reports' figures use (four significant digits, no exponent, no padded
+// zeros), except that an amount of a thousand or more keeps every whole
+// unit, so a purchase is printed as it was given. A TCO's inputs had read
+// "25000.00 USD ... + 0.1 USD/kWh".
+func TestFormatAmount(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"},
+		{25000, "25000"},
+		{35064, "35064"},
+		{1234.567, "1235"},
+		{250, "250"},
+		{99.999, "100"},
+		{2.94, "2.94"},
+		{2.5, "2.5"},
+		{0.1, "0.1"},
+		{0.0001317426, "0.0001317"},
+		{1e-7, "0.0000001"},
+		{1e12, "1000000000000"},
+	} {
+		if got := formatAmount(tc.v); got != tc.want {
+			t.Errorf("formatAmount(%g) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+	tco := Pricing{Purchase: Money{25000, "USD"}, Years: 4, Energy: Rate{0.1, "USD", PerKWh}, PUE: 1.3}
+	if got, want := tco.Inputs(), "TCO: 25000 USD per device over 4 years + 0.1 USD/kWh × PUE 1.3"; !strings.HasPrefix(got, want) {
+		t.Errorf("Inputs() = %q, want it to begin %q", got, want)
 	}
 }

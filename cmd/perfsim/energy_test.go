@@ -42,7 +42,7 @@ func TestEnergy_inputsPrinted(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"25000.00 USD per device over 4 years", "0.1 USD/kWh × PUE 1.3", "assumed: an owner's figures, for the example", "2026-01", "testdata/energy/prices.toml:10", "per million output tokens"} {
+	for _, want := range []string{"25000 USD per device over 4 years", "0.1 USD/kWh × PUE 1.3", "assumed: an owner's figures, for the example", "2026-01", "testdata/energy/prices.toml:10", "per million output tokens"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
