@@ -509,13 +509,24 @@ func (c *cluster) result() (*Result, error) {
 	res.Users = c.o.Users
 	res.recs = c.recs
 	res.summarize(area)
+	var busy, gpus float64 // GPU-time busy and GPU-time available, over the duration
 	for i := range res.Pools {
 		if d := float64(res.Duration); d > 0 {
-			res.Pools[i].Utilization = float64(res.Pools[i].BusyTime) / d / float64(res.Pools[i].Schedulers)
+			pr := &res.Pools[i]
+			pr.Utilization = float64(pr.BusyTime) / d / float64(pr.Schedulers)
+			g := float64(pr.Instances * pr.GPUs)
+			busy += pr.Utilization * g
+			gpus += g
 			if i == 0 && c.d.Disaggregated() {
-				res.Pools[i].KVHeld = c.heldArea / d / float64(res.Pools[i].Schedulers*c.pools[0].blocks)
+				pr.KVHeld = c.heldArea / d / float64(pr.Schedulers*c.pools[0].blocks)
 			}
 		}
+	}
+	// Pools whose instances have different GPUs (disaggregated) weigh in
+	// by their GPUs, not their schedulers as summarize counts them; one
+	// pool's figure is left as summarize computed it.
+	if len(res.Pools) > 1 && gpus > 0 {
+		res.Utilization = busy / gpus
 	}
 	return res, nil
 }
@@ -530,7 +541,8 @@ type PoolResult struct {
 	KVTokens   int // per scheduler
 	Iterations int
 	// Preemptions in the pool, BusyTime summed over its schedulers,
-	// Utilization BusyTime over the run's duration per scheduler.
+	// Utilization BusyTime over the run's duration per scheduler (the
+	// fraction of its GPUs' time busy: its schedulers are alike).
 	Preemptions int
 	BusyTime    model.Seconds
 	Utilization float64

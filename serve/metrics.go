@@ -88,7 +88,10 @@ type Result struct {
 	// Throughput over Duration, of the replica.
 	RequestsPerSecond     float64
 	OutputTokensPerSecond float64
-	// Utilization is BusyTime/Duration.
+	// Utilization is the fraction of the GPUs' time over Duration spent
+	// in iterations: BusyTime/Duration per scheduler, all of a pool's
+	// schedulers being alike; disaggregated, the pools' figures weighted
+	// by their GPUs (PoolResult).
 	Utilization float64
 	// MeanInSystem is the time average of the requests in the system
 	// (arrived, not finished), integrated by the event loop; Little's
