@@ -97,3 +97,50 @@ func TestSimulate_imageTokensBudget(t *testing.T) {
 		t.Errorf("resnet50 --tokens 1e9: exit %d, want the budget in images:\n%s%s", code, out, stderr)
 	}
 }
+
+// TestSimulate_imageNoTokenKeys: a key named tokens never holds images.
+// An image model's training had written training.tokens_per_s equal to
+// samples_per_s (resnet50 at global batch 256: both 5306 images/s) and
+// its --tokens budget, a count of images, as scenario.tokens; both are
+// now absent for a CNN and a ViT (samples_per_s is the images/s, and the
+// budget is scenario.images), and kept for a language model. Likewise
+// plan train's candidates for a ViT: images_per_s, not tokens_per_s.
+func TestSimulate_imageNoTokenKeys(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"simulate", "--hw", "h100", "--model", "resnet50", "--mode", "training", "--batch", "256", "--tokens", "1e9"},
+			[]string{`"samples_per_s"`, `"images": 1000000000`}, []string{`"tokens_per_s"`, `"tokens"`}},
+		{[]string{"simulate", "--hw", "h100", "--model", "vit-l16", "--mode", "training", "--batch", "32"},
+			[]string{`"samples_per_s"`, `"images": 0`}, []string{`"tokens_per_s"`, `"tokens"`}},
+		{[]string{"simulate", "--hw", "h100", "--model", "resnet50"},
+			[]string{`"images_per_s"`, `"samples_per_s"`}, []string{`"tokens_per_s"`}},
+		{[]string{"simulate", "--hw", "h100", "--model", "gpt3-2.7b", "--mode", "training", "--global-batch", "8", "--tokens", "1e9"},
+			[]string{`"tokens_per_s"`, `"samples_per_s"`, `"tokens": 1000000000`}, []string{`"images"`}},
+		{[]string{"plan", "train", "--model", "vit-l16", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "256", "--top", "1"},
+			[]string{`"images_per_s"`}, []string{`"tokens_per_s"`}},
+		{[]string{"plan", "train", "--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "64", "--seq", "2048", "--top", "1"},
+			[]string{`"tokens_per_s"`}, []string{`"images_per_s"`}},
+	} {
+		out, stderr, code := perfsim(t, append(tc.args, "--format", "json")...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+			continue
+		}
+		for _, k := range tc.want {
+			if !strings.Contains(out, k) {
+				t.Errorf("%v: no %s in its JSON", tc.args[4:], k)
+			}
+		}
+		for _, k := range tc.not {
+			if strings.Contains(out, k) {
+				t.Errorf("%v: %s in its JSON", tc.args[4:], k)
+			}
+		}
+	}
+	out, _, _ := perfsim(t, "simulate", "--hw", "h100", "--model", "resnet50", "--mode", "training", "--batch", "256", "--format", "csv")
+	if strings.Contains(out, "tokens") || !strings.Contains(out, "training.samples_per_s") {
+		t.Errorf("resnet50 training CSV: a tokens row, or no samples_per_s:\n%s", out)
+	}
+}

@@ -43,22 +43,25 @@ func writeScalingTable(w io.Writer, rows []scalingRow) error {
 }
 
 type planCandidateJSON struct {
-	Rank        int            `json:"rank"`
-	TP          int            `json:"tp"`
-	PP          int            `json:"pp"`
-	DP          int            `json:"dp"`
-	CP          int            `json:"cp"`
-	EP          int            `json:"ep"`
-	MicroBatch  int            `json:"micro_batch"`
-	Schedule    string         `json:"schedule"`
-	Virtual     int            `json:"virtual_stages"`
-	Recompute   string         `json:"recompute"`
-	ZeRO        int            `json:"zero"`
-	TPOverlap   bool           `json:"tp_overlap"`
-	LayerSlots  bool           `json:"layer_slots,omitempty"`
-	Step        float64        `json:"step_time_s"`
-	MFU         float64        `json:"mfu"`
-	Tokens      float64        `json:"tokens_per_s"`
+	Rank       int     `json:"rank"`
+	TP         int     `json:"tp"`
+	PP         int     `json:"pp"`
+	DP         int     `json:"dp"`
+	CP         int     `json:"cp"`
+	EP         int     `json:"ep"`
+	MicroBatch int     `json:"micro_batch"`
+	Schedule   string  `json:"schedule"`
+	Virtual    int     `json:"virtual_stages"`
+	Recompute  string  `json:"recompute"`
+	ZeRO       int     `json:"zero"`
+	TPOverlap  bool    `json:"tp_overlap"`
+	LayerSlots bool    `json:"layer_slots,omitempty"`
+	Step       float64 `json:"step_time_s"`
+	MFU        float64 `json:"mfu"`
+	// Tokens is a language model's tokens/s, Images a ViT's images/s;
+	// one or the other.
+	Tokens      *float64       `json:"tokens_per_s,omitempty"`
+	Images      *float64       `json:"images_per_s,omitempty"`
 	Memory      float64        `json:"memory_bytes"`
 	TimeToTrain float64        `json:"time_to_train_s,omitempty"`
 	GPUHours    float64        `json:"gpu_hours,omitempty"`
@@ -100,14 +103,19 @@ type planTrainJSONOut struct {
 	Scaling     []planScalingJSON   `json:"scaling,omitempty"`
 }
 
-func candidateJSON(rank int, c *plan.TrainCandidate, why string) planCandidateJSON {
+func candidateJSON(rank int, c *plan.TrainCandidate, why string, images bool) planCandidateJSON {
 	s := c.Scenario
 	b := c.Break
-	return planCandidateJSON{Rank: rank, TP: s.TP, PP: s.PP, DP: s.DP, CP: s.CP, EP: s.EP, MicroBatch: s.Batch,
+	j := planCandidateJSON{Rank: rank, TP: s.TP, PP: s.PP, DP: s.DP, CP: s.CP, EP: s.EP, MicroBatch: s.Batch,
 		Schedule: s.Schedule.String(), Virtual: s.VirtualStages, Recompute: s.Recompute.String(), ZeRO: s.ZeRO, TPOverlap: s.TPOverlap,
 		LayerSlots: s.EmbeddingSlot && s.LossSlot,
-		Step:       float64(c.Step), MFU: c.MFU, Tokens: c.Tokens, Memory: float64(c.Memory.Total), TimeToTrain: float64(c.TimeToTrain),
+		Step:       float64(c.Step), MFU: c.MFU, Tokens: fp(c.Tokens), Memory: float64(c.Memory.Total), TimeToTrain: float64(c.TimeToTrain),
 		GPUHours: c.GPUHours(), Why: why, Breakdown: breakdownOf(&b)}
+	if images {
+		// plan's Tokens counts a ViT's images (sim's TokensPerSecond).
+		j.Tokens, j.Images = nil, fp(c.Tokens)
+	}
+	return j
 }
 
 func planTrainJSON(name, system string, images bool, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) planTrainJSONOut {
@@ -129,10 +137,10 @@ func planTrainJSON(name, system string, images bool, req plan.TrainRequest, p *p
 		if i > 0 {
 			why = plan.Why(&p.Best[i], &p.Best[0])
 		}
-		out.Best = append(out.Best, candidateJSON(i+1, &p.Best[i], why))
+		out.Best = append(out.Best, candidateJSON(i+1, &p.Best[i], why, images))
 	}
 	if p.ClosestMiss != nil {
-		c := candidateJSON(0, p.ClosestMiss, "")
+		c := candidateJSON(0, p.ClosestMiss, "", images)
 		out.ClosestMiss = &c
 	}
 	for _, r := range sc {

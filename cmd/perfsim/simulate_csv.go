@@ -66,7 +66,9 @@ func writeSimulateCSV(w io.Writer, r *sim.Report, cal string, lim limitsResult, 
 		add("training.step_time_s_low", num(t.StepTimeLow))
 		add("training.step_time_s_high", num(t.StepTimeHigh))
 		add("training.micro_batches", strconv.Itoa(t.MicroBatches))
-		add("training.tokens_per_s", num(t.TokensPerSecond))
+		if t.TokensPerSecond != nil {
+			add("training.tokens_per_s", num(*t.TokensPerSecond))
+		}
 		add("training.samples_per_s", num(t.SamplesPerSec))
 		add("training.model_flops", num(t.ModelFLOPs))
 		add("training.hardware_flops", num(t.HardwareFLOPs))
@@ -133,7 +135,13 @@ func scenarioRows(sc scenarioJSON) [][2]string {
 		[2]string{"weights", sc.Weights}, [2]string{"act", sc.Act}, [2]string{"kv", sc.KV}, [2]string{"comm", sc.Comm})
 	if ts := sc.TrainingSettings; ts != nil {
 		rows = append(rows, [2]string{"recompute", ts.Recompute}, [2]string{"optimizer", ts.Optimizer},
-			[2]string{"zero", itoa(ts.ZeRO)}, [2]string{"tokens", strconv.FormatInt(ts.Tokens, 10)})
+			[2]string{"zero", itoa(ts.ZeRO)})
+		if ts.Tokens != nil {
+			rows = append(rows, [2]string{"tokens", strconv.FormatInt(*ts.Tokens, 10)})
+		}
+		if ts.Images != nil {
+			rows = append(rows, [2]string{"images", strconv.FormatInt(*ts.Images, 10)})
+		}
 	}
 	rows = append(rows, [2]string{"exec", sc.Exec})
 	if sc.HostOverhead > 0 {

@@ -99,18 +99,20 @@ type parallelJSON struct {
 }
 
 type trainingJSON struct {
-	Breakdown       *breakdownJSON `json:"breakdown,omitempty"`
-	StepTime        float64        `json:"step_time_s"`
-	StepTimeLow     float64        `json:"step_time_s_low"`
-	StepTimeHigh    float64        `json:"step_time_s_high"`
-	MicroBatches    int            `json:"micro_batches"`
-	TokensPerSecond float64        `json:"tokens_per_s"`
-	SamplesPerSec   float64        `json:"samples_per_s"`
-	ModelFLOPs      float64        `json:"model_flops"`
-	HardwareFLOPs   float64        `json:"hardware_flops"`
-	MFU             float64        `json:"mfu"`
-	HFU             float64        `json:"hfu"`
-	TimeToTrain     float64        `json:"time_to_train_s"`
+	Breakdown    *breakdownJSON `json:"breakdown,omitempty"`
+	StepTime     float64        `json:"step_time_s"`
+	StepTimeLow  float64        `json:"step_time_s_low"`
+	StepTimeHigh float64        `json:"step_time_s_high"`
+	MicroBatches int            `json:"micro_batches"`
+	// TokensPerSecond is nil for an image model (a CNN or a ViT), whose
+	// unit of work is the image: SamplesPerSec is its images/s.
+	TokensPerSecond *float64 `json:"tokens_per_s,omitempty"`
+	SamplesPerSec   float64  `json:"samples_per_s"`
+	ModelFLOPs      float64  `json:"model_flops"`
+	HardwareFLOPs   float64  `json:"hardware_flops"`
+	MFU             float64  `json:"mfu"`
+	HFU             float64  `json:"hfu"`
+	TimeToTrain     float64  `json:"time_to_train_s"`
 }
 
 // memoryJSON is a footprint in whole bytes; gradients and optimizer
@@ -231,9 +233,12 @@ func simulateJSON(r *sim.Report, cal string, lim limitsResult, ops bool) simJSON
 	if tr := r.Training; tr != nil {
 		j.Training = &trainingJSON{
 			StepTime: float64(tr.StepTime), StepTimeLow: float64(tr.StepTimeLow), StepTimeHigh: float64(tr.StepTimeHigh),
-			MicroBatches: tr.MicroBatches, TokensPerSecond: tr.TokensPerSecond, SamplesPerSec: tr.SamplesPerSecond,
+			MicroBatches: tr.MicroBatches, SamplesPerSec: tr.SamplesPerSecond,
 			ModelFLOPs: float64(tr.ModelFLOPs), HardwareFLOPs: float64(tr.HardwareFLOPs), MFU: tr.MFU, HFU: tr.HFU,
 			TimeToTrain: float64(tr.TimeToTrain), Breakdown: breakdownOf(tr.Breakdown),
+		}
+		if !imageArch(r.Arch) {
+			j.Training.TokensPerSecond = fp(tr.TokensPerSecond)
 		}
 	}
 	j.Memory = memoryOf(r.Memory, sc.Mode == sim.Training)
@@ -286,7 +291,10 @@ type TrainingSettings struct {
 	Recompute string `json:"recompute"`
 	Optimizer string `json:"optimizer"`
 	ZeRO      int    `json:"zero"`
-	Tokens    int64  `json:"tokens"`
+	// The budget for the time to train: Tokens a language model's, Images
+	// an image model's (its --tokens counts images); one or the other.
+	Tokens *int64 `json:"tokens,omitempty"`
+	Images *int64 `json:"images,omitempty"`
 }
 
 // scenarioOf is the JSON of a scenario, with the parallel degrees and
@@ -318,8 +326,12 @@ func scenarioOf(sc sim.Scenario, arch sim.Arch) scenarioJSON {
 	}
 	if sc.Mode == sim.Training {
 		j.TrainingScenario = &TrainingScenario{Seq: sc.Seq, GlobalBatch: gb}
+		budget := whole(sc.Tokens)
 		j.TrainingSettings = &TrainingSettings{Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(),
-			ZeRO: sc.ZeRO, Tokens: whole(sc.Tokens)}
+			ZeRO: sc.ZeRO, Tokens: &budget}
+		if imageArch(arch) {
+			j.TrainingSettings.Tokens, j.TrainingSettings.Images = nil, &budget
+		}
 	} else {
 		in, out := sc.Input, sc.Output
 		j.InferenceScenario = &InferenceScenario{}
@@ -431,3 +443,7 @@ func dtypeName(d model.DType) string {
 	}
 	return d.String()
 }
+
+// imageArch reports whether a model of arch works on images (a CNN or a
+// ViT): its training counts images, and no key named tokens holds them.
+func imageArch(arch sim.Arch) bool { return arch == sim.CNN || arch == sim.Vision }
