@@ -46,7 +46,7 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "model: a catalog name or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.StringVar(&o.system, "system", "", "a catalog system: "+strings.Join(hardware.SystemNames(), ", "))
 	fs.IntVar(&o.gpus, "gpus", 0, "GPUs to lay the model out on")
-	fs.IntVar(&o.gb, "global-batch", 0, "sequences per optimizer step")
+	fs.IntVar(&o.gb, "global-batch", 0, "sequences per optimizer step (images for an image model)")
 	fs.IntVar(&o.seq, "seq", 4096, "tokens per sequence")
 	fs.Float64Var(&o.tokens, "tokens", 0, "training token budget for the time and GPU-hours to train, e.g. 15e12 (images for an image model: 90 epochs of ImageNet-1k, 115.3M)")
 	fs.IntVar(&o.top, "top", 5, "layouts to print")

@@ -232,6 +232,13 @@ func TestPlanTrain_imageBudget(t *testing.T) {
 	if !strings.Contains(help, "images for an image model") {
 		t.Errorf("plan train --help does not say an image model's --tokens counts images:\n%s", help)
 	}
+	// --global-batch likewise counts a ViT's images (it had said only
+	// "sequences per optimizer step").
+	for _, line := range strings.Split(help, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "--global-batch") && !strings.Contains(line, "images") {
+			t.Errorf("plan train --help: %q does not say an image model's batch counts images", strings.TrimSpace(line))
+		}
+	}
 	for _, tc := range []struct {
 		model, key, not string
 		args            []string

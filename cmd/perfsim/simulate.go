@@ -80,7 +80,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.act, "act", "data type of the activations and the compute (overrides --dtype)")
 	fs.Var(&o.kv, "kv", "data type of the KV cache (overrides --dtype)")
 	fs.IntVar(&o.seq, "seq", 2048, "sequence length (training)")
-	fs.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step (training; default batch × dp)")
+	fs.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step, images for an image model (training; default batch × dp)")
 	fs.StringVar(&o.recompute, "recompute", "none", "activation recomputation (training): none, selective or full")
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer (training): adam, adamw or sgd")
 	fs.IntVar(&o.zero, "zero", 0, "ZeRO stage over the data-parallel replicas (training): 0 none, 1 optimizer state, 2 + gradients, 3 + weights")
