@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -17,15 +16,7 @@ import (
 func TestWhatIf_continuous(t *testing.T) {
 	run := func(args []string, sets ...string) simJSON {
 		t.Helper()
-		args = append([]string{"--breakdown", "--top", "1000", "--format", "json"}, args...)
-		for _, s := range sets {
-			args = append(args, "--set", s)
-		}
-		var j simJSON
-		if err := json.Unmarshal([]byte(whatIfRun(t, args...)), &j); err != nil {
-			t.Fatal(err)
-		}
-		return j
+		return whatIfJSON(t, append([]string{"--breakdown", "--top", "1000"}, args...), sets...)
 	}
 	for _, tc := range []struct {
 		name  string

@@ -17,6 +17,21 @@ func whatIfRun(t *testing.T, args ...string) string {
 	return out
 }
 
+// whatIfJSON is whatIfRun with --format json and each of sets as a --set,
+// decoded.
+func whatIfJSON(t *testing.T, args []string, sets ...string) simJSON {
+	t.Helper()
+	args = append(append([]string{}, args...), "--format", "json")
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	var j simJSON
+	if err := json.Unmarshal([]byte(whatIfRun(t, args...)), &j); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 // TestWhatIf_sameValueNoOp: a --set equal to the base's own value is no
 // what-if at all: the output is the base's byte for byte, its calibration
 // label included. The H100's own fp8 peak (1979 TFLOP/s, its datasheet's
@@ -69,15 +84,7 @@ func TestWhatIf_fp8LeavesBF16(t *testing.T) {
 func TestWhatIf_fp8Prefill(t *testing.T) {
 	run := func(sets ...string) simJSON {
 		t.Helper()
-		args := []string{"--dtype", "fp8", "--breakdown", "--top", "1000", "--format", "json"}
-		for _, s := range sets {
-			args = append(args, "--set", s)
-		}
-		var j simJSON
-		if err := json.Unmarshal([]byte(whatIfRun(t, args...)), &j); err != nil {
-			t.Fatal(err)
-		}
-		return j
+		return whatIfJSON(t, []string{"--dtype", "fp8", "--breakdown", "--top", "1000"}, sets...)
 	}
 	base := run()
 	if base.PrefillBound != "compute" {
@@ -118,15 +125,7 @@ func TestWhatIf_fp8Prefill(t *testing.T) {
 func TestWhatIf_bandwidthCarriesAll(t *testing.T) {
 	run := func(sets ...string) simJSON {
 		t.Helper()
-		args := []string{"--format", "json"}
-		for _, s := range sets {
-			args = append(args, "--set", s)
-		}
-		var j simJSON
-		if err := json.Unmarshal([]byte(whatIfRun(t, args...)), &j); err != nil {
-			t.Fatal(err)
-		}
-		return j
+		return whatIfJSON(t, nil, sets...)
 	}
 	base := run()
 	j := run("memory.bandwidth=6.7TB/s")
