@@ -64,13 +64,7 @@ func peakDeployHeap(t *testing.T, md deployMode, n int, arr serve.Arrival) float
 		}
 		text = b.Bytes()
 	}
-	var ms runtime.MemStats
-	live := func() float64 {
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		return float64(ms.HeapAlloc)
-	}
-	base := live()
+	base := liveHeap()
 	// The records are put in the requests' order as they finish, as
 	// --requests-out writes them: those finished before one ahead of
 	// them wait, and count in the heap.
@@ -90,7 +84,7 @@ func peakDeployHeap(t *testing.T, md deployMode, n int, arr serve.Arrival) float
 			next++
 		}
 		if k++; k%1000 == 0 {
-			peak = max(peak, live())
+			peak = max(peak, liveHeap())
 		}
 	}}
 	var res *serve.Result
@@ -106,7 +100,7 @@ func peakDeployHeap(t *testing.T, md deployMode, n int, arr serve.Arrival) float
 	if k != n || next != n {
 		t.Fatalf("%s: %d records seen finishing of %d, %d in order", md.name, k, n, next)
 	}
-	peak = max(peak, live())
+	peak = max(peak, liveHeap())
 	runtime.KeepAlive(res)
 	runtime.KeepAlive(tr)
 	runtime.KeepAlive(text)

@@ -19,24 +19,18 @@ func peakHeap(t *testing.T, n int, arr serve.Arrival) float64 {
 	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
 	p := pricer(t, sys, w, e.Scenario(sim.Default()))
 	wl := &serve.Workload{N: n, Arrival: arr, Rate: 20, Seed: 1, Input: serve.Fixed(200), Output: serve.Fixed(100)}
-	var ms runtime.MemStats
-	live := func() float64 {
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		return float64(ms.HeapAlloc)
-	}
-	base := live()
+	base := liveHeap()
 	peak, k := 0.0, 0
 	o := serve.Options{ITL: true, OnFinish: func(int, *serve.Metrics) {
 		if k++; k%1000 == 0 {
-			peak = max(peak, live())
+			peak = max(peak, liveHeap())
 		}
 	}}
 	res, err := serve.RunWorkload(p, e, wl, 1, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peak = max(peak, live())
+	peak = max(peak, liveHeap())
 	runtime.KeepAlive(res)
 	return peak - base
 }
@@ -141,4 +135,12 @@ func TestRunDeploymentWorkload(t *testing.T) {
 			t.Errorf("%s: RunDeploymentWorkload and RunDeployment on its requests differ:\n%+v\n%+v", tt.name, got.TTFT, want.TTFT)
 		}
 	}
+}
+
+// liveHeap returns the bytes the heap holds live, after a collection.
+func liveHeap() float64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapAlloc)
 }
