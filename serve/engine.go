@@ -458,6 +458,20 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	if c <= 0 {
 		c = float64(m.Capacity)
 	}
+	if e.MemBase == OfTotal {
+		// vLLM's own accounting (vllm.go): the CUDA context is not
+		// counted, the memory outside torch (NCCL and the custom
+		// all-reduce at TP > 1) is, and so is the activation peak of its
+		// profile run at max_num_batched_tokens over min(max_num_seqs,
+		// tokens) sequences. A reserve set in the scenario
+		// (sim.Scenario.Reserve) stands for the memory outside torch.
+		sc := p.Scenario()
+		m.Activations = VLLMProfilePeak(m.Activations, VLLMProfileRows(e.MaxSeqs, e.MaxTokens), p.Shape().Vocab)
+		m.Reserve = VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
+		if sc.Reserve != nil {
+			m.Reserve = *sc.Reserve
+		}
+	}
 	// Buffers allocated before the KV cache come off what it is sized
 	// from in full (TRTLLMBufferSet: TensorRT-LLM allocates them first).
 	held := float64(m.Weights + m.Activations + m.Reserve + m.Buffers)
@@ -480,23 +494,11 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 	var tokens float64
 	switch e.MemBase {
 	case OfTotal:
-		// vLLM's own (vllm.go): the CUDA context is not counted, the
-		// memory outside torch (NCCL and the custom all-reduce at TP > 1)
-		// is, and so is the activation peak of its profile run at
-		// max_num_batched_tokens over min(max_num_seqs, tokens) sequences;
-		// whole blocks. A reserve set in the scenario (sim.Scenario.Reserve)
-		// stands for the memory outside torch.
-		sc := p.Scenario()
-		m.Activations = VLLMProfilePeak(m.Activations, VLLMProfileRows(e.MaxSeqs, e.MaxTokens), p.Shape().Vocab)
-		m.Reserve = VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
-		if sc.Reserve != nil {
-			m.Reserve = *sc.Reserve
-		}
-		counted := m.Weights + m.Activations + m.Reserve + m.Buffers
-		if tokens = VLLMKVTokens(model.Bytes(c), counted, e.MemFraction, unit, e.BlockSize); tokens < 1 {
+		// vLLM's, in whole blocks of what it counts (held, above).
+		if tokens = VLLMKVTokens(model.Bytes(c), model.Bytes(held), e.MemFraction, unit, e.BlockSize); tokens < 1 {
 			// Under one block: in tokens, so that a block larger than
 			// the whole cache is told from no memory at all (below).
-			tokens = VLLMKVTokens(model.Bytes(c), counted, e.MemFraction, unit, 1)
+			tokens = VLLMKVTokens(model.Bytes(c), model.Bytes(held), e.MemFraction, unit, 1)
 		}
 	case OfTotalStatic:
 		// SGLang's total is what the CUDA context and NCCL leave (the

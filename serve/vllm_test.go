@@ -123,6 +123,42 @@ func TestVLLMKVPool_terms(t *testing.T) {
 	}
 }
 
+// TestVLLMKVPool_givenTokens: --kv-tokens (Engine.KVTokens) is bounded by
+// what the device holds under the engine's own accounting, the one its
+// own sizing uses, and the memory it reports is that accounting's. With
+// the vllm presets the bound had counted the device's flat 2 GiB reserve
+// and sim's activations instead: a cache that fits beside vLLM's 0.16
+// GiB outside torch was refused, and its report said 2 GiB reserved.
+func TestVLLMKVPool_givenTokens(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	e, err := serve.Preset("vllm-0.6", sys.Device.Memory.Limit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pricer(t, sys, w, e.Scenario(sim.Default()))
+	_, m, err := e.KVCapacity(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every byte vLLM's accounting leaves, in tokens of 128 KiB.
+	most := int((float64(m.Usable) - float64(m.Weights+m.Activations+m.Reserve+m.Buffers)) / 131072)
+	for _, c := range []struct {
+		tokens int
+		ok     bool
+	}{{most, true}, {most + 1, false}} {
+		g := e
+		g.KVTokens = c.tokens
+		kv, gm, err := g.KVCapacity(p)
+		if (err == nil) != c.ok {
+			t.Errorf("--kv-tokens %d (at most %d): error %v, want ok %v", c.tokens, most, err, c.ok)
+			continue
+		}
+		if c.ok && (kv != c.tokens || gm.Reserve != m.Reserve || gm.Activations != m.Activations) {
+			t.Errorf("--kv-tokens %d: %d tokens, reserve %v and activations %v; want the tokens given, and %v and %v as the engine counts them", c.tokens, kv, gm.Reserve, gm.Activations, m.Reserve, m.Activations)
+		}
+	}
+}
+
 // ExampleVLLMKVTokens sizes vLLM's KV cache for Llama 3 8B on an H100 as
 // v0.6.0's determine_num_available_blocks does: 0.9 of cudaMemGetInfo's
 // total, less the weights, the profile run's activation peak and the
