@@ -157,8 +157,12 @@ Usage:
 
 Commands:
 `)
+	width := 0
+	for k := range cmds {
+		width = max(width, len(k))
+	}
 	for _, k := range sortedKeys(cmds) {
-		fmt.Fprintf(w, "  %-10s %s\n", k, cmds[k].summary)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, k, cmds[k].summary)
 	}
 	fmt.Fprint(w, `
 Run 'perfsim help <command>' for a command's flags and examples.
