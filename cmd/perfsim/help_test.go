@@ -29,6 +29,40 @@ func TestHelp_everyCommand(t *testing.T) {
 	}
 }
 
+// TestHelp_commandColumn: "perfsim help" lists every command with its
+// summary starting in one column, the longest name's width plus two
+// (sensitivity, 11 letters, had overrun the 10-wide column and run into
+// its summary: "sensitivity how TTFT ...").
+func TestHelp_commandColumn(t *testing.T) {
+	out, _, code := perfsim(t, "help")
+	if code != 0 {
+		t.Fatalf("perfsim help: exit %d", code)
+	}
+	cmds := commands()
+	col := -1
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || !strings.HasPrefix(line, "  ") {
+			continue
+		}
+		c, ok := cmds[fields[0]]
+		if !ok {
+			continue
+		}
+		at := strings.Index(line, c.summary)
+		if at < 0 || strings.TrimSpace(line[:at]) != fields[0] || !strings.HasSuffix(line[:at], "  ") {
+			t.Errorf("%q: the summary is not set off by two spaces or more", line)
+		}
+		if col >= 0 && at != col {
+			t.Errorf("%q: summary at column %d, others at %d", line, at, col)
+		}
+		col = at
+	}
+	if col < 0 {
+		t.Fatalf("perfsim help lists no command:\n%s", out)
+	}
+}
+
 // TestSensitivity_flags: a positional argument is refused rather than
 // ignored, and every flag problem is reported at once.
 func TestSensitivity_flags(t *testing.T) {
