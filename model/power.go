@@ -64,13 +64,20 @@ type PowerParams struct {
 	Memory  float64 `toml:"memory"`  // share at full memory-bandwidth utilisation
 	Wait    float64 `toml:"wait"`    // share drawn between kernels while in use
 	// Sustained is the share of its compute rate a device keeps when its
-	// matrix units run for seconds on end, as in a training step, against
+	// matrix units run for seconds on end, as in a training step or an
+	// MLPerf inference run (Sustain), against
 	// the short bursts its kernel tables were timed in: the power limiter
 	// lowers the clocks of long runs. 0 means not measured (taken as 1).
 	Sustained float64 `toml:"sustained"`
 	// Limit is a configured power limit below Cap (nvidia-smi -pl); 0 for
 	// Cap. Above it the device lowers its clocks (Processor.Capped).
 	Limit Watts `toml:"-"`
+	// Sustain runs every kernel at the sustained clocks (Processor.Capped:
+	// its arithmetic at Sustained of the tables' rate): set by a run whose
+	// kernels follow one another for minutes outside a training step (an
+	// MLPerf inference run, sim.Scenario.Sustained). A training step
+	// stretches its matrix kernels by the same share itself.
+	Sustain bool `toml:"-"`
 }
 
 // ClockExponent κ relates a lowered clock to the dynamic power it saves:
@@ -220,8 +227,15 @@ func (p *Processor) capped(c Cost, pk FLOPRate, ok bool) Cost {
 	c.Power = w
 	pw := &p.PowerModel
 	lim := pw.limit()
+	// At the sustained clocks (Sustain) the arithmetic runs at
+	// SustainedShare of the tables' rate; a power limit lowers the clocks
+	// further only where it asks for less (the lower of the two ratios).
+	sus := 1.0
+	if pw.Sustain {
+		sus = pw.SustainedShare()
+	}
 	if w <= lim || w <= pw.Idle {
-		return c
+		return slowed(c, sus)
 	}
 	// The memory traffic's share of the draw is per byte moved, not per
 	// core clock: lowering the clocks saves only the rest. (All of it had
@@ -244,16 +258,26 @@ func (p *Processor) capped(c Cost, pk FLOPRate, ok bool) Cost {
 		return c
 	}
 	r := math.Pow((avail-mem)/(dyn-mem), 1/ClockExponent)
-	if r > 0 && c.Compute > 0 {
-		stretched := float64(c.Compute) / r
-		if over := stretched - math.Max(float64(c.Compute), float64(c.Memory)); over > 0 {
-			c.Time += Seconds(over)
-			if stretched > float64(c.Memory) && c.Bound == MemoryBound {
-				c.Bound = ComputeBound
-			}
+	c = slowed(c, math.Min(r, sus))
+	c.Power = lim
+	return c
+}
+
+// slowed returns c with its clocks at r of the tables' (0 < r < 1): the
+// arithmetic stretches by 1/r, and the kernel by what of it its memory
+// traffic does not hide. r of 1 or more, or not positive, leaves c as it
+// is.
+func slowed(c Cost, r float64) Cost {
+	if !(r > 0 && r < 1) || c.Compute <= 0 {
+		return c
+	}
+	stretched := float64(c.Compute) / r
+	if over := stretched - math.Max(float64(c.Compute), float64(c.Memory)); over > 0 {
+		c.Time += Seconds(over)
+		if stretched > float64(c.Memory) && c.Bound == MemoryBound {
+			c.Bound = ComputeBound
 		}
 	}
-	c.Power = lim
 	return c
 }
 
