@@ -72,11 +72,18 @@ type PowerParams struct {
 	// Limit is a configured power limit below Cap (nvidia-smi -pl); 0 for
 	// Cap. Above it the device lowers its clocks (Processor.Capped).
 	Limit Watts `toml:"-"`
+	// Held is the share of its boost clock the device's matrix units
+	// hold before a limit acts: Sustained in a training step, whose
+	// matrix kernels the caller stretches by 1/Held (sim does); 0 for
+	// the boost clock. A limit lowers the clock only as far as its power
+	// needs, from the clock held (Processor.CappedMatrix).
+	Held float64 `toml:"-"`
 	// Sustain runs every kernel at the sustained clocks (Processor.Capped:
-	// its arithmetic at Sustained of the tables' rate): set by a run whose
-	// kernels follow one another for minutes outside a training step (an
-	// MLPerf inference run, sim.Scenario.Sustained). A training step
-	// stretches its matrix kernels by the same share itself.
+	// its arithmetic at Sustained of the boost clock's rate, the memory
+	// traffic hiding it where it can): set by a run whose kernels follow
+	// one another for minutes outside a training step (an MLPerf inference
+	// run, sim.Scenario.Sustained). A limit lowers the clock further only
+	// where it asks for less: min(Sustained, r) of boost in all.
 	Sustain bool `toml:"-"`
 }
 
@@ -211,26 +218,41 @@ func (p *Processor) power(c Cost, pk FLOPRate, ok bool) Watts {
 // and the kernel draws the limit; where P_mem alone exceeds L − Idle the
 // whole kernel stretches until its draw above idle fits. Without a
 // power model, c comes back with Power 0.
-func (p *Processor) Capped(c Cost) Cost {
+func (p *Processor) Capped(c Cost) Cost { return p.cappedHeld(c, 1) }
+
+// CappedMatrix is Capped for a matrix kernel (a GEMM, a grouped GEMM,
+// attention) whose caller stretches its time by 1/PowerModel.Held, the
+// clock the matrix units hold before any limit (a training step's
+// sustained clock): a limit lowers the clock from the held one only as
+// far as its power needs, to min(Held, r) of the boost clock in all, so
+// the stretch returned is the rest of the way from Held. (The two had
+// multiplied, r·Held: under a 350 W limit an H100's training step paid
+// its 3.7% sustained slowdown on top of the limit's.) With Held 0 or 1,
+// it is Capped.
+func (p *Processor) CappedMatrix(c Cost) Cost { return p.cappedHeld(c, p.PowerModel.Held) }
+
+// cappedHeld is Capped from the clock held (CappedMatrix); held outside
+// (0, 1) is the boost clock.
+func (p *Processor) cappedHeld(c Cost, held float64) Cost {
 	var pk FLOPRate
 	var ok bool
 	if p.PowerModel.Valid() && c.FLOPs > 0 && c.Time > 0 { // what utilisation reads it for
 		pk, ok = p.Peak(c.DType)
 	}
-	return p.capped(c, pk, ok)
+	return p.capped(c, pk, ok, held)
 }
 
-// capped is Capped with the peak of c.DType given (ok: the device has
-// one).
-func (p *Processor) capped(c Cost, pk FLOPRate, ok bool) Cost {
+// capped is cappedHeld with the peak of c.DType given (ok: the device
+// has one).
+func (p *Processor) capped(c Cost, pk FLOPRate, ok bool, held float64) Cost {
+	if !(held > 0 && held < 1) {
+		held = 1
+	}
 	w := p.power(c, pk, ok)
 	c.Power = w
 	pw := &p.PowerModel
 	lim := pw.limit()
-	// At the sustained clocks (Sustain) the arithmetic runs at
-	// SustainedShare of the tables' rate; a power limit lowers the clocks
-	// further only where it asks for less (the lower of the two ratios).
-	sus := 1.0
+	sus := 1.0 // the clock Sustain holds, of boost
 	if pw.Sustain {
 		sus = pw.SustainedShare()
 	}
@@ -253,20 +275,24 @@ func (p *Processor) capped(c Cost, pk FLOPRate, ok bool) Cost {
 		// whole kernel slows until its draw fits, its traffic's energy
 		// per byte kept (and its compute's, which a lower clock would
 		// only lower: a bound on the time from below).
-		c.Time = Seconds(float64(c.Time) * dyn / avail)
+		// From the held clock, whose stretch the caller adds: the
+		// kernel takes max(dyn/avail, 1/held) of its time in all.
+		c.Time = Seconds(float64(c.Time) * math.Max(1, held*dyn/avail))
 		c.Power = lim
 		return c
 	}
+	// The clock that meets the limit, of the boost clock, and of the
+	// clock held.
 	r := math.Pow((avail-mem)/(dyn-mem), 1/ClockExponent)
-	c = slowed(c, math.Min(r, sus))
+	c = slowed(c, math.Min(1, math.Min(r, sus)/held))
 	c.Power = lim
 	return c
 }
 
-// slowed returns c with its clocks at r of the tables' (0 < r < 1): the
-// arithmetic stretches by 1/r, and the kernel by what of it its memory
-// traffic does not hide. r of 1 or more, or not positive, leaves c as it
-// is.
+// slowed returns c with its clocks at r of those it was priced at
+// (0 < r < 1): the arithmetic stretches by 1/r, and the kernel by what of
+// it its memory traffic does not hide. r of 1 or more, or not positive,
+// leaves c as it is.
 func slowed(c Cost, r float64) Cost {
 	if !(r > 0 && r < 1) || c.Compute <= 0 {
 		return c

@@ -30,9 +30,9 @@ func commands() map[string]command {
 		"sweep":       {"simulate the cartesian product of scenarios", runSweepCmd},
 		"plan":        {"capacity plans: the fewest GPUs serving a load under latency SLOs; the highest rate a deployment sustains; training layouts ranked on a system", runPlanCmd},
 		"serve":       {"a serving engine under load: TTFT, TPOT, throughput per request", runServeCmd},
-		"plot":        {"rooflines, breakdowns, memory and sweep charts", runPlotCmd},
+		"plot":        {"rooflines, breakdowns, memory, energy, GEMM and sweep charts", runPlotCmd},
 		"sensitivity": {"how TTFT, TPOT, max batch and throughput at an SLO change per 10% more bandwidth, peak, capacity, link", runSensitivityCmd},
-		"mlperf":      {"the MLPerf Inference datacenter suite: Offline and Server results", runMLPerfCmd},
+		"mlperf":      {"MLPerf Inference (the datacenter suite, Offline and Server) and MLPerf Training (time to train)", runMLPerfCmd},
 		"version":     {"print the version", runVersionCmd},
 		"completion":  {"a shell completion script: perfsim completion bash|zsh|fish", runCompletionCmd},
 	}
@@ -58,17 +58,37 @@ type fileError struct{ err error }
 func (e fileError) Error() string { return e.err.Error() }
 func (e fileError) Unwrap() error { return e.err }
 
+// A noAnswer is a run that worked but whose answer is that nothing
+// meets the objectives (perfsim plan with no layout, or no rate, that
+// does): its report has been written whole, and it exits 3, so that a
+// script can tell an answer from a non-answer (both had exited 0).
+type noAnswer struct{ err error }
+
+func (e noAnswer) Error() string { return e.err.Error() }
+func (e noAnswer) Unwrap() error { return e.err }
+
+// noAnswerf returns a noAnswer.
+func noAnswerf(format string, args ...any) error {
+	return noAnswer{fmt.Errorf(format, args...)}
+}
+
+// exitStatus is the help's line on exit statuses.
+const exitStatus = "Exit status: 0 success, 1 failure, 2 usage error or bad input file, 3 no answer (plan: the run worked, but no layout meets the objectives).\n"
+
 // exitCode maps an error returned by a command to the process exit
-// status: 2 for a usage error or a bad input file, 1 for any other
-// failure.
+// status: 2 for a usage error or a bad input file, 3 for a run with no
+// answer, 1 for any other failure.
 func exitCode(err error) int {
 	var ue usageError
 	var fe fileError
+	var na noAnswer
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return 0
 	case errors.As(err, &ue), errors.As(err, &fe):
 		return 2
+	case errors.As(err, &na):
+		return 3
 	}
 	return 1
 }
@@ -137,14 +157,17 @@ Usage:
 
 Commands:
 `)
+	width := 0
+	for k := range cmds {
+		width = max(width, len(k))
+	}
 	for _, k := range sortedKeys(cmds) {
-		fmt.Fprintf(w, "  %-10s %s\n", k, cmds[k].summary)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, k, cmds[k].summary)
 	}
 	fmt.Fprint(w, `
 Run 'perfsim help <command>' for a command's flags and examples.
 
-Exit status: 0 success, 1 failure, 2 usage error or bad input file.
-`)
+`+exitStatus)
 }
 
 // newFlagSet returns a flag set for a subcommand whose --help prints
@@ -159,7 +182,7 @@ func newFlagSet(name, synopsis, examples string, stderr io.Writer) *pflag.FlagSe
 		if examples != "" {
 			fmt.Fprintf(stderr, "\nExamples:\n%s", examples)
 		}
-		fmt.Fprint(stderr, "\nExit status: 0 success, 1 failure, 2 usage error or bad input file.\n")
+		fmt.Fprint(stderr, "\n"+exitStatus)
 	}
 	return fs
 }

@@ -117,18 +117,31 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := planProblems(p); err != nil {
 		return err
 	}
+	// No layout meets the objectives: the report is written and the run
+	// exits 3 (no answer). The front is drawn if any candidate kept up.
+	var none error
+	if p.Best == nil {
+		none = noAnswerf("plan serve: no layout within %s meets the objectives", gpuCount(q.MaxGPUs))
+	}
 	if o.frontPlot != "" {
-		if err := savePlanFront(o.frontPlot, p, o.chartTitle(q, dev), dev); err != nil {
+		if len(p.Front) == 0 {
+			none = noAnswerf("%v; --front-plot not drawn: no candidate kept up with the load", none)
+		} else if err := savePlanFront(o.frontPlot, p, o.chartTitle(q, dev), dev); err != nil {
 			return fmt.Errorf("--front-plot: %w", err)
 		}
 	}
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, planJSON(p, &o))
+		err = writeJSON(stdout, planJSON(p, &o))
 	case formatCSV:
-		return writePlanCSV(stdout, p, &o)
+		err = writePlanCSV(stdout, p, &o)
+	default:
+		err = writePlanTable(stdout, p, q, &o)
 	}
-	return writePlanTable(stdout, p, q, &o)
+	if err != nil {
+		return err
+	}
+	return none
 }
 
 // planProblems is an error, saying why, when no layout could run at all
@@ -387,7 +400,17 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 	if err != nil {
 		return err
 	}
-	if o.loadPlot != "" {
+	// No rate meets the objectives: the report is written and the run
+	// exits 3 (no answer); the load plot, which spans fractions of the
+	// rate found, is not drawn.
+	var none error
+	if r <= 0 {
+		none = noAnswerf("plan serve --max-rate: %s × dp %d meets the objectives at no rate", l, o.dp)
+		if o.loadPlot != "" {
+			none = noAnswerf("%v; --load-plot not drawn: no rate to draw around", none)
+		}
+	}
+	if o.loadPlot != "" && none == nil {
 		what := fmt.Sprintf("%s on %s, %s × dp %d (%s)", o.model, dev.Name, l, o.dp, e.Name)
 		if err := saveLoadPlot(o.loadPlot, p, e, o.dp, q, r, what, dev); err != nil {
 			return fmt.Errorf("--load-plot: %w", err)
@@ -402,16 +425,21 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 	}
 	switch f {
 	case formatJSON:
-		return writeJSON(stdout, out)
+		err = writeJSON(stdout, out)
 	case formatCSV:
-		return writeCSV(stdout, []string{"layout", "dp", "gpus", "max_requests_per_s", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s"},
+		err = writeCSV(stdout, []string{"layout", "dp", "gpus", "max_requests_per_s", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s"},
 			[][]string{append([]string{out.Layout, strconv.Itoa(out.DP), strconv.Itoa(out.GPUs), num(r)}, cells...)})
+	default:
+		tw := newTable(stdout)
+		fmt.Fprintf(tw, "deployment\t%s × dp %d = %s (%s)\n", out.Layout, out.DP, gpuCount(out.GPUs), e.Name)
+		fmt.Fprintf(tw, "max rate\t%s req/s under %s (0: none meets them)\n", fnum(r), objectives("p99 ", q.SLO.TTFTP99, q.SLO.TPOTP99))
+		if res != nil {
+			fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), fnum(res.OutputTokensPerSecond))
+		}
+		err = tw.Flush()
 	}
-	tw := newTable(stdout)
-	fmt.Fprintf(tw, "deployment\t%s × dp %d = %s (%s)\n", out.Layout, out.DP, gpuCount(out.GPUs), e.Name)
-	fmt.Fprintf(tw, "max rate\t%s req/s under p99 TTFT ≤ %v and p99 TPOT ≤ %v (0: none)\n", fnum(r), q.SLO.TTFTP99, q.SLO.TPOTP99)
-	if res != nil {
-		fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), fnum(res.OutputTokensPerSecond))
+	if err != nil {
+		return err
 	}
-	return tw.Flush()
+	return none
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
 	"github.com/perfsim/perfsim/hardware"
@@ -126,9 +127,9 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 	priced := o.currency != ""
 	money := func(v float64) string { return fmt.Sprintf("%.4g %s", v, o.currency) }
 	tw := newTable(w)
-	fmt.Fprintf(tw, "target\t%s req/s, p99 TTFT ≤ %v, p99 TPOT ≤ %v (0: none)\n", fnum(q.Workload.Rate), q.SLO.TTFTP99, q.SLO.TPOTP99)
+	fmt.Fprintf(tw, "target\t%s req/s, %s\n", fnum(q.Workload.Rate), objectives("p99 ", q.SLO.TTFTP99, q.SLO.TPOTP99))
 	if p.Best == nil {
-		fmt.Fprintf(tw, "best\tno layout within %d GPUs meets the objectives\n", q.MaxGPUs)
+		fmt.Fprintf(tw, "best\tno layout within %s meets the objectives\n", gpuCount(q.MaxGPUs))
 	} else {
 		b := p.Best
 		fmt.Fprintf(tw, "best\t%v = %s: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b, gpuCount(b.GPUs),
@@ -259,4 +260,21 @@ func saveChart(path string, l chart.Lines, devs ...*hardware.Device) error {
 		return usagef("%v", err)
 	}
 	return chart.Save(path, c, 8*72, 5*72)
+}
+
+// objectives says the latency objectives given ("p99 TTFT ≤ 1 s and p99
+// TPOT ≤ 50 ms"), leaving out one not given (0): the table had said
+// "p99 TPOT ≤ 0 s (0: none)".
+func objectives(pct string, ttft, tpot model.Seconds) string {
+	var s []string
+	if ttft > 0 {
+		s = append(s, pct+"TTFT ≤ "+ttft.String())
+	}
+	if tpot > 0 {
+		s = append(s, pct+"TPOT ≤ "+tpot.String())
+	}
+	if len(s) == 0 {
+		return "no latency objective"
+	}
+	return strings.Join(s, " and ")
 }

@@ -94,13 +94,14 @@ func TestPlanServe_maxRateOneDeployment(t *testing.T) {
 // TestPlanServe_maxRateNone: a deployment that meets the objectives at
 // no rate has max_requests_per_s 0 and no latency or throughput at it:
 // the JSON's are null and the CSV's cells empty. Both had given
-// a p99 TTFT and TPOT of 0 s, which no run measured.
+// a p99 TTFT and TPOT of 0 s, which no run measured. The run exits 3
+// (no answer), its report written; it had exited 0.
 func TestPlanServe_maxRateNone(t *testing.T) {
 	args := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--max-rate", "--tp", "1", "--dtypes", "bf16",
 		"--max-seqs", "0", "--ttft-p99", "1us", "--tpot-p99", "1us", "--requests", "50"}
 	js, stderr, code := perfsim(t, append(args, "--format", "json")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code != 3 || stderr != "perfsim: plan serve --max-rate: tp1 pp1 bf16 × dp 1 meets the objectives at no rate\n" {
+		t.Fatalf("exit %d (want 3): %s", code, stderr)
 	}
 	var v map[string]any
 	if err := json.Unmarshal([]byte(js), &v); err != nil {
@@ -115,8 +116,8 @@ func TestPlanServe_maxRateNone(t *testing.T) {
 		}
 	}
 	cs, stderr, code := perfsim(t, append(args, "--format", "csv")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code != 3 {
+		t.Fatalf("exit %d (want 3): %s", code, stderr)
 	}
 	if lines := strings.Split(strings.TrimSpace(cs), "\n"); len(lines) != 2 || !strings.HasSuffix(lines[1], ",1,1,0,,,") {
 		t.Errorf("CSV %q: want max_requests_per_s 0 and empty cells", cs)
@@ -133,6 +134,53 @@ func TestPlanServe_context(t *testing.T) {
 		_, stderr, code := perfsim(t, append(append([]string{}, base...), extra...)...)
 		if code != 2 || !strings.Contains(stderr, "--input, --output: request 0: 9000 + 256 tokens exceed the model's context of 8192") {
 			t.Errorf("%v: exit %d, stderr %q", extra, code, stderr)
+		}
+	}
+}
+
+// TestPlan_noAnswerExit3: a plan that ran but found no layout meeting
+// the objectives writes its report and exits 3, saying so on stderr;
+// plan serve, its load plot and plan train had all exited 0 (a script
+// could not tell the answer from a non-answer), and a --front-plot,
+// --load-plot or --plot with nothing to draw had failed (exit 1) before
+// the report was written.
+func TestPlan_noAnswerExit3(t *testing.T) {
+	dir := t.TempDir()
+	serveArgs := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--tp", "1", "--pp", "1", "--dtypes", "bf16",
+		"--max-seqs", "0", "--max-gpus", "2", "--requests", "100"}
+	for _, tt := range []struct {
+		args         []string
+		stdout, want string
+		file         string // written (or not: "!" before it)
+	}{
+		// Every candidate keeps up but misses the 1 µs TTFT: the front
+		// is drawn, the answer is none.
+		{append(serveArgs, "--ttft-p99", "1us", "--front-plot", filepath.Join(dir, "front.svg")), "best    no layout within 2 GPUs meets the objectives",
+			"perfsim: plan serve: no layout within 2 GPUs meets the objectives\n", filepath.Join(dir, "front.svg")},
+		{append(serveArgs, "--ttft-p99", "1us", "--format", "json"), `"best": null`,
+			"perfsim: plan serve: no layout within 2 GPUs meets the objectives\n", ""},
+		// Every candidate is overloaded: nothing kept up to draw.
+		{append(serveArgs[:6:6], "--rate", "400", "--ttft-p99", "1s", "--tp", "1", "--pp", "1", "--dtypes", "bf16", "--max-seqs", "0", "--max-gpus", "1", "--requests", "200", "--front-plot", filepath.Join(dir, "none.svg")),
+			"best    no layout within 1 GPU meets the objectives",
+			"perfsim: plan serve: no layout within 1 GPU meets the objectives; --front-plot not drawn: no candidate kept up with the load\n", "!" + filepath.Join(dir, "none.svg")},
+		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--max-rate", "--tp", "1", "--dtypes", "bf16", "--max-seqs", "0",
+			"--ttft-p99", "1us", "--requests", "50", "--load-plot", filepath.Join(dir, "load.svg")}, "max rate    0 req/s under p99 TTFT ≤ 1 us (0: none meets them)",
+			"perfsim: plan serve --max-rate: tp1 pp1 bf16 × dp 1 meets the objectives at no rate; --load-plot not drawn: no rate to draw around\n", "!" + filepath.Join(dir, "load.svg")},
+		{[]string{"plan", "train", "--model", "llama3-70b", "--system", "dgx-a100", "--gpus", "2", "--global-batch", "8", "--seq", "4096", "--plot", filepath.Join(dir, "train.svg")},
+			"no layout fits: the closest", "perfsim: plan train: no layout of llama3-70b fits 2 GPUs of dgx-a100; --plot not drawn: no layout to draw\n", "!" + filepath.Join(dir, "train.svg")},
+	} {
+		out, stderr, code := perfsim(t, tt.args...)
+		if code != 3 || !strings.Contains(out, tt.stdout) || !strings.HasSuffix(stderr, tt.want) {
+			t.Errorf("%v: exit %d (want 3), stderr %q (want %q), stdout lacks %q:\n%s", tt.args, code, stderr, tt.want, tt.stdout, out)
+		}
+		if f, ok := strings.CutPrefix(tt.file, "!"); ok {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%v: %s written", tt.args, f)
+			}
+		} else if tt.file != "" {
+			if _, err := os.Stat(f); err != nil {
+				t.Errorf("%v: %v", tt.args, err)
+			}
 		}
 	}
 }

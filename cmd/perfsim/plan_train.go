@@ -159,7 +159,16 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	if o.plot != "" {
+	// No layout fits: the report is written and the run exits 3 (no
+	// answer); --plot, which draws the ranked layouts, is not drawn.
+	var none error
+	if len(p.Best) == 0 {
+		none = noAnswerf("plan train: no layout of %s fits %d GPUs of %s", m.Name(), req.GPUs, o.system)
+		if o.plot != "" {
+			none = noAnswerf("%v; --plot not drawn: no layout to draw", none)
+		}
+	}
+	if o.plot != "" && none == nil {
 		what := fmt.Sprintf("%s on %s × %d GPUs\nglobal batch %d × %d tokens", m.Name(), o.system, req.GPUs, req.GlobalBatch, req.Seq)
 		if err := savePlanTrainChart(o.plot, what, p); err != nil {
 			return fmt.Errorf("--plot: %w", err)
@@ -172,9 +181,14 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	if f == formatJSON {
-		return writeJSON(stdout, planTrainJSON(m.Name(), o.system, w.Shape().Arch == sim.Vision, req, p, sc))
+		err = writeJSON(stdout, planTrainJSON(m.Name(), o.system, w.Shape().Arch == sim.Vision, req, p, sc))
+	} else {
+		err = writePlanTrainTable(stdout, m.Name(), o.system, w.Shape().Arch == sim.Vision, req, p, sc)
 	}
-	return writePlanTrainTable(stdout, m.Name(), o.system, w.Shape().Arch == sim.Vision, req, p, sc)
+	if err != nil {
+		return err
+	}
+	return none
 }
 
 // searchOn runs the search on the catalog system sized for req.GPUs.

@@ -186,7 +186,7 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	}
 	fmt.Fprintf(tw, "\nthroughput\t%s req/s, %s output tokens/s (%s per GPU)\n", fnum(s.RequestsPerS), fnum(s.OutputTokensPerS), fnum(s.OutputTokensPerSGPU))
 	if s.TTFTSLOS > 0 || s.TPOTSLOS > 0 {
-		fmt.Fprintf(tw, "goodput\t%s req/s within TTFT ≤ %v and TPOT ≤ %v (0: none)\n", fnum(s.GoodputRequestsPerS), model.Seconds(s.TTFTSLOS), model.Seconds(s.TPOTSLOS))
+		fmt.Fprintf(tw, "goodput\t%s req/s within %s\n", fnum(s.GoodputRequestsPerS), objectives("", model.Seconds(s.TTFTSLOS), model.Seconds(s.TPOTSLOS)))
 	}
 	fmt.Fprintf(tw, "utilization\t%.1f%% busy, %d iterations, %d preemptions, %s requests in the system on average\n", 100*s.Utilization, s.Iterations, s.Preemptions, fnum(s.MeanRequestsInSystem))
 	for _, p := range s.Pools {
