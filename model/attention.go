@@ -62,13 +62,13 @@ func (p *Processor) AttentionCost(a Attention) Cost {
 	return p.attentionCost(a, d, peak, nil)
 }
 
-// CappedAttentionCost is Capped(AttentionCost(a)), the peak looked up
+// CappedAttentionCost is CappedMatrix(AttentionCost(a)), the peak looked up
 // once: the cost of an attention kernel priced anew (a decode step's, at
 // every context) as a caller of both would have it.
 func (p *Processor) CappedAttentionCost(a Attention) Cost {
 	p = p.forType(a.DType, false)
 	d, peak, ok := p.supportedPeak(a.DType)
-	return p.capped(p.attentionCost(a, d, peak, nil), peak, ok)
+	return p.capped(p.attentionCost(a, d, peak, nil), peak, ok, p.PowerModel.Held)
 }
 
 // CappedAttentionCosts sets costs[i] to CappedAttentionCost(a) with a's
@@ -80,7 +80,7 @@ func (p *Processor) CappedAttentionCosts(a Attention, kv []int, costs []Cost) {
 	var memo residualMemo
 	for i, l := range kv {
 		a.KVLen = l
-		costs[i] = p.capped(p.attentionCost(a, d, peak, &memo), peak, ok)
+		costs[i] = p.capped(p.attentionCost(a, d, peak, &memo), peak, ok, p.PowerModel.Held)
 	}
 }
 

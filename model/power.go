@@ -71,6 +71,12 @@ type PowerParams struct {
 	// Limit is a configured power limit below Cap (nvidia-smi -pl); 0 for
 	// Cap. Above it the device lowers its clocks (Processor.Capped).
 	Limit Watts `toml:"-"`
+	// Held is the share of its boost clock the device's matrix units
+	// hold before a limit acts: Sustained in a training step, whose
+	// matrix kernels the caller stretches by 1/Held (sim does); 0 for
+	// the boost clock. A limit lowers the clock only as far as its power
+	// needs, from the clock held (Processor.CappedMatrix).
+	Held float64 `toml:"-"`
 }
 
 // ClockExponent κ relates a lowered clock to the dynamic power it saves:
@@ -204,18 +210,36 @@ func (p *Processor) power(c Cost, pk FLOPRate, ok bool) Watts {
 // and the kernel draws the limit; where P_mem alone exceeds L − Idle the
 // whole kernel stretches until its draw above idle fits. Without a
 // power model, c comes back with Power 0.
-func (p *Processor) Capped(c Cost) Cost {
+func (p *Processor) Capped(c Cost) Cost { return p.cappedHeld(c, 1) }
+
+// CappedMatrix is Capped for a matrix kernel (a GEMM, a grouped GEMM,
+// attention) whose caller stretches its time by 1/PowerModel.Held, the
+// clock the matrix units hold before any limit (a training step's
+// sustained clock): a limit lowers the clock from the held one only as
+// far as its power needs, to min(Held, r) of the boost clock in all, so
+// the stretch returned is the rest of the way from Held. (The two had
+// multiplied, r·Held: under a 350 W limit an H100's training step paid
+// its 3.7% sustained slowdown on top of the limit's.) With Held 0 or 1,
+// it is Capped.
+func (p *Processor) CappedMatrix(c Cost) Cost { return p.cappedHeld(c, p.PowerModel.Held) }
+
+// cappedHeld is Capped from the clock held (CappedMatrix); held outside
+// (0, 1) is the boost clock.
+func (p *Processor) cappedHeld(c Cost, held float64) Cost {
 	var pk FLOPRate
 	var ok bool
 	if p.PowerModel.Valid() && c.FLOPs > 0 && c.Time > 0 { // what utilisation reads it for
 		pk, ok = p.Peak(c.DType)
 	}
-	return p.capped(c, pk, ok)
+	return p.capped(c, pk, ok, held)
 }
 
-// capped is Capped with the peak of c.DType given (ok: the device has
-// one).
-func (p *Processor) capped(c Cost, pk FLOPRate, ok bool) Cost {
+// capped is cappedHeld with the peak of c.DType given (ok: the device
+// has one).
+func (p *Processor) capped(c Cost, pk FLOPRate, ok bool, held float64) Cost {
+	if !(held > 0 && held < 1) {
+		held = 1
+	}
 	w := p.power(c, pk, ok)
 	c.Power = w
 	pw := &p.PowerModel
@@ -239,12 +263,17 @@ func (p *Processor) capped(c Cost, pk FLOPRate, ok bool) Cost {
 		// whole kernel slows until its draw fits, its traffic's energy
 		// per byte kept (and its compute's, which a lower clock would
 		// only lower: a bound on the time from below).
-		c.Time = Seconds(float64(c.Time) * dyn / avail)
+		// From the held clock, whose stretch the caller adds: the
+		// kernel takes max(dyn/avail, 1/held) of its time in all.
+		c.Time = Seconds(float64(c.Time) * math.Max(1, held*dyn/avail))
 		c.Power = lim
 		return c
 	}
+	// The clock that meets the limit, of the boost clock, and of the
+	// clock held.
 	r := math.Pow((avail-mem)/(dyn-mem), 1/ClockExponent)
-	if r > 0 && c.Compute > 0 {
+	r = math.Min(1, r/held)
+	if r > 0 && r < 1 && c.Compute > 0 {
 		stretched := float64(c.Compute) / r
 		if over := stretched - math.Max(float64(c.Compute), float64(c.Memory)); over > 0 {
 			c.Time += Seconds(over)

@@ -375,7 +375,8 @@ func (c *coster) price(k model.Kernel) (model.Cost, float64) {
 		return c.attentionCost(k)
 	case model.GroupedGEMM:
 		c.check(k.Compute())
-		co = c.p.GroupedGEMMCost(k)
+		co = c.p.CappedMatrix(c.p.GroupedGEMMCost(k))
+		return co, c.relErr(k, co.DType)
 	case model.Scan:
 		c.check(k.DType)
 		co = c.p.ScanCost(k)
@@ -392,7 +393,7 @@ func (c *coster) price(k model.Kernel) (model.Cost, float64) {
 // gemmCost is price for a GEMM, without boxing it.
 func (c *coster) gemmCost(g model.GEMM) (model.Cost, float64) {
 	c.check(g.Compute())
-	co := c.p.Capped(c.dequant(g, c.p.GEMMCost(g)))
+	co := c.p.CappedMatrix(c.dequant(g, c.p.GEMMCost(g)))
 	return co, c.relErr(g, co.DType)
 }
 

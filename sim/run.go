@@ -87,6 +87,12 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 	if err := powerLimit(&p, sc); err != nil {
 		return nil, err
 	}
+	if sc.Mode == Training && shape.Arch != CNN {
+		// A step's matrix kernels run at the sustained clock
+		// (sustainedStretch), from which a limit lowers it further
+		// only as far as its power needs (model.Processor.CappedMatrix).
+		p.PowerModel.Held = p.PowerModel.SustainedShare()
+	}
 	if err := attentionKernel(&p, sys.Device, sc.Attention); err != nil {
 		return nil, err
 	}

@@ -138,12 +138,17 @@ func (r *runner) gradBufferOps(params float64) []model.Op {
 
 // sustainedStretch is what a training step adds to its matrix kernels'
 // time per unit of it: 1/s − 1 for the device's sustained share s
-// (model.PowerParams.Sustained). A step keeps the tensor cores busy for
+// (model.PowerParams.Sustained, which run holds the processor's matrix
+// kernels at: PowerParams.Held). A step keeps the tensor cores busy for
 // seconds, the regime in which the power limiter has lowered the clocks;
 // the kernel tables the costs come from timed most shapes in bursts of a
-// few milliseconds, before it acts.
+// few milliseconds, before it acts. A --power-cap's own stretch is priced
+// from this clock (model.Processor.CappedMatrix), not on top of it.
 func (r *runner) sustainedStretch() model.Seconds {
-	s := r.c.p.PowerModel.SustainedShare()
+	s := r.c.p.PowerModel.Held
+	if !(s > 0 && s < 1) {
+		return 0
+	}
 	return model.Seconds(1/s - 1)
 }
 

@@ -30,9 +30,9 @@ func commands() map[string]command {
 		"sweep":       {"simulate the cartesian product of scenarios", runSweepCmd},
 		"plan":        {"capacity plans: the fewest GPUs serving a load under latency SLOs; the highest rate a deployment sustains; training layouts ranked on a system", runPlanCmd},
 		"serve":       {"a serving engine under load: TTFT, TPOT, throughput per request", runServeCmd},
-		"plot":        {"rooflines, breakdowns, memory and sweep charts", runPlotCmd},
+		"plot":        {"rooflines, breakdowns, memory, energy, GEMM and sweep charts", runPlotCmd},
 		"sensitivity": {"how TTFT, TPOT, max batch and throughput at an SLO change per 10% more bandwidth, peak, capacity, link", runSensitivityCmd},
-		"mlperf":      {"the MLPerf Inference datacenter suite: Offline and Server results", runMLPerfCmd},
+		"mlperf":      {"MLPerf Inference (the datacenter suite, Offline and Server) and MLPerf Training (time to train)", runMLPerfCmd},
 		"version":     {"print the version", runVersionCmd},
 		"completion":  {"a shell completion script: perfsim completion bash|zsh|fish", runCompletionCmd},
 	}
