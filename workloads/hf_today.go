@@ -205,7 +205,7 @@ func (h *hfReader) today(c *Config, arch string) {
 		h.int("initial_context_length", 0)
 		h.window(c, false)
 		if h.quant() == "mxfp4" {
-			c.ExpertWeights = "fp4"
+			c.ExpertWeights = "mxfp4"
 		}
 	case "Mamba2ForCausalLM":
 		c.Position = "none"
