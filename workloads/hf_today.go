@@ -189,7 +189,13 @@ func (h *hfReader) today(c *Config, arch string) {
 			h.warn(fmt.Errorf("num_nextn_predict_layers: the %d multi-token-prediction layer(s) are not modelled (speculative decoding)", n))
 		}
 		if h.quant() == "fp8" {
+			// Every linear layer ships in fp8 (DeepSeek-V3 report, §3.3:
+			// "FP8 for GEMMs in Linear operators"; the embedding, output
+			// head and gating stay wider); expert_weights takes the
+			// experts, the rest follow --weights.
+			h.applied()
 			c.ExpertWeights = "fp8"
+			h.warn(errors.New("quantization_config: fp8 applied to the routed experts (expert_weights); the other linear layers, fp8 in the checkpoint too, are priced in --weights (give --weights fp8 to price them as shipped)"))
 		}
 	case "GptOssForCausalLM":
 		attention()
@@ -205,6 +211,9 @@ func (h *hfReader) today(c *Config, arch string) {
 		h.int("initial_context_length", 0)
 		h.window(c, false)
 		if h.quant() == "mxfp4" {
+			// modules_to_not_convert: attention, router, embeddings and
+			// LM head stay bf16; the experts alone are MXFP4.
+			h.applied()
 			c.ExpertWeights = "mxfp4"
 		}
 	case "Mamba2ForCausalLM":
@@ -375,9 +384,10 @@ func (h *hfReader) intList(key string) []int {
 	return out
 }
 
-// quant returns quantization_config's quant_method, "" when absent.
+// quant returns quantization_config's quant_method, "" when absent. The
+// key stays unread until the caller applies the method (applied): one it
+// does not apply is reported by LoadHF as not applied.
 func (h *hfReader) quant() string {
-	h.asked["quantization_config"] = true
 	q, ok := h.raw["quantization_config"].(map[string]any)
 	if !ok {
 		return ""
@@ -385,6 +395,9 @@ func (h *hfReader) quant() string {
 	m, _ := q["quant_method"].(string)
 	return strings.ToLower(m)
 }
+
+// applied marks quantization_config as read and applied.
+func (h *hfReader) applied() { h.asked["quantization_config"] = true }
 
 // warn records a warning: something read but not modelled, or a key
 // not read.
