@@ -76,3 +76,50 @@ func TestHF_quantizationConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestHF_layerListsBad: a bad entry in Nemotron-H's hybrid_override_pattern
+// is one error at its line (a MoE layer 'E' had also left two
+// lineless "layer_types: entry 51: unknown kind" errors behind it), and
+// Qwen3-MoE's mlp_only_layers naming a layer the model has not is an
+// error at its line (layer 60 of 48 had been dropped without a word).
+func TestHF_layerListsBad(t *testing.T) {
+	read := func(name string, edit func(map[string]any)) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "hf", "today", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw map[string]any
+		if err := json.Unmarshal(b, &raw); err != nil {
+			t.Fatal(err)
+		}
+		edit(raw)
+		b, err = json.MarshalIndent(raw, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tt := range []struct {
+		name, src string
+		want      string
+	}{
+		{"nemotron E", read("nemotron-h-8b.json", func(r map[string]any) {
+			p := r["hybrid_override_pattern"].(string)
+			r["hybrid_override_pattern"] = p[:len(p)-1] + "E"
+		}), "hybrid_override_pattern: character 51 is 'E'"},
+		{"mlp_only_layers", read("qwen3-30b-a3b.json", func(r map[string]any) { r["mlp_only_layers"] = []any{0, 1, 60} }),
+			"mlp_only_layers: layer 60 of 48"},
+		{"mlp_only_layers negative", read("qwen3-30b-a3b.json", func(r map[string]any) { r["mlp_only_layers"] = []any{-1} }),
+			"mlp_only_layers: layer -1 of 48"},
+	} {
+		_, err := LoadHF(strings.NewReader(tt.src), "l/config.json")
+		if err == nil {
+			t.Errorf("%s: loaded", tt.name)
+			continue
+		}
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], tt.want) || !strings.HasPrefix(lines[0], "workloads: l/config.json:") {
+			t.Errorf("%s: error %q, want one at its line with %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -118,6 +119,11 @@ func (h *hfReader) today(c *Config, arch string) {
 			h.bool("norm_topk_prob", true)
 			step := h.int("decoder_sparse_step", 1)
 			only := h.intList("mlp_only_layers")
+			for _, j := range only {
+				if j < 0 || j >= c.Layers {
+					h.bad("mlp_only_layers", fmt.Errorf("layer %d of %d: want indices from 0 to %d", j, c.Layers, c.Layers-1))
+				}
+			}
 			if step > 1 || len(only) > 0 {
 				c.MLPTypes = periodic(c.Layers, func(i int) string {
 					for _, j := range only {
@@ -271,8 +277,11 @@ func (h *hfReader) today(c *Config, arch string) {
 			case '-':
 				c.LayerTypes[i], c.MLPTypes[i] = MixerNone, MLPDense
 			default:
+				// Every bad character is reported; the layer is left
+				// empty, so that the lists stay whole and nothing is
+				// reported again without a line.
 				h.bad("hybrid_override_pattern", fmt.Errorf("character %d is %q (want M, * or -; MoE layers E are not read)", i, ch))
-				return
+				c.LayerTypes[i], c.MLPTypes[i] = MixerNone, MLPNone
 			}
 		}
 	}
@@ -373,13 +382,15 @@ func (h *hfReader) intList(key string) []int {
 	if !ok {
 		return nil
 	}
-	out := make([]int, 0, len(v))
-	for _, x := range v {
-		if n, ok := x.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				out = append(out, int(i))
-			}
+	out := make([]int, 0, min(len(v), maxDim))
+	for i, x := range v {
+		n, ok := x.(json.Number)
+		j, err := n.Int64()
+		if !ok || err != nil || j < math.MinInt32 || j > math.MaxInt32 {
+			h.bad(key, fmt.Errorf("entry %d is %v: want an integer", i, x))
+			return nil
 		}
+		out = append(out, int(j))
 	}
 	return out
 }
