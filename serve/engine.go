@@ -312,7 +312,8 @@ const gib = 1 << 30
 //     layout and the device are derived as ServerArgs.__post_init__ does
 //     (python/sglang/srt/server_args.py at sgl-project/sglang@f8b03269,
 //     v0.4.0): mem_fraction_static, of the memory free once the CUDA
-//     context and NCCL are up (the usable memory less the reserve), for
+//     context and NCCL are up (the usable memory less SGLangKeptBack:
+//     0.30 GiB at TP 1, 1.94 GiB above, from SGLang's logs), for
 //     weights and KV pool (SGLangKVTokens), by TP size
 //     (SGLangMemFraction: 0.88 at TP 1, 0.87 at 2, 0.85 at 4, 0.81 at
 //     8, 0.79 from 16), chunked_prefill_size 8192, or 2048
@@ -391,7 +392,7 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
 			Graphs: true, Capture: CaptureSGLang, GraphMaxBatch: SGLangGraphMaxBatch(capacity), ReqPool: true, LPM: true, RequeueBack: true,
 			AsyncOutput: true, AllReduce: "vllm", Headroom: SGLangHeadroom(SGLangConservativeness), ReserveFirst: true,
-			Source: "SGLang v0.4.0 (sgl-project/sglang@f8b03269): python/sglang/srt/server_args.py ServerArgs.__post_init__ (mem_fraction_static by TP size, chunked_prefill_size and cuda_graph_max_bs by GPU memory, schedule_policy lpm, disable_overlap_schedule false, schedule_conservativeness 1), model_executor/model_runner.py init_torch_distributed and profile_max_num_token with utils.py get_available_gpu_memory (the KV pool: mem_fraction_static of the memory free after the CUDA context and NCCL, less the weights), managers/tp_worker.py and model_executor/model_runner.py (max_running_requests from the request pool), managers/scheduler.py (prefill batches first, retracted requests to the back of the queue), managers/schedule_policy.py (LPM order, PrefillAdder) and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20), model_executor/cuda_graph_runner.py (capture_bs 1, 2, 4, 8 to 160 by 8, padding with the logits in the graph); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079); disaggregated, the decode instance pre-allocates a request's KV before its prefill (python/sglang/srt/disaggregation/prefill.py bootstrap queue and decode.py PreallocQueue, sgl-project/sglang@000c2b94 and @278e503a)"}, nil
+			Source: "SGLang v0.4.0 (sgl-project/sglang@f8b03269): python/sglang/srt/server_args.py ServerArgs.__post_init__ (mem_fraction_static by TP size, chunked_prefill_size and cuda_graph_max_bs by GPU memory, schedule_policy lpm, disable_overlap_schedule false, schedule_conservativeness 1), model_executor/model_runner.py init_torch_distributed and profile_max_num_token with utils.py get_available_gpu_memory (the KV pool: mem_fraction_static of the memory free after the CUDA context and NCCL, less the weights; serve.SGLangKeptBack: 0.30 GiB at TP 1 and 1.94 GiB at TP > 1, the H100's 79.11 GiB less the first reading in SGLang's logs, docs.sglang.ai send_request 2025-01-23 and sgl-project/sglang#2174), managers/tp_worker.py and model_executor/model_runner.py (max_running_requests from the request pool), managers/scheduler.py (prefill batches first, retracted requests to the back of the queue), managers/schedule_policy.py (LPM order, PrefillAdder) and global_config.py (the decode reserve: new_token_ratio 0.7 decaying to 0.098 over 600 steps, retract_decode_steps 20), model_executor/cuda_graph_runner.py (capture_bs 1, 2, 4, 8 to 160 by 8, padding with the logits in the graph); lmsys.org/blog/2024-12-04-sglang-v0-4 (zero-overhead batch scheduler); vLLM's custom all-reduce within a node (vllm.distributed at v0.4.0; sgl-kernel's port from April 2025, sgl-project/sglang#5079); disaggregated, the decode instance pre-allocates a request's KV before its prefill (python/sglang/srt/disaggregation/prefill.py bootstrap queue and decode.py PreallocQueue, sgl-project/sglang@000c2b94 and @278e503a)"}, nil
 	case "trtllm", "tensorrt-llm":
 		return Engine{Name: "trtllm", MaxSeqs: 256, MaxTokens: 8192, Chunked: true, BlockSize: 64,
 			MemFraction: 0.9, MemBase: OfFree, Policy: DecodeFirst, Admission: Reserve, Buffers: TRTLLM014Buffers,
@@ -472,6 +473,15 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 			m.Reserve = *sc.Reserve
 		}
 	}
+	if e.MemBase == OfTotalStatic {
+		// SGLang's: what the CUDA context and the communicators hold
+		// before its first reading (SGLangKeptBack), in place of the
+		// device's flat reserve; a reserve set in the scenario stands
+		// for it.
+		if sc := p.Scenario(); sc.Reserve == nil {
+			m.Reserve = SGLangKeptBack(max(sc.TP, 1) * max(sc.PP, 1))
+		}
+	}
 	// Buffers allocated before the KV cache come off what it is sized
 	// from in full (TRTLLMBufferSet: TensorRT-LLM allocates them first).
 	held := float64(m.Weights + m.Activations + m.Reserve + m.Buffers)
@@ -502,7 +512,7 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		}
 	case OfTotalStatic:
 		// SGLang's total is what the CUDA context and NCCL leave (the
-		// reserve); the weights and any buffers of the engine's own,
+		// reserve, SGLangKeptBack); the weights and any buffers of the engine's own,
 		// loaded after that reading, come off the fraction of it.
 		sc := p.Scenario()
 		tokens = SGLangKVTokens(model.Bytes(c)-m.Reserve, m.Weights+m.Buffers, e.MemFraction, unit, max(sc.TP, 1)*max(sc.PP, 1))

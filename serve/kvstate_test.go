@@ -41,9 +41,9 @@ func heldBytes(res *serve.Result, state, growth float64) (most float64, running 
 // kvBudget returns the bytes vLLM gives its KV cache on one device
 // (gpu_memory_utilization of the usable memory less weights,
 // activations, runtime buffers and reserve) or SGLang does
-// (mem_fraction_static of what the reserve leaves, less the weights and
-// runtime buffers), with the state of one sequence and the attention KV
-// per token of m.
+// (mem_fraction_static of what the memory it keeps back, SGLangKeptBack,
+// leaves, less the weights and runtime buffers), with the state of one
+// sequence and the attention KV per token of m.
 func kvBudget(t *testing.T, e serve.Engine, p *sim.Pricer) (budget, state, growth float64) {
 	t.Helper()
 	_, m, err := e.KVCapacity(p)

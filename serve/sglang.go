@@ -22,6 +22,55 @@ import (
 // 24 GiB cards are under 24,600 MiB, the next is 32 GiB).
 const SGLangSmallGPU = model.Bytes(25000 << 20)
 
+// What SGLang v0.4.0 keeps back. Its code keeps nothing back by name:
+// ModelRunner.init_torch_distributed (model_executor/model_runner.py)
+// sets the device, brings up torch.distributed and vLLM's model-parallel
+// groups (pynccl's communicator and the custom all-reduce at TP > 1) and
+// only then reads "total", the free memory (SGLangKVTokens). What the
+// CUDA context and the communicators hold by then is therefore outside
+// total, and is what the preset takes off the usable memory in place of
+// the device's flat reserve. No source sizes it from the code; SGLang's
+// own logs give the reading ("Load weight begin. avail mem=…", the
+// same get_available_gpu_memory taken right after, in GiB), and the
+// figures below are the usable memory of perfsim's H100 SXM, 79.11 GiB
+// (hardware/devices/h100-sxm.toml, the CUDA total PyTorch reports), less
+// that reading. Both are from 80 GB GPUs; they are taken for every
+// device (the catalog has no measured context per GPU generation; the
+// A100 80GB's usable memory, 79.15 GiB, is within 0.04 GiB of the H100's).
+
+// SGLangContext is the memory gone before SGLang's first reading at
+// TP 1: the CUDA context (torch.distributed at world size 1 creates no
+// communicator): 79.11 − 78.81 GiB. 78.81 GiB is SGLang's log at TP 1 on
+// an 80 GB GPU, Llama 3.1 8B, mem_fraction_static 0.88
+// (docs.sglang.ai/start/send_request.html, built 2025-01-23, SGLang
+// v0.4.1-era server_args; the same 78.81 in SGLang's CI log of
+// 2025-01-15). PyTorch measured a CUDA context of 287,047,680 B (0.27
+// GiB) with lazy module loading, 666,632,192 B without
+// (pytorch/pytorch#86509), which agrees.
+const SGLangContext = model.Bytes(0.30 * gib)
+
+// SGLangDistributed is the memory gone before SGLang's first reading at
+// TP > 1: the CUDA context, pynccl's NCCL communicator (brought up with a
+// warm-up all-reduce) and the custom all-reduce's buffers: 79.11 − 77.17
+// GiB, 77.17 GiB being the lower of the two ranks' readings in a TP 2
+// log of 2024-11-25, a week before v0.4.0 (sgl-project/sglang#2174, test
+// output in its description; an 80 GB GPU, not named: the readings
+// exceed a 40 GB card's and fall short of a 94 GB one's). ONE READING
+// at TP 2, taken for every TP > 1: NCCL's memory grows with its channels
+// and, on NVSwitch systems, NVLink SHARP's buffers, and no v0.4.0-era
+// reading at TP 4 or 8 was found.
+const SGLangDistributed = model.Bytes(1.94 * gib)
+
+// SGLangKeptBack returns the memory SGLang v0.4.0 finds gone before it
+// reads "total" on each device of a replica of ranks devices:
+// SGLangContext at one rank, SGLangDistributed at more.
+func SGLangKeptBack(ranks int) model.Bytes {
+	if ranks > 1 {
+		return SGLangDistributed
+	}
+	return SGLangContext
+}
+
 // SGLangMemFraction returns mem_fraction_static as SGLang v0.4.0 defaults
 // it for a TP size (server_args.py ServerArgs.__post_init__: 0.79 from TP
 // 16, 0.81 from 8, 0.85 from 4, 0.87 from 2, else 0.88). It has no
@@ -54,8 +103,7 @@ func SGLangMemFraction(tp int) float64 {
 //     get_available_gpu_memory (python/sglang/srt/utils.py), the free
 //     memory cudaMemGetInfo reports after torch.cuda.empty_cache, in GiB
 //     (bytes / 2^30). total is therefore what the CUDA context and the
-//     communicators leave; perfsim's figure for those is the device's
-//     reserve, so total = usable − reserve.
+//     communicators leave: total = usable − SGLangKeptBack.
 //   - the weights load; profile_max_num_token reads "available" the same
 //     way (total less the weights and whatever else was allocated since,
 //     loaded) and keeps rest = available − total × (1 − frac) for the

@@ -93,7 +93,7 @@ func TestSGLangReqSlots(t *testing.T) {
 }
 
 // TestSGLangPreset_runs: a run reports the running cap the request pool
-// sets (2049 for Llama 3.1 8B, context 131,072, on an A100: 433,639 KV
+// sets (2049 for Llama 3.1 8B, context 131,072, on an A100: 445,894 KV
 // tokens), and a user's --max-seqs under it stands.
 func TestSGLangPreset_runs(t *testing.T) {
 	sys, w := setup(t, "a100", "llama3.1-8b", 1)
@@ -115,8 +115,8 @@ func TestSGLangPreset_runs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Engine.MaxSeqs != c.want || res.KVTokens != 433639 {
-			t.Errorf("max seqs set to %d: ran with %d and %d KV tokens, want %d and 433,639", c.set, res.Engine.MaxSeqs, res.KVTokens, c.want)
+		if res.Engine.MaxSeqs != c.want || res.KVTokens != 445894 {
+			t.Errorf("max seqs set to %d: ran with %d and %d KV tokens, want %d and 445,894", c.set, res.Engine.MaxSeqs, res.KVTokens, c.want)
 		}
 	}
 }
@@ -167,27 +167,29 @@ func TestSGLangGraphMaxBatch(t *testing.T) {
 // ModelRunner.profile_max_num_token does (model_executor/model_runner.py,
 // utils.py get_available_gpu_memory; serve.SGLangKVTokens): "total" is the
 // memory free once the CUDA context and NCCL are up, before the weights
-// (the usable memory less the device's reserve, 79.11 − 2 GiB on an
-// H100), "available" what the weights leave of it, and the pool
-// available − (1 − mem_fraction_static) × total, in whole cells of the KV
-// bytes of one token (2 × KV heads per rank × head_dim × layers × 2
-// bytes). At TP > 1 both readings pass through float32 (the MIN
-// all-reduce). By hand (python, the same arithmetic):
-//   - Llama 3 8B, TP 1 (0.88): total 82,796,232,049 B, weights
-//     16,060,522,496 B, cell 131,072 B: ⌊433,350.3⌋;
-//   - Llama 3 70B, TP 4 (0.85): weights 35,276,853,248 B, cell 81,920 B:
-//     428,466;
+// (the usable memory less SGLangKeptBack: 79.11 − 0.30 GiB on an H100 at
+// TP 1, 79.11 − 1.94 GiB at TP > 1), "available" what the weights leave
+// of it, and the pool available − (1 − mem_fraction_static) × total, in
+// whole cells of the KV bytes of one token (2 × KV heads per rank ×
+// head_dim × layers × 2 bytes). At TP > 1 both readings pass through
+// float32 (the MIN all-reduce). By hand (python, the same arithmetic):
+//   - Llama 3 8B, TP 1 (0.88): total 84,621,593,149 B, weights
+//     16,060,522,496 B, cell 131,072 B: ⌊445,606.1⌋;
+//   - Llama 3 70B, TP 4 (0.85): total 82,860,654,592 B (float32),
+//     weights 35,276,853,248 B, cell 81,920 B: ⌊429,134.6⌋;
 //   - Llama 3 70B, TP 8 (0.81): weights 17,638,426,624 B, cell 40,960 B:
-//     1,206,702.
+//     ⌊1,207,976.2⌋.
 //
-// The whole usable memory had been taken as total (447,768, 450,748 and
-// 1,249,169). With no reserve the two agree; the activations of an
-// iteration (SGLang's share outside the static fraction) never move it.
+// The device's flat 2 GiB reserve had been taken off instead (433,350,
+// 428,466 and 1,206,702); the whole usable memory before that (447,768,
+// 450,748 and 1,249,169). With a reserve set in the scenario it stands
+// for SGLangKeptBack; the activations of an iteration (SGLang's share
+// outside the static fraction) never move the pool.
 func TestSGLangKVPool(t *testing.T) {
 	for _, c := range []struct {
 		mdl      string
 		tp, want int
-	}{{"llama3-8b", 1, 433350}, {"llama3-70b", 4, 428466}, {"llama3-70b", 8, 1206702}} {
+	}{{"llama3-8b", 1, 445606}, {"llama3-70b", 4, 429134}, {"llama3-70b", 8, 1207976}} {
 		sys, w := setup(t, "h100", c.mdl, c.tp)
 		e, err := serve.PresetFor("sglang", sys.Device.Memory.Limit(), c.tp)
 		if err != nil {
@@ -215,5 +217,63 @@ func TestSGLangKVPool(t *testing.T) {
 	sc.Reserve = &none
 	if kv, _, err := e.KVCapacity(pricer(t, sys, w, sc)); err != nil || kv != 447768 {
 		t.Errorf("no reserve: %d KV tokens (%v), want 447,768 (0.88 × 84,943,715,697 B − 16,060,522,496 B, over 131,072 B)", kv, err)
+	}
+}
+
+// TestSGLangKeptBack: SGLang v0.4.0 finds the CUDA context gone before its
+// first reading at TP 1, and the communicators too at TP > 1; the
+// preset's report names that figure as its reserve, whatever the
+// device's own reserve.
+func TestSGLangKeptBack(t *testing.T) {
+	for _, c := range []struct {
+		ranks int
+		want  model.Bytes
+	}{{1, serve.SGLangContext}, {2, serve.SGLangDistributed}, {8, serve.SGLangDistributed}} {
+		if got := serve.SGLangKeptBack(c.ranks); got != c.want {
+			t.Errorf("%d ranks: %v kept back, want %v", c.ranks, got, c.want)
+		}
+	}
+	if !(serve.SGLangContext < serve.SGLangDistributed) {
+		t.Errorf("context %v, with the communicators %v: want more with them", serve.SGLangContext, serve.SGLangDistributed)
+	}
+	for _, c := range []struct {
+		mdl string
+		tp  int
+	}{{"llama3-8b", 1}, {"llama3-70b", 4}} {
+		tp := c.tp
+		sys, w := setup(t, "h100", c.mdl, tp)
+		saved := sys.Device.Memory.Reserve
+		sys.Device.Memory.Reserve = 6 << 30 // not the device's: SGLang's own
+		e, _ := serve.PresetFor("sglang", sys.Device.Memory.Limit(), tp)
+		sc := sim.Default()
+		sc.TP = tp
+		_, m, err := e.KVCapacity(pricer(t, sys, w, e.Scenario(sc)))
+		sys.Device.Memory.Reserve = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Reserve != serve.SGLangKeptBack(tp) {
+			t.Errorf("TP %d: reserve %v, want SGLang's %v", tp, m.Reserve, serve.SGLangKeptBack(tp))
+		}
+	}
+}
+
+// TestSGLangKVPool_log: SGLang's own log of Llama 3.1 8B on an 80 GB GPU
+// at TP 1 with the default mem_fraction_static 0.88
+// (docs.sglang.ai/start/send_request.html, built 2025-01-23) reads
+// "max_total_num_tokens=444500". Its first reading (78.81 GiB) is where
+// SGLangContext comes from, so this checks the rest of the chain: the
+// weights (the log's 15.09 GiB against perfsim's 14.96), the fraction
+// and the cell. Within 0.5% (445,606 here, +0.25%).
+func TestSGLangKVPool_log(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3.1-8b", 1)
+	e, _ := serve.PresetFor("sglang", sys.Device.Memory.Limit(), 1)
+	kv, _, err := e.KVCapacity(pricer(t, sys, w, e.Scenario(sim.Default())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const logged = 444500
+	if d := float64(kv)/logged - 1; d < -0.005 || d > 0.005 {
+		t.Errorf("%d KV tokens, SGLang's log %d: %+.2f%%, want within 0.5%%", kv, logged, 100*d)
 	}
 }

@@ -217,6 +217,14 @@ type Scenario struct {
 	// PowerCap is a device power limit below the hardware's cap (0: the
 	// cap): kernels that would draw more run at lower clocks (energy.go).
 	PowerCap model.Watts
+	// Sustained runs an inference's kernels at the device's sustained
+	// clocks (hardware [power] sustained: the share of the tables' compute
+	// rate kept when the matrix units run for seconds on end), as a run
+	// whose kernels follow one another for minutes (an MLPerf run, at
+	// least 600 s) does; false prices them at the clocks the kernel
+	// tables were timed at, in bursts. A training step always runs at the
+	// sustained clocks (train_kernels.go), and does not read it.
+	Sustained bool
 
 	// Exec is how the framework runs the prefill (a CNN's forward pass)
 	// and the training passes: see Exec. Decode steps follow NoGraphs.

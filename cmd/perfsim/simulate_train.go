@@ -103,7 +103,7 @@ func (o *trainFlags) catalogSystem(fs *pflag.FlagSet, n int) (*hardware.System, 
 	}
 	sys, err := hardware.LookupSystem(o.system, n)
 	if errors.Is(err, hardware.ErrUnknownSystem) {
-		return nil, usagef("--system: %v", err)
+		return nil, systemError(o.system, err, true)
 	}
 	return sys, err
 }
