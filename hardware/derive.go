@@ -317,6 +317,9 @@ func setKey(d, base *Device, k, v string) error {
 		if err != nil {
 			return err
 		}
+		if dt == model.MXFP4 { // a storage format: its peak is fp4's
+			dt = model.FP4
+		}
 		x, err := model.ParseFLOPRate(v)
 		if err == nil && (!(x > 0) || math.IsInf(float64(x), 0)) {
 			err = fmt.Errorf("want a positive compute rate, not %s", v)

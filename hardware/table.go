@@ -360,6 +360,9 @@ func (t *table) dtypeKeys(reserved ...string) []dtypeKey {
 			continue
 		}
 		d, err := model.ParseDType(k)
+		if d == model.MXFP4 { // a storage format: its peak is fp4's, as "mxfp4" has always been read
+			d = model.FP4
+		}
 		switch {
 		case err != nil:
 			msg := fmt.Errorf("unknown data type %q (want one of %s)", t.join(k), dtypeList())

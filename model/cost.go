@@ -224,6 +224,7 @@ func (p *Processor) Peak(d DType) (FLOPRate, bool) {
 // computes it in instead.
 var fallback = map[DType][]DType{
 	FP4:     {FP8, FP16, BF16},
+	MXFP4:   {FP8, FP16, BF16},
 	INT4:    {INT8, FP8, FP16, BF16},
 	INT8:    {FP8, FP16, BF16},
 	FP8:     {FP16, BF16},

@@ -23,6 +23,12 @@ const (
 	INT8
 	INT4
 	FP4
+	// MXFP4 is the OCP microscaling 4-bit float (E2M1 with one E8M0
+	// scale per 32 values), the format gpt-oss ships its experts in. It
+	// computes at the fp4 peak (Peak) and differs from FP4 (NVFP4) only
+	// in its block scales (ScaleOverhead). It is a storage format, not in
+	// DTypes, whose entries each name a peak a device may list.
+	MXFP4
 )
 
 var dtypeNames = [...]string{
@@ -37,6 +43,7 @@ var dtypeNames = [...]string{
 	INT8:    "int8",
 	INT4:    "int4",
 	FP4:     "fp4",
+	MXFP4:   "mxfp4",
 }
 
 // Size in bytes of one element as stored. TF32 is stored in 32 bits. The
@@ -44,7 +51,7 @@ var dtypeNames = [...]string{
 // sizes the weights (see ScaleOverhead).
 var dtypeSizes = [...]float64{
 	FP64: 8, FP32: 4, TF32: 4, BF16: 2, FP16: 2,
-	FP8: 1, FP8E5M2: 1, INT8: 1, INT4: 0.5, FP4: 0.5,
+	FP8: 1, FP8E5M2: 1, INT8: 1, INT4: 0.5, FP4: 0.5, MXFP4: 0.5,
 }
 
 // CommType is the type that the collectives of the residual stream (the
@@ -94,7 +101,7 @@ var dtypeAliases = map[string]DType{
 	"float16":  FP16, "half": FP16,
 	"fp8e4m3": FP8, "e4m3": FP8, "float8_e4m3fn": FP8, "fp8_e4m3": FP8,
 	"e5m2": FP8E5M2, "float8_e5m2": FP8E5M2, "fp8_e5m2": FP8E5M2,
-	"nvfp4": FP4, "mxfp4": FP4,
+	"nvfp4": FP4,
 }
 
 // ParseDType parses a data type name such as "bf16" or "fp8"; case is ignored.
@@ -130,10 +137,14 @@ func (d DType) Size() float64 {
 func (d DType) Bytes(n float64) Bytes { return Bytes(n * d.Size()) }
 
 // Peak returns the data type whose peak rate d computes at: FP8E5M2
-// computes at the fp8 peak; every other type is its own.
+// computes at the fp8 peak, MXFP4 at the fp4 one; every other type is its
+// own.
 func (d DType) Peak() DType {
-	if d == FP8E5M2 {
+	switch d {
+	case FP8E5M2:
 		return FP8
+	case MXFP4:
+		return FP4
 	}
 	return d
 }
@@ -162,13 +173,17 @@ func (*DType) Type() string         { return "dtype" }
 // (GPTQ/AWQ group size 128; source: Frantar et al., GPTQ, 2022) is
 // 2 bytes per 64 bytes, 3.1%; one fp8 scale per 16 fp4 values (NVFP4;
 // source: NVIDIA Blackwell architecture technical brief) is 1 byte per 8,
-// 12.5%.
+// 12.5%; one E8M0 scale per 32 fp4 values (MXFP4; source: OCP
+// Microscaling Formats (MX) Specification v1.0, 2023) is 1 byte per 16,
+// 6.25%.
 func (d DType) ScaleOverhead() float64 {
 	switch d {
 	case INT4:
 		return 2.0 / 64
 	case FP4:
 		return 1.0 / 8
+	case MXFP4:
+		return 1.0 / 16
 	}
 	return 0
 }

@@ -62,7 +62,7 @@ func ExampleParseDType() {
 	fmt.Println(err)
 	// Output:
 	// fp8 1 3.5 GB
-	// unknown data type "fp12" (want one of fp64, fp32, tf32, bf16, fp16, fp8, fp8e5m2, int8, int4, fp4)
+	// unknown data type "fp12" (want one of fp64, fp32, tf32, bf16, fp16, fp8, fp8e5m2, int8, int4, fp4, mxfp4)
 }
 
 func ExampleCommType() {
@@ -86,5 +86,32 @@ func TestVocabType(t *testing.T) {
 		if got := VocabType(c.w); got != c.want {
 			t.Errorf("VocabType(%v) = %v, want %v", c.w, got, c.want)
 		}
+	}
+}
+
+// TestMXFP4: gpt-oss's MXFP4 is its own storage format (an E8M0 scale per
+// 32 values, 1/16 of the packed bytes; NVFP4's fp8 scale per 16 is 1/8),
+// computed at the fp4 peak, or at fp8 on a device without one.
+func TestMXFP4(t *testing.T) {
+	d, err := ParseDType("MXFP4")
+	if err != nil || d != MXFP4 {
+		t.Fatalf("ParseDType(MXFP4) = %v, %v", d, err)
+	}
+	if n, _ := ParseDType("nvfp4"); n != FP4 {
+		t.Errorf("nvfp4 parsed as %v, want fp4", n)
+	}
+	if MXFP4.Size() != 0.5 || MXFP4.ScaleOverhead() != 1.0/16 || FP4.ScaleOverhead() != 1.0/8 {
+		t.Errorf("mxfp4 size %g scales %g, fp4 scales %g: want 0.5, 1/16, 1/8", MXFP4.Size(), MXFP4.ScaleOverhead(), FP4.ScaleOverhead())
+	}
+	if MXFP4.Peak() != FP4 || MXFP4.String() != "mxfp4" {
+		t.Errorf("mxfp4 computes at %v, prints as %q", MXFP4.Peak(), MXFP4.String())
+	}
+	b := Processor{Bandwidth: 1, Matrix: map[DType]FLOPRate{FP4: 9, FP8: 4}}
+	h := Processor{Bandwidth: 1, Matrix: map[DType]FLOPRate{FP8: 4}}
+	if got, ok := b.Supported(MXFP4); got != FP4 || !ok {
+		t.Errorf("with an fp4 peak mxfp4 runs at %v (%v), want fp4", got, ok)
+	}
+	if got, ok := h.Supported(MXFP4); got != FP8 || ok {
+		t.Errorf("without an fp4 peak mxfp4 runs at %v (%v), want fp8, emulated", got, ok)
 	}
 }

@@ -12,7 +12,8 @@ type Objective uint8
 
 const (
 	// FewestGPUs: the fewest GPUs, then the most tokens per second per
-	// GPU.
+	// GPU, then per user (deployments of as many GPUs that keep up carry
+	// the same load: SteadyTokens).
 	FewestGPUs Objective = iota
 	// LowestCost: the lowest cost per hour at the target load (its
 	// GPUs' price and the energy they draw at that load, as the Coster
@@ -48,7 +49,10 @@ func (o Objective) better(a, b *Candidate) bool {
 	if a.GPUs != b.GPUs {
 		return a.GPUs < b.GPUs
 	}
-	return a.TokensPerSecondPerGPU > b.TokensPerSecondPerGPU
+	if a.TokensPerSecondPerGPU != b.TokensPerSecondPerGPU {
+		return a.TokensPerSecondPerGPU > b.TokensPerSecondPerGPU
+	}
+	return a.TokensPerSecondPerUser > b.TokensPerSecondPerUser
 }
 
 // price sets c's cost per hour and per million output tokens, when q

@@ -13,7 +13,8 @@ import (
 // cheapest candidate that meets the SLO, where the GPU objective's is the
 // one with the fewest GPUs. The price here makes fp8 GPU-hours dear (as a
 // licence for a precision might), so the two answers differ: both precisions
-// meet the SLO on one GPU, fp8 with more tokens per second.
+// meet the SLO on one GPU, fp8 the faster per user (both carry the load:
+// the same tokens per second per GPU).
 func TestServe_costObjective(t *testing.T) {
 	var layouts []plan.Layout
 	for _, tp := range []int{1, 2} {
@@ -60,7 +61,7 @@ func TestServe_costObjective(t *testing.T) {
 	t.Logf("fewest GPUs: %v × dp %d (%d GPUs, %.3g per hour); cheapest: %v × dp %d (%d GPUs, %.3g per hour)",
 		byGPUs.Best.Layout, byGPUs.Best.DP, byGPUs.Best.GPUs, byGPUs.Best.CostPerHour, byCost.Best.Layout, byCost.Best.DP, byCost.Best.GPUs, byCost.Best.CostPerHour)
 	if byCost.Best.DType != model.BF16 || byGPUs.Best.DType != model.FP8 || !(byCost.Best.CostPerHour < byGPUs.Best.CostPerHour) {
-		t.Errorf("the cost objective chose %v, the GPU objective %v: want bf16 (cheaper) and fp8 (more tokens per GPU)", byCost.Best.Layout, byGPUs.Best.Layout)
+		t.Errorf("the cost objective chose %v, the GPU objective %v: want bf16 (cheaper) and fp8 (faster per user)", byCost.Best.Layout, byGPUs.Best.Layout)
 	}
 	q.Cost = nil
 	if _, err := plan.Serve(q); err == nil {

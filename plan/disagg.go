@@ -96,7 +96,7 @@ func searchPair(q ServeQuery, pr Pair, reqs []serve.Request) (cands []Candidate,
 		if err != nil {
 			return Candidate{}, nil, err
 		}
-		c := candidate(pr.Prefill, 1, x*gp+y*gd, res, q.SLO)
+		c := candidate(pr.Prefill, 1, x*gp+y*gd, rate, res, q.SLO)
 		c.DP = 0
 		c.Disagg = Disagg{PrefillTP: pr.Prefill.TP, PrefillPP: pr.Prefill.PP, DecodeTP: pr.Decode.TP, DecodePP: pr.Decode.PP, Prefill: x, Decode: y}
 		if err := q.price(&c, res); err != nil {

@@ -35,7 +35,7 @@ func TestServe_disagg(t *testing.T) {
 	if p.Seen != 6 || len(p.Problems) != 1 {
 		t.Errorf("%d seen, problems %v; want 6 and the tp8 + tp8 pair pruned", p.Seen, p.Problems)
 	}
-	reqs, _ := wl.Requests()
+	reqs, _ := plan.Requests(wl)
 	n := 0
 	for _, c := range p.All {
 		if c.Meets && p.Best != nil && c.GPUs < p.Best.GPUs {
@@ -55,7 +55,7 @@ func TestServe_disagg(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.TTFT.P99 != c.TTFTP99 || res.TPOT.P99 != c.TPOTP99 || c.GPUs != d.Prefill*d.PrefillTP*d.PrefillPP+d.Decode*d.DecodeTP*d.DecodePP ||
-			math.Abs(c.TokensPerSecondPerGPU*float64(c.GPUs)/res.OutputTokensPerSecond-1) > 1e-12 || c.Meets != q.SLO.Meets(res) {
+			math.Abs(c.TokensPerSecondPerGPU*float64(c.GPUs)/plan.SteadyTokens(wl.Rate, res)-1) > 1e-12 || c.Meets != q.SLO.Meets(res) {
 			t.Errorf("%v: reported TTFT p99 %g, TPOT p99 %g, %d GPUs; simulated %g, %g", c, c.TTFTP99, c.TPOTP99, c.GPUs, res.TTFT.P99, res.TPOT.P99)
 		}
 	}

@@ -9,7 +9,9 @@
 // no KV cache, a request that cannot fit) and what cannot meet the load
 // (fewer replicas than the rate over one replica's throughput at maximum
 // load, an optimistic bound), and simulates the rest; it counts what it
-// saw, pruned and simulated.
+// saw, pruned and simulated. serve.go holds the serving search
+// (ServeQuery, Candidate, SLO); cost.go its objective, the fewest GPUs or
+// the lowest cost (Objective, Coster).
 //
 // For training at scale (train.go: Train, perfsim plan train), the
 // layouts TP × PP × DP × CP × EP with micro-batch, pipeline schedule and
@@ -19,4 +21,8 @@
 // are ranked by step time, Why says where a runner-up loses, and the
 // closest miss is named when nothing fits. scaling.go: strong and weak
 // scaling over GPU counts.
+//
+// sensitivity.go: Sensitivity, what 10% more of each datasheet number
+// (bandwidth, peak, capacity, link; a Knob each) buys one scenario in
+// TTFT, TPOT, max batch and throughput at an SLO (perfsim sensitivity).
 package plan

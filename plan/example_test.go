@@ -51,9 +51,9 @@ func ExampleMaxRate() {
 		return
 	}
 	fmt.Printf("max rate %.4g req/s: TTFT p99 %v, TPOT p99 %v, %.4g output tokens/s\n",
-		r, model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), res.OutputTokensPerSecond)
+		r, model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), plan.SteadyTokens(r, res))
 	// Output:
-	// max rate 23.29 req/s: TTFT p99 151.4 ms, TPOT p99 29.65 ms, 4974 output tokens/s
+	// max rate 21.51 req/s: TTFT p99 146 ms, TPOT p99 30 ms, 5506 output tokens/s
 }
 
 // ExampleTrain ranks the layouts of Llama 3 8B on 64 H100s of DGX H100

@@ -38,7 +38,7 @@ func TestMaxRate_loose(t *testing.T) {
 			t.Fatalf("%s: MaxRate = %g", c.name, r)
 		}
 		w.Rate = 1.1 * r
-		reqs, _ := w.Requests()
+		reqs, _ := plan.Requests(w)
 		over, err := serve.Run(p, e, reqs, serve.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -124,5 +125,52 @@ func TestMaxRate_unattainable(t *testing.T) {
 	}
 	if r != 0 || res != nil {
 		t.Errorf("MaxRate = %g req/s (result %v), want 0 and none", r, res != nil)
+	}
+}
+
+// TestServe_steadyThroughput: a candidate's tokens/s per GPU is the load
+// it carries in steady state, whatever the run's length: the same over
+// 400 requests as over 4,000, and that of a 20,000-request run measured
+// first arrival to last completion (where the ramp-up and the drain are
+// under 1% of it). It had been the run's own figure, which the drain and
+// the arrivals' realized rate held down: 4,170 tokens/s per GPU over 400
+// requests, 5,009 over 4,000, of 5,120 offered.
+func TestServe_steadyThroughput(t *testing.T) {
+	deploy := deployer(t, "llama3-8b")
+	l := plan.Layout{TP: 1, PP: 1, DType: model.BF16}
+	w := serve.Workload{Arrival: serve.Poisson, Rate: 20, Seed: 1, Input: serve.Fixed(1024), Output: serve.Fixed(256)}
+	per := map[int]float64{}
+	for _, n := range []int{400, 4000} {
+		w.N = n
+		p, err := plan.Serve(plan.ServeQuery{Layouts: []plan.Layout{l}, MaxGPUs: 1, Deploy: deploy, Workload: w, SLO: plan.SLO{TTFTP99: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Best == nil {
+			t.Fatalf("%d requests: no answer: %+v", n, p.All)
+		}
+		per[n] = p.Best.TokensPerSecondPerGPU
+	}
+	pr, e, err := deploy(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.N = 20000
+	reqs, err := plan.Requests(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := serve.Run(pr, e, reqs, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tokens/s per GPU: %.0f over 400 requests, %.0f over 4,000; a 20,000-request run's %.0f", per[400], per[4000], long.OutputTokensPerSecond)
+	if d := math.Abs(per[400]/per[4000] - 1); d > 0.02 {
+		t.Errorf("400 requests: %.0f tokens/s per GPU, 4,000: %.0f (%.1f%% apart, want ≤ 2%%)", per[400], per[4000], 100*d)
+	}
+	for n, v := range per {
+		if d := math.Abs(v/long.OutputTokensPerSecond - 1); d > 0.02 {
+			t.Errorf("%d requests: %.0f tokens/s per GPU, %.1f%% from the long run's %.0f (want ≤ 2%%)", n, v, 100*d, long.OutputTokensPerSecond)
+		}
 	}
 }

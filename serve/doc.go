@@ -24,6 +24,12 @@
 //     (VLLMKVTokens): what gpu_memory_utilization covers (weights, the
 //     profile run's peak, memory outside torch such as NCCL's) and what
 //     it leaves out (the CUDA context, the CUDA graphs).
+//   - buffers.go, trtllm014.go: an engine's own runtime buffers and how
+//     they count against the KV cache's memory (BufferModel; TensorRT-LLM's
+//     sized by its build limits, TRTLLMBuffers, which trtllm-bench 0.14
+//     picks per model and layout, TRTLLMBench014); kvstate.go: the KV
+//     blocks of a model with a fixed state per sequence (Mamba-2, gated
+//     DeltaNet: StateBlocks).
 //   - graphs.go: how each engine captures and replays CUDA graphs
 //     (Engine.Capture): which iterations, up to which size, padded to
 //     which (vLLM v0.6.0, vLLM V1's piecewise graphs, SGLang v0.4.0).
@@ -35,10 +41,6 @@
 //   - schedule.go: the scheduler: admission, chunked prefill, the KV
 //     blocks each request takes, preemption when they run out, and
 //     multi-step decode.
-//   - source.go, records.go: RunWorkload, requests drawn from a seeded
-//     workload as the engine reaches them and never held, and the
-//     columns a run keeps of each request once it has left (36 bytes a
-//     request unless Options.Records asks for every Metrics).
 //   - replicas.go: RunReplicas, data-parallel replicas behind a
 //     round-robin router, each its own event loop reading its share of
 //     the requests; goodput.
@@ -62,7 +64,9 @@
 //     and the check of every request.
 //   - records.go: what a run keeps of a finished request (36 bytes:
 //     four times and the output length), from which every metric and
-//     summary is computed.
+//     summary is computed (every Metrics only where Options.Records
+//     asks); gaps.go: the inter-token gaps, a multiset of distinct
+//     iteration times with their counts.
 //   - metrics.go: per-request metrics (queueing, TTFT, TPOT, E2E) and
 //     their summaries (mean and percentiles), throughput, goodput, and
 //     the bookkeeping checks (Little's law).

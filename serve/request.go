@@ -222,6 +222,30 @@ func (w *Workload) Requests() ([]Request, error) {
 	return out, nil
 }
 
+// PinRate scales the arrival times of reqs, drawn by a Poisson or gamma
+// process (Workload.Requests) at rate per second, so that the last
+// arrives at len(reqs)/rate: the process conditioned on its realized
+// rate being rate. For i.i.d. exponential or gamma gaps, the gaps over
+// their sum are Dirichlet-distributed independently of the sum, so the
+// scaled times are exactly those of the process given that its n-th
+// arrival falls at n/rate. A run's realized rate otherwise strays by
+// about 1/√n: seed 1's 400 Poisson arrivals at 20 req/s span 22.3 s,
+// 17.9 req/s. A run with no arrival after time 0 is left alone.
+func PinRate(reqs []Request, rate float64) {
+	n := len(reqs)
+	if n == 0 || !(rate > 0) {
+		return
+	}
+	last := float64(reqs[n-1].Arrival)
+	if !(last > 0) {
+		return
+	}
+	k := float64(n) / rate / last
+	for i := range reqs {
+		reqs[i].Arrival = model.Seconds(float64(reqs[i].Arrival) * k)
+	}
+}
+
 // cursor returns a function that draws the workload's requests one at
 // a time, in order, from a source seeded with w.Seed (Validate first):
 // every cursor of a workload gives the same requests.

@@ -67,3 +67,37 @@ func TestWorkload_cvRange(t *testing.T) {
 		t.Errorf("cv 1e10: %v", err)
 	}
 }
+
+// TestPinRate: pinned, a Poisson or gamma draw's last request arrives at
+// n/rate exactly (seed 1's 400 Poisson arrivals at 20 req/s had spanned
+// 22.3 s, 17.9 req/s), in the same order and with the same gaps relative
+// to each other; a draw of one time (all at once) is left alone.
+func TestPinRate(t *testing.T) {
+	for _, w := range []serve.Workload{
+		{N: 400, Arrival: serve.Poisson, Rate: 20, Seed: 1, Input: serve.Fixed(10), Output: serve.Fixed(10)},
+		{N: 1000, Arrival: serve.Gamma, CV: 3, Rate: 7, Seed: 5, Input: serve.Fixed(10), Output: serve.Fixed(10)},
+		{N: 1, Arrival: serve.Poisson, Rate: 0.5, Seed: 2, Input: serve.Fixed(10), Output: serve.Fixed(10)},
+	} {
+		reqs, err := w.Requests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig := slices.Clone(reqs)
+		serve.PinRate(reqs, w.Rate)
+		n := len(reqs)
+		if got, want := float64(reqs[n-1].Arrival), float64(n)/w.Rate; math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("%v × %d at %g req/s: last arrival %g s, want %g", w.Arrival, n, w.Rate, got, want)
+		}
+		k := float64(reqs[n-1].Arrival / orig[n-1].Arrival)
+		for i := range reqs {
+			if math.Abs(float64(reqs[i].Arrival)-k*float64(orig[i].Arrival)) > 1e-9*float64(reqs[n-1].Arrival) || (i > 0 && reqs[i].Arrival < reqs[i-1].Arrival) {
+				t.Fatalf("%v: request %d at %v, unpinned %v (scale %g)", w.Arrival, i, reqs[i].Arrival, orig[i].Arrival, k)
+			}
+		}
+	}
+	at0 := []serve.Request{{Arrival: 0}, {Arrival: 0}}
+	serve.PinRate(at0, 3)
+	if at0[1].Arrival != 0 {
+		t.Errorf("requests at 0 moved to %v", at0[1].Arrival)
+	}
+}

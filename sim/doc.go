@@ -11,7 +11,7 @@
 //   - workload.go: the Workload interface sim needs (ops of a Phase at a
 //     shape, parameter counts, KV bytes per token, weight bytes, the
 //     Shape), declared here so that sim never imports package workloads;
-//     cmd/perfsim adapts workloads.Model to it.
+//     internal/simload adapts workloads.Model to it.
 //   - scenario.go: what is asked — mode, batch, lengths, data types,
 //     parallel degrees (TP, PP, DP), recomputation, optimizer, ZeRO stage —
 //     and Validate, whose *ScenarioError names the offending field as its
@@ -25,6 +25,10 @@
 //   - run.go: inference — prefill (TTFT), decode (TPOT, E2E, tokens/s),
 //     pipeline transfers, and the inference memory (weights, KV cache,
 //     working set, reserve).
+//   - totals.go: RunTotals, a run's totals without its per-op and
+//     per-class rows, for sweeps that print none.
+//   - energy.go: Energy, a run's power and energy at the devices and at
+//     the node (docs/energy.md).
 //   - decode.go: how the G−1 decode steps of a generation are summed
 //     cheaply: decompose at the first and last context, price the ops that
 //     do not change once, interpolate the ones that do (the attention over
@@ -42,8 +46,8 @@
 //     memory: 16 bytes per parameter of mixed-precision Adam state,
 //     sharded per ZeRO stage, and activations per Korthikanti et al.
 //     (2022) (TrainingActivations).
-//   - train_step.go, train_parallel.go, train_memory.go, train_layout.go,
-//     pipeline.go: a transformer's step at scale — TP with sequence
+//   - train_step.go, train_parallel.go, train_tp.go, train_memory.go,
+//     train_layout.go, pipeline.go: a transformer's step at scale — TP with sequence
 //     parallelism, PP (GPipe, 1F1B, interleaved; PipelineTime, and
 //     PipelineChunks chunk by chunk, the layers spread by ChunkLayers
 //     with the embedding and the loss as layer slots on request), DP with
@@ -52,10 +56,13 @@
 //     on the system's two tiers (model.TieredTime) with what overlaps
 //     with what written down in trainingScaled; the Breakdown of the
 //     slowest stage; memory per rank (ZeROStates, LayerActivations,
-//     InFlight); the layout's divisibility checks.
+//     InFlight); the layout's divisibility checks. train_kernels.go:
+//     the step's work the op lists leave out (the fused attention's
+//     slower backward, an embedding's dense gradient, the framework's
+//     passes over the gradient buffer).
 //   - inverse.go: Footprint (memory without timing), MaxBatch, MaxContext
 //     and MaxModel (the largest member of a Family that fits).
-//   - pricecache.go, opscache.go: what a pooled runner keeps from one
+//   - pricecache.go, opscache.go, passcache.go, label.go: what a pooled runner keeps from one
 //     Run to the next, in fixed-size tables — the prices of GEMMs and
 //     attention kernels, for as long as the processor is the same
 //     (sameProcessor), and the decompositions of a PureWorkload — so
@@ -67,7 +74,10 @@
 //     context) for package serve, launched as the engine launches it
 //     (eagerly, in CUDA graphs padded to a captured size, or in
 //     piecewise graphs), with bounded memos of the parts that depend
-//     only on token counts.
+//     only on token counts. budget.go: the token budget and the
+//     prefill chunks it cuts (PrefillChunks); transfer.go: a
+//     disaggregated request's KV cache (Pricer.KVBytes) and its time over
+//     a link (KVTransfer).
 //   - kernel.go: Kernel, the prediction for one launch (perfsim kernel).
 //   - report.go: Report, a plain struct of per-phase totals, per-class and
 //     per-op rows, memory and Warnings, in base units.

@@ -53,7 +53,7 @@ type Config struct {
 	FirstDenseLayers int    `toml:"first_dense_layers"` // the first layers use a dense MLP of width ffn (DeepSeek: 3)
 	ExpertBias       bool   `toml:"expert_bias"`        // biases in the expert projections (gpt-oss)
 	RouterBias       bool   `toml:"router_bias"`        // a bias per expert in the router (gpt-oss; DeepSeek-V3's score correction)
-	ExpertWeights    string `toml:"expert_weights"`     // the data type the experts ship in ("fp8", "fp4"), when narrower than the rest
+	ExpertWeights    string `toml:"expert_weights"`     // the data type the experts ship in ("fp8", "fp4", "mxfp4"), when narrower than the rest
 
 	// Attention variants and per-layer types.
 	Window         int      `toml:"window"`          // sliding window of "sliding" layers, in tokens

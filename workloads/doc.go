@@ -104,7 +104,8 @@
 //	first_dense_layers  the first layers use a dense MLP of width ffn
 //	expert_bias     biases in the expert projections (gpt-oss)
 //	router_bias     a bias per expert in the router
-//	expert_weights  the type the experts ship in ("fp8", "fp4"), used
+//	expert_weights  the type the experts ship in ("fp8"; "fp4", NVFP4;
+//	                "mxfp4", gpt-oss's, an E8M0 scale per 32 values), used
 //	                when narrower than the phase's weights
 //
 // Today's attention and per-layer types (decoders):

@@ -221,14 +221,20 @@ func (m *Model) WeightBytes(w model.DType) model.Bytes {
 // WeightBytesPerDevice returns the weights one device of a tp × ep layout
 // holds: the routed experts split over max(tp, ep) ranks (EP ranks each
 // holding experts/EP, each expert's width split over TP/EP of them), in
-// their own type when expert_weights is narrower than w; everything else
-// split over tp, except what every rank needs whole: the KV projections
-// of replicated KV heads and MLA's down-projection to the latent.
+// their own type when expert_weights is narrower than w (their biases
+// stay in w, as gpt-oss's MXFP4 checkpoint keeps them in bf16);
+// everything else split over tp, except what every rank needs whole: the
+// KV projections of replicated KV heads and MLA's down-projection to the
+// latent.
 func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 	c := &m.cfg
 	tp, ep = max(tp, 1), max(ep, 1)
 	bytes := func(d model.DType, p float64) float64 { return float64(d.Bytes(p)) * (1 + d.ScaleOverhead()) }
 	experts := float64(m.n.moe) * float64(c.Experts) * m.params.expert
+	expertBias := 0.0 // the routed experts' biases, not quantised with them
+	if experts > 0 && m.expertDType(w) != w {
+		expertBias = float64(m.n.moe) * float64(c.Experts) * (m.params.expert - ffnParams(float64(c.DModel), float64(c.ExpertFFN), c.Activation, false))
+	}
 	rest := m.params.total - experts
 	// A decoder's token embedding and LM head stay in 16 bits under
 	// narrower weights (model.VocabType), split over TP like the rest
@@ -250,7 +256,8 @@ func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 			perRank += A * kv * (float64(c.kvLocal(tp)) - float64(c.KVHeads)/float64(tp))
 		}
 	}
-	return model.Bytes(bytes(w, perRank) + bytes(model.VocabType(w), vocab/float64(tp)) + bytes(m.expertDType(w), experts/float64(max(tp, ep))))
+	r := float64(max(tp, ep))
+	return model.Bytes(bytes(w, perRank) + bytes(model.VocabType(w), vocab/float64(tp)) + bytes(m.expertDType(w), (experts-expertBias)/r) + bytes(w, expertBias/r))
 }
 
 // VocabParams returns the parameters of a decoder's token embedding and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -73,5 +74,26 @@ func TestSensitivity_flags(t *testing.T) {
 	_, stderr, code = perfsim(t, "sensitivity", "--hw", "h100", "--model", "llama3-8b", "--step", "0", "--slo-tpot", "0s")
 	if code != 2 || !strings.Contains(stderr, "--step") || !strings.Contains(stderr, "--slo-tpot") {
 		t.Errorf("two bad flags: exit %d, want both named: %s", code, stderr)
+	}
+}
+
+// TestDocGo_everyCommand: the package comment of cmd/perfsim (doc.go,
+// what go doc shows) lists every command perfsim has; it had listed 9 of
+// 14 (no serve, plan, sensitivity, mlperf or completion).
+func TestDocGo_everyCommand(t *testing.T) {
+	data, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(strings.TrimPrefix(line, "//\t")); strings.HasPrefix(line, "//\t") && len(f) > 1 {
+			listed[f[0]] = true
+		}
+	}
+	for name := range commands() {
+		if !listed[name] {
+			t.Errorf("doc.go does not list the command %q", name)
+		}
 	}
 }

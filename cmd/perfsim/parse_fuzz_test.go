@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/model"
 )
 
 // FuzzParseNameList checks the comma-list parser of --hw, --model and
@@ -66,6 +68,39 @@ func FuzzParseCounts(f *testing.F) {
 			}
 		} else if exitCode(err) != 2 || !strings.Contains(err.Error(), "--format") {
 			t.Fatalf("parseFormat(%q): %v (exit %d), want a usage error naming --format", s, err, exitCode(err))
+		}
+	})
+}
+
+// FuzzParseGradDType checks the parser of --grad-dtype: it never panics,
+// "" is the weights' type, what it accepts is a 16- or 32-bit float type
+// whose name parses back to it, and what it refuses is a usage error
+// naming the flag.
+//
+//	go test -fuzz=FuzzParseGradDType ./cmd/perfsim
+func FuzzParseGradDType(f *testing.F) {
+	for _, s := range []string{"", "fp32", "bf16", "FP16", "fp8", "int8", "fp64", "tf32", " fp32", "fp32\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseGradDType(s)
+		if err != nil {
+			if exitCode(err) != 2 || !strings.Contains(err.Error(), "--grad-dtype") {
+				t.Fatalf("parseGradDType(%q) error %v (exit %d), want a usage error naming --grad-dtype", s, err, exitCode(err))
+			}
+			return
+		}
+		if s == "" {
+			if d != model.Invalid {
+				t.Fatalf(`parseGradDType("") = %v, want model.Invalid (the weights' type)`, d)
+			}
+			return
+		}
+		if !d.IsFloat() || d.Size() < 2 || d.Size() > 4 {
+			t.Fatalf("parseGradDType(%q) = %v: not a 16- or 32-bit float type", s, d)
+		}
+		if back, err := parseGradDType(d.String()); err != nil || back != d {
+			t.Fatalf("parseGradDType(%q) = %v, whose name parses to %v, %v", s, d, back, err)
 		}
 	})
 }

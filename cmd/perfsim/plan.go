@@ -419,7 +419,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 	out := maxRateJSON{Schema: "perfsim.plan-rate/v1", Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
 	cells := []string{"", "", ""}
 	if res != nil {
-		ttft, tpot, tok := float64(res.TTFT.P99), float64(res.TPOT.P99), res.OutputTokensPerSecond
+		ttft, tpot, tok := float64(res.TTFT.P99), float64(res.TPOT.P99), plan.SteadyTokens(r, res)
 		out.TTFTP99S, out.TPOTP99S, out.OutputTokensPerS = &ttft, &tpot, &tok
 		cells = []string{num(ttft), num(tpot), num(tok)}
 	}
@@ -434,7 +434,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 		fmt.Fprintf(tw, "deployment\t%s × dp %d = %s (%s)\n", out.Layout, out.DP, gpuCount(out.GPUs), e.Name)
 		fmt.Fprintf(tw, "max rate\t%s req/s under %s (0: none meets them)\n", fnum(r), objectives("p99 ", q.SLO.TTFTP99, q.SLO.TPOTP99))
 		if res != nil {
-			fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), fnum(res.OutputTokensPerSecond))
+			fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), fnum(*out.OutputTokensPerS))
 		}
 		err = tw.Flush()
 	}

@@ -221,7 +221,7 @@ func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.Se
 	w := q.Workload
 	for _, f := range []float64{0.2, 0.4, 0.6, 0.8, 0.9, 1, 1.1, 1.2} {
 		w.Rate = f * knee
-		reqs, err := w.Requests()
+		reqs, err := plan.Requests(w)
 		if err != nil {
 			return err
 		}
