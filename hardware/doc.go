@@ -113,8 +113,8 @@
 //	wait                     number   share of cap − idle drawn between kernels while in use
 //	                                  (the host's dispatch, pipeline bubbles; default 0.2)
 //	sustained                number   share of the compute rate kept when the matrix units run
-//	                                  for seconds (training) against the tables' short bursts
-//	                                  (default: not measured, 1)
+//	                                  for seconds (training, MLPerf inference runs) against the
+//	                                  tables' short bursts (default: not measured, 1)
 //	node                     power    the rest of a node (CPUs, memory, NICs, fans)
 //
 // [interconnect.intra] (the scale-up link within a node),

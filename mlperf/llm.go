@@ -89,6 +89,7 @@ func replica(dev *hardware.Device, w sim.Workload, b Benchmark, sc Scenario, tp,
 	ssc.TP = tp
 	ssc.Weights, ssc.Act, ssc.KV = b.Precision, b.Precision, b.Precision
 	ssc.Strict = false
+	ssc.Sustained = true // LoadGen's 600 s at least: fixed.scenario
 	e, err := serve.Preset("trtllm", dev.Memory.Capacity)
 	if err != nil {
 		return nil, err

@@ -64,7 +64,8 @@ type PowerParams struct {
 	Memory  float64 `toml:"memory"`  // share at full memory-bandwidth utilisation
 	Wait    float64 `toml:"wait"`    // share drawn between kernels while in use
 	// Sustained is the share of its compute rate a device keeps when its
-	// matrix units run for seconds on end, as in a training step, against
+	// matrix units run for seconds on end, as in a training step or an
+	// MLPerf inference run (Sustain), against
 	// the short bursts its kernel tables were timed in: the power limiter
 	// lowers the clocks of long runs. 0 means not measured (taken as 1).
 	Sustained float64 `toml:"sustained"`
@@ -77,6 +78,13 @@ type PowerParams struct {
 	// the boost clock. A limit lowers the clock only as far as its power
 	// needs, from the clock held (Processor.CappedMatrix).
 	Held float64 `toml:"-"`
+	// Sustain runs every kernel at the sustained clocks (Processor.Capped:
+	// its arithmetic at Sustained of the boost clock's rate, the memory
+	// traffic hiding it where it can): set by a run whose kernels follow
+	// one another for minutes outside a training step (an MLPerf inference
+	// run, sim.Scenario.Sustained). A limit lowers the clock further only
+	// where it asks for less: min(Sustained, r) of boost in all.
+	Sustain bool `toml:"-"`
 }
 
 // ClockExponent κ relates a lowered clock to the dynamic power it saves:
@@ -244,8 +252,12 @@ func (p *Processor) capped(c Cost, pk FLOPRate, ok bool, held float64) Cost {
 	c.Power = w
 	pw := &p.PowerModel
 	lim := pw.limit()
+	sus := 1.0 // the clock Sustain holds, of boost
+	if pw.Sustain {
+		sus = pw.SustainedShare()
+	}
 	if w <= lim || w <= pw.Idle {
-		return c
+		return slowed(c, sus)
 	}
 	// The memory traffic's share of the draw is per byte moved, not per
 	// core clock: lowering the clocks saves only the rest. (All of it had
@@ -272,17 +284,26 @@ func (p *Processor) capped(c Cost, pk FLOPRate, ok bool, held float64) Cost {
 	// The clock that meets the limit, of the boost clock, and of the
 	// clock held.
 	r := math.Pow((avail-mem)/(dyn-mem), 1/ClockExponent)
-	r = math.Min(1, r/held)
-	if r > 0 && r < 1 && c.Compute > 0 {
-		stretched := float64(c.Compute) / r
-		if over := stretched - math.Max(float64(c.Compute), float64(c.Memory)); over > 0 {
-			c.Time += Seconds(over)
-			if stretched > float64(c.Memory) && c.Bound == MemoryBound {
-				c.Bound = ComputeBound
-			}
+	c = slowed(c, math.Min(1, math.Min(r, sus)/held))
+	c.Power = lim
+	return c
+}
+
+// slowed returns c with its clocks at r of those it was priced at
+// (0 < r < 1): the arithmetic stretches by 1/r, and the kernel by what of
+// it its memory traffic does not hide. r of 1 or more, or not positive,
+// leaves c as it is.
+func slowed(c Cost, r float64) Cost {
+	if !(r > 0 && r < 1) || c.Compute <= 0 {
+		return c
+	}
+	stretched := float64(c.Compute) / r
+	if over := stretched - math.Max(float64(c.Compute), float64(c.Memory)); over > 0 {
+		c.Time += Seconds(over)
+		if stretched > float64(c.Memory) && c.Bound == MemoryBound {
+			c.Bound = ComputeBound
 		}
 	}
-	c.Power = lim
 	return c
 }
 

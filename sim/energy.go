@@ -57,9 +57,11 @@ type Energy struct {
 	PerTrainedToken model.Joules
 }
 
-// powerLimit applies the scenario's power cap to p, refusing one at or
+// powerLimit applies the scenario's power cap and, for an inference,
+// its sustained clocks (Scenario.Sustained) to p, refusing a cap at or
 // below the device's idle power.
 func powerLimit(p *model.Processor, sc Scenario) error {
+	p.PowerModel.Sustain = sc.Sustained && sc.Mode == Inference
 	if sc.PowerCap == 0 {
 		return nil
 	}

@@ -321,6 +321,58 @@ func TestPowerCap_waitsUnderTheLimit(t *testing.T) {
 	}
 }
 
+// TestScenario_sustained: an inference at the sustained clocks
+// (Scenario.Sustained) runs its arithmetic at power.sustained of the
+// tables' rate (0.912 on the H200): a compute-bound prefill slows by up to
+// 1/0.912, a memory-bound decode hides it under its traffic, and a
+// pricer for serving runs the same. A training step, which always runs
+// at the sustained clocks, does not read the flag (no second stretch).
+func TestScenario_sustained(t *testing.T) {
+	sys, w := load(t, "h200", "llama3-8b", 1)
+	s := sys.Device.Power.Sustained
+	run := func(sustained bool, mode sim.Mode) *sim.Report {
+		sc := sim.Default()
+		sc.Mode, sc.Batch, sc.Input, sc.Output, sc.Sustained = mode, 8, 2048, 64, sustained
+		if mode == sim.Training {
+			sc.Seq, sc.Batch = 2048, 1
+		}
+		rep, err := sim.Run(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	burst, sus := run(false, sim.Inference), run(true, sim.Inference)
+	p0, p1 := burst.Inference.Prefill.Time, sus.Inference.Prefill.Time
+	if r := float64(p1 / p0); !(r > 1.03 && r <= 1/s+1e-9) {
+		t.Errorf("prefill of 8×2048 tokens at the sustained clocks: ×%.4f its burst time, want above 1.03 and at most 1/%v", r, s)
+	}
+	d0, d1 := burst.Inference.Decode.Time, sus.Inference.Decode.Time
+	if r := float64(d1 / d0); !(r >= 1 && r < 1.01) {
+		t.Errorf("memory-bound decode at the sustained clocks: ×%.4f its burst time, want within 1%%", r)
+	}
+	t.Logf("prefill %v → %v, decode %v → %v (share %v)", p0, p1, d0, d1, s)
+
+	tb, ts := run(false, sim.Training), run(true, sim.Training)
+	if tb.Training.StepTime != ts.Training.StepTime {
+		t.Errorf("a training step with Sustained set: %v, without %v: want the same", ts.Training.StepTime, tb.Training.StepTime)
+	}
+
+	var it [2]model.Seconds
+	for i, sustained := range []bool{false, true} {
+		sc := sim.Default()
+		sc.Sustained = sustained
+		p, err := sim.NewPricer(sys, w, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it[i] = p.Price(&sim.Iteration{Prefill: []sim.Chunk{{Tokens: 8192}}, Sampled: 1}).Time
+	}
+	if r := float64(it[1] / it[0]); !(r > 1.03 && r <= 1/s+1e-9) {
+		t.Errorf("a serving iteration of an 8,192-token prefill at the sustained clocks: ×%.4f its burst time, want above 1.03 and at most 1/%v", r, s)
+	}
+}
+
 // TestPowerCap_sustainedClock: a power limit lowers the clock only as far
 // as its power needs, from the clock the device would otherwise hold. A
 // training step's matrix kernels run at the sustained clock s (an H100's

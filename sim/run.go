@@ -163,7 +163,9 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 
 func newRunner(sys *hardware.System, w Workload, sc Scenario, shape Shape) *runner {
 	r := &runner{}
-	r.init(sys, w, sc, shape, sys.Device.Processor())
+	p := sys.Device.Processor()
+	p.PowerModel.Sustain = sc.Sustained && sc.Mode == Inference
+	r.init(sys, w, sc, shape, p)
 	return r
 }
 
