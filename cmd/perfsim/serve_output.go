@@ -44,16 +44,16 @@ type serveSummary struct {
 	KVStateTokens int `json:"kv_state_tokens_per_sequence,omitempty"`
 	// RuntimeBuffersBytes is the engine's own runtime buffers on one
 	// device, counted before the KV cache (trtllm only).
-	RuntimeBuffersBytes  int64      `json:"runtime_buffers_bytes,omitempty"`
-	DurationS            float64    `json:"duration_s"`
-	QueueS               statsJSON  `json:"queue_s"`
-	TTFTS                statsJSON  `json:"ttft_s"`
-	TPOTS                statsJSON  `json:"tpot_s"`
-	ITLS                 statsJSON  `json:"itl_s"`
-	E2ES                 statsJSON  `json:"e2e_s"`
-	RequestsPerS         float64    `json:"requests_per_s"`
-	OutputTokensPerS     float64    `json:"output_tokens_per_s"`
-	OutputTokensPerSGPU  float64    `json:"output_tokens_per_s_per_gpu"`
+	RuntimeBuffersBytes int64     `json:"runtime_buffers_bytes,omitempty"`
+	DurationS           float64   `json:"duration_s"`
+	QueueS              statsJSON `json:"queue_s"`
+	TTFTS               statsJSON `json:"ttft_s"`
+	TPOTS               statsJSON `json:"tpot_s"`
+	ITLS                statsJSON `json:"itl_s"`
+	E2ES                statsJSON `json:"e2e_s"`
+	RequestsPerS        float64   `json:"requests_per_s"`
+	OutputTokensPerS    float64   `json:"output_tokens_per_s"`
+	OutputTokensPerSGPU float64   `json:"output_tokens_per_s_per_gpu"`
 	// Goodput and the objectives it counts by, only those given (none
 	// given: no goodput; it had read the throughput, under objectives
 	// of 0 s).
@@ -133,7 +133,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), ITLS: statsOf(res.ITL), E2ES: statsOf(res.E2E),
 		RequestsPerS: res.RequestsPerSecond, OutputTokensPerS: res.OutputTokensPerSecond,
 		OutputTokensPerSGPU: res.OutputTokensPerSecond / float64(s.gpus),
-		TTFTSLOS: float64(ttft), TPOTSLOS: float64(tpot),
+		TTFTSLOS:            float64(ttft), TPOTSLOS: float64(tpot),
 		Utilization: res.Utilization, MeanRequestsInSystem: res.MeanInSystem,
 		Iterations: res.Iterations, Preemptions: res.Preemptions, Overloaded: res.Overloaded, Verdict: res.Verdict,
 	}
