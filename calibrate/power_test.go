@@ -3,7 +3,6 @@ package calibrate_test
 import (
 	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -27,25 +26,7 @@ type adapter = simload.Workload
 // powerDir returns ../shared/validation/power, or skips.
 func powerDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	v := filepath.Join(dir, "..", "shared", "validation", "power")
-	if _, err := os.Stat(v); err != nil {
-		t.Skipf("third-party power measurements not found at %s (../shared/validation/power relative to the module root): skipping", v)
-	}
-	return v
+	return csvtest.ValidationDir(t, "power")
 }
 
 func num(t testing.TB, row map[string]string, k string) float64 {

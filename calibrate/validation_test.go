@@ -2,12 +2,12 @@ package calibrate
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/csvtest"
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -18,25 +18,7 @@ import (
 // or skips the test.
 func validationDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	v := filepath.Join(dir, "..", "shared", "validation", "derived")
-	if _, err := os.Stat(v); err != nil {
-		t.Skipf("third-party measurements not found at %s (../shared/validation relative to the module root): skipping", v)
-	}
-	return v
+	return csvtest.ValidationDir(t, "derived")
 }
 
 // readKind reads a file for device and keeps the rows of one kernel class

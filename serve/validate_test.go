@@ -43,25 +43,7 @@ func tol(goal, guard float64) float64 {
 // skips the test.
 func e2eDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	v := filepath.Join(dir, "..", "shared", "validation", "e2e")
-	if _, err := os.Stat(v); err != nil {
-		t.Skipf("third-party measurements not found at %s (../shared/validation relative to the module root): skipping", v)
-	}
-	return v
+	return csvtest.ValidationDir(t, "e2e")
 }
 
 // mistral7B is Mistral-7B-v0.1 (HF mistralai/Mistral-7B-v0.1

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -118,6 +119,11 @@ func (h *hfReader) today(c *Config, arch string) {
 			h.bool("norm_topk_prob", true)
 			step := h.int("decoder_sparse_step", 1)
 			only := h.intList("mlp_only_layers")
+			for _, j := range only {
+				if j < 0 || j >= c.Layers {
+					h.bad("mlp_only_layers", fmt.Errorf("layer %d of %d: want indices from 0 to %d", j, c.Layers, c.Layers-1))
+				}
+			}
 			if step > 1 || len(only) > 0 {
 				c.MLPTypes = periodic(c.Layers, func(i int) string {
 					for _, j := range only {
@@ -189,7 +195,13 @@ func (h *hfReader) today(c *Config, arch string) {
 			h.warn(fmt.Errorf("num_nextn_predict_layers: the %d multi-token-prediction layer(s) are not modelled (speculative decoding)", n))
 		}
 		if h.quant() == "fp8" {
+			// Every linear layer ships in fp8 (DeepSeek-V3 report, §3.3:
+			// "FP8 for GEMMs in Linear operators"; the embedding, output
+			// head and gating stay wider); expert_weights takes the
+			// experts, the rest follow --weights.
+			h.applied()
 			c.ExpertWeights = "fp8"
+			h.warn(errors.New("quantization_config: fp8 applied to the routed experts (expert_weights); the other linear layers, fp8 in the checkpoint too, are priced in --weights (give --weights fp8 to price them as shipped)"))
 		}
 	case "GptOssForCausalLM":
 		attention()
@@ -205,6 +217,9 @@ func (h *hfReader) today(c *Config, arch string) {
 		h.int("initial_context_length", 0)
 		h.window(c, false)
 		if h.quant() == "mxfp4" {
+			// modules_to_not_convert: attention, router, embeddings and
+			// LM head stay bf16; the experts alone are MXFP4.
+			h.applied()
 			c.ExpertWeights = "mxfp4"
 		}
 	case "Mamba2ForCausalLM":
@@ -262,8 +277,11 @@ func (h *hfReader) today(c *Config, arch string) {
 			case '-':
 				c.LayerTypes[i], c.MLPTypes[i] = MixerNone, MLPDense
 			default:
+				// Every bad character is reported; the layer is left
+				// empty, so that the lists stay whole and nothing is
+				// reported again without a line.
 				h.bad("hybrid_override_pattern", fmt.Errorf("character %d is %q (want M, * or -; MoE layers E are not read)", i, ch))
-				return
+				c.LayerTypes[i], c.MLPTypes[i] = MixerNone, MLPNone
 			}
 		}
 	}
@@ -364,20 +382,23 @@ func (h *hfReader) intList(key string) []int {
 	if !ok {
 		return nil
 	}
-	out := make([]int, 0, len(v))
-	for _, x := range v {
-		if n, ok := x.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				out = append(out, int(i))
-			}
+	out := make([]int, 0, min(len(v), maxDim))
+	for i, x := range v {
+		n, ok := x.(json.Number)
+		j, err := n.Int64()
+		if !ok || err != nil || j < math.MinInt32 || j > math.MaxInt32 {
+			h.bad(key, fmt.Errorf("entry %d is %v: want an integer", i, x))
+			return nil
 		}
+		out = append(out, int(j))
 	}
 	return out
 }
 
-// quant returns quantization_config's quant_method, "" when absent.
+// quant returns quantization_config's quant_method, "" when absent. The
+// key stays unread until the caller applies the method (applied): one it
+// does not apply is reported by LoadHF as not applied.
 func (h *hfReader) quant() string {
-	h.asked["quantization_config"] = true
 	q, ok := h.raw["quantization_config"].(map[string]any)
 	if !ok {
 		return ""
@@ -385,6 +406,9 @@ func (h *hfReader) quant() string {
 	m, _ := q["quant_method"].(string)
 	return strings.ToLower(m)
 }
+
+// applied marks quantization_config as read and applied.
+func (h *hfReader) applied() { h.asked["quantization_config"] = true }
 
 // warn records a warning: something read but not modelled, or a key
 // not read.

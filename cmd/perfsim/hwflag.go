@@ -116,3 +116,18 @@ func inputError(flag string, err error, positioned bool) error {
 	}
 	return usageError{linesError{err}}
 }
+
+// systemError is the usage error of a --system that LookupSystem
+// refused. A file there is said to be one (--system takes a catalog
+// name), and where the command reads system files through --hw
+// (simulate), the error says so.
+func systemError(name string, err error, hwTakesFiles bool) error {
+	if !errors.Is(err, hardware.ErrUnknownSystem) || !strings.HasSuffix(strings.ToLower(strings.TrimSpace(name)), ".toml") {
+		return usagef("--system: %v", err)
+	}
+	where := ""
+	if hwTakesFiles {
+		where = "; give a system file to --hw"
+	}
+	return usagef("--system: %q is a file: --system takes a catalog system (%s)%s", name, strings.Join(hardware.SystemNames(), ", "), where)
+}

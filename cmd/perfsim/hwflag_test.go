@@ -77,3 +77,26 @@ func TestUnknownNameNamesFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemFlag_file: a file given to --system, which takes a catalog
+// name, is said to be one, with the catalog's names, and simulate, whose
+// --hw reads system files, says to give it there (it had said 'unknown
+// system "my.toml"' and nothing of files).
+func TestSystemFlag_file(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		hw   bool
+	}{
+		{[]string{"simulate", "--model", "llama3-8b", "--system", "my.toml"}, true},
+		{[]string{"serve", "--model", "llama3-8b", "--rate", "1", "--system", "my.toml"}, false},
+		{[]string{"mlperf", "--system", "my.toml"}, false},
+	} {
+		_, stderr, code := perfsim(t, tt.args...)
+		if code != 2 || !strings.Contains(stderr, `--system: "my.toml" is a file`) || !strings.Contains(stderr, "dgx-h100") {
+			t.Errorf("perfsim %v: exit %d, want 2 saying --system was given a file and naming the catalog:\n%s", tt.args, code, stderr)
+		}
+		if got := strings.Contains(stderr, "give a system file to --hw"); got != tt.hw {
+			t.Errorf("perfsim %v: says to give the file to --hw: %v, want %v:\n%s", tt.args, got, tt.hw, stderr)
+		}
+	}
+}

@@ -206,14 +206,60 @@ func quietDefaults(fs *pflag.FlagSet) {
 }
 
 // parseFlags parses args and turns flag mistakes into usage errors.
+// pflag stops at the first mistake; every flag after it is then parsed on
+// its own (flagProblems), so that all of them are said at once.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
-		return usageError{err}
+		return usageError{errors.Join(flagProblems(fs, args, err)...)}
 	}
 	return nil
+}
+
+// flagProblems returns first, pflag's error for args, and the mistakes of
+// the flags of args that pflag did not reach: each flag with its value
+// is parsed alone, in order, and its error kept unless it is first again.
+// The run is over: what the flags are set to no longer matters.
+func flagProblems(fs *pflag.FlagSet, args []string, first error) []error {
+	errs := []error{first}
+	seen := map[string]bool{first.Error(): true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue // a positional argument
+		}
+		seg := []string{a}
+		var f *pflag.Flag
+		switch name, hasValue := strings.CutPrefix(a, "--"); {
+		case hasValue:
+			name, _, inline := strings.Cut(name, "=")
+			if name == "help" {
+				continue
+			}
+			if f = fs.Lookup(name); inline {
+				f = nil
+			}
+		case len(a) == 2:
+			if a == "-h" && fs.ShorthandLookup("h") == nil {
+				continue
+			}
+			f = fs.ShorthandLookup(a[1:])
+		}
+		if f != nil && f.NoOptDefVal == "" && i+1 < len(args) {
+			i++
+			seg = append(seg, args[i])
+		}
+		if err := fs.Parse(seg); err != nil && !errors.Is(err, pflag.ErrHelp) && !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // parseFlagsNoArgs parses args for a command that takes flags only: a

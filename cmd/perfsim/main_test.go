@@ -103,3 +103,39 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestFlags_everyProblemAtOnce: flag mistakes after the first are said
+// too, each naming its flag, and the run exits 2 (pflag stops at the
+// first: "--dtype fp9 --batch x --bogus" had said only --dtype). A help
+// flag among them prints no usage; a flag's value that starts with "-"
+// is not taken for a flag.
+func TestFlags_everyProblemAtOnce(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"simulate", "--hw", "h100", "--model", "llama3-8b", "--dtype", "fp9", "--batch", "x", "--bogus", "--input=abc", "-o"},
+			[]string{`"fp9" for "--dtype"`, `"x" for "--batch"`, "unknown flag: --bogus", `"abc" for "--input"`, "'o' in -o"}},
+		{[]string{"serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "8x", "--help", "--ttft-slo", "1", "--tpot-slo"},
+			[]string{`"8x" for "--rate"`, `"1" for "--ttft-slo"`, "needs an argument: --tpot-slo"}},
+		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--ttft-p99", "1", "--input", "-5", "--tpot-p99", "2"},
+			[]string{`"1" for "--ttft-p99"`, `"2" for "--tpot-p99"`}},
+	}
+	for _, tt := range tests {
+		out, stderr, code := perfsim(t, tt.args...)
+		if code != 2 {
+			t.Errorf("perfsim %v: exit %d, want 2", tt.args, code)
+		}
+		if out != "" || strings.Contains(stderr, "Usage") {
+			t.Errorf("perfsim %v: printed usage or output:\n%s%s", tt.args, out, stderr)
+		}
+		for _, w := range tt.want {
+			if strings.Count(stderr, w) != 1 {
+				t.Errorf("perfsim %v: stderr says %q %d times, want once:\n%s", tt.args, w, strings.Count(stderr, w), stderr)
+			}
+		}
+		if n := strings.Count(stderr, "\n"); n != len(tt.want)+1 {
+			t.Errorf("perfsim %v: %d lines on stderr, want %d (a line a problem and the pointer to help):\n%s", tt.args, n, len(tt.want)+1, stderr)
+		}
+	}
+}

@@ -186,7 +186,7 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		sys, err = systemByName(o.system, gpus)
 		if err != nil {
-			return usagef("--system: %v", err)
+			return systemError(o.system, err, false)
 		}
 		if gpus != 0 && sys.Devices() != gpus {
 			// The catalog's systems come in whole nodes.

@@ -195,7 +195,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 func searchOn(system string, w sim.Workload, req plan.TrainRequest) (*plan.TrainPlan, error) {
 	sys, err := hardware.LookupSystem(system, req.GPUs)
 	if errors.Is(err, hardware.ErrUnknownSystem) {
-		return nil, usagef("--system: %v", err)
+		return nil, systemError(system, err, false)
 	}
 	if err != nil {
 		return nil, err

@@ -133,7 +133,7 @@ func (o *deployOptions) device(hw string) (*hardware.Device, error) {
 	}
 	s, err := hardware.LookupSystem(o.system, 1)
 	if err != nil {
-		return nil, usagef("--system: %v", err)
+		return nil, systemError(o.system, err, false)
 	}
 	return s.Device, nil
 }

@@ -69,3 +69,30 @@ func Rows(t testing.TB, path string, need ...string) []map[string]string {
 	}
 	return out
 }
+
+// ValidationDir returns the folder ../shared/validation/sub beside the
+// module root (found upward from the test's working directory, by its
+// go.mod), or skips the test, saying so, where it is absent: a clone
+// need not have ../shared beside it.
+func ValidationDir(t testing.TB, sub string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	v := filepath.Join(dir, "..", "shared", "validation", sub)
+	if _, err := os.Stat(v); err != nil {
+		t.Skipf("third-party measurements not found at %s (../shared/validation/%s beside the module root): skipping", v, sub)
+	}
+	return v
+}
