@@ -242,6 +242,17 @@ type Scenario struct {
 	// sustains for the whole system: a training step takes at least
 	// GlobalBatch/LoaderRate, and an inference throughput is at most it.
 	LoaderRate float64
+	// UnfusedAttention runs a transformer training step's attention core
+	// as Megatron-LM ran it before FlashAttention (CoreAttention: the
+	// scores and probabilities written to memory; train_unfused.go)
+	// instead of one fused kernel.
+	UnfusedAttention bool
+	// Dropout is the dropout probability of a transformer's training
+	// step, on the hidden states before each residual add and, with
+	// UnfusedAttention, on the attention probabilities (Megatron-LM's
+	// --hidden-dropout and --attention-dropout, default 0.1 there); 0
+	// prices none. Its cost does not depend on the probability.
+	Dropout float64
 	// Autocast keeps the weights in Weights and computes a CNN's
 	// convolutions in Act, casting the weights every pass (PyTorch's
 	// automatic mixed precision); see workloads' Phase.Autocast.
@@ -428,6 +439,20 @@ func (sc Scenario) Validate(s Shape) error {
 	if !(sc.Tokens >= 0 && sc.Tokens <= MaxTrainTokens) {
 		bad("tokens", "want a token budget from 0 to %g, got %v", MaxTrainTokens, sc.Tokens)
 	}
+	if d := sc.Dropout; !(d >= 0 && d < 1) {
+		bad("dropout", "want a probability from 0 to below 1, got %v", d)
+	}
+	if sc.Mode != Training || s.Arch == CNN {
+		if sc.UnfusedAttention {
+			bad("unfused-attention", "prices a transformer's training step; this is %s", trainingKind(sc, s))
+		}
+		if sc.Dropout > 0 {
+			bad("dropout", "prices a transformer's training step; this is %s", trainingKind(sc, s))
+		}
+	}
+	if sc.UnfusedAttention && sc.CP > 1 {
+		bad("unfused-attention", "context parallelism %d needs a fused attention kernel (ring attention exchanges the blocks of FlashAttention's running softmax)", sc.CP)
+	}
 	if r := sc.LoaderRate; !(r == 0 || r >= MinLoaderRate && !math.IsInf(r, 0)) {
 		bad("loader-rate", "want 0 (no bound) or at least %g samples per second, got %v", MinLoaderRate, r)
 	}
@@ -546,4 +571,13 @@ func (sc Scenario) Validate(s Shape) error {
 		bad("mode", "unknown mode %d", sc.Mode)
 	}
 	return errors.Join(errs...)
+}
+
+// trainingKind names what a run that is not a transformer's training
+// step is, for the training-only settings' errors.
+func trainingKind(sc Scenario, s Shape) string {
+	if sc.Mode != Training {
+		return "an inference run"
+	}
+	return "a CNN's training step"
 }

@@ -54,6 +54,16 @@ func (r *runner) trainingScaled() error {
 		return err
 	}
 	fwd, tpCount, tpSize := r.layoutOps(raw, tokens)
+	// The FLOPs of the fused attention an unfused core replaces, and
+	// those its kernels run, per pass: the model's FLOPs are the fused
+	// kernel's whatever runs them.
+	var fusedF, fusedB, runF, runB model.FLOPs
+	if sc.Dropout > 0 {
+		fwd = hiddenDropout(fwd, false)
+	}
+	if sc.UnfusedAttention {
+		fwd, fusedF, runF = unfusedAttention(fwd, false, sc.Dropout > 0)
+	}
 	tr.Forward = r.c.pass("forward", fwd)
 	ph.Kind = TrainBackward
 	raw, err = r.ops(ph, nil)
@@ -61,6 +71,12 @@ func (r *runner) trainingScaled() error {
 		return err
 	}
 	bwd, _, _ := r.layoutOps(raw, tokens)
+	if sc.Dropout > 0 {
+		bwd = hiddenDropout(bwd, true)
+	}
+	if sc.UnfusedAttention {
+		bwd, fusedB, runB = unfusedAttention(bwd, true, sc.Dropout > 0)
+	}
 	tr.Backward = r.c.pass("backward", bwd)
 
 	var lc layerCost
@@ -69,7 +85,7 @@ func (r *runner) trainingScaled() error {
 	lc.bwd, lc.attnB, f1, l1 = perLayer(&tr.Backward, L)
 	lc.first += f1
 	lc.last += l1
-	lc.fused = true
+	lc.fused = !sc.UnfusedAttention
 	for _, o := range fwd {
 		if a, ok := o.Kernel.(model.Attention); ok && !a.Fused {
 			lc.fused = false
@@ -216,9 +232,12 @@ func (r *runner) trainingScaled() error {
 	// of the whole model for one micro-batch of one CP shard.
 	per := float64(sc.TP*sc.CP) * float64(m) * float64(sc.DP)
 	mf := float64(matrixWork(tr.Forward.Ops)+matrixWork(tr.Backward.Ops)) * per
+	mf += float64(fusedF+fusedB-runF-runB) * per
 	hf := mf
 	if p := tr.Recompute; p != nil {
-		hf += float64(matrixWork(p.Ops)) * per
+		// Either recomputation runs the attention core again, counted
+		// as the forward's.
+		hf += float64(matrixWork(p.Ops)+fusedF-runF) * per
 	}
 	r.finishTraining(tr, step, mf, hf)
 	rep.Memory = r.scaledMemory(lc.fused, m)

@@ -109,7 +109,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 // --expert-imbalance, --exec, --loader-rate, --amp and the data types
 // mean something in both.
 var (
-	trainingOnly  = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "cp", "sp", "schedule", "virtual-stages", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split", "micro-batch", "tp-overlap", "no-overlap", "grad-dtype"}
+	trainingOnly  = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "cp", "sp", "schedule", "virtual-stages", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split", "micro-batch", "tp-overlap", "no-overlap", "grad-dtype", "dropout", "unfused-attention"}
 	inferenceOnly = []string{"input", "output", "max-num-tokens", "cuda-graphs"}
 )
 

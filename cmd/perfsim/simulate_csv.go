@@ -142,6 +142,12 @@ func scenarioRows(sc scenarioJSON) [][2]string {
 		if ts.Images != nil {
 			rows = append(rows, [2]string{"images", strconv.FormatInt(*ts.Images, 10)})
 		}
+		if ts.Dropout > 0 {
+			rows = append(rows, [2]string{"dropout", strconv.FormatFloat(ts.Dropout, 'g', -1, 64)})
+		}
+		if ts.UnfusedAttention {
+			rows = append(rows, [2]string{"unfused_attention", "true"})
+		}
 	}
 	rows = append(rows, [2]string{"exec", sc.Exec})
 	if sc.HostOverhead > 0 {

@@ -295,6 +295,10 @@ type TrainingSettings struct {
 	// an image model's (its --tokens counts images); one or the other.
 	Tokens *int64 `json:"tokens,omitempty"`
 	Images *int64 `json:"images,omitempty"`
+	// Dropout and UnfusedAttention, when set (--dropout,
+	// --unfused-attention).
+	Dropout          float64 `json:"dropout,omitempty"`
+	UnfusedAttention bool    `json:"unfused_attention,omitempty"`
 }
 
 // scenarioOf is the JSON of a scenario, with the parallel degrees and
@@ -328,7 +332,7 @@ func scenarioOf(sc sim.Scenario, arch sim.Arch) scenarioJSON {
 		j.TrainingScenario = &TrainingScenario{Seq: sc.Seq, GlobalBatch: gb}
 		budget := whole(sc.Tokens)
 		j.TrainingSettings = &TrainingSettings{Recompute: sc.Recompute.String(), Optimizer: sc.Optimizer.String(),
-			ZeRO: sc.ZeRO, Tokens: &budget}
+			ZeRO: sc.ZeRO, Tokens: &budget, Dropout: sc.Dropout, UnfusedAttention: sc.UnfusedAttention}
 		if imageArch(arch) {
 			j.TrainingSettings.Tokens, j.TrainingSettings.Images = nil, &budget
 		}

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/perfsim/perfsim/model"
@@ -67,8 +68,8 @@ func writeSimulateTable(w io.Writer, r *sim.Report, cal string, lim limitsResult
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			seq = ""
 		}
-		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d; weights %s, activations %s%s%s\n",
-			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, sc.Weights, sc.Act, commNote(sc), execNote(sc))
+		fmt.Fprintf(tw, "scenario\tmicro-batch %d × %d micro-batches × dp %d%s; %s, recompute %s, ZeRO %d%s; weights %s, activations %s%s%s\n",
+			sc.Batch, tr.MicroBatches, sc.DP, seq, sc.Optimizer, sc.Recompute, sc.ZeRO, attnNote(sc), sc.Weights, sc.Act, commNote(sc), execNote(sc))
 		fmt.Fprintf(tw, "step time\t%s%s\n", span(tr.StepTime, tr.StepTimeLow, tr.StepTimeHigh, r.Interval), map[bool]string{true: "\tinput-pipeline-bound"}[tr.LoaderBound])
 		if r.Arch == sim.CNN || r.Arch == sim.Vision {
 			fmt.Fprintf(tw, "%s/s\t%s\tsystem\n", r.Unit, fnum(tr.SamplesPerSecond))
@@ -223,4 +224,17 @@ func paramCount(n float64) string {
 		return fmt.Sprintf("%.4g M", n/1e6)
 	}
 	return fmt.Sprintf("%.4g B", n/1e9)
+}
+
+// attnNote says how a training step's attention core and dropout run,
+// when not as by default (a fused kernel, no dropout).
+func attnNote(sc sim.Scenario) string {
+	var s string
+	if sc.UnfusedAttention {
+		s += ", unfused attention"
+	}
+	if sc.Dropout > 0 {
+		s += ", dropout " + strconv.FormatFloat(sc.Dropout, 'g', -1, 64)
+	}
+	return s
 }

@@ -19,7 +19,8 @@ type trainFlags struct {
 	embedSlot, lossSlot    bool
 	schedule, system       string
 	gradType               string
-	imbalance              float64
+	imbalance, dropout     float64
+	unfused                bool
 }
 
 // gradDTypeUsage is the help of --grad-dtype.
@@ -55,6 +56,8 @@ func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.noOver, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication (training: no overlap with compute)")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE; 1 is balanced)")
 	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
+	fs.Float64Var(&o.dropout, "dropout", 0, "dropout probability (training): Megatron-LM's hidden dropout before each residual add (--hidden-dropout, 0.1 by default there) and, with --unfused-attention, on the attention probabilities; priced as its masks' traffic, whatever the probability (0: none)")
+	fs.BoolVar(&o.unfused, "unfused-attention", false, "run the attention core as Megatron-LM did before FlashAttention (training): scores and probabilities written to memory, every pair computed (Narayanan et al. 2021, Korthikanti et al. 2022)")
 }
 
 // apply sets the training fields of sc from the flags.
@@ -89,6 +92,7 @@ func (o *trainFlags) apply(sc *sim.Scenario, fs *pflag.FlagSet) error {
 	sc.CP, sc.EP, sc.VirtualStages, sc.SP, sc.Schedule = o.cp, o.ep, o.virtual, o.sp, s
 	sc.TPOverlap, sc.NoOverlap, sc.ExpertImbalance = o.tpOverlap, o.noOver, o.imbalance
 	sc.EmbeddingSlot, sc.LossSlot = o.embedSlot, o.lossSlot
+	sc.Dropout, sc.UnfusedAttention = o.dropout, o.unfused
 	return errors.Join(errs...)
 }
 
