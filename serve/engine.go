@@ -174,6 +174,10 @@ type Engine struct {
 	// the waiting queue (SGLang: waiting_queue.extend); otherwise at the
 	// front (vLLM).
 	RequeueBack bool
+	// NonTorch says which vLLM version's count of the memory outside
+	// torch (NCCL's buffers) the OfTotal sizing takes: V1's (the zero
+	// value) or v0.6.0's.
+	NonTorch NonTorchModel
 	// Source says where the preset's settings come from.
 	Source string
 }
@@ -306,7 +310,8 @@ const gib = 1 << 30
 //     0.9 of the total less what the profile run at max_num_batched_tokens
 //     over max_num_seqs sequences left allocated since a reading taken
 //     after the CUDA context and before NCCL (weights, activations,
-//     VLLMNonTorch), in whole blocks.
+//     VLLM06NonTorch: NCCL 2.20.5's buffers of its two TP communicators,
+//     NVLink SHARP's by TP on NVSwitch boards), in whole blocks.
 //   - sglang: SGLang (v0.4): prefill-first; page size 1; retraction (by
 //     recompute) when the pool runs out. The defaults that depend on the
 //     layout and the device are derived as ServerArgs.__post_init__ does
@@ -385,8 +390,8 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 	case "vllm-0.6", "vllm0.6":
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
 			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, Capture: CaptureVLLM06, AsyncOutput: true,
-			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm",
-			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node); vllm/worker/worker.py init_device and determine_num_available_blocks, model_runner.py profile_run (KV cache: 0.9 of total less the memory the profile run left taken since a reading after the CUDA context and before NCCL, whole blocks; serve.VLLMKVTokens, VLLMNonTorch: 0.16 GiB measured in vllm-project/vllm#12126, 4.52 GiB of NCCL at TP > 1 assumed from #25359)"}, nil
+			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm", NonTorch: NonTorchV06,
+			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node); vllm/worker/worker.py init_device and determine_num_available_blocks, model_runner.py profile_run (KV cache: 0.9 of total less the memory the profile run left taken since a reading after the CUDA context and before NCCL, whole blocks; serve.VLLMKVTokens, VLLM06NonTorch: 0.16 GiB measured in vllm-project/vllm#12126, 1.79 GiB of NCCL at TP × PP > 1 measured by V0's own profile in #10511, and NCCL 2.20.5's NVLink SHARP buffers of its two TP communicators, 576 MiB × TP on NVSwitch boards of NVLink 4 or later at TP > 2: src/transport/nvls.cc, 24 channels on H100/H200 in #9699's log)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: SGLangMaxRunning, MaxTokens: SGLangChunkedPrefill(capacity), Chunked: true, BlockSize: 1,
 			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
@@ -468,7 +473,7 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		// (sim.Scenario.Reserve) stands for the memory outside torch.
 		sc := p.Scenario()
 		m.Activations = VLLMProfilePeak(m.Activations, VLLMProfileRows(e.MaxSeqs, e.MaxTokens), p.Shape().Vocab)
-		m.Reserve = VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
+		m.Reserve = e.nonTorch(p)
 		if sc.Reserve != nil {
 			m.Reserve = *sc.Reserve
 		}

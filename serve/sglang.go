@@ -56,9 +56,17 @@ const SGLangContext = model.Bytes(0.30 * gib)
 // log of 2024-11-25, a week before v0.4.0 (sgl-project/sglang#2174, test
 // output in its description; an 80 GB GPU, not named: the readings
 // exceed a 40 GB card's and fall short of a 94 GB one's). ONE READING
-// at TP 2, taken for every TP > 1: NCCL's memory grows with its channels
-// and, on NVSwitch systems, NVLink SHARP's buffers, and no v0.4.0-era
-// reading at TP 4 or 8 was found.
+// at TP 2, taken for every TP > 1: NCCL's ring and tree buffers grow
+// with its channels, not its ranks, and SGLang turns NVLink SHARP, whose
+// buffers grow with the ranks, off (NCCL_NVLS_ENABLE=0 in its
+// environment since sgl-project/sglang#631, July 2024; later behind
+// --enable-nccl-nvls, off by default); no v0.4.0-era
+// reading at TP 4 or 8 was found. The logged reading comes after
+// get_available_gpu_memory's MIN all-reduce, which creates
+// torch.distributed's own communicator after SGLang has read total; that
+// communicator therefore comes off "available" rather than total, which
+// would leave (1 − mem_fraction_static) of it, at most about 0.25 GiB,
+// more in the pool than here (not modelled: no reading splits it off).
 const SGLangDistributed = model.Bytes(1.94 * gib)
 
 // SGLangKeptBack returns the memory SGLang v0.4.0 finds gone before it

@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
 )
 
 // How vLLM sizes its KV cache, in both versions the presets name: v0.6.0
@@ -39,7 +42,8 @@ import (
 // allocated: v0.6.0 Worker._warm_up_model, v0.10
 // compile_or_warm_up_model) and allocator slack in the 1 −
 // gpu_memory_utilization left over; NCCL's buffers and the custom
-// all-reduce's, allocated after it, are counted inside the fraction.
+// all-reduce's, allocated after it, are counted inside the fraction
+// (VLLMNonTorch for v0.10, VLLM06NonTorch for v0.6.0).
 
 // VLLMNonTorchBase is the memory outside torch that vLLM counts at TP 1
 // (cuBLAS handles, kernels loaded on first use, attention backends'
@@ -51,28 +55,148 @@ import (
 const VLLMNonTorchBase = model.Bytes(0.16 * gib)
 
 // VLLMCommBuffers is the memory NCCL's communicators and vLLM's custom
-// all-reduce take on each device at TP × PP > 1, counted inside
-// gpu_memory_utilization by both presets. ASSUMED: no per-device figure
-// was found; 4.52 GiB is the one public reading, vllm-project/vllm#25359
-// (September 2025, vLLM V1 at about v0.10 on 80 GB GPUs, the TP size not
-// stated, Ray's backend): free memory 78.59 GiB before NCCL's start and
-// 74.07 GiB after ("NCCL buffers (~4.5 GiB for tensor parallelism)"). It
-// covers pynccl's communicator and torch's, NVLink SHARP's buffers where
-// the GPUs have it, and the custom all-reduce's IPC buffers (about 24 MiB:
-// custom_all_reduce.py allocates meta_size + 8 MiB of meta, an 8 MiB
-// buffer and 8 MiB of rank data, max_size 8 MiB, at v0.6.0 and v0.10).
-// GPUs without NVLink SHARP (A100) likely take less; v0.6.0 ran NCCL
-// 2.20, v0.10 2.26.
+// all-reduce take on each device at TP × PP > 1 under vLLM V1 at v0.10
+// (the vllm preset), counted inside gpu_memory_utilization. ASSUMED: no
+// per-device or per-TP figure for that version was found; 4.52 GiB is
+// the one public reading, vllm-project/vllm#25359 (September 2025, vLLM
+// V1 at about v0.10, NCCL 2.26, on 80 GB GPUs, the TP size not stated,
+// Ray's backend): free memory 78.59 GiB before NCCL's start and 74.07
+// GiB after ("NCCL buffers (~4.5 GiB for tensor parallelism)"). v0.10 runs
+// NCCL 2.26, whose buffers differ from v0.6.0's (NVLink SHARP's are a
+// sixth of 2.20's: nvls.cc at v2.21.5 sizes them by NCCL_NVLS_CHUNKSIZE,
+// and 2.22 connects a protocol's buffers only when first used), so
+// v0.6.0's figures (VLLM06NonTorch) do not carry over.
 const VLLMCommBuffers = model.Bytes(4.52 * gib)
 
-// VLLMNonTorch returns the memory outside torch that vLLM counts against
-// gpu_memory_utilization on each device of a replica of ranks devices:
-// VLLMNonTorchBase, and VLLMCommBuffers when there is more than one rank.
+// VLLMNonTorch returns the memory outside torch that vLLM V1 (v0.10)
+// counts against gpu_memory_utilization on each device of a replica of
+// ranks devices: VLLMNonTorchBase, and VLLMCommBuffers when there is
+// more than one rank.
 func VLLMNonTorch(ranks int) model.Bytes {
 	if ranks > 1 {
 		return VLLMNonTorchBase + VLLMCommBuffers
 	}
 	return VLLMNonTorchBase
+}
+
+// What vLLM v0.6.0 counts of NCCL. Its determine_num_available_blocks
+// counts, as peak, all the free memory lost since init_device's reading,
+// taken before init_worker_distributed_environment, so every buffer NCCL
+// and the custom all-reduce allocate by the end of the profile run is
+// inside gpu_memory_utilization: pynccl's communicator on the TP group
+// (created and warmed up with an all-reduce at start-up),
+// torch.distributed's own communicator on the same group (created by the
+// first collective torch runs on it, the gather of the logits in the
+// profile run), and the custom all-reduce's IPC buffers (about 24 MiB).
+// v0.6.0 ran NCCL 2.20.5 (torch 2.4.0's; "vLLM API server version 0.6.0
+// … vLLM is using nccl==2.20.5" in its logs), which sets up every ring
+// and tree connection, and NVLink SHARP (NVLS) where there is one, when
+// a communicator is created (init.cc; runtime connection came in 2.22).
+// Two terms:
+//
+//   - VLLM06CommBase, at more than one rank: measured, vLLM V0's own
+//     profile at two GPUs, where NVLS is off.
+//   - NVLS, at more than two GPUs of one node behind an NVSwitch of NVLink
+//     4 or later (NCCL 2.20.5 src/transport/nvls.cc ncclNvlsInit: off at
+//     gpuCount <= 2 and across nodes; src/graph/search.cc: an NVSwitch
+//     and compute capability 9.0 or more): each communicator binds
+//     nChannels × 2 × (NCCL_BUFFSIZE + 2 MiB) × nHeads bytes on each
+//     device (ncclNvlsSetup: buffSize, NVLS_MEM_ALIGN_SIZE; nHeads the
+//     GPUs of the node, search.cc), nChannels its collective channels,
+//     24 on H100 and H200 boards (nvlsPerRankSize 301,989,888 B =
+//     24 × 12 MiB in the NCCL log quoted by vllm-project/vllm#9699). For
+//     the two communicators that is 576 MiB × TP: 2.25 GiB at TP 4, 4.5
+//     GiB at TP 8. vllm#9699 (October 2024, vLLM V0 on NCCL 2.20.5, eight
+//     H200s, Llama 3.1 405B at TP 8) measured NVLS's share: 17,595 KV
+//     blocks with it and 227xx without, 4.91 to 5.00 GiB of 1,032,192-B
+//     blocks, against 4.5 GiB here.
+
+// VLLM06CommBase is what vLLM V0 counts of NCCL and the custom all-reduce
+// at two GPUs: 1.79 GiB, its own profile's non_torch_memory of Llama 3 8B
+// on H100s at TP 2 (3.58 GiB) less that at TP 1 (1.79 GiB) in
+// vllm-project/vllm#10511 (December 2024, V0's worker.py; NCCL 2.21,
+// whose ring and tree buffers have 2.20's default sizes, NCCL_BUFFSIZE 4
+// MiB and the LL and LL128 buffers; NVLS off at two GPUs). SGLang's log
+// at TP 2 a week before its v0.4.0, on vLLM 0.6's distributed package
+// (SGLangDistributed), reads 1.64 GiB past the CUDA context. Taken for
+// every device and every TP × PP > 1: the ring and tree buffers grow
+// with NCCL's channels, not its ranks; other boards' channel counts were
+// not found.
+const VLLM06CommBase = model.Bytes(1.79 * gib)
+
+// The NCCL 2.20.5 constants of NVLS's buffers (src/init.cc
+// DEFAULT_BUFFSIZE, src/transport/nvls.cc NVLS_MEM_ALIGN_SIZE) and the
+// collective channels NCCL builds on an H100 or H200 board (vllm#9699's
+// log, above).
+const (
+	NCCLBuffSize       = model.Bytes(4 << 20)
+	NCCLNVLSMemAlign   = model.Bytes(2 << 20)
+	NCCLHopperChannels = 24
+)
+
+// NVLinkSHARP reports whether NCCL 2.20 sets up NVLink SHARP buffers for
+// a TP group of tp devices of sys: more than two, all in one node, joined
+// by an NVSwitch (interconnect.intra topology "switch") of NVLink 4 or
+// later (its name "NVLink N", N ≥ 4: Hopper and Blackwell boards; an
+// NVLink bridge, PCIe or NVLink 3 has none).
+func NVLinkSHARP(sys *hardware.System, tp int) bool {
+	if sys == nil || sys.Device == nil || tp <= 2 || tp > sys.DevicesPerNode {
+		return false
+	}
+	in := sys.Intra
+	var gen int
+	if _, err := fmt.Sscanf(in.Name, "NVLink %d", &gen); err != nil {
+		return false
+	}
+	return in.Topology == "switch" && gen >= 4
+}
+
+// NVLSBuffers returns the NVLS memory one NCCL 2.20.5 communicator of tp
+// GPUs binds on each device where NVLinkSHARP holds:
+// NCCLHopperChannels × 2 × (NCCLBuffSize + NCCLNVLSMemAlign) × tp; 0
+// elsewhere. (Blackwell boards are given the Hopper channel count; NCCL
+// 2.20 predates them.)
+func NVLSBuffers(sys *hardware.System, tp int) model.Bytes {
+	if !NVLinkSHARP(sys, tp) {
+		return 0
+	}
+	return model.Bytes(NCCLHopperChannels*2*tp) * (NCCLBuffSize + NCCLNVLSMemAlign)
+}
+
+// VLLM06NonTorch returns the memory outside torch that vLLM v0.6.0
+// counts against gpu_memory_utilization on each device of a replica of
+// tp × pp devices of sys: VLLMNonTorchBase; at more than one rank
+// VLLM06CommBase; and the NVLS buffers of its two TP communicators
+// (2 × NVLSBuffers).
+func VLLM06NonTorch(sys *hardware.System, tp, pp int) model.Bytes {
+	tp, pp = max(tp, 1), max(pp, 1)
+	b := VLLMNonTorchBase
+	if tp*pp > 1 {
+		b += VLLM06CommBase
+	}
+	return b + 2*NVLSBuffers(sys, tp)
+}
+
+// NonTorchModel names which vLLM version's count of the memory outside
+// torch a preset follows (Engine.NonTorch).
+type NonTorchModel uint8
+
+// The non-torch models.
+const (
+	// NonTorchV1 is vLLM V1's at v0.10 (VLLMNonTorch), and the zero value.
+	NonTorchV1 NonTorchModel = iota
+	// NonTorchV06 is vLLM v0.6.0's (VLLM06NonTorch).
+	NonTorchV06
+)
+
+// nonTorch returns the memory outside torch that e's vLLM version counts
+// on each device of p's replica.
+func (e *Engine) nonTorch(p *sim.Pricer) model.Bytes {
+	sc := p.Scenario()
+	if e.NonTorch == NonTorchV06 {
+		return VLLM06NonTorch(p.System(), sc.TP, sc.PP)
+	}
+	return VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
 }
 
 // VLLMProfileRows is the sequences vLLM's profile run spreads its tokens
