@@ -65,3 +65,22 @@ func ExampleGuidedDPMSolverStep() {
 	// Output:
 	// 16 kernels moving 7.21 MB
 }
+
+// ExampleResolve reads a --model argument, a catalog name here (a .toml
+// file, a HuggingFace config.json or a folder holding one are read too),
+// and a misspelt one, which gets the closest name.
+func ExampleResolve() {
+	m, err := workloads.Resolve("mixtral-8x7b")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: %.4g parameters, %.4g active a token\n", m.Name(), m.Params(), m.ActiveParams())
+	fmt.Println("weights in bf16:", m.WeightBytes(model.BF16).BinaryString(), "KV cache a token:", m.KVBytesPerToken(model.BF16).BinaryString())
+	_, err = workloads.Resolve("mixtral-8x7")
+	fmt.Println(err)
+	// Output:
+	// mixtral-8x7b: 4.67e+10 parameters, 1.288e+10 active a token
+	// weights in bf16: 86.99 GiB KV cache a token: 128 KiB
+	// workloads: unknown model "mixtral-8x7": did you mean "mixtral-8x7b"?
+}
