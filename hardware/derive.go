@@ -103,6 +103,7 @@ func derive(base *Device, sets []string, flag string, wrap func(k, v string, err
 			continue
 		}
 		d.Sources[k] = "what-if: " + flag + k + "=" + v
+		derivedSources(d, base, k, "what-if: "+flag+k+"="+v)
 		applied = append(applied, k+"="+v)
 	}
 	if len(errs) > 0 {
@@ -239,6 +240,27 @@ func inRange(x float64, v string) error {
 		return fmt.Errorf("%s is outside the range perfsim accepts, %g to %g in base units", v, float64(minQuantity), maxQuantity)
 	}
 	return nil
+}
+
+// derivedSources gives the numbers setting k derived in d from base's
+// (the 2:4 sparse peak of a matrix type, kept at its ratio to the dense
+// one; the usable memory, kept at base's share of the capacity) the
+// source src, the setting, with how they follow from it: base's sources
+// cite a datasheet or a measurement for base's own numbers.
+func derivedSources(d, base *Device, k, src string) {
+	if t, ok := strings.CutPrefix(k, "peak.matrix."); ok {
+		if dt, err := model.ParseDType(t); err == nil {
+			if dt == model.MXFP4 {
+				dt = model.FP4
+			}
+			if d.Sparse[dt] != base.Sparse[dt] {
+				d.Sources["peak.sparse."+dt.String()] = src + " (the 2:4 sparse peak kept at its ratio to the dense one)"
+			}
+		}
+	}
+	if k == "memory.capacity" && d.Memory.Usable != base.Memory.Usable {
+		d.Sources["memory.usable"] = fmt.Sprintf("%s (at the base's usable share, %s of %s)", src, base.Memory.Usable, base.Memory.Capacity)
+	}
 }
 
 // setKey sets one key of d.
@@ -394,10 +416,11 @@ func flattenSets(prefix string, m map[string]any, out *[]string) {
 }
 
 // isDerived reports whether a device file names a base device: a
-// top-level key base = "...".
+// top-level key base, of any type (loadDerived refuses one that is not a
+// string, which is not taken for a device file without a base).
 func isDerived(data []byte) bool {
 	var top struct {
-		Base *string `toml:"base"`
+		Base any `toml:"base"`
 	}
 	_, err := toml.Decode(string(data), &top)
 	return err == nil && top.Base != nil
@@ -428,7 +451,10 @@ func loadDerived(data []byte, file string, depth int) (*Device, error) {
 	if !ok || strings.TrimSpace(baseName) == "" {
 		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: errors.New("expected the name of a catalog device or a .toml file")}
 	}
-	name, _ := doc["name"].(string)
+	name, ok := doc["name"].(string)
+	if _, given := doc["name"]; given && !ok {
+		return nil, &ParseError{File: file, Line: line("name"), Key: "name", Err: fmt.Errorf("expected a string, the what-if's name, not %v", doc["name"])}
+	}
 	self := filepath.Clean(file)
 	if (name != "" && normName(name) == normName(baseName)) || (strings.HasSuffix(strings.ToLower(baseName), ".toml") && filepath.Clean(filepath.Join(filepath.Dir(file), baseName)) == self) {
 		return nil, &ParseError{File: file, Line: line("base"), Key: "base", Err: fmt.Errorf("the file names itself (%q) as its base", baseName)}

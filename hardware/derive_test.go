@@ -114,6 +114,11 @@ func TestDerive_file(t *testing.T) {
 		{"badkey.toml", "base = \"h100\"\n[memory]\nspeed = \"8 TB/s\"\n", "badkey.toml:3: memory.speed: unknown key \"memory.speed\""},
 		{"twobad.toml", "base = \"h100\"\n[memory]\nbandwidth = \"8\"\n[peak.matrix]\nfp8 = \"-1 PFLOP/s\"\n", "twobad.toml:5: peak.matrix.fp8: want a positive compute rate"},
 		{"cycle-a.toml", "base = \"cycle-b.toml\"\n", "cycle"},
+		// A base or a name not given as a string: the base had been taken
+		// for no base (a device file missing compute_units, kind, memory,
+		// name, peak and vendor), the name dropped without a word.
+		{"intbase.toml", "base = 3\n[memory]\nbandwidth = \"8 TB/s\"\n", "intbase.toml:1: base: expected the name of a catalog device or a .toml file"},
+		{"intname.toml", "base = \"h100\"\nname = 3\n", "intname.toml:2: name: expected a string"},
 	} {
 		p := write(tc.name, tc.body)
 		if tc.name == "cycle-a.toml" {
@@ -283,5 +288,34 @@ func TestDerive_invalidPlaced(t *testing.T) {
 	_, err = LoadFile(p)
 	if err == nil || !strings.HasPrefix(err.Error(), "hardware: "+p+":3: memory.capacity: memory.reserve: ") || strings.Contains(err.Error(), "what-if:") {
 		t.Errorf("derived file with capacity 1 B: %v", err)
+	}
+}
+
+// TestDerive_derivedSources: a number a what-if derives from a setting
+// (the 2:4 sparse peak, kept at its ratio to the dense one; the usable
+// memory, kept at the base's share of the capacity) says so in its
+// source. Both had kept the base's ("N6: H100 product page (with
+// sparsity)" for 8 PFLOP/s of fp8; a measured 79.11 GiB for 158.2 GiB),
+// citing a datasheet or a measurement for a number neither gives.
+func TestDerive_derivedSources(t *testing.T) {
+	base, err := Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Derive(base, []string{"peak.matrix.fp8=4PFLOP/s", "memory.capacity=160GiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"peak.sparse.fp8": "peak.matrix.fp8=4PFLOP/s",
+		"memory.usable":   "memory.capacity=160GiB",
+	} {
+		if s := d.Sources[key]; !strings.HasPrefix(s, "what-if: ") || !strings.Contains(s, want) {
+			t.Errorf("%s's source %q: want a what-if naming %s", key, s, want)
+		}
+	}
+	// Those it does not derive keep the base's.
+	if s, b := d.Sources["peak.sparse.bf16"], base.Sources["peak.sparse.bf16"]; s != b {
+		t.Errorf("peak.sparse.bf16's source %q, want the base's %q", s, b)
 	}
 }

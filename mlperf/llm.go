@@ -103,10 +103,18 @@ func replica(dev *hardware.Device, w sim.Workload, b Benchmark, sc Scenario, tp,
 	lim := engineLimits(dev, w, b, sc, ssc.KV, tp, in, out)
 	e.MaxSeqs, e.MaxTokens, e.MaxSeqLen = lim.MaxSeqs, lim.MaxTokens, lim.MaxSeqLen
 	if _, _, err := e.KVCapacity(p); err != nil {
-		return nil, err
+		return nil, fitError{err}
 	}
 	return &llmReplica{tp: tp, p: p, e: e, lim: lim}, nil
 }
+
+// A fitError is a replica's model and engine not fitting its devices'
+// memory, as against a device that cannot run the model at all (no peak
+// for its precision).
+type fitError struct{ err error }
+
+func (e fitError) Error() string { return e.err.Error() }
+func (e fitError) Unwrap() error { return e.err }
 
 // serveRun serves n requests at rate (per replica; 0: all at once):
 // the replica's share of LoadGen's samples where it has them, else in
@@ -171,6 +179,9 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		}
 		r.samples, r.stride = samples, gpus/tp
 		run, err := r.offline(b, gpus/tp, in, out, o.Seed, llmMaxPerReplica)
+		if errors.Is(err, serve.ErrOverflow) {
+			err = fitError{err} // a request the KV cache cannot hold
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -180,7 +191,10 @@ func runLLM(sys *hardware.System, w sim.Workload, b Benchmark, sc Scenario, o Op
 		cands = append(cands, candidate{r, run})
 	}
 	if len(cands) == 0 {
-		res.Note = fmt.Sprintf("does not fit at tensor parallelism up to %d: %v", min(gpus, 8), firstErr)
+		res.Note = firstErr.Error()
+		if errors.As(firstErr, new(fitError)) {
+			res.Note = fmt.Sprintf("does not fit at tensor parallelism up to %d: %v", min(gpus, 8), firstErr)
+		}
 		return
 	}
 	// The highest Offline throughput first (the lower TP on a tie).

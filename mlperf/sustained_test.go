@@ -1,6 +1,7 @@
 package mlperf
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -58,6 +59,40 @@ func TestRun_sustainedClocks(t *testing.T) {
 		t.Logf("%s Offline on %s: %.1f %s at sustained clocks, %.1f at burst clocks (×%.4f; share %v)", tt.bench, sys.Name, got.Value, got.Unit, was.Value, r, s)
 		if !(r < 0.995 && r >= s-1e-9) {
 			t.Errorf("%s Offline: sustained/burst throughput ×%.4f, want below 0.995 and at least the share %v", tt.bench, r, s)
+		}
+	}
+}
+
+// TestRun_llmNoPeakNotFit: an LLM benchmark on a device that cannot
+// compute in its precision says so, not that the model does not fit: on
+// an EPYC 7742 (no fp8 peak nor any it falls back to) Llama 2 70B's row
+// had read "does not fit at tensor parallelism up to 1: sim: EPYC 7742
+// has no peak for fp8 ...". One that does not fit still says so.
+func TestRun_llmNoPeakNotFit(t *testing.T) {
+	b, err := Find("llama2-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		hw        string
+		want, not string
+	}{
+		{"epyc7742", "no peak for fp8", "does not fit"},
+		{"t4", "does not fit", "no peak"},
+	} {
+		sys, err := hardware.LookupSystem(tt.hw, 1)
+		if err != nil {
+			sys2, err2 := hardware.Lookup(tt.hw)
+			if err2 != nil {
+				t.Fatal(err, err2)
+			}
+			if sys, err = hardware.NewSystem(sys2, 1, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := Run(sys, b, Offline, resolveCatalog, Options{Seed: 1})
+		if r.OK() || !strings.Contains(r.Note, tt.want) || strings.Contains(r.Note, tt.not) {
+			t.Errorf("%s: %v, note %q: want no figure and a note saying %q, not %q", tt.hw, r.Value, r.Note, tt.want, tt.not)
 		}
 	}
 }

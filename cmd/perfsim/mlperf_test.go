@@ -138,3 +138,33 @@ func TestMLPerfTraining_numberStyle(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfTraining_evalNotPriced: a benchmark whose evaluations are
+// counted but not priced (3D U-Net: its cases' window counts are not
+// published) shows no evaluation time, not 0 s, in the table and the
+// CSV; one whose evaluations are priced shows theirs.
+func TestMLPerfTraining_evalNotPriced(t *testing.T) {
+	out, stderr, code := perfsim(t, "mlperf", "--suite", "training", "--system", "dgx-h100", "--benchmark", "unet3d")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	row := regexp.MustCompile(`(?m)^unet3d .*$`).FindString(out)
+	if row == "" || regexp.MustCompile(`samples/s\s+0 s\s`).MatchString(row) || !regexp.MustCompile(`samples/s\s+-\s`).MatchString(row) {
+		t.Errorf("unet3d's row: %q: want '-' for its evaluations, counted but not priced", row)
+	}
+	csv, stderr, code := perfsim(t, "mlperf", "--suite", "training", "--system", "dgx-h100", "--benchmark", "unet3d", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	head, vals := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+	for i, h := range head {
+		if h == "eval_time_s" && vals[i] != "" {
+			t.Errorf("unet3d's eval_time_s %q: want empty (not priced)", vals[i])
+		}
+	}
+	out, _, _ = perfsim(t, "mlperf", "--suite", "training", "--system", "dgx-h100", "--benchmark", "resnet")
+	if row := regexp.MustCompile(`(?m)^resnet .*$`).FindString(out); !regexp.MustCompile(`samples/s\s+[0-9.]+ s\s`).MatchString(row) {
+		t.Errorf("resnet's row: %q: want its evaluation time", row)
+	}
+}

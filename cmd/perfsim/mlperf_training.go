@@ -21,7 +21,7 @@ type mlperfTrainingJSON struct {
 	Evals       int      `json:"evaluations,omitempty"`
 	StepTime    float64  `json:"step_time_s,omitempty"`
 	Throughput  float64  `json:"samples_per_s,omitempty"`
-	EvalTime    float64  `json:"eval_time_s,omitempty"`
+	EvalTime    *float64 `json:"eval_time_s,omitempty"` // nil: counted, not priced (Benchmark.EvalLacks)
 	TimeToTrain *float64 `json:"time_to_train_s"`
 	RCPSource   string   `json:"rcp_source,omitempty"`
 	EvalSource  string   `json:"eval_source,omitempty"`
@@ -60,7 +60,11 @@ func runMLPerfTraining(stdout io.Writer, f format, sys *hardware.System, bench s
 		if r.Total > 0 {
 			t := float64(r.Total)
 			j.GlobalBatch, j.Samples, j.Steps, j.Evals = r.GlobalBatch, r.Samples, r.Steps, r.Evals
-			j.StepTime, j.Throughput, j.EvalTime, j.TimeToTrain = float64(r.StepTime), r.Throughput, float64(r.EvalTime), &t
+			j.StepTime, j.Throughput, j.TimeToTrain = float64(r.StepTime), r.Throughput, &t
+			if b.EvalLacks == "" {
+				e := float64(r.EvalTime)
+				j.EvalTime = &e
+			}
 			if b.TrainSamples > 0 {
 				j.Epochs = r.Samples / float64(b.TrainSamples)
 			}
@@ -74,12 +78,15 @@ func runMLPerfTraining(stdout io.Writer, f format, sys *hardware.System, bench s
 		header := []string{"benchmark", "round", "model", "global_batch", "samples_to_converge", "steps", "evaluations", "step_time_s", "samples_per_s", "eval_time_s", "time_to_train_s", "note"}
 		var rows [][]string
 		for _, j := range rep.Results {
-			ttt := ""
+			ttt, eval := "", ""
 			if j.TimeToTrain != nil {
 				ttt = num(*j.TimeToTrain)
 			}
+			if j.EvalTime != nil {
+				eval = num(*j.EvalTime)
+			}
 			rows = append(rows, []string{j.Benchmark, j.Round, j.Model, strconv.Itoa(j.GlobalBatch), num(j.Samples), strconv.Itoa(j.Steps), strconv.Itoa(j.Evals),
-				num(j.StepTime), num(j.Throughput), num(j.EvalTime), ttt, j.Note})
+				num(j.StepTime), num(j.Throughput), eval, ttt, j.Note})
 		}
 		return writeCSV(stdout, header, rows)
 	}
@@ -100,7 +107,11 @@ func runMLPerfTraining(stdout io.Writer, f format, sys *hardware.System, bench s
 		if e := rep.Results[i].Epochs; e > 0 {
 			conv = sig4Trim(e) + " epochs"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s samples/s\t%v\t%v\t%s\n", b.Name, b.Round, r.GlobalBatch, conv, r.StepTime, sig4(r.Throughput), r.EvalTime, minutes(float64(r.Total)), r.Note)
+		eval := "-" // counted, not priced (the note says why)
+		if b.EvalLacks == "" {
+			eval = r.EvalTime.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s samples/s\t%s\t%v\t%s\n", b.Name, b.Round, r.GlobalBatch, conv, r.StepTime, sig4(r.Throughput), eval, minutes(float64(r.Total)), r.Note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
