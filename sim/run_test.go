@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -562,5 +563,41 @@ func TestScenario_Validate_imbalanceDense(t *testing.T) {
 	sc.ExpertImbalance = 1
 	if err := sc.Validate(tinyLlama().Shape()); err != nil {
 		t.Errorf("dense model, imbalance 1: %v", err)
+	}
+}
+
+// TestScenario_Validate_mixerSplits: the dimensions of Mamba-2, Gated
+// DeltaNet and MoE layers that TP splits are --tp errors where TP does not
+// split them (had been a failure of the prefill, exit 1), and pass where
+// it does.
+func TestScenario_Validate_mixerSplits(t *testing.T) {
+	base := Shape{Arch: Decoder, Layers: 4, DModel: 1024, Vocab: 1000}
+	for _, tt := range []struct {
+		name   string
+		edit   func(*Shape)
+		tp, ep int
+		want   string // "" for none
+	}{
+		{"mamba heads", func(s *Shape) { s.SSMHeads, s.SSMGroups = 80, 1 }, 3, 1, "80 Mamba-2 heads"},
+		{"mamba groups replicated", func(s *Shape) { s.SSMHeads, s.SSMGroups = 128, 8 }, 16, 1, ""},
+		{"mamba groups", func(s *Shape) { s.SSMHeads, s.SSMGroups = 96, 6 }, 4, 1, "6 Mamba-2 groups"},
+		{"deltanet value", func(s *Shape) { s.LinearValueHeads, s.LinearKeyHeads = 24, 8 }, 16, 1, "24 Gated DeltaNet value heads"},
+		{"deltanet key", func(s *Shape) { s.LinearValueHeads, s.LinearKeyHeads = 32, 4 }, 8, 1, "4 Gated DeltaNet key heads"},
+		{"expert width", func(s *Shape) { s.Experts, s.TopK, s.ExpertFFN = 8, 2, 1004 }, 16, 2, "splits each expert 8 ways, which does not divide its width 1004"},
+		{"expert width, tp 1", func(s *Shape) { s.Experts, s.TopK, s.ExpertFFN = 8, 2, 1004 }, 1, 1, ""},
+		{"shared width", func(s *Shape) { s.Experts, s.TopK, s.ExpertFFN, s.SharedFFN = 8, 2, 1024, 1000 }, 16, 16, "shared experts' width 1000"},
+	} {
+		s := base
+		tt.edit(&s)
+		sc := Default()
+		sc.TP, sc.EP = tt.tp, tt.ep
+		err := sc.Validate(s)
+		var se *ScenarioError
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.want != "" && (!errors.As(err, &se) || se.Field != "tp" || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: Validate = %v, want a --tp error with %q", tt.name, err, tt.want)
+		}
 	}
 }

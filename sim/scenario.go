@@ -509,6 +509,18 @@ func (sc Scenario) Validate(s Shape) error {
 			bad("tp", "tensor parallelism %d neither divides the %d KV heads nor is a multiple of them", n.TP, s.KVHeads)
 		case s.FFN > 0 && s.FFN%n.TP != 0:
 			bad("tp", "tensor parallelism %d does not divide the FFN width %d", n.TP, s.FFN)
+		case s.SSMHeads > 0 && s.SSMHeads%n.TP != 0:
+			bad("tp", "tensor parallelism %d does not divide the %d Mamba-2 heads", n.TP, s.SSMHeads)
+		case s.SSMGroups > 0 && s.SSMGroups%n.TP != 0 && n.TP%s.SSMGroups != 0:
+			bad("tp", "tensor parallelism %d neither divides the %d Mamba-2 groups nor is a multiple of them", n.TP, s.SSMGroups)
+		case s.LinearValueHeads > 0 && s.LinearValueHeads%n.TP != 0:
+			bad("tp", "tensor parallelism %d does not divide the %d Gated DeltaNet value heads", n.TP, s.LinearValueHeads)
+		case s.LinearKeyHeads > 0 && s.LinearKeyHeads%n.TP != 0:
+			bad("tp", "tensor parallelism %d does not divide the %d Gated DeltaNet key heads", n.TP, s.LinearKeyHeads)
+		case s.SharedFFN > 0 && s.SharedFFN%n.TP != 0:
+			bad("tp", "tensor parallelism %d does not divide the shared experts' width %d", n.TP, s.SharedFFN)
+		case sc.Mode == Inference && s.ExpertFFN > 0 && n.EP >= 1 && n.EP <= n.TP && n.TP%n.EP == 0 && s.ExpertFFN%(n.TP/n.EP) != 0:
+			bad("tp", "tensor parallelism %d over expert parallelism %d splits each expert %d ways, which does not divide its width %d", n.TP, n.EP, n.TP/n.EP, s.ExpertFFN)
 		}
 		if n.EP > 1 && sc.Mode == Inference {
 			switch {

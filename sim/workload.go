@@ -59,6 +59,14 @@ type Shape struct {
 	MaxContext int
 	Tokens     int // sequence length of one image for a vision transformer
 	ImageSize  int // input image side for a CNN or ViT
+	// The other dimensions tensor parallelism splits, 0 where the model
+	// has no layer that uses them: Mamba-2 heads and groups (groups are
+	// replicated beyond TP), Gated DeltaNet value and key heads, a routed
+	// expert's MLP width (split over TP/EP when EP ≤ TP) and the shared
+	// experts' width.
+	SSMHeads, SSMGroups              int
+	LinearValueHeads, LinearKeyHeads int
+	ExpertFFN, SharedFFN             int
 }
 
 // PhaseKind names a phase of a workload.

@@ -181,6 +181,13 @@ type Shape struct {
 	// Tokens is the sequence length of one image for a ViT (patches plus
 	// the class token); 0 otherwise.
 	Tokens int
+	// The other dimensions tensor parallelism splits, each 0 when the
+	// model has no layer that uses it: the Mamba-2 heads and groups, the
+	// Gated DeltaNet value and key heads, a routed expert's MLP width
+	// (split over TP/EP) and the shared experts' width.
+	SSMHeads, SSMGroups              int
+	LinearValueHeads, LinearKeyHeads int
+	ExpertFFN, SharedFFN             int
 }
 
 // Shape returns the model's dimensions.
@@ -190,6 +197,17 @@ func (m *Model) Shape() Shape {
 		HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, Experts: c.Experts, TopK: c.TopK, MaxContext: c.MaxContext}
 	if c.Kind == ViT {
 		s.Tokens = vitTokens(c)
+	}
+	if n := m.n; c.Kind == Decoder {
+		if n.mamba > 0 {
+			s.SSMHeads, s.SSMGroups = c.SSMHeads, c.SSMGroups
+		}
+		if n.delta > 0 {
+			s.LinearValueHeads, s.LinearKeyHeads = c.LinearValueHeads, c.LinearKeyHeads
+		}
+		if n.moe > 0 {
+			s.ExpertFFN, s.SharedFFN = c.ExpertFFN, c.SharedExperts*c.ExpertFFN
+		}
 	}
 	if c.Kind == CNN {
 		s.Layers = len(c.Layer)

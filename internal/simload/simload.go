@@ -59,6 +59,8 @@ func (w Workload) Shape() sim.Shape {
 		Arch: archs[s.Kind], Layers: s.Layers, DModel: s.DModel, Heads: s.Heads, KVHeads: s.KVHeads,
 		HeadDim: s.HeadDim, FFN: s.FFN, Vocab: s.Vocab, Experts: s.Experts, TopK: s.TopK,
 		MaxContext: s.MaxContext, Tokens: s.Tokens, ImageSize: w.M.ImageSize(),
+		SSMHeads: s.SSMHeads, SSMGroups: s.SSMGroups, LinearValueHeads: s.LinearValueHeads, LinearKeyHeads: s.LinearKeyHeads,
+		ExpertFFN: s.ExpertFFN, SharedFFN: s.SharedFFN,
 	}
 }
 
