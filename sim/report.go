@@ -93,7 +93,8 @@ type TrainingResult struct {
 	// LoaderBound says the input pipeline (Scenario.LoaderRate) sets the
 	// step time.
 	LoaderBound bool
-	// TimeToTrain is Tokens/TokensPerSecond, 0 without a budget.
+	// TimeToTrain is the budget's whole steps (Tokens over the step's
+	// tokens, rounded up) times StepTime, 0 without a budget.
 	TimeToTrain model.Seconds
 
 	Forward   PhaseReport  // one micro-batch

@@ -309,9 +309,18 @@ func (r *runner) finishTraining(tr *TrainingResult, step model.Seconds, mf, hf f
 		tr.SamplesPerSecond = samples / float64(step)
 		tr.TokensPerSecond = tokens / float64(step)
 	}
-	if sc.Tokens > 0 && tr.TokensPerSecond > 0 {
-		tr.TimeToTrain = model.Seconds(sc.Tokens / tr.TokensPerSecond)
+	tr.TimeToTrain = timeToTrain(sc.Tokens, tokens, step)
+}
+
+// timeToTrain returns the time a budget of tokens (an image model's:
+// images) takes at perStep a step of the given time: whole optimizer
+// steps, the last one run in full however little of the budget it still
+// needs (MLPerf counts CEIL(samples/GBS) steps); 0 without a budget.
+func timeToTrain(budget, perStep float64, step model.Seconds) model.Seconds {
+	if !(budget > 0 && perStep > 0 && step > 0) {
+		return 0
 	}
+	return model.Seconds(math.Ceil(budget/perStep)) * step
 }
 
 // cpComm returns one layer's exposed context-parallel communication per

@@ -114,9 +114,7 @@ func (r *runner) training() error {
 		tr.SamplesPerSecond = samples / float64(step)
 		tr.TokensPerSecond = tokens / float64(step)
 	}
-	if sc.Tokens > 0 && tr.TokensPerSecond > 0 {
-		tr.TimeToTrain = model.Seconds(sc.Tokens / tr.TokensPerSecond)
-	}
+	tr.TimeToTrain = timeToTrain(sc.Tokens, tokens, step)
 	rep.Memory = r.trainingMemory()
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/sim"
@@ -23,11 +24,33 @@ func notFit(r *sim.Report, layout string) string {
 	case layout != "":
 		s += "; it fits at " + layout
 	case r.Scenario.Mode == sim.Training:
-		s += "; try --zero 3, --recompute full or more devices"
+		s += "; " + trainFitHint(r.Scenario)
 	default:
 		s += "; no layout of up to 64 devices (--tp, --pp) makes it fit"
 	}
 	return s
+}
+
+// trainFitHint says what could make a training run fit that it does not
+// use already: ZeRO 3, which shards over the data- and context-parallel
+// ranks (with neither, it needs --dp too), full recomputation, more
+// devices.
+func trainFitHint(sc sim.Scenario) string {
+	var try []string
+	switch {
+	case sc.ZeRO >= 3 && max(sc.DP, 1)*max(sc.CP, 1) > 1:
+	case max(sc.DP, 1)*max(sc.CP, 1) > 1:
+		try = append(try, "--zero 3")
+	default:
+		try = append(try, "--dp with --zero 3 (ZeRO shards over the data-parallel ranks)")
+	}
+	if sc.Recompute != sim.RecomputeFull {
+		try = append(try, "--recompute full")
+	}
+	if len(try) == 0 {
+		return "try more devices"
+	}
+	return "try " + strings.Join(try, ", ") + " or more devices"
 }
 
 // devicesText names the devices of r: "one H100 SXM", "8 × H100 SXM".

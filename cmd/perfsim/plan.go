@@ -60,7 +60,7 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.input, "input", "1024", "prompt tokens, as serve's --input")
 	fs.StringVar(&o.output, "output", "256", "generated tokens, as serve's --output")
 	fs.StringVar(&o.workload, "workload", "", "a named length mix instead of --input/--output: sharegpt")
-	fs.IntVar(&o.requests, "requests", 1000, "requests simulated per candidate")
+	fs.IntVar(&o.requests, "requests", 1000, "requests simulated per candidate (at least 20, for the overload verdict to judge a run)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	fs.StringVar(&o.engine, "engine", "vllm", "engine preset: "+strings.Join(serve.Engines(), ", "))
 	fs.IntSliceVar(&o.tp, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to search")
@@ -258,6 +258,8 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	}
 	if o.requests > serve.MaxRequests {
 		errs = append(errs, usagef("--requests: want 1 to %d, got %d", serve.MaxRequests, o.requests))
+	} else if o.requests >= 1 && o.requests < serve.MinJudged {
+		errs = append(errs, usagef("--requests: a plan needs at least %d requests a run, got %d: with fewer, whether a deployment keeps up with the load cannot be judged", serve.MinJudged, o.requests))
 	}
 	var dts []model.DType
 	dtsOK := true

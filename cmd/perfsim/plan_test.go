@@ -57,6 +57,10 @@ func TestPlanServe_bad(t *testing.T) {
 		{[]string{"--rate", "0", "--ttft-p99", "1s"}, "--rate"},
 		{[]string{"--rate", "10"}, "objective"},
 		{[]string{"--rate", "10", "--ttft-p99", "1s", "--tp", "0"}, "--tp"},
+		// Too few requests for the overload verdict to judge a run:
+		// --max-rate over 19 had answered 2,095 req/s (one H100).
+		{[]string{"--rate", "10", "--ttft-p99", "1s", "--requests", "19"}, "--requests: a plan needs at least 20 requests a run, got 19"},
+		{[]string{"--max-rate", "--ttft-p99", "1s", "--requests", "1"}, "--requests: a plan needs at least 20 requests a run, got 1"},
 	} {
 		_, errOut, code := perfsim(t, append([]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b"}, tt.args...)...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {

@@ -363,6 +363,10 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if res.Overloaded {
 		fmt.Fprintf(stderr, "perfsim: %s\n", res.Verdict)
 	}
+	if res.Count < serve.MinJudged && o.deploy.users == 0 && (s.trace != nil || s.wl.Arrival != serve.AllAtOnce) {
+		fmt.Fprintf(stderr, "perfsim: warning: %s are too few to judge whether the deployment keeps up with the arrivals (the overload verdict needs %d): the figures may be those of a load it cannot sustain\n",
+			plural(res.Count, "request"), serve.MinJudged)
+	}
 	if rw != nil {
 		if err := rw.commit(res); err != nil {
 			return fmt.Errorf("--requests-out: %w", err)

@@ -44,19 +44,22 @@ type serveSummary struct {
 	KVStateTokens int `json:"kv_state_tokens_per_sequence,omitempty"`
 	// RuntimeBuffersBytes is the engine's own runtime buffers on one
 	// device, counted before the KV cache (trtllm only).
-	RuntimeBuffersBytes  int64      `json:"runtime_buffers_bytes,omitempty"`
-	DurationS            float64    `json:"duration_s"`
-	QueueS               statsJSON  `json:"queue_s"`
-	TTFTS                statsJSON  `json:"ttft_s"`
-	TPOTS                statsJSON  `json:"tpot_s"`
-	ITLS                 statsJSON  `json:"itl_s"`
-	E2ES                 statsJSON  `json:"e2e_s"`
-	RequestsPerS         float64    `json:"requests_per_s"`
-	OutputTokensPerS     float64    `json:"output_tokens_per_s"`
-	OutputTokensPerSGPU  float64    `json:"output_tokens_per_s_per_gpu"`
-	GoodputRequestsPerS  float64    `json:"goodput_requests_per_s"`
-	TTFTSLOS             float64    `json:"ttft_slo_s"`
-	TPOTSLOS             float64    `json:"tpot_slo_s"`
+	RuntimeBuffersBytes int64     `json:"runtime_buffers_bytes,omitempty"`
+	DurationS           float64   `json:"duration_s"`
+	QueueS              statsJSON `json:"queue_s"`
+	TTFTS               statsJSON `json:"ttft_s"`
+	TPOTS               statsJSON `json:"tpot_s"`
+	ITLS                statsJSON `json:"itl_s"`
+	E2ES                statsJSON `json:"e2e_s"`
+	RequestsPerS        float64   `json:"requests_per_s"`
+	OutputTokensPerS    float64   `json:"output_tokens_per_s"`
+	OutputTokensPerSGPU float64   `json:"output_tokens_per_s_per_gpu"`
+	// Goodput and the objectives it counts by, only those given (none
+	// given: no goodput; it had read the throughput, under objectives
+	// of 0 s).
+	GoodputRequestsPerS  *float64   `json:"goodput_requests_per_s,omitempty"`
+	TTFTSLOS             float64    `json:"ttft_slo_s,omitempty"`
+	TPOTSLOS             float64    `json:"tpot_slo_s,omitempty"`
 	Utilization          float64    `json:"utilization"`
 	MeanRequestsInSystem float64    `json:"mean_requests_in_system"`
 	Iterations           int        `json:"iterations"`
@@ -120,7 +123,7 @@ func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) 
 
 func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) serveSummary {
 	sc := s.pricer.Scenario()
-	return serveSummary{
+	out := serveSummary{
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
 		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: res.Count,
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
@@ -130,10 +133,14 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), ITLS: statsOf(res.ITL), E2ES: statsOf(res.E2E),
 		RequestsPerS: res.RequestsPerSecond, OutputTokensPerS: res.OutputTokensPerSecond,
 		OutputTokensPerSGPU: res.OutputTokensPerSecond / float64(s.gpus),
-		GoodputRequestsPerS: res.Goodput(ttft, tpot), TTFTSLOS: float64(ttft), TPOTSLOS: float64(tpot),
+		TTFTSLOS:            float64(ttft), TPOTSLOS: float64(tpot),
 		Utilization: res.Utilization, MeanRequestsInSystem: res.MeanInSystem,
 		Iterations: res.Iterations, Preemptions: res.Preemptions, Overloaded: res.Overloaded, Verdict: res.Verdict,
 	}
+	if ttft > 0 || tpot > 0 {
+		out.GoodputRequestsPerS = fp(res.Goodput(ttft, tpot))
+	}
+	return out
 }
 
 func writeServeTable(w io.Writer, s serveSummary) error {
@@ -170,7 +177,7 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs))
 	}
 	if s.Users > 0 {
-		fmt.Fprintf(tw, "closed loop\t%d users, %v think time\n", s.Users, model.Seconds(s.ThinkS))
+		fmt.Fprintf(tw, "closed loop\t%s, %v think time\n", plural(s.Users, "user"), model.Seconds(s.ThinkS))
 	}
 	if s.PrefixHit > 0 {
 		fmt.Fprintf(tw, "prefix cache\t%.0f%% of each prompt cached (from the second request of a shared prefix id)\n", 100*s.PrefixHit)
@@ -185,8 +192,8 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 			model.Seconds(m.s.P90), model.Seconds(m.s.P95), model.Seconds(m.s.P99), model.Seconds(m.s.Max))
 	}
 	fmt.Fprintf(tw, "\nthroughput\t%s req/s, %s output tokens/s (%s per GPU)\n", fnum(s.RequestsPerS), fnum(s.OutputTokensPerS), fnum(s.OutputTokensPerSGPU))
-	if s.TTFTSLOS > 0 || s.TPOTSLOS > 0 {
-		fmt.Fprintf(tw, "goodput\t%s req/s within %s\n", fnum(s.GoodputRequestsPerS), objectives("", model.Seconds(s.TTFTSLOS), model.Seconds(s.TPOTSLOS)))
+	if s.GoodputRequestsPerS != nil {
+		fmt.Fprintf(tw, "goodput\t%s req/s within %s\n", fnum(*s.GoodputRequestsPerS), objectives("", model.Seconds(s.TTFTSLOS), model.Seconds(s.TPOTSLOS)))
 	}
 	fmt.Fprintf(tw, "utilization\t%.1f%% busy, %d iterations, %d preemptions, %s requests in the system on average\n", 100*s.Utilization, s.Iterations, s.Preemptions, fnum(s.MeanRequestsInSystem))
 	for _, p := range s.Pools {
@@ -228,17 +235,24 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 	if s.Overloaded {
 		overloaded = 1
 	}
+	var goodput float64 // no objective: no row
+	if s.GoodputRequestsPerS != nil {
+		goodput = *s.GoodputRequestsPerS
+	}
 	for _, m := range []struct {
 		name string
 		v    float64
+		omit bool
 	}{
-		{"requests_per_s", s.RequestsPerS}, {"output_tokens_per_s", s.OutputTokensPerS},
-		{"output_tokens_per_s_per_gpu", s.OutputTokensPerSGPU}, {"goodput_requests_per_s", s.GoodputRequestsPerS},
-		{"utilization", s.Utilization}, {"duration_s", s.DurationS}, {"preemptions", float64(s.Preemptions)},
-		{"mean_requests_in_system", s.MeanRequestsInSystem}, {"iterations", float64(s.Iterations)},
-		{"kv_cache_tokens", float64(s.KVCacheTokens)}, {"overloaded", overloaded},
+		{"requests_per_s", s.RequestsPerS, false}, {"output_tokens_per_s", s.OutputTokensPerS, false},
+		{"output_tokens_per_s_per_gpu", s.OutputTokensPerSGPU, false}, {"goodput_requests_per_s", goodput, s.GoodputRequestsPerS == nil},
+		{"utilization", s.Utilization, false}, {"duration_s", s.DurationS, false}, {"preemptions", float64(s.Preemptions), false},
+		{"mean_requests_in_system", s.MeanRequestsInSystem, false}, {"iterations", float64(s.Iterations), false},
+		{"kv_cache_tokens", float64(s.KVCacheTokens), false}, {"overloaded", overloaded, false},
 	} {
-		rows = append(rows, []string{m.name, num(m.v), "", "", "", "", ""})
+		if !m.omit {
+			rows = append(rows, []string{m.name, num(m.v), "", "", "", "", ""})
+		}
 	}
 	scalar := func(name string, v float64) {
 		rows = append(rows, []string{name, num(v), "", "", "", "", ""})

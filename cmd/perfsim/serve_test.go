@@ -37,7 +37,7 @@ func TestServe_deterministic(t *testing.T) {
 	if err := json.Unmarshal([]byte(a), &v); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "goodput_requests_per_s", "overloaded"} {
+	for _, k := range []string{"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "overloaded"} {
 		if _, ok := v[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
@@ -273,5 +273,68 @@ func TestServe_notDecoderArticle(t *testing.T) {
 	_, stderr, _ = perfsim(t, "plot", "sweep", "--hw", "h100", "--model", "bert-large", "-o", "-")
 	if !strings.Contains(stderr, "bert-large is an encoder: it generates no output tokens") {
 		t.Errorf("plot sweep: stderr %q", stderr)
+	}
+}
+
+// TestServe_tooFewToJudge: a run of open arrivals with fewer requests
+// than the overload verdict judges says so on stderr (5 requests at
+// 1,000 req/s on one H100 had printed their figures, no verdict and no
+// word); a run at once (no arrivals to keep up with), a closed loop and
+// a run of 20 say nothing.
+func TestServe_tooFewToJudge(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "128", "--output", "16"}
+	const warn = "perfsim: warning: 5 requests are too few to judge whether the deployment keeps up with the arrivals (the overload verdict needs 20)"
+	for _, tt := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--requests", "5", "--rate", "1000"}, true},
+		{[]string{"--requests", "5", "--arrival", "all"}, false},
+		{[]string{"--requests", "5", "--users", "2"}, false},
+		{[]string{"--requests", "20", "--rate", "1"}, false},
+	} {
+		_, stderr, code := perfsim(t, append(base, tt.args...)...)
+		if code != 0 || strings.Contains(stderr, "too few to judge") != tt.warn || (tt.warn && !strings.Contains(stderr, warn)) {
+			t.Errorf("%v: exit %d, stderr %q; want the warning %v", tt.args, code, stderr, tt.warn)
+		}
+	}
+}
+
+// TestServe_goodputOnlyWithObjectives: goodput and the objectives it
+// counts by are written only as given; without one there is no goodput
+// (JSON and CSV had given the throughput as goodput, under objectives of
+// 0 s, and the table "TPOT ≤ 0 s (0: none)" beside a TTFT objective).
+func TestServe_goodputOnlyWithObjectives(t *testing.T) {
+	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "128", "--output", "16", "--requests", "50", "--rate", "5"}
+	for _, tt := range []struct {
+		args    []string
+		present []string
+		absent  []string
+		table   string
+	}{
+		{nil, nil, []string{"goodput_requests_per_s", "ttft_slo_s", "tpot_slo_s"}, ""},
+		{[]string{"--ttft-slo", "1s"}, []string{"goodput_requests_per_s", "ttft_slo_s"}, []string{"tpot_slo_s"}, "req/s within TTFT ≤ 1 s\n"},
+		{[]string{"--ttft-slo", "1s", "--tpot-slo", "20ms"}, []string{"goodput_requests_per_s", "ttft_slo_s", "tpot_slo_s"}, nil, "req/s within TTFT ≤ 1 s and TPOT ≤ 20 ms\n"},
+	} {
+		var v map[string]any
+		perfsimJSON(t, &v, append(append(base, tt.args...), "--format", "json")...)
+		cs, _, code := perfsim(t, append(append(base, tt.args...), "--format", "csv")...)
+		tab, _, code2 := perfsim(t, append(base, tt.args...)...)
+		if code != 0 || code2 != 0 {
+			t.Fatalf("%v: exit %d, %d", tt.args, code, code2)
+		}
+		for _, k := range tt.present {
+			if _, ok := v[k]; !ok || !strings.Contains(cs, "\n"+k+",") {
+				t.Errorf("%v: %s missing (JSON %v)", tt.args, k, ok)
+			}
+		}
+		for _, k := range tt.absent {
+			if _, ok := v[k]; ok || strings.Contains(cs, "\n"+k+",") {
+				t.Errorf("%v: %s written without its objective", tt.args, k)
+			}
+		}
+		if got := strings.Contains(tab, "goodput"); got != (tt.table != "") || (tt.table != "" && !strings.Contains(tab, tt.table)) {
+			t.Errorf("%v: table's goodput line wrong (want %q):\n%s", tt.args, tt.table, tab)
+		}
 	}
 }
