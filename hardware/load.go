@@ -19,11 +19,22 @@ import (
 
 // DefaultReserve is the memory held back for the framework when a file
 // gives no memory.reserve: the CUDA (or ROCm) context, library workspaces
-// (cuBLAS, NCCL buffers) and allocator slack. It is an assumption, not a
-// measurement: a PyTorch process holds about 0.5 GiB of context before it
-// allocates a tensor; the rest is headroom. A serving engine's own
-// buffers that its code sizes are counted apart from it (package serve,
-// TRTLLMBuffers); the reserve stays for what no source sizes.
+// (cuBLAS, NCCL's buffers at more than one device) and allocator slack.
+// It is an ASSUMPTION, one figure for every device: no source sizes the
+// context by GPU generation (the CUDA programming guide's Lazy Loading
+// section says lazy loading reduces it, and gives no size). Measured
+// contexts are a small part of it: 287,047,680 B (0.27 GiB) with lazy
+// module loading and 666,632,192 B without (pytorch/pytorch#86509, the
+// GPU not named); 0.30 GiB under SGLang on an 80 GB GPU (its first free
+// reading, 78.81 GiB, against the H100's 79.11: serve.SGLangContext).
+// The rest stands for what a run priced without an engine does not size:
+// NCCL's communicators alone take 1.79 GiB at two GPUs in vLLM V0's own
+// profile (serve.VLLM06CommBase), and NVLink SHARP's buffers grow with
+// the GPUs (serve.NVLSBuffers). A context-only figure would drop those,
+// so it is not used here. The serving presets replace the reserve with
+// their engine's own accounting (package serve: VLLMNonTorch,
+// VLLM06NonTorch, SGLangKeptBack), or count their buffers apart from it
+// (TRTLLMBuffers).
 const DefaultReserve = model.Bytes(2 << 30)
 
 // GPUUsableFraction is the share of a GPU's physical memory that programs
