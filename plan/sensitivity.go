@@ -52,7 +52,11 @@ var Knobs = []Knob{
 // SensitivityPoint is a scenario's answers on one device.
 type SensitivityPoint struct {
 	TTFT, TPOT model.Seconds
-	MaxBatch   int
+	// Short is what the scenario's batch needs beyond the usable memory:
+	// 0 when it fits; TTFT and TPOT are then those of a run that cannot
+	// happen.
+	Short    model.Bytes
+	MaxBatch int
 	// SLOBatch is the largest batch (at most MaxBatch) whose TPOT meets
 	// the SLO, and SLOThroughput its output tokens per second per
 	// system; 0 when none meets it.
@@ -61,7 +65,9 @@ type SensitivityPoint struct {
 }
 
 // A SensitivityRow is one knob raised by the step: its answers and their
-// relative changes from the base (0.05 is 5% more).
+// relative changes from the base (0.05 is 5% more); a change from a base
+// of 0 (no batch fits, none meets the SLO) is 0, and Point says what the
+// row's value is.
 type SensitivityRow struct {
 	Knob                                string
 	Point                               SensitivityPoint
@@ -131,6 +137,9 @@ func sensitivityPoint(d *hardware.Device, w sim.Workload, sc sim.Scenario, slo m
 		return p, fmt.Errorf("plan: sensitivity answers inference scenarios")
 	}
 	p.TTFT, p.TPOT = r.Inference.TTFT, r.Inference.TPOT
+	if !r.Memory.Fits {
+		p.Short = max(-r.Memory.Headroom, 0)
+	}
 	if p.MaxBatch, err = sim.MaxBatch(sys, w, sc); err != nil {
 		return p, err
 	}

@@ -289,6 +289,11 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 			errs = append(errs, usagef("--output: %v", err))
 		}
 		wl.Input, wl.Output = in, out
+		if f, ok := out.(serve.Fixed); ok && f == 1 && fs.Changed("tpot-p99") {
+			// A TPOT is the gap between tokens: the objective would be
+			// met by every candidate, each at 0 tokens/s per user.
+			errs = append(errs, usagef("--tpot-p99: every request generates one token (--output 1), so there is no TPOT to bound"))
+		}
 	case "sharegpt":
 		wl.Joint = serve.ShareGPT{}
 	default:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/plan"
@@ -17,10 +18,9 @@ const sensitivitySynopsis = `perfsim sensitivity --hw NAME|FILE --model NAME|FIL
 How much TTFT, TPOT, the largest batch that fits and the throughput at a
 TPOT SLO change per 10% more memory bandwidth, matrix peak, memory
 capacity and scale-up link bandwidth: each a what-if device (see --set in
-docs/hardware.md). Capacity and link rows keep a calibrated device's own
-calibration and are relative to the device as simulate prices it;
-bandwidth and peak rows carry it as for a new chip and are relative to
-the device priced that way.`
+docs/hardware.md), relative to the device as given, as simulate prices
+it. A bandwidth or peak row carries the device's calibration to the
+kernels its change reaches; capacity and link rows keep it.`
 
 const sensitivityExamples = `  # Llama 3 8B on an H100 at batch 8: which datasheet number matters most
   perfsim sensitivity --hw h100 --model llama3-8b --batch 8
@@ -96,15 +96,33 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 		return fmt.Sprintf("TTFT %v, TPOT %v, max batch %d, throughput at TPOT ≤ %v: %s tokens/s (batch %d)", p.TTFT, p.TPOT, p.MaxBatch, slo, fnum(p.SLOThroughput), p.SLOBatch)
 	}
 	fmt.Fprintf(stdout, "base: %s\n", point(base))
+	if base.Short > 0 {
+		fmt.Fprintf(stdout, "DOES NOT FIT: batch %d is %s short of the usable memory; its TTFT and TPOT are those of a run that cannot happen.\n", batch, base.Short.BinaryString())
+	}
 	tw := newTable(stdout)
 	fmt.Fprintf(tw, "+%.3g%% of\tTTFT\tTPOT\tmax batch\tthroughput at SLO\n", 100*step)
 	pct := func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
+	// fromZero is a change from a base of 0, which no percentage states:
+	// none when the row is 0 too, else the row's value.
+	fromZero := func(v string, zero bool) string {
+		if zero {
+			return "— (0 both)"
+		}
+		return "0 → " + v
+	}
 	for _, r := range rows {
 		if !r.Applies {
 			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\n", r.Knob)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Knob, pct(r.TTFT), pct(r.TPOT), pct(r.MaxBatch), pct(r.SLOThroughput))
+		mb, thr := pct(r.MaxBatch), pct(r.SLOThroughput)
+		if base.MaxBatch == 0 {
+			mb = fromZero(strconv.Itoa(r.Point.MaxBatch), r.Point.MaxBatch == 0)
+		}
+		if base.SLOThroughput == 0 {
+			thr = fromZero(fnum(r.Point.SLOThroughput)+" tokens/s", r.Point.SLOThroughput == 0)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Knob, pct(r.TTFT), pct(r.TPOT), mb, thr)
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -211,5 +212,42 @@ func TestSensitivityCmd_decoderOnly(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "--model: "+m+" is not a decoder") || out != "" {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q", m, code, stderr, out)
 		}
+	}
+}
+
+// TestSensitivityCmd_doesNotFit: a scenario whose batch does not fit the
+// device says so under its base line, and a change from nothing is not
+// printed as +0.0%: Llama 3 70B in bf16 on one H100 (140 GB of weights)
+// had printed "base: TTFT 3.235 s, TPOT 53.53 ms, max batch 0, ...
+// 0 tokens/s (batch 0)" and "+0.0%" for every max batch and throughput,
+// as if the run were real and nothing moved it. The help no longer
+// speaks of two bases (one has been gone since every row came to be
+// relative to the device as given).
+func TestSensitivityCmd_doesNotFit(t *testing.T) {
+	out, stderr, code := perfsim(t, "sensitivity", "--hw", "h100", "--model", "llama3-70b")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^base: .*\nDOES NOT FIT: batch 8 is [0-9.]+ GiB short`).MatchString(out) {
+		t.Errorf("want the base line followed by one saying batch 8 does not fit:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || !(strings.HasPrefix(l, "memory ") || strings.HasPrefix(l, "matrix ") || strings.HasPrefix(l, "link ")) {
+			continue
+		}
+		if n := len(f); f[n-1] == "+0.0%" || f[n-2] == "+0.0%" {
+			t.Errorf("row %q: a change from a max batch and a throughput of 0 printed as +0.0%%", l)
+		}
+	}
+	// A batch that fits says nothing of it; a change from 0 to a batch
+	// that fits names both.
+	out, _, _ = perfsim(t, "sensitivity", "--hw", "h100", "--model", "llama3-8b")
+	if strings.Contains(out, "DOES NOT FIT") {
+		t.Errorf("llama3-8b at batch 8 fits an H100:\n%s", out)
+	}
+	help, _, _ := perfsim(t, "help", "sensitivity")
+	if strings.Contains(help, "relative to the device priced that way") {
+		t.Errorf("help speaks of a second base:\n%s", help)
 	}
 }

@@ -134,16 +134,18 @@ func (c *Chart) barPanel(b Bars, names []string, levelStyle draw.LineStyle, pane
 		labels[int(pos(i))] = cat
 	}
 	rotate := false
+	pad := 0.0
 	if !b.Horizontal {
-		labels, rotate = fitLabels(labels, panels)
+		labels, rotate, pad = fitLabels(labels, panels)
 	}
+	c.leftPad = append(c.leftPad, vg.Points(pad))
 	catAxis.Tick.Marker = nominalTicks(labels)
 	catAxis.Min, catAxis.Max = -0.6, float64(n)-0.4
 	catAxis.Tick.Width = 0
 	catAxis.Tick.Length = 0
 	catAxis.Padding = 0
 	if rotate {
-		catAxis.Tick.Label.Rotation = math.Pi / 6
+		catAxis.Tick.Label.Rotation = slant
 		catAxis.Tick.Label.XAlign = draw.XRight
 		catAxis.Tick.Label.YAlign = draw.YTop
 	}
@@ -255,8 +257,9 @@ func (c *Chart) barPanel(b Bars, names []string, levelStyle draw.LineStyle, pane
 
 // fitLabels makes category labels fit side by side under a panel that
 // is one of panels across a default-size chart: as they are, else broken
-// into two lines at a space, else (rotate) slanted.
-func fitLabels(labels []string, panels int) (out []string, rotate bool) {
+// into two lines at a space, else (rotate) slanted, with pad points more
+// room at the panel's left where a slanted label would run past it.
+func fitLabels(labels []string, panels int) (out []string, rotate bool, pad float64) {
 	// The chart's width less its margins and a legend column, shared by
 	// the panels, each less its value axis.
 	avail := (float64(DefaultWidth.Points())-20-130-16*float64(panels-1))/float64(panels) - 40
@@ -270,17 +273,35 @@ func fitLabels(labels []string, panels int) (out []string, rotate bool) {
 		return w
 	}
 	if widest(labels) < slot*0.95 {
-		return labels, false
+		return labels, false, 0
 	}
 	out = make([]string, len(labels))
 	for i, l := range labels {
 		out[i] = wrap(l)
 	}
 	if widest(out) < slot*0.95 {
-		return out, false
+		return out, false, 0
 	}
-	return labels, true
+	// Slanted, a label runs from its tick down to the left, past the
+	// panel's value axis (some 40 points) and the slots before its tick
+	// (the axis starts 0.6 of a slot before the first): beyond them it
+	// would run off the page or into the panel at its left ("H100 HBM4
+	// (what-if of H100 SXM) b=1", fourth of six, lost its first letter).
+	// The panel moves right by the most any label needs, a third more for
+	// the slots the move narrows.
+	sin, cos := math.Sincos(slant)
+	for i, l := range labels {
+		reach := float64(sty.Width(l).Points())*cos + float64(sty.Height(l).Points())*sin
+		pad = math.Max(pad, reach-(40+(float64(i)+0.6)*slot))
+	}
+	if pad > 0 {
+		pad = 4 + pad*4/3
+	}
+	return labels, true, pad
 }
+
+// slant is the angle slanted category labels are drawn at.
+const slant = math.Pi / 6
 
 // wrap breaks s into two lines at the space nearest its middle.
 func wrap(s string) string {

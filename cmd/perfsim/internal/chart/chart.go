@@ -53,6 +53,9 @@ type Chart struct {
 	// Skipped names the points left out, e.g. because a log axis cannot
 	// show a value ≤ 0.
 	Skipped []string
+	// leftPad is the room each panel (by index; none past its end)
+	// leaves at its left for its slanted labels (fitLabels).
+	leftPad []vg.Length
 }
 
 // Series returns the series named name.
@@ -132,6 +135,9 @@ func (c *Chart) Draw(dc draw.Canvas) {
 		w := avail * vg.Length(weights[i]/sum)
 		sub := dc
 		sub.Min.X, sub.Max.X = x, x+w
+		if i < len(c.leftPad) {
+			sub.Min.X += min(c.leftPad[i], w/3)
+		}
 		p.Draw(sub)
 		x += w + gap
 	}

@@ -226,8 +226,8 @@ func (h Heatmap) Chart() (*Chart, error) {
 	p.Y.Tick.Marker = nominalTicks(h.Rows)
 	p.X.Tick.Length, p.Y.Tick.Length = 0, 0
 	p.X.Padding, p.Y.Padding = 0, 0
-	if cols, rotate := fitLabels(h.Cols, 1); rotate {
-		p.X.Tick.Label.Rotation = math.Pi / 6
+	if cols, rotate, _ := fitLabels(h.Cols, 1); rotate {
+		p.X.Tick.Label.Rotation = slant
 		p.X.Tick.Label.XAlign = draw.XRight
 	} else {
 		p.X.Tick.Marker = nominalTicks(cols)
