@@ -127,6 +127,11 @@ func split(text string) (amount float64, currency, unit string, err error) {
 	if amount > MaxAmount {
 		return 0, "", "", fmt.Errorf("%g is over the largest amount perfsim takes, %g", amount, float64(MaxAmount))
 	}
+	if amount > 0 && amount < MinAmount {
+		return 0, "", "", fmt.Errorf("%g is below the smallest amount perfsim takes, %g (0 is free)", amount, float64(MinAmount))
+	}
+	// "-0" is 0: it had printed a price of "-0 USD/h" and a run of "-0 USD".
+	amount = math.Abs(amount)
 	return amount, currency, unit, nil
 }
 
@@ -134,6 +139,11 @@ func split(text string) (amount float64, currency, unit string, err error) {
 // per kWh): a trillion in any currency is beyond any device's price, and
 // keeps every cost perfsim derives from it finite.
 const MaxAmount = 1e12
+
+// MinAmount is the smallest positive amount of money perfsim takes: a
+// millionth of a currency unit, far below any price of a device-hour, a
+// device or a kWh (1e-300/h had printed a price of 300 digits).
+const MinAmount = 1e-6
 
 // MaxPUE bounds a facility's power usage effectiveness: the Uptime
 // Institute's annual surveys report industry averages of about 2.5 (2007)

@@ -298,3 +298,30 @@ func TestFormatAmount(t *testing.T) {
 		t.Errorf("Inputs() = %q, want it to begin %q", got, want)
 	}
 }
+
+// TestParse_zeroAndTiny: "-0" is a price of 0, printed "0" (it had
+// printed "-0 USD/h" and a run costing "-0 USD"); a positive amount
+// below MinAmount is an error (1e-300/h had printed a price of 300
+// digits).
+func TestParse_zeroAndTiny(t *testing.T) {
+	for _, s := range []string{"-0/h", "-0.0 EUR/kWh", "0/h"} {
+		r, err := ParseRate(s)
+		if err != nil || r.Amount != 0 || math.Signbit(r.Amount) || strings.Contains(r.String(), "-") {
+			t.Errorf("ParseRate(%q) = %v (%q), %v; want 0", s, r.Amount, r.String(), err)
+		}
+	}
+	if m, err := ParseMoney("-0 USD"); err != nil || math.Signbit(m.Amount) {
+		t.Errorf(`ParseMoney("-0 USD") = %v, %v; want 0`, m.Amount, err)
+	}
+	for _, s := range []string{"1e-300/h", "1e-7 USD/kWh"} {
+		if _, err := ParseRate(s); err == nil || !strings.Contains(err.Error(), "smallest") {
+			t.Errorf("ParseRate(%q): %v, want an error naming the smallest amount", s, err)
+		}
+	}
+	if _, err := ParseMoney("1e-9 USD"); err == nil {
+		t.Errorf("ParseMoney(1e-9 USD): no error")
+	}
+	if r, err := ParseRate("0.000001/kWh"); err != nil || r.Amount != MinAmount {
+		t.Errorf("ParseRate(0.000001/kWh) = %v, %v; want MinAmount", r, err)
+	}
+}
