@@ -242,8 +242,8 @@ func (m *Model) WeightBytes(w model.DType) model.Bytes {
 // their own type when expert_weights is narrower than w (their biases
 // stay in w, as gpt-oss's MXFP4 checkpoint keeps them in bf16);
 // everything else split over tp, except what every rank needs whole: the
-// KV projections of replicated KV heads and MLA's down-projection to the
-// latent.
+// KV projections of replicated KV heads and MLA's down-projections (to
+// the latent and to the query rank).
 func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 	c := &m.cfg
 	tp, ep = max(tp, 1), max(ep, 1)
@@ -267,8 +267,11 @@ func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 		d, A := float64(c.DModel), float64(m.n.attn())
 		switch {
 		case c.mla():
-			kva := d * float64(c.KVLoraRank+c.QKRopeDim)
-			perRank += A * kva * (1 - 1/float64(tp))
+			// Both down-projections are whole on every rank: kv_a to
+			// the latent and q_a to the query rank (vLLM's
+			// ReplicatedLinear, or its fused_qkv_a_proj with TP off).
+			down := d * float64(c.KVLoraRank+c.QKRopeDim+c.QLoraRank)
+			perRank += A * down * (1 - 1/float64(tp))
 		case tp > c.KVHeads:
 			kv := 2 * d * float64(c.HeadDim)
 			perRank += A * kv * (float64(c.kvLocal(tp)) - float64(c.KVHeads)/float64(tp))

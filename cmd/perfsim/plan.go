@@ -289,23 +289,24 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 			errs = append(errs, usagef("--output: %v", err))
 		}
 		wl.Input, wl.Output = in, out
+		if f, ok := out.(serve.Fixed); ok && f == 1 && fs.Changed("tpot-p99") {
+			// A TPOT is the gap between tokens: the objective would be
+			// met by every candidate, each at 0 tokens/s per user.
+			errs = append(errs, usagef("--tpot-p99: every request generates one token (--output 1), so there is no TPOT to bound"))
+		}
 	case "sharegpt":
 		wl.Joint = serve.ShareGPT{}
 	default:
 		errs = append(errs, usagef("--workload: unknown workload %q (want sharegpt)", o.workload))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+	// --hw and --model are read beside the flags' checks, so that
+	// every problem is said at once.
+	dev, hwErr := resolveHardware(o.hw)
+	if hwErr == nil {
+		dev, hwErr = whatIf(dev, o.sets)
 	}
-	dev, err := resolveHardware(o.hw)
-	if err == nil {
-		dev, err = whatIf(dev, o.sets)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := resolveModel(o.model)
-	if err != nil {
+	m, mErr := resolveModel(o.model)
+	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
 		return nil, nil, err
 	}
 	w := simWorkload{M: m}
