@@ -317,18 +317,14 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	default:
 		errs = append(errs, usagef("--workload: unknown workload %q (want sharegpt)", o.workload))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+	// --hw and --model are read beside the flags' checks, so that
+	// every problem is said at once.
+	dev, hwErr := resolveHardware(o.hw)
+	if hwErr == nil {
+		dev, hwErr = whatIf(dev, o.sets)
 	}
-	dev, err := resolveHardware(o.hw)
-	if err == nil {
-		dev, err = whatIf(dev, o.sets)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := resolveModel(o.model)
-	if err != nil {
+	m, mErr := resolveModel(o.model)
+	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
 		return nil, nil, err
 	}
 	w := simWorkload{M: m}
