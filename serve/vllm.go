@@ -116,7 +116,11 @@ func VLLMNonTorch(ranks int) model.Bytes {
 // on H100s at TP 2 (3.58 GiB) less that at TP 1 (1.79 GiB) in
 // vllm-project/vllm#10511 (December 2024, V0's worker.py; NCCL 2.21,
 // whose ring and tree buffers have 2.20's default sizes, NCCL_BUFFSIZE 4
-// MiB and the LL and LL128 buffers; NVLS off at two GPUs). SGLang's log
+// MiB and the LL and LL128 buffers; NVLS off at two GPUs). That
+// version's TP 1 figure (1.79 GiB, against 0.16 GiB once #12126 polished
+// the count) holds more than NCCL, so only the difference is taken; that
+// TP 2 reads exactly twice TP 1 may be chance, and is a caveat: no other
+// reading of V0's own count at two GPUs was found. SGLang's log
 // at TP 2 a week before its v0.4.0, on vLLM 0.6's distributed package
 // (SGLangDistributed), reads 1.64 GiB past the CUDA context. Taken for
 // every device and every TP × PP > 1: the ring and tree buffers grow

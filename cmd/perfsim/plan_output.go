@@ -142,6 +142,11 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 	if priced {
 		cost = "\tper hour\tper M output tokens"
 	}
+	if len(p.Front) == 0 {
+		// The header alone had followed, over no rows.
+		fmt.Fprintf(tw, "\nPareto front\tnone: every candidate was overloaded (the queue grew without bound)\n")
+		return tw.Flush()
+	}
 	fmt.Fprintf(tw, "\nPareto front\ttokens/s per user\ttokens/s per GPU\tGPUs\tTTFT p99\tTPOT p99\tmeets%s\n", cost)
 	for _, c := range p.Front {
 		if priced {

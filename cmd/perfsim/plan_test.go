@@ -61,6 +61,8 @@ func TestPlanServe_bad(t *testing.T) {
 		// --max-rate over 19 had answered 2,095 req/s (one H100).
 		{[]string{"--rate", "10", "--ttft-p99", "1s", "--requests", "19"}, "--requests: a plan needs at least 20 requests a run, got 19"},
 		{[]string{"--max-rate", "--ttft-p99", "1s", "--requests", "1"}, "--requests: a plan needs at least 20 requests a run, got 1"},
+		// One output token: no TPOT (it had been met at "0 s").
+		{[]string{"--rate", "5", "--output", "1", "--tpot-p99", "1ms"}, "--tpot-p99: every request generates one token (--output 1), so there is no TPOT to bound"},
 	} {
 		_, errOut, code := perfsim(t, append([]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b"}, tt.args...)...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {
@@ -147,7 +149,8 @@ func TestPlanServe_context(t *testing.T) {
 // plan serve, its load plot and plan train had all exited 0 (a script
 // could not tell the answer from a non-answer), and a --front-plot,
 // --load-plot or --plot with nothing to draw had failed (exit 1) before
-// the report was written.
+// the report was written. A front with no candidate says so (its header
+// had been printed over no rows).
 func TestPlan_noAnswerExit3(t *testing.T) {
 	dir := t.TempDir()
 	serveArgs := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--tp", "1", "--pp", "1", "--dtypes", "bf16",
@@ -165,7 +168,7 @@ func TestPlan_noAnswerExit3(t *testing.T) {
 			"perfsim: plan serve: no layout within 2 GPUs meets the objectives\n", ""},
 		// Every candidate is overloaded: nothing kept up to draw.
 		{append(serveArgs[:6:6], "--rate", "400", "--ttft-p99", "1s", "--tp", "1", "--pp", "1", "--dtypes", "bf16", "--max-seqs", "0", "--max-gpus", "1", "--requests", "200", "--front-plot", filepath.Join(dir, "none.svg")),
-			"best    no layout within 1 GPU meets the objectives",
+			"best    no layout within 1 GPU meets the objectives\n\nPareto front  none: every candidate was overloaded (the queue grew without bound)\n",
 			"perfsim: plan serve: no layout within 1 GPU meets the objectives; --front-plot not drawn: no candidate kept up with the load\n", "!" + filepath.Join(dir, "none.svg")},
 		{[]string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--max-rate", "--tp", "1", "--dtypes", "bf16", "--max-seqs", "0",
 			"--ttft-p99", "1us", "--requests", "50", "--load-plot", filepath.Join(dir, "load.svg")}, "max rate    0 req/s under p99 TTFT ≤ 1 us (0: none meets them)",
@@ -186,5 +189,21 @@ func TestPlan_noAnswerExit3(t *testing.T) {
 				t.Errorf("%v: %v", tt.args, err)
 			}
 		}
+	}
+}
+
+// TestPlanServe_someLayoutsCannotRun: layouts asked for that cannot run
+// are named on stderr with why, while the others are planned (exit 0):
+// --tp 3 for a model of 32 heads had been dropped with only the pruned
+// count ("24 layouts seen, 12 pruned") to show for it.
+func TestPlanServe_someLayoutsCannotRun(t *testing.T) {
+	out, stderr, code := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s", "--tp", "3,1", "--pp", "1", "--dtypes", "bf16", "--requests", "100")
+	want := "perfsim: warning: 3 of 6 layouts could not run: 3 layouts (tp3 pp1 bf16 max-seqs 256, ...): --tp: tensor parallelism 3 does not divide the 32 attention heads\n"
+	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(out, "best    tp1 pp1 bf16") {
+		t.Errorf("exit %d, stderr %q (want %q), stdout:\n%s", code, stderr, want, out)
+	}
+	// All runnable: no warning.
+	if _, stderr, _ := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s", "--tp", "1", "--pp", "1", "--dtypes", "bf16", "--requests", "100"); strings.Contains(stderr, "warning") {
+		t.Errorf("a plan of runnable layouts warns: %q", stderr)
 	}
 }

@@ -48,12 +48,14 @@ type serveSummary struct {
 	DurationS           float64   `json:"duration_s"`
 	QueueS              statsJSON `json:"queue_s"`
 	TTFTS               statsJSON `json:"ttft_s"`
-	TPOTS               statsJSON `json:"tpot_s"`
-	ITLS                statsJSON `json:"itl_s"`
-	E2ES                statsJSON `json:"e2e_s"`
-	RequestsPerS        float64   `json:"requests_per_s"`
-	OutputTokensPerS    float64   `json:"output_tokens_per_s"`
-	OutputTokensPerSGPU float64   `json:"output_tokens_per_s_per_gpu"`
+	// TPOTS and ITLS are null when no request has a second token (no
+	// gap to time; they had read 0 s).
+	TPOTS               *statsJSON `json:"tpot_s"`
+	ITLS                *statsJSON `json:"itl_s"`
+	E2ES                statsJSON  `json:"e2e_s"`
+	RequestsPerS        float64    `json:"requests_per_s"`
+	OutputTokensPerS    float64    `json:"output_tokens_per_s"`
+	OutputTokensPerSGPU float64    `json:"output_tokens_per_s_per_gpu"`
 	// Goodput and the objectives it counts by, only those given (none
 	// given: no goodput; it had read the throughput, under objectives
 	// of 0 s).
@@ -130,7 +132,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 		KVStateTokens:       res.Engine.StateBlocks(res.Memory) * res.Engine.BlockSize,
 		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
 		DurationS: float64(res.Duration),
-		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), TPOTS: statsOf(res.TPOT), ITLS: statsOf(res.ITL), E2ES: statsOf(res.E2E),
+		QueueS:    statsOf(res.Queue), TTFTS: statsOf(res.TTFT), E2ES: statsOf(res.E2E),
 		RequestsPerS: res.RequestsPerSecond, OutputTokensPerS: res.OutputTokensPerSecond,
 		OutputTokensPerSGPU: res.OutputTokensPerSecond / float64(s.gpus),
 		TTFTSLOS:            float64(ttft), TPOTSLOS: float64(tpot),
@@ -139,6 +141,10 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 	}
 	if ttft > 0 || tpot > 0 {
 		out.GoodputRequestsPerS = fp(res.Goodput(ttft, tpot))
+	}
+	if res.OutputTokens > res.Count { // some request has a second token
+		tp, it := statsOf(res.TPOT), statsOf(res.ITL)
+		out.TPOTS, out.ITLS = &tp, &it
 	}
 	return out
 }
@@ -186,8 +192,12 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	fmt.Fprintf(tw, "\nmetric\tmean\tp50\tp90\tp95\tp99\tmax\n")
 	for _, m := range []struct {
 		name string
-		s    statsJSON
-	}{{"queue", s.QueueS}, {"TTFT", s.TTFTS}, {"TPOT", s.TPOTS}, {"ITL", s.ITLS}, {"E2E", s.E2ES}} {
+		s    *statsJSON
+	}{{"queue", &s.QueueS}, {"TTFT", &s.TTFTS}, {"TPOT", s.TPOTS}, {"ITL", s.ITLS}, {"E2E", &s.E2ES}} {
+		if m.s == nil {
+			fmt.Fprintf(tw, "%s\tnone: no request has a second token\n", m.name)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%v\t%v\n", m.name, model.Seconds(m.s.Mean), model.Seconds(m.s.P50),
 			model.Seconds(m.s.P90), model.Seconds(m.s.P95), model.Seconds(m.s.P99), model.Seconds(m.s.Max))
 	}
@@ -222,8 +232,12 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 	var rows [][]string
 	for _, m := range []struct {
 		name string
-		s    statsJSON
-	}{{"queue_s", s.QueueS}, {"ttft_s", s.TTFTS}, {"tpot_s", s.TPOTS}, {"itl_s", s.ITLS}, {"e2e_s", s.E2ES}} {
+		s    *statsJSON
+	}{{"queue_s", &s.QueueS}, {"ttft_s", &s.TTFTS}, {"tpot_s", s.TPOTS}, {"itl_s", s.ITLS}, {"e2e_s", &s.E2ES}} {
+		if m.s == nil { // no request has a second token: empty cells, as JSON's null
+			rows = append(rows, []string{m.name, "", "", "", "", "", ""})
+			continue
+		}
 		rows = append(rows, []string{m.name, num(m.s.Mean), num(m.s.P50), num(m.s.P90), num(m.s.P95), num(m.s.P99), num(m.s.Max)})
 	}
 	if x := s.KVTransferS; x != nil {

@@ -338,3 +338,37 @@ func TestServe_goodputOnlyWithObjectives(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_oneToken: with one output token a request has no TPOT and
+// no inter-token gap: the table says so, JSON gives null and the CSV
+// empty cells (all three had read 0 s, as if infinitely fast).
+func TestServe_oneToken(t *testing.T) {
+	args := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "128", "--output", "1", "--requests", "30", "--rate", "5"}
+	tab, stderr, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"\nTPOT    none: no request has a second token\n", "\nITL     none: no request has a second token\n"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, tab)
+		}
+	}
+	var v map[string]any
+	perfsimJSON(t, &v, append(args, "--format", "json")...)
+	for _, k := range []string{"tpot_s", "itl_s"} {
+		if x, ok := v[k]; !ok || x != nil {
+			t.Errorf("JSON %s: %v (present %v), want null", k, x, ok)
+		}
+	}
+	cs, _, _ := perfsim(t, append(args, "--format", "csv")...)
+	for _, want := range []string{"\ntpot_s,,,,,,\n", "\nitl_s,,,,,,\n"} {
+		if !strings.Contains(cs, want) {
+			t.Errorf("CSV lacks %q:\n%s", want, cs)
+		}
+	}
+	// Two tokens: a TPOT, as before.
+	perfsimJSON(t, &v, append(args[:len(args)-6:len(args)-6], "--output", "2", "--requests", "30", "--rate", "5", "--format", "json")...)
+	if tp, ok := v["tpot_s"].(map[string]any); !ok || !(tp["mean"].(float64) > 0) {
+		t.Errorf("two tokens: tpot_s %v", v["tpot_s"])
+	}
+}
