@@ -49,6 +49,7 @@ var Allowed = map[string][]string{
 	"internal/racedetect":        nil,
 	"internal/suggest":           nil,
 	"internal/csvtest":           nil,
+	"internal/fuzzcheck":         nil,
 	"internal/importcheck":       nil,
 	"cmd/perfsim/internal/chart": nil,
 	"cmd/perfsim":                {"*"},
