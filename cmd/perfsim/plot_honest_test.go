@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,5 +119,20 @@ func TestRoofline_sizeKey(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the roofline's SVG has no %q", want)
 		}
+	}
+}
+
+// TestPlotSweep_metricNeedsSpeedup: --metric picks the latency of the
+// --speedup heat map; without --speedup it is a usage error naming it,
+// where it had been dropped without a word (the chart plots TPOT
+// whatever --metric says).
+func TestPlotSweep_metricNeedsSpeedup(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.svg")
+	_, stderr, code := perfsim(t, "plot", "sweep", "--hw", "h100,a100", "--model", "llama3-8b", "--batch", "1,2", "--metric", "ttft", "-o", out)
+	if code != 2 || !strings.Contains(stderr, "--metric") || !strings.Contains(stderr, "--speedup") {
+		t.Errorf("exit %d, stderr %q: want a usage error naming --metric and --speedup", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a chart was written")
 	}
 }
