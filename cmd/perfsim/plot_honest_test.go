@@ -136,3 +136,18 @@ func TestPlotSweep_metricNeedsSpeedup(t *testing.T) {
 		t.Error("a chart was written")
 	}
 }
+
+// TestPlotEnergy_priceNeedsCost: the price flags (--price, --prices,
+// --purchase, --years, --energy-price, --pue) reach only --cost's chart;
+// without --cost each is a usage error naming it, where the tokens per
+// joule chart had been drawn byte for byte the same with --pue 1.5.
+func TestPlotEnergy_priceNeedsCost(t *testing.T) {
+	for _, f := range [][]string{{"--pue", "1.5"}, {"--price", "2.5/h"}, {"--energy-price", "0.10/kWh"}} {
+		out := filepath.Join(t.TempDir(), "e.svg")
+		args := append([]string{"plot", "energy", "--hw", "h100", "--model", "llama3-8b", "-o", out}, f...)
+		_, stderr, code := perfsim(t, args...)
+		if code != 2 || !strings.Contains(stderr, f[0]) || !strings.Contains(stderr, "--cost") {
+			t.Errorf("%s without --cost: exit %d, stderr %q: want a usage error naming both", f[0], code, stderr)
+		}
+	}
+}
