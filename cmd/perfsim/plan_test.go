@@ -215,7 +215,9 @@ func TestPlanServe_helpObjectives(t *testing.T) {
 	for _, cmd := range [][]string{{"plan", "serve", "--help"}, {"serve", "--help"}} {
 		_, help, _ := perfsim(t, cmd...)
 		for _, line := range strings.Split(help, "\n") {
-			if (strings.Contains(line, "-p99 ") || strings.Contains(line, "-slo ")) && (strings.Contains(line, "(default 0") || !strings.Contains(line, "(default: none")) {
+			f := strings.TrimSpace(line)
+			flag := strings.HasPrefix(f, "--ttft-") || strings.HasPrefix(f, "--tpot-")
+			if flag && (strings.Contains(line, "(default 0") || !strings.Contains(line, "(default: none")) {
 				t.Errorf("%v: %q", cmd, line)
 			}
 		}
