@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -78,7 +77,7 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 			continue
 		}
 		if err := fileio.CheckOutput(f.path); err != nil {
-			return fmt.Errorf("calibrate measure: %s: %w", f.flag, err)
+			return usagef("calibrate measure: %s: %w", f.flag, err)
 		}
 	}
 	streams := func(k string) bool {
