@@ -248,20 +248,25 @@ func readTraceCSV(data io.Reader, add func(int, string, error), t *Trace) {
 			}
 			return ""
 		}
-		a, err := strconv.ParseFloat(get("arrival_s"), 64)
-		if err != nil {
-			add(line, "arrival_s", fmt.Errorf("want seconds, got %q", get("arrival_s")))
-			continue
-		}
+		a, err0 := strconv.ParseFloat(get("arrival_s"), 64)
 		in, err1 := strconv.ParseInt(get("input_tokens"), 10, 64)
 		out, err2 := strconv.ParseInt(get("output_tokens"), 10, 64)
+		if err0 != nil {
+			add(line, "arrival_s", fmt.Errorf("want seconds, got %q", get("arrival_s")))
+			a = 0
+		}
 		if err1 != nil {
 			add(line, "input_tokens", fmt.Errorf("want an integer, got %q", get("input_tokens")))
+			in = 1
 		}
 		if err2 != nil {
 			add(line, "output_tokens", fmt.Errorf("want an integer, got %q", get("output_tokens")))
+			out = 1
 		}
-		if err1 != nil || err2 != nil {
+		if err0 != nil || err1 != nil || err2 != nil {
+			// The cells that did parse are checked too, each in
+			// range, so that a row says all it has wrong at once.
+			traceValue(line, a, in, out, add)
 			continue
 		}
 		if q, ok := traceValue(line, a, in, out, add); ok {

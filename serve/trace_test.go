@@ -38,6 +38,9 @@ func TestReadTrace(t *testing.T) {
 		// (a misspelt prefix_id dropped the prefixes without a word),
 		// and a short row read its missing cell as "".
 		{"csv unknown column", "arrival_s,input_tokens,output_tokens,prefix\n0,10,5,a\n", 0, []string{"t.csv:1: column 4: unknown column \"prefix\""}},
+		// A row's every bad cell is said, not only the first: "-1,abc,0"
+		// had said input_tokens alone.
+		{"csv row, every cell", "arrival_s,input_tokens,output_tokens\n-1,abc,0\nx,5,y\n", 0, []string{"t.csv:2: arrival_s: want a time from 0", "t.csv:2: input_tokens: want an integer", "t.csv:2: output_tokens: want a token count", "t.csv:3: arrival_s: want seconds", "t.csv:3: output_tokens: want an integer"}},
 		{"csv cell count", "arrival_s,input_tokens,output_tokens\n0,10,5,7\n1,10\n", 0, []string{"t.csv:2: 4 cells, the header has 3", "t.csv:3: 2 cells, the header has 3"}},
 		// A value of the wrong type had been said in Go's words ("cannot
 		// unmarshal string into Go struct field .input_tokens of type int64").

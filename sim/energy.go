@@ -144,8 +144,10 @@ func (r *runner) energy(e *Energy) {
 		// an inference batch through PP is. A device runs its kernels
 		// for the step's compute and optimizer (Breakdown: the phases'
 		// kernels stretched by the sustained clocks and the
-		// attention backward's rate, at the kernels' power) and waits,
-		// at the wait power, for the rest: exposed communication, the
+		// attention backward's rate, at the kernels' power), and for the
+		// overlap slowdown (its compute running slower beside a
+		// collective: busy, at the kernels' power too), and waits, at
+		// the wait power, for the rest: exposed communication, the
 		// pipeline's bubble, the loader.
 		micro := float64(tr.MicroBatches)
 		var kernels, waits, busyTime float64
@@ -163,7 +165,7 @@ func (r *runner) energy(e *Energy) {
 		perDevice := busyTime / devs // the phases' time on one device
 		active := perDevice
 		if b := tr.Breakdown; b != nil {
-			active = float64(b.Compute + b.Optimizer)
+			active = float64(b.Compute + b.Optimizer + b.Overlap)
 		}
 		active = min(active, float64(tr.StepTime))
 		stretch := 1.0

@@ -139,7 +139,15 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 	b, s, tp, ep := ph.Batch, ph.Seq, ph.TP, ph.EP
 	t := b * s
 	E, k := c.Experts, c.TopK
-	ops = addOp(ops, StageFFN, "moe.router", model.ClassExperts, n.moe, phaseGEMM(ph, t, c.DModel, E))
+	// The router runs in its 16-bit storage type under narrower weights
+	// (unquantised in the engines, see WeightBytesPerDevice), on the
+	// residual stream, as the LM head does.
+	router := phaseGEMM(ph, t, c.DModel, E)
+	if hw := model.VocabType(ph.Weights); hw != ph.Weights {
+		stream := model.CommType(ph.Act)
+		router.A, router.B, router.C = stream, hw, stream
+	}
+	ops = addOp(ops, StageFFN, "moe.router", model.ClassExperts, n.moe, router)
 	ops = addOp(ops, StageFFN, "moe.topk", model.ClassExperts, n.moe, ew("softmax-topk", float64(t)*float64(E), flopsSoftmax, 1, 1, ph.Act))
 	group, width := t, c.ExpertFFN/max(1, tp/ep)
 	if ep > tp {

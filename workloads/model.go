@@ -242,8 +242,9 @@ func (m *Model) WeightBytes(w model.DType) model.Bytes {
 // their own type when expert_weights is narrower than w (their biases
 // stay in w, as gpt-oss's MXFP4 checkpoint keeps them in bf16);
 // everything else split over tp, except what every rank needs whole: the
-// KV projections of replicated KV heads and MLA's down-projections (to
-// the latent and to the query rank).
+// KV projections of replicated KV heads, MLA's down-projections (to the
+// latent and to the query rank) and the MoE routers (in 16 bits, as
+// model.VocabType keeps the vocabulary).
 func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 	c := &m.cfg
 	tp, ep = max(tp, 1), max(ep, 1)
@@ -254,6 +255,17 @@ func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 		expertBias = float64(m.n.moe) * float64(c.Experts) * (m.params.expert - ffnParams(float64(c.DModel), float64(c.ExpertFFN), c.Activation, false))
 	}
 	rest := m.params.total - experts
+	// The routers are whole on every rank and stay in 16 bits under
+	// narrower weights (vLLM: a ReplicatedLinear without quantisation;
+	// gpt-oss: a bf16 Linear), as the ops price them.
+	router := 0.0
+	if m.n.moe > 0 {
+		router = float64(m.n.moe) * float64(c.Experts) * float64(c.DModel)
+		if c.RouterBias {
+			router += float64(m.n.moe) * float64(c.Experts)
+		}
+		rest -= router
+	}
 	// A decoder's token embedding and LM head stay in 16 bits under
 	// narrower weights (model.VocabType), split over TP like the rest
 	// (vocabulary-parallel).
@@ -278,7 +290,7 @@ func (m *Model) WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes {
 		}
 	}
 	r := float64(max(tp, ep))
-	return model.Bytes(bytes(w, perRank) + bytes(model.VocabType(w), vocab/float64(tp)) + bytes(m.expertDType(w), (experts-expertBias)/r) + bytes(w, expertBias/r))
+	return model.Bytes(bytes(w, perRank) + bytes(model.VocabType(w), vocab/float64(tp)+router) + bytes(m.expertDType(w), (experts-expertBias)/r) + bytes(w, expertBias/r))
 }
 
 // VocabParams returns the parameters of a decoder's token embedding and

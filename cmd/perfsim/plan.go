@@ -117,6 +117,12 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := planProblems(p); err != nil {
 		return err
 	}
+	if len(p.Problems) > 0 {
+		// Some layouts asked for could not run (a TP that does not divide
+		// the heads, weights that leave no KV cache): they had been
+		// dropped with only the pruned count on stderr.
+		fmt.Fprintf(stderr, "perfsim: warning: %s\n", problemSummary(p.Problems, fmt.Sprintf("%d of %s could not run", len(p.Problems), plural(p.Seen, "layout"))))
+	}
 	// No layout meets the objectives: the report is written and the run
 	// exits 3 (no answer). The front is drawn if any candidate kept up.
 	var none error
@@ -152,10 +158,17 @@ func planProblems(p *plan.ServePlan) error {
 	if len(p.All) > 0 || len(p.Problems) == 0 {
 		return nil
 	}
+	return fmt.Errorf("plan serve: %s", problemSummary(p.Problems, "no layout could run"))
+}
+
+// problemSummary says why layouts could not run: "6 layouts (tp1 pp1
+// bf16, ...): reason; ...", each distinct reason once, the first three
+// in full, after head.
+func problemSummary(problems []error, head string) string {
 	var reasons []string
 	first := map[string]string{}
 	count := map[string]int{}
-	for _, e := range p.Problems {
+	for _, e := range problems {
 		cause := e
 		if u := errors.Unwrap(e); u != nil {
 			cause = u
@@ -177,9 +190,14 @@ func planProblems(p *plan.ServePlan) error {
 		if count[r] > 1 {
 			l += ", ..."
 		}
+		// A reason of many lines (every request that does not fit) is
+		// given by its first.
+		if one, _, more := strings.Cut(r, "\n"); more {
+			r = one + " (the first of several)"
+		}
 		lines = append(lines, l+"): "+r)
 	}
-	return fmt.Errorf("plan serve: no layout could run: %s", strings.Join(lines, "; "))
+	return head + ": " + strings.Join(lines, "; ")
 }
 
 // query checks the flags and builds the search.
@@ -299,18 +317,14 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	default:
 		errs = append(errs, usagef("--workload: unknown workload %q (want sharegpt)", o.workload))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+	// --hw and --model are read beside the flags' checks, so that
+	// every problem is said at once.
+	dev, hwErr := resolveHardware(o.hw)
+	if hwErr == nil {
+		dev, hwErr = whatIf(dev, o.sets)
 	}
-	dev, err := resolveHardware(o.hw)
-	if err == nil {
-		dev, err = whatIf(dev, o.sets)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := resolveModel(o.model)
-	if err != nil {
+	m, mErr := resolveModel(o.model)
+	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
 		return nil, nil, err
 	}
 	w := simWorkload{M: m}

@@ -191,3 +191,19 @@ func TestPlan_noAnswerExit3(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanServe_someLayoutsCannotRun: layouts asked for that cannot run
+// are named on stderr with why, while the others are planned (exit 0):
+// --tp 3 for a model of 32 heads had been dropped with only the pruned
+// count ("24 layouts seen, 12 pruned") to show for it.
+func TestPlanServe_someLayoutsCannotRun(t *testing.T) {
+	out, stderr, code := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s", "--tp", "3,1", "--pp", "1", "--dtypes", "bf16", "--requests", "100")
+	want := "perfsim: warning: 3 of 6 layouts could not run: 3 layouts (tp3 pp1 bf16 max-seqs 256, ...): --tp: tensor parallelism 3 does not divide the 32 attention heads\n"
+	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(out, "best    tp1 pp1 bf16") {
+		t.Errorf("exit %d, stderr %q (want %q), stdout:\n%s", code, stderr, want, out)
+	}
+	// All runnable: no warning.
+	if _, stderr, _ := perfsim(t, "plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "5", "--ttft-p99", "1s", "--tp", "1", "--pp", "1", "--dtypes", "bf16", "--requests", "100"); strings.Contains(stderr, "warning") {
+		t.Errorf("a plan of runnable layouts warns: %q", stderr)
+	}
+}

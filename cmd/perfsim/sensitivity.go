@@ -65,18 +65,14 @@ func runSensitivityCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := checkSLO("slo-tpot", slo); err != nil {
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return err
+	// --hw and --model are read beside the flags' checks, so that
+	// every problem is said at once.
+	dev, hwErr := resolveHardware(hw)
+	if hwErr == nil {
+		dev, hwErr = whatIf(dev, sets)
 	}
-	dev, err := resolveHardware(hw)
-	if err != nil {
-		return err
-	}
-	if dev, err = whatIf(dev, sets); err != nil {
-		return err
-	}
-	m, err := resolveModel(mdl)
-	if err != nil {
+	m, mErr := resolveModel(mdl)
+	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
 		return err
 	}
 	w := simWorkload{M: m}

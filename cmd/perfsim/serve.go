@@ -216,18 +216,17 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		return o.dtype
 	}
 	errs = append(errs, checkOutputs(outputFile{"requests-out", o.requestsOut, false}, outputFile{"series-plot", o.seriesPlot, true}, outputFile{"series-out", o.seriesOut, false})...)
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	// --hw, --model and --engine's name are read beside the flags'
+	// checks, so that every problem is said at once.
+	dev, hwErr := o.deploy.device(o.hw)
+	if hwErr == nil {
+		dev, hwErr = whatIf(dev, o.sets)
 	}
-	dev, err := o.deploy.device(o.hw)
-	if err == nil {
-		dev, err = whatIf(dev, o.sets)
+	m, mErr := resolveModel(o.model)
+	if _, err := serve.Preset(o.engine, 0); err != nil {
+		errs = append(errs, usagef("--engine: %v", err))
 	}
-	if err != nil {
-		return nil, err
-	}
-	m, err := resolveModel(o.model)
-	if err != nil {
+	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
 		return nil, err
 	}
 	w := simWorkload{M: m}

@@ -443,6 +443,9 @@ func sweepTableRow(dst []byte, j *simJSON) []byte {
 	tok := "-"
 	if j.OutTokDevice != nil {
 		tok = strconv.FormatFloat(*j.OutTokDevice, 'f', 1, 64)
+		if v := *j.OutTokDevice; v > 0 && v < 0.05 {
+			tok = fnum(v) // not 0.0: a run of hours to its first token
+		}
 	}
 	dt := sc.Act
 	if sc.Weights != sc.Act || sc.KV != sc.Act {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,8 @@ func TestParseIntList(t *testing.T) {
 		{"1..8x1", nil, "factor of at least 2"},
 		{"1..8+0", nil, "at least 1"},
 		{"1..", nil, "range end"},
+		{"1..x", nil, "range end: missing"}, // had said 'range step: "" is not a whole number'
+		{"1..+2", nil, "range end: missing"},
 		{"1..1000000000", nil, "more than"},
 	}
 	for _, tt := range tests {
@@ -229,5 +232,24 @@ func TestSweep_everyProblem(t *testing.T) {
 	_, stderr, _ = perfsim(t, "sweep", "--hw", "h100,a100", "--set", "foo=1", "--model", "llama3-8b")
 	if n := strings.Count(stderr, `--set foo=1: unknown key "foo"`); n != 1 {
 		t.Errorf("a bad --set said %d times for two devices:\n%s", n, stderr)
+	}
+}
+
+// TestSweep_smallThroughputNotZero: a point whose output rate is under
+// 0.05 tokens/s a device prints it, not 0.0: llama3-8b with 10 M tokens
+// in (12.8 h to its first token) printed TOK/S/DEV 0.0 beside a TOK/J of
+// 0.000003962.
+func TestSweep_smallThroughputNotZero(t *testing.T) {
+	out, stderr, code := perfsim(t, "sweep", "--hw", "h100", "--model", "llama3-8b", "--input", "10M")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// The table's columns are aligned: the cell starts where its head does.
+	at := strings.Index(lines[0], "TOK/S/DEV")
+	cell := strings.Fields(lines[1][at:])[0]
+	v, err := strconv.ParseFloat(cell, 64)
+	if err != nil || !(v > 0) {
+		t.Errorf("TOK/S/DEV %q (row %q): want the rate, above 0", cell, lines[1])
 	}
 }
