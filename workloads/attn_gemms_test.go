@@ -39,3 +39,19 @@ func TestAttentionGEMMs_windowAndValues(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandAttention_slidingNamed: a sliding layer's products are named
+// apart from the full layers' (gpt-oss's gemms table had listed two
+// identical-looking attn.qk rows of 4,001 and 128 keys).
+func TestExpandAttention_slidingNamed(t *testing.T) {
+	m := mustResolve(t, "gpt-oss-120b")
+	names := map[string]int{}
+	for _, o := range ExpandAttention(mustOps(t, m, Phase{Kind: Decode, Batch: 8, Context: 4000, TP: 2})) {
+		if g, ok := o.Kernel.(model.GEMM); ok && (o.Name == "attn.qk" || o.Name == "attn.qk.sliding") {
+			names[o.Name] = g.N
+		}
+	}
+	if names["attn.qk"] != 4001 || names["attn.qk.sliding"] != 128 {
+		t.Errorf("attention products %v, want attn.qk over 4001 keys and attn.qk.sliding over 128", names)
+	}
+}

@@ -1,6 +1,8 @@
 package workloads
 
 import (
+	"strings"
+
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -384,9 +386,14 @@ func ExpandAttention(ops []model.Op) []model.Op {
 			out = append(out, op)
 			continue
 		}
+		// The products keep the kernel's kind: a sliding layer's
+		// (attn.core.sliding) are attn.qk.sliding and attn.pv.sliding.
 		suffix := ""
-		if n := len(op.Name); n > 4 && op.Name[n-4:] == ".bwd" {
-			suffix = ".bwd"
+		if strings.Contains(op.Name, ".sliding") {
+			suffix = ".sliding"
+		}
+		if strings.HasSuffix(op.Name, ".bwd") {
+			suffix += ".bwd"
 		}
 		qk, pv := AttentionGEMMs(a)
 		scores := float64(qk.Batch) * float64(qk.M) * float64(qk.N)
