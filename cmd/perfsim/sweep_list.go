@@ -55,6 +55,10 @@ func parseIntList(flag, s string) ([]int, error) {
 		if i := strings.IndexAny(rest, "+x*×"); i >= 0 {
 			op := rest[i:]
 			hiText = rest[:i]
+			if strings.TrimSpace(hiText) == "" {
+				// "1..x" is an end left out, not a bad step.
+				return nil, bad("range end: missing (want lo..hi, lo..hi+d or lo..hi×f)")
+			}
 			sym := op[:1]
 			if strings.HasPrefix(op, "×") {
 				sym = "×"

@@ -38,6 +38,8 @@ func TestParseIntList(t *testing.T) {
 		{"1..8x1", nil, "factor of at least 2"},
 		{"1..8+0", nil, "at least 1"},
 		{"1..", nil, "range end"},
+		{"1..x", nil, "range end: missing"}, // had said 'range step: "" is not a whole number'
+		{"1..+2", nil, "range end: missing"},
 		{"1..1000000000", nil, "more than"},
 	}
 	for _, tt := range tests {
