@@ -68,10 +68,15 @@ func unfusedAttention(ops []model.Op, backward, dropout bool) (out []model.Op, f
 		base := strings.TrimSuffix(o.Name, ".bwd")
 		batch := a.Batch * a.Heads
 		q, k, d, v := a.QLen, a.KVLen, a.HeadDim, a.ValueDim()
-		e := a.DType.Size()
+		// In 16 bits under an 8- or 4-bit step: fp8 training casts the
+		// linear layers' inputs only (Transformer Engine's fp8_autocast
+		// covers its te.Linear modules; its UnfusedDotProductAttention
+		// runs in the activations' 16-bit type).
+		dt := model.CommType(a.DType)
+		e := dt.Size()
 		n := float64(batch) * float64(q) * float64(k) // scores, every pair
 		gemm := func(name string, m, kk, nn int) model.Op {
-			g := model.GEMM{M: m, K: kk, N: nn, Batch: batch, A: a.DType, B: a.DType, C: a.DType}
+			g := model.GEMM{M: m, K: kk, N: nn, Batch: batch, A: dt, B: dt, C: dt}
 			run += model.FLOPs(float64(g.FLOPs()) * float64(count))
 			return model.Op{Name: name, Stage: o.Stage, Class: o.Class, Count: count, Kernel: g}
 		}

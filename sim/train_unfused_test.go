@@ -61,6 +61,22 @@ func TestUnfusedAttention(t *testing.T) {
 			t.Errorf("%+v: the other ops changed: %v", tc, out[0].Name)
 		}
 	}
+	// An fp8 step's unfused core runs in bf16.
+	a8 := a
+	a8.DType, a8.KVDType = model.FP8, model.FP8
+	out, _, _ := unfusedAttention([]model.Op{{Name: "attn.core", Class: model.ClassAttention, Kernel: a8, Count: 1}}, false, true)
+	for _, o := range out {
+		switch k := o.Kernel.(type) {
+		case model.GEMM:
+			if k.A != model.BF16 || k.C != model.BF16 {
+				t.Errorf("fp8: %s in %v→%v, want bf16", o.Name, k.A, k.C)
+			}
+		case model.Elementwise:
+			if got := float64(k.Read) / k.Elements; got < 2 {
+				t.Errorf("fp8: %s reads %v bytes a score, want bf16's 2 or more", o.Name, got)
+			}
+		}
+	}
 }
 
 // TestHiddenDropout: the forward's residual adds write a one-byte mask an
