@@ -1,8 +1,9 @@
 package mlperf
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/internal/fuzzcheck"
 )
 
 // FuzzParseScenario checks the parser of --scenario: it never panics, and
@@ -10,19 +11,5 @@ import (
 //
 //	go test -fuzz=FuzzParseScenario ./mlperf
 func FuzzParseScenario(f *testing.F) {
-	for _, s := range []string{"offline", "Server", " SERVER ", "", "singlestream", "offline\x00"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		sc, err := ParseScenario(s)
-		if err != nil {
-			if !strings.Contains(err.Error(), "want offline or server") {
-				t.Fatalf("ParseScenario(%q): %v, want a message saying what is accepted", s, err)
-			}
-			return
-		}
-		if back, err := ParseScenario(sc.String()); err != nil || back != sc {
-			t.Fatalf("ParseScenario(%q) = %v, whose name parses to %v, %v", s, sc, back, err)
-		}
-	})
+	fuzzcheck.Names(f, []string{"offline", "Server", " SERVER ", "", "singlestream", "offline\x00"}, ParseScenario, "want offline or server")
 }

@@ -1,8 +1,9 @@
 package serve
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/perfsim/perfsim/internal/fuzzcheck"
 )
 
 // FuzzParseRouter checks the parser of serve's --router: it never
@@ -11,19 +12,6 @@ import (
 //
 //	go test -fuzz=FuzzParseRouter ./serve
 func FuzzParseRouter(f *testing.F) {
-	for _, s := range []string{"round-robin", "Least-Outstanding", " round-robin", "", "lor", "round-robin\x00"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		r, err := ParseRouter(s)
-		if err != nil {
-			if !strings.Contains(err.Error(), "want round-robin or least-outstanding") {
-				t.Fatalf("ParseRouter(%q): %v, want a message saying what is accepted", s, err)
-			}
-			return
-		}
-		if back, err := ParseRouter(r.String()); err != nil || back != r {
-			t.Fatalf("ParseRouter(%q) = %v, whose name parses to %v, %v", s, r, back, err)
-		}
-	})
+	fuzzcheck.Names(f, []string{"round-robin", "Least-Outstanding", " round-robin", "", "lor", "round-robin\x00"},
+		ParseRouter, "want round-robin or least-outstanding")
 }

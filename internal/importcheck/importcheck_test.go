@@ -87,3 +87,35 @@ func TestViolations_catches(t *testing.T) {
 		}
 	}
 }
+
+// maxLines is the project's "no file over about 600 lines": a file past
+// it is split by topic.
+const maxLines = 650
+
+// TestModule_fileLength holds every Go file of the module, tests
+// included, to about 600 lines (maxLines).
+func TestModule_fileLength(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(data), "\n"); n > maxLines {
+			t.Errorf("%s: %d lines, over about 600 (%d): split it by topic", path, n, maxLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
