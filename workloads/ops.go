@@ -1,6 +1,8 @@
 package workloads
 
 import (
+	"strings"
+
 	"github.com/perfsim/perfsim/model"
 )
 
@@ -358,13 +360,17 @@ func backward(fwd []model.Op) []model.Op {
 
 // AttentionGEMMs returns the two products a (fused) attention computes,
 // per head and sequence, as GEMMs: Q·Kᵀ (QLen × HeadDim · HeadDim ×
-// KVLen) and scores·V (QLen × KVLen · KVLen × HeadDim), each with Batch =
-// sequences × heads. As a GEMM computes them, the causal mask saves
+// span) and scores·V (QLen × span · span × ValueDim), each with Batch =
+// sequences × heads, where a query's span is KVLen, or the sliding
+// window when shorter. As a GEMM computes them, the causal mask saves
 // nothing: the full rectangle is counted, as the seed's table does.
 func AttentionGEMMs(a model.Attention) (qk, pv model.GEMM) {
-	n := a.Batch * a.Heads
-	qk = model.GEMM{M: a.QLen, K: a.HeadDim, N: a.KVLen, Batch: n, A: a.DType, B: a.KVDType, C: a.DType}
-	pv = model.GEMM{M: a.QLen, K: a.KVLen, N: a.HeadDim, Batch: n, A: a.DType, B: a.KVDType, C: a.DType}
+	n, span := a.Batch*a.Heads, a.KVLen
+	if a.Window > 0 && a.Window < span {
+		span = a.Window
+	}
+	qk = model.GEMM{M: a.QLen, K: a.HeadDim, N: span, Batch: n, A: a.DType, B: a.KVDType, C: a.DType}
+	pv = model.GEMM{M: a.QLen, K: span, N: a.ValueDim(), Batch: n, A: a.DType, B: a.KVDType, C: a.DType}
 	return qk, pv
 }
 
@@ -380,12 +386,17 @@ func ExpandAttention(ops []model.Op) []model.Op {
 			out = append(out, op)
 			continue
 		}
+		// The products keep the kernel's kind: a sliding layer's
+		// (attn.core.sliding) are attn.qk.sliding and attn.pv.sliding.
 		suffix := ""
-		if n := len(op.Name); n > 4 && op.Name[n-4:] == ".bwd" {
-			suffix = ".bwd"
+		if strings.Contains(op.Name, ".sliding") {
+			suffix = ".sliding"
+		}
+		if strings.HasSuffix(op.Name, ".bwd") {
+			suffix += ".bwd"
 		}
 		qk, pv := AttentionGEMMs(a)
-		scores := float64(a.Batch) * float64(a.Heads) * float64(a.QLen) * float64(a.KVLen)
+		scores := float64(qk.Batch) * float64(qk.M) * float64(qk.N)
 		out = append(out,
 			model.Op{Name: "attn.qk" + suffix, Stage: op.Stage, Class: op.Class, Count: op.Count, Kernel: qk},
 			model.Op{Name: "attn.softmax" + suffix, Stage: op.Stage, Class: op.Class, Count: op.Count,

@@ -127,9 +127,12 @@ var descriptions = map[string]string{
 func describe(name string, bias bool) string {
 	base, suffix := name, ""
 	for _, s := range []string{".dgrad", ".wgrad", ".bwd"} {
-		if n := len(name) - len(s); n > 0 && name[n:] == s {
-			base, suffix = name[:n], " ("+s[1:]+")"
+		if n := len(base) - len(s); n > 0 && base[n:] == s {
+			base, suffix = base[:n], " ("+s[1:]+")"
 		}
+	}
+	if b, ok := strings.CutSuffix(base, ".sliding"); ok {
+		base, suffix = b, " (sliding window)"+suffix
 	}
 	if d, ok := descriptions[base]; ok {
 		if bias && (base == "ffn.up" || base == "ffn.down") {
