@@ -110,6 +110,9 @@ func Read(r io.Reader, file, format, device string) ([]Measurement, []error, err
 		if i := strings.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i]
 		}
+		if strings.TrimSpace(line) == "" {
+			return nil, nil, &ParseError{File: file, Err: errors.New("empty file: want a header line")}
+		}
 		format = detect(strings.Split(strings.TrimSpace(line), ","))
 		if format == "" && constantsOf(file) != nil {
 			format = FormatAIConfigurator // a table whose constant columns were dropped
@@ -201,6 +204,21 @@ func detect(h []string) string {
 		return FormatLLMCompass
 	case has("xla_device_key", "dtype_key", "time_ms_derived"):
 		return FormatXLA
+	}
+	// A header that is most of perfsim's required columns is perfsim's
+	// with a few misspelt or missing ("kernal", "time_ms"): ReadCSV names
+	// each of them, where "no known format" would name none.
+	n, required := 0, 0
+	for _, c := range csvColumns {
+		if c.required {
+			required++
+			if has(c.name) {
+				n++
+			}
+		}
+	}
+	if 2*n > required {
+		return FormatPerfsim
 	}
 	return ""
 }

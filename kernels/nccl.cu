@@ -7,10 +7,12 @@
 //   all_gather  every rank contributes S/ranks, receives S  bytes = S
 //   all_to_all  every rank sends S/ranks to each rank       bytes = S
 //               (ncclSend/ncclRecv pairs in one group)
-// S follows nccl-tests' "size" convention. A sample is the time from the
-// first rank's start event to the last rank's stop event: the slowest
-// rank, as a training step waits for it. No L2 flush: collectives stream
-// their buffers once.
+// S follows nccl-tests' "size" convention; for all_gather and all_to_all
+// it is rounded down to whole bf16 elements per rank (3, 5, 6 or 7 GPUs).
+// A sample is the slowest rank's time from its own start event to its
+// stop event (events of different GPUs cannot be compared), as a
+// training step waits for the slowest rank. No L2 flush: collectives
+// stream their buffers once.
 #include "common.h"
 
 #include <cuda_bf16.h>  // before nccl.h, which defines ncclBfloat16 when the bf16 type exists
@@ -127,7 +129,9 @@ int main(int argc, char** argv) {
       Row r;
       r.kernel = op;
       r.dtype = "bf16";
-      r.bytes = (double)S;
+      // What moved: all_gather and all_to_all move chunk·ranks elements,
+      // which is S only when the ranks divide S/2 (not at 3, 5, 6 or 7 GPUs).
+      r.bytes = op == "all_reduce" ? (double)S : (double)(chunk * ndev * 2);
       r.ranks = ndev;
       r.time_s = st.median, r.time_min_s = st.min, r.time_max_s = st.max, r.reps = st.reps;
       print_row(dev, r);

@@ -3,7 +3,7 @@
 # the NCCL collectives across all visible GPUs, where built); the CSV goes
 # to stdout, progress and build output to stderr.
 #
-#   kernels/run.sh > h200.csv           the full grid, about 2-4 minutes on an H100/H200
+#   kernels/run.sh > h200.csv           the full grid, about 2-5 minutes on an H100/H200
 #   kernels/run.sh --quick > smoke.csv  a smoke run, under a minute
 #   CUDA_DEVICE=1 kernels/run.sh ...    another GPU (default 0)
 #

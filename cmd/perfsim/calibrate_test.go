@@ -104,32 +104,54 @@ func TestCalibrate_badInput(t *testing.T) {
 	os.WriteFile(nonNumeric, []byte(lines[0]+"\n"+strings.Join(cells, ",")+"\n"+lines[2]), 0o644)
 	missing := filepath.Join(dir, "missing-col.csv")
 	os.WriteFile(missing, []byte("device,kernel,dtype,m,n,k,bytes,flops\nH100,gemm,bf16,1,1,1,6,2\n"), 0o644)
+	misspelt := filepath.Join(dir, "misspelt.csv")
+	os.WriteFile(misspelt, []byte("device,kernal,dtype,m,n,k,bytes,flops,time_ms\nH100,gemm,bf16,1,1,1,6,2,0.19\n"), 0o644)
+	empty := filepath.Join(dir, "empty.csv")
+	os.WriteFile(empty, nil, 0o644)
 	out := filepath.Join(dir, "out.toml")
 	tests := []struct {
 		name string
 		args []string
 		code int
 		want string
+		more []string // further text stderr must hold
 	}{
-		{"no subcommand", []string{"calibrate"}, 2, "give one subcommand"},
-		{"unknown subcommand", []string{"calibrate", "tune"}, 2, `unknown subcommand "tune"`},
-		{"no hw", []string{"calibrate", "fit", "--measurements", good, "-o", out}, 2, "--hw"},
-		{"no measurements", []string{"calibrate", "fit", "--hw", "h100", "-o", out}, 2, "--measurements"},
-		{"no out", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good}, 2, "-o"},
-		{"bad format", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "--input-format", "parquet", "-o", out}, 2, `unknown format "parquet"`},
-		{"bad time", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "--time", "mean", "-o", out}, 2, `--time: "mean", want median or min`},
+		{"no subcommand", []string{"calibrate"}, 2, "give one subcommand", nil},
+		{"unknown subcommand", []string{"calibrate", "tune"}, 2, `unknown subcommand "tune"`, nil},
+		{"no hw", []string{"calibrate", "fit", "--measurements", good, "-o", out}, 2, "--hw", nil},
+		{"no measurements", []string{"calibrate", "fit", "--hw", "h100", "-o", out}, 2, "--measurements", nil},
+		{"no out", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good}, 2, "-o", nil},
+		{"bad format", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "--input-format", "parquet", "-o", out}, 2, `unknown format "parquet"`, nil},
+		{"bad time", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "--time", "mean", "-o", out}, 2, `--time: "mean", want median or min`, nil},
 		// A bad measurements file is bad input (exit 2, as a bad flag);
 		// it had exited 1.
-		{"missing file", []string{"calibrate", "fit", "--hw", "h100", "--measurements", filepath.Join(dir, "nope.csv"), "-o", out}, 2, "--measurements: calibrate: open " + filepath.Join(dir, "nope.csv") + ": no such file"},
-		{"other device", []string{"calibrate", "fit", "--hw", "h100", "--measurements", a100, "-o", out}, 2, `a100.csv:2: device: rows measured on "NVIDIA A100-SXM4-80GB"`},
-		{"non-numeric", []string{"calibrate", "fit", "--hw", "h100", "--measurements", nonNumeric, "-o", out}, 2, "bad.csv:2: time_s"},
-		{"missing column", []string{"calibrate", "validate", "--hw", "h100", "--measurements", missing}, 2, "missing-col.csv:1: time_s: missing column"},
+		{"missing file", []string{"calibrate", "fit", "--hw", "h100", "--measurements", filepath.Join(dir, "nope.csv"), "-o", out}, 2, "--measurements: calibrate: open " + filepath.Join(dir, "nope.csv") + ": no such file", nil},
+		{"other device", []string{"calibrate", "fit", "--hw", "h100", "--measurements", a100, "-o", out}, 2, `a100.csv:2: device: rows measured on "NVIDIA A100-SXM4-80GB"`, nil},
+		{"non-numeric", []string{"calibrate", "fit", "--hw", "h100", "--measurements", nonNumeric, "-o", out}, 2, "bad.csv:2: time_s", nil},
+		{"missing column", []string{"calibrate", "validate", "--hw", "h100", "--measurements", missing}, 2, "missing-col.csv:1: time_s: missing column", nil},
+		// A perfsim header with misspelt columns names each of them; it
+		// had said only that the header was of no known format.
+		{"misspelt columns", []string{"calibrate", "fit", "--hw", "h100", "--measurements", misspelt, "-o", out}, 2, "misspelt.csv:1: kernal: unknown column",
+			[]string{"misspelt.csv:1: time_ms: unknown column", "misspelt.csv:1: kernel: missing column", "misspelt.csv:1: time_s: missing column"}},
+		// An empty file says so; it had said its header "" was of no known format.
+		{"empty file", []string{"calibrate", "fit", "--hw", "h100", "--measurements", empty, "-o", out}, 2, "empty.csv: empty file", nil},
+		// Every file's problems at once, and the output's.
+		{"every problem", []string{"calibrate", "fit", "--hw", "h100", "--measurements", nonNumeric + "," + missing, "-o", filepath.Join(dir, "no-dir", "out.toml")}, 2, "bad.csv:2: time_s",
+			[]string{"missing-col.csv:1: time_s: missing column", "-o: "}},
+		// An -o that cannot be written fails the run (exit 1, as every
+		// command's outputs: cmd/perfsim/output.go checkOutputs).
+		{"unwritable out", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "-o", filepath.Join(dir, "no-dir", "out.toml")}, 1, "calibrate fit: -o: ", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, stderr, code := perfsim(t, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Errorf("perfsim %q: exit %d, stderr:\n%s\nwant exit %d and %q", tt.args, code, stderr, tt.code, tt.want)
+			}
+			for _, w := range tt.more {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("perfsim %q: stderr:\n%s\nwant also %q", tt.args, stderr, w)
+				}
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("%s was written by a failed fit", out)
