@@ -207,3 +207,19 @@ func TestPlanServe_someLayoutsCannotRun(t *testing.T) {
 		t.Errorf("a plan of runnable layouts warns: %q", stderr)
 	}
 }
+
+// TestPlanServe_helpObjectives: the objective flags' help says they have
+// no default, not "(default 0 s)" (an objective of 0 s reads as the
+// tightest there is), and serve's goodput objectives likewise.
+func TestPlanServe_helpObjectives(t *testing.T) {
+	for _, cmd := range [][]string{{"plan", "serve", "--help"}, {"serve", "--help"}} {
+		_, help, _ := perfsim(t, cmd...)
+		for _, line := range strings.Split(help, "\n") {
+			f := strings.TrimSpace(line)
+			flag := strings.HasPrefix(f, "--ttft-") || strings.HasPrefix(f, "--tpot-")
+			if flag && (strings.Contains(line, "(default 0") || !strings.Contains(line, "(default: none")) {
+				t.Errorf("%v: %q", cmd, line)
+			}
+		}
+	}
+}
