@@ -282,8 +282,16 @@ func setKey(d, base *Device, k, v string) error {
 	case "memory.bandwidth":
 		return rate(&d.Memory.Bandwidth)
 	case "interconnect.intra.bandwidth":
+		if base.Intra.Bandwidth <= 0 {
+			// Half a link (a bandwidth, no name, topology or devices)
+			// had failed the what-if's validation key by key.
+			return fmt.Errorf("%s has no scale-up link (interconnect.intra) to change: give it one in a hardware file", base.Name)
+		}
 		return rate(&d.Intra.Bandwidth)
 	case "interconnect.inter.bandwidth":
+		if base.Inter.Bandwidth <= 0 {
+			return fmt.Errorf("%s has no scale-out network (interconnect.inter) to change: give it one in a hardware file", base.Name)
+		}
 		return rate(&d.Inter.Bandwidth)
 	case "memory.capacity", "memory.l2":
 		x, err := model.ParseBytes(v)

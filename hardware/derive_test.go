@@ -319,3 +319,30 @@ func TestDerive_derivedSources(t *testing.T) {
 		t.Errorf("peak.sparse.bf16's source %q, want the base's %q", s, b)
 	}
 }
+
+// TestDerive_noLinkToChange: setting the bandwidth of a link the device
+// does not have is an error naming the setting and the missing link. On
+// an EPYC 7742 (no [interconnect.intra]) --set
+// interconnect.intra.bandwidth=100GB/s had made half a link and failed
+// its validation: "what-if:catalog:epyc-7742: interconnect.intra.
+// devices_per_node: must be at least 1, not 0", and its name and
+// topology likewise.
+func TestDerive_noLinkToChange(t *testing.T) {
+	base, err := Lookup("epyc7742")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Intra.Bandwidth > 0 {
+		t.Fatalf("epyc7742 has a scale-up link: %+v", base.Intra)
+	}
+	_, err = Derive(base, []string{"interconnect.intra.bandwidth=100GB/s"})
+	if err == nil || !strings.Contains(err.Error(), "--set interconnect.intra.bandwidth=100GB/s") || !strings.Contains(err.Error(), "no scale-up link") || strings.Contains(err.Error(), "devices_per_node") {
+		t.Errorf("error %v: want one naming the setting and the missing link", err)
+	}
+	if base.Inter.Bandwidth <= 0 {
+		_, err = Derive(base, []string{"interconnect.inter.bandwidth=10GB/s"})
+		if err == nil || !strings.Contains(err.Error(), "no scale-out network") {
+			t.Errorf("inter: error %v: want one naming the missing network", err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -36,6 +37,19 @@ func runPlotEnergy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if err := out.check(); err != nil {
 		return err
+	}
+	if !cost {
+		// The tokens per joule chart is the GPUs' energy, unpriced: a
+		// price or a PUE given without --cost had been dropped.
+		var errs []error
+		for _, f := range []string{"price", "prices", "price-name", "purchase", "years", "energy-price", "pue"} {
+			if fs.Changed(f) {
+				errs = append(errs, usagef("--%s: only with --cost (tokens per joule are the GPUs' energy, unpriced)", f))
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
 	}
 	s, err := sc.spec()
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,6 +118,36 @@ func TestRoofline_sizeKey(t *testing.T) {
 	for _, want := range []string{"marker area: share of its phase", "5%", "50%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the roofline's SVG has no %q", want)
+		}
+	}
+}
+
+// TestPlotSweep_metricNeedsSpeedup: --metric picks the latency of the
+// --speedup heat map; without --speedup it is a usage error naming it,
+// where it had been dropped without a word (the chart plots TPOT
+// whatever --metric says).
+func TestPlotSweep_metricNeedsSpeedup(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.svg")
+	_, stderr, code := perfsim(t, "plot", "sweep", "--hw", "h100,a100", "--model", "llama3-8b", "--batch", "1,2", "--metric", "ttft", "-o", out)
+	if code != 2 || !strings.Contains(stderr, "--metric") || !strings.Contains(stderr, "--speedup") {
+		t.Errorf("exit %d, stderr %q: want a usage error naming --metric and --speedup", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a chart was written")
+	}
+}
+
+// TestPlotEnergy_priceNeedsCost: the price flags (--price, --prices,
+// --purchase, --years, --energy-price, --pue) reach only --cost's chart;
+// without --cost each is a usage error naming it, where the tokens per
+// joule chart had been drawn byte for byte the same with --pue 1.5.
+func TestPlotEnergy_priceNeedsCost(t *testing.T) {
+	for _, f := range [][]string{{"--pue", "1.5"}, {"--price", "2.5/h"}, {"--energy-price", "0.10/kWh"}} {
+		out := filepath.Join(t.TempDir(), "e.svg")
+		args := append([]string{"plot", "energy", "--hw", "h100", "--model", "llama3-8b", "-o", out}, f...)
+		_, stderr, code := perfsim(t, args...)
+		if code != 2 || !strings.Contains(stderr, f[0]) || !strings.Contains(stderr, "--cost") {
+			t.Errorf("%s without --cost: exit %d, stderr %q: want a usage error naming both", f[0], code, stderr)
 		}
 	}
 }

@@ -41,6 +41,10 @@ func runPlotSweep(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !ok {
 		return usagef("--metric: unknown %q (want e2e, ttft or tpot)", metric)
 	}
+	if fs.Changed("metric") && !speedup {
+		// The throughput–latency chart plots TPOT whatever --metric says.
+		return usagef("--metric: only with --speedup (the heat map's latency); the throughput–latency chart plots TPOT")
+	}
 	s, err := sc.spec()
 	if err != nil {
 		return err
