@@ -140,26 +140,28 @@ func TestFlags_everyProblemAtOnce(t *testing.T) {
 	}
 }
 
-// TestNames_everyProblemAtOnce: an unknown --hw, an unknown --model and
-// a bad flag are said together, as simulate says them (serve, plan serve
-// and sensitivity had stopped at the first: a bad flag hid the names,
-// and a bad --hw hid the --model).
+// TestNames_everyProblemAtOnce: an unknown --hw (plan train: --system),
+// an unknown --model and a bad flag are said together, as simulate says
+// them (serve, plan serve, sensitivity and plan train had stopped at the
+// first: a bad flag hid the names, and a bad --hw hid the --model).
 func TestNames_everyProblemAtOnce(t *testing.T) {
+	hw := `--hw: hardware: unknown device "h10"`
 	for _, tt := range []struct {
 		args []string
-		flag string
+		want []string
 	}{
-		{[]string{"simulate", "--hw", "h10", "--model", "llama3-8", "--batch", "0"}, "--batch"},
-		{[]string{"serve", "--hw", "h10", "--model", "llama3-8", "--rate", "-1", "--engine", "vllm9"}, "--engine"},
-		{[]string{"plan", "serve", "--hw", "h10", "--model", "llama3-8", "--rate", "1"}, "--ttft-p99"},
-		{[]string{"sensitivity", "--hw", "h10", "--model", "llama3-8", "--step", "5"}, "--step"},
+		{[]string{"simulate", "--hw", "h10", "--model", "llama3-8", "--batch", "0"}, []string{hw, "--batch"}},
+		{[]string{"serve", "--hw", "h10", "--model", "llama3-8", "--rate", "-1", "--engine", "vllm9"}, []string{hw, "--rate", "--engine"}},
+		{[]string{"plan", "serve", "--hw", "h10", "--model", "llama3-8", "--rate", "1"}, []string{hw, "--ttft-p99"}},
+		{[]string{"sensitivity", "--hw", "h10", "--model", "llama3-8", "--step", "5"}, []string{hw, "--step"}},
+		{[]string{"plan", "train", "--system", "dgx-h10", "--model", "llama3-8", "--gpus", "0"}, []string{`--system: hardware: unknown system "dgx-h10"`, "--gpus"}},
 	} {
 		_, stderr, code := perfsim(t, tt.args...)
 		if code != 2 {
 			t.Errorf("perfsim %v: exit %d, want 2", tt.args, code)
 		}
-		for _, w := range []string{`--hw: hardware: unknown device "h10"`, `--model: workloads: unknown model "llama3-8"`, "perfsim: " + tt.flag} {
-			if !strings.Contains(stderr, w) {
+		for _, w := range append(tt.want, `--model: workloads: unknown model "llama3-8"`) {
+			if !strings.Contains(stderr, "perfsim: "+w) {
 				t.Errorf("perfsim %v: stderr lacks %q:\n%s", tt.args, w, stderr)
 			}
 		}

@@ -121,11 +121,13 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return err
+	// --model and --system's name are read beside the flags' checks, so
+	// that every problem is said at once.
+	m, mErr := resolveModel(o.model)
+	if _, err := hardware.LookupSystem(o.system, 1); errors.Is(err, hardware.ErrUnknownSystem) {
+		errs = append(errs, systemError(o.system, err, false))
 	}
-	m, err := resolveModel(o.model)
-	if err != nil {
+	if err := errors.Join(append(errs, mErr)...); err != nil {
 		return err
 	}
 	w := simWorkload{M: m}
