@@ -112,7 +112,11 @@ func LoadHF(r io.Reader, file string) (*Model, error) {
 		// applied, and how to price them.
 		h.asked["quantization_config"] = true
 		method, _ := q["quant_method"].(string)
-		h.warn(fmt.Errorf("quantization_config: quant_method %q is not applied; the weights are priced in --weights (e.g. --weights int4 for 4-bit weights)", method))
+		hint := "give --weights the type they ship in"
+		if t := quantType(method, q); t != "" {
+			hint = "--weights " + t + " prices them as shipped"
+		}
+		h.warn(fmt.Errorf("quantization_config: quant_method %q is not applied; the weights are priced in --weights (%s)", method, hint))
 	}
 	if unk := h.unknownKeys(); len(unk) > 0 {
 		h.warn(fmt.Errorf("keys not read (none is known to change the cost): %s", strings.Join(unk, ", ")))

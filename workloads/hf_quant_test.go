@@ -123,3 +123,37 @@ func TestHF_layerListsBad(t *testing.T) {
 		}
 	}
 }
+
+// TestHF_quantizationHint: the warning for a quantization_config that is
+// not applied names the --weights that prices it: Qwen3-30B-A3B-FP8's
+// fp8 had been told "e.g. --weights int4 for 4-bit weights".
+func TestHF_quantizationHint(t *testing.T) {
+	for _, tt := range []struct {
+		q    string
+		want string
+	}{
+		{`{"quant_method": "fp8", "weight_block_size": [128, 128]}`, "--weights fp8"},
+		{`{"quant_method": "awq", "bits": 4, "group_size": 128}`, "--weights int4"},
+		{`{"quant_method": "gptq", "bits": 8}`, "--weights int8"},
+		{`{"quant_method": "mxfp4"}`, "--weights mxfp4"},
+		{`{"quant_method": "modelopt", "quant_algo": "NVFP4"}`, "--weights fp4"},
+		{`{"quant_method": "bitsandbytes"}`, "--weights"},
+	} {
+		src := `{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16,
+	"num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072, "vocab_size": 1000, "max_position_embeddings": 4096,
+	"quantization_config": ` + tt.q + `}`
+		m, err := LoadHF(strings.NewReader(src), "x/config.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, w := range m.Warnings() {
+			if strings.Contains(w.Error(), "quantization_config") {
+				got = w.Error()
+			}
+		}
+		if !strings.Contains(got, "is not applied") || !strings.Contains(got, tt.want) || (tt.want != "--weights int4" && strings.Contains(got, "int4")) {
+			t.Errorf("%s: warning %q, want one naming %s", tt.q, got, tt.want)
+		}
+	}
+}

@@ -449,3 +449,39 @@ func (h *hfReader) unknownKeys() []string {
 	sort.Strings(out)
 	return out
 }
+
+// quantType returns the --weights type a quantization_config's weights
+// ship in, "" when it cannot tell: fp8 for "fp8", the bits of AWQ and
+// GPTQ as int4 or int8, "mxfp4", and ModelOpt's quant_algo (FP8, NVFP4).
+func quantType(method string, q map[string]any) string {
+	m := strings.ToLower(method)
+	bits := 0
+	if n, ok := q["bits"].(json.Number); ok {
+		if b, err := n.Int64(); err == nil {
+			bits = int(b)
+		}
+	}
+	switch {
+	case m == "fp8" || m == "fbgemm_fp8":
+		return "fp8"
+	case m == "mxfp4":
+		return "mxfp4"
+	case m == "nvfp4":
+		return "fp4"
+	case strings.HasPrefix(m, "awq") || strings.HasPrefix(m, "gptq"):
+		switch bits {
+		case 0, 4:
+			return "int4"
+		case 8:
+			return "int8"
+		}
+	case m == "modelopt":
+		switch a, _ := q["quant_algo"].(string); strings.ToUpper(a) {
+		case "FP8":
+			return "fp8"
+		case "NVFP4":
+			return "fp4"
+		}
+	}
+	return ""
+}
