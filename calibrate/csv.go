@@ -106,7 +106,8 @@ const maxReported = 20
 // column, a line with the wrong number of cells, a non-numeric or negative
 // number, a time that is zero, negative, NaN or infinite, a time_min_s
 // above time_s or a time_max_s below it, an unknown dtype, a gemm row
-// without its shape or dtype, and a file with no rows. Warnings: rows
+// without its shape or dtype, a collective of fewer than 2 ranks, and a
+// file with no rows. Warnings: rows
 // identical to an earlier row (dropped, so each point counts once) and
 // gemm rows whose flops differ from 2·m·n·k·batch. ReadCSV does not check
 // that the rows name one device: see CheckDevice.
@@ -379,6 +380,14 @@ func check(m Measurement) []cellError {
 		}
 		if m.DType == model.Invalid {
 			add("dtype", errors.New("a gemm needs a dtype"))
+		}
+	}
+	switch m.Kernel {
+	case KernelAllReduce, KernelAllGather, KernelReduceScatter, KernelAllToAll, KernelAllReduceOneShot:
+		// Fewer than two ranks move nothing between GPUs: the model's
+		// ring prices such a row at 0 s.
+		if m.Ranks < 2 {
+			add("ranks", fmt.Errorf("%s needs 2 ranks or more, got %d", m.Kernel, m.Ranks))
 		}
 	}
 	for _, v := range []struct {

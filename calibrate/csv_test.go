@@ -97,6 +97,10 @@ func TestReadCSV_errors(t *testing.T) {
 		{"quote error", header + "\"d,,,,copy\n", []string{"f.csv:"}, nil},
 		{"comment device", header + "\"#d\",,,,copy,fp32,0,0,0,0,8,0,1e-3,,,1,0,0,0,0,0,0\n", []string{"f.csv:2: device: must not begin with '#'"}, nil},
 		{"empty device", header + ",,,,copy,fp32,0,0,0,0,8,0,1e-3,,,1,0,0,0,0,0,0\n", []string{"f.csv:2: device: empty"}, nil},
+		// A collective of fewer than two ranks moves nothing the model
+		// prices (it had been read, and predicted to take 0 s).
+		{"collective without ranks", header + "d,,,,all_reduce,bf16,0,0,0,0,1048576,0,1e-3,,,1,0,0,0,0,0,0\n", []string{"f.csv:2: ranks: all_reduce needs 2 ranks or more, got 0"}, nil},
+		{"collective of one rank", header + "d,,,,all_gather,bf16,0,0,0,0,1048576,0,1e-3,,,1,0,0,0,0,0,1\n", []string{"f.csv:2: ranks: all_gather needs 2 ranks or more, got 1"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

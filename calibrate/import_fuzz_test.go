@@ -119,3 +119,31 @@ func FuzzDetectFormat(f *testing.F) {
 		}
 	})
 }
+
+// inferSimSeeds pair an InferSim table's path, which carries its kind and
+// shape, with its columns (SOURCES.md: alibaba/InferSim bench_data; the
+// values are made up) and broken variants.
+var inferSimSeeds = []struct{ path, text string }{
+	{"mla/decode/h800/128-512-64.csv", "dtype,kv_dtype,batch_size,kv_len,latency_us,mfu\nbf16,bf16,1,1024,20,0.01\nbf16,fp8,64,8192,90,0.3\n"},
+	{"mla/prefill/h800/128-128-64.csv", "dtype,seq_len,latency_us,mfu\nbf16,1024,100,0.4\n"},
+	{"grouped_gemm/decode/h800/data.csv", "num_experts,num_gpus,num_local_experts,topk,hidden_size,intermediate_size,batch_size_per_gpu,tokens_per_expert,up_proj_us,up_mfu,down_proj_us,down_mfu\n256,1,256,8,7168,2048,32,1,1000,0.003,700,0.003\n"},
+	{"grouped_gemm/prefill/h20/data.csv", "num_experts,num_gpus,num_local_experts,topk,hidden_size,intermediate_size,batch_size_per_gpu,tokens_per_expert,up_proj_us,up_mfu,down_proj_us,down_mfu\n256,8,32,8,7168,2048,4096,1024,-1,0,NaN,0\n"},
+	{"mla/decode/h800/0-0-0.csv", "dtype,kv_dtype,batch_size,kv_len,latency_us\nbf16,bf16,0,1e40,0\n"},
+	{"gemm/h800/data.csv", "m,n,k,latency_us\n1,2,3,4\n"},
+}
+
+// FuzzReadInferSim checks the InferSim reader, whose tables' kind and
+// shape are in their path: no panic, and what it accepts is finite and
+// non-negative (checkImported), for each of the seeds' paths.
+//
+//	go test -fuzz=FuzzReadInferSim ./calibrate
+func FuzzReadInferSim(f *testing.F) {
+	for i, s := range inferSimSeeds {
+		f.Add(uint8(i), s.text)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, in string) {
+		path := inferSimSeeds[int(which)%len(inferSimSeeds)].path
+		ms, _, err := Read(strings.NewReader(in), path, FormatInferSim, "")
+		checkImported(t, in, ms, err)
+	})
+}

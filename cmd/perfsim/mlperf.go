@@ -256,8 +256,8 @@ func runMLPerfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return num(v)
 		}
 		for _, j := range rep.Results {
-			rows = append(rows, []string{j.Benchmark, j.Round, j.Scenario, j.Model, j.Precision, opt(j.Value), opt(j.Low), opt(j.High), j.Unit, strconv.Itoa(j.Batch),
-				num(j.Bound), num(j.TTFT), num(j.TPOT), num(j.P99), nonzero(j.P99TTFT), nonzero(j.P99TPOT), nonzero(float64(j.TP)), j.Engine,
+			rows = append(rows, []string{j.Benchmark, j.Round, j.Scenario, j.Model, j.Precision, opt(j.Value), opt(j.Low), opt(j.High), j.Unit, nonzero(float64(j.Batch)),
+				nonzero(j.Bound), nonzero(j.TTFT), nonzero(j.TPOT), nonzero(j.P99), nonzero(j.P99TTFT), nonzero(j.P99TPOT), nonzero(float64(j.TP)), j.Engine,
 				nonzero(float64(j.Samples)), nonzero(j.Duration), j.Note})
 		}
 		return writeCSV(stdout, header, rows)

@@ -66,3 +66,34 @@ func TestMLPerf_csvAgreesWithJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfCSV_absentIsEmpty: a cell the JSON leaves out is empty in
+// the CSV, not 0: BERT's Server row had read ttft_bound_s and
+// tpot_bound_s 0 (a bound of no time), and an Offline row a
+// latency_bound_s and p99_latency_s of 0 where it has none.
+func TestMLPerfCSV_absentIsEmpty(t *testing.T) {
+	out, stderr, code := perfsim(t, "mlperf", "--hw", "h100", "--gpus", "1", "--benchmark", "bert", "--queries", "5000", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := csv.NewReader(strings.NewReader(out))
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, row := range rows[1:] {
+		empty := []string{"ttft_bound_s", "tpot_bound_s", "p99_ttft_s", "p99_tpot_s"}
+		if row[col["scenario"]] == "Offline" {
+			empty = append(empty, "latency_bound_s", "p99_latency_s")
+		}
+		for _, k := range empty {
+			if v := row[col[k]]; v != "" {
+				t.Errorf("%s %s: %s %q, want empty", row[col["benchmark"]], row[col["scenario"]], k, v)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -28,10 +29,24 @@ func runPlotGemms(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := out.check(); err != nil {
 		return err
 	}
+	var errs []error
+	for _, f := range []string{"format", "all"} {
+		if fs.Changed(f) {
+			// gemms' table flags, hidden here: the chart had been drawn
+			// as if they were not given.
+			errs = append(errs, usagef("--%s: a flag of perfsim gemms' table; plot gemms draws the chart (-o picks its format)", f))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	o.seqChanged, o.ctxChanged = fs.Changed("seq"), fs.Changed("context")
 	rep, err := gemms(o)
 	if err != nil {
 		return err
+	}
+	for _, w := range rep.warnings {
+		fmt.Fprintf(stderr, "perfsim: warning: %s\n", w)
 	}
 	c, err := chart.StackedBars(gemmsTitle(rep), gemmsBars(rep))
 	if err != nil {

@@ -151,3 +151,21 @@ func TestPlotEnergy_priceNeedsCost(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotGemms_warnsAsGemms: plot gemms warns of a length past the
+// model's trained context as gemms does (llama3-8b at --seq 100000 had
+// been drawn without a word), and refuses gemms' table flags (--format,
+// --all), which it hides and had dropped.
+func TestPlotGemms_warnsAsGemms(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := perfsim(t, "plot", "gemms", "--model", "llama3-8b", "--seq", "100000", "-o", filepath.Join(dir, "g.svg"))
+	if code != 0 || !strings.Contains(stderr, "warning: 100000 tokens exceed llama3-8b's trained context of 8192") {
+		t.Errorf("exit %d, stderr %q: want the trained-context warning", code, stderr)
+	}
+	for _, f := range []string{"--format=json", "--all"} {
+		_, stderr, code := perfsim(t, "plot", "gemms", "--model", "llama3-8b", f, "-o", filepath.Join(dir, "h.svg"))
+		if code != 2 || !strings.Contains(stderr, strings.Split(f, "=")[0]) {
+			t.Errorf("%s: exit %d, stderr %q: want a usage error naming it", f, code, stderr)
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-const serveSynopsis = "perfsim serve --hw NAME|FILE|--system NAME --model NAME|FILE [--tp N --pp N --dp N --dtype T] [--input S --output G | --workload sharegpt | --trace FILE] [--requests N] [--arrival poisson|gamma|constant|all] [--rate R] [--engine vllm|vllm-0.6|sglang|trtllm] [--seed K] [--ttft-slo T --tpot-slo T] [--format table|json|csv] [--requests-out FILE]"
+const serveSynopsis = "perfsim serve --hw NAME|FILE|--system NAME --model NAME|FILE [--tp N --pp N --dp N --ep N --dtype T] [--input S --output G | --workload sharegpt | --trace FILE] [--requests N] [--arrival poisson|gamma|constant|all] [--rate R] [--engine vllm|vllm-0.6|sglang|trtllm] [--seed K] [--ttft-slo T --tpot-slo T] [--format table|json|csv] [--requests-out FILE]"
 
 const serveExamples = `  # Llama 3 70B on four H100s, 1000 Poisson requests at 8 req/s, vLLM's scheduler
   perfsim serve --hw h100 --model llama3-70b --tp 4 --input 1024 --output 256 --requests 1000 --rate 8
@@ -34,7 +34,7 @@ const serveExamples = `  # Llama 3 70B on four H100s, 1000 Poisson requests at 8
 type serveOptions struct {
 	hw, model, format       string
 	sets                    []string
-	tp, pp, dp              int
+	tp, pp, dp, ep          int
 	dtype, weights, act, kv model.DType
 	comm                    model.DType
 	input, output, workload string
@@ -67,6 +67,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree of a replica")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind the router (--router)")
+	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree of a replica (MoE): each MoE layer's experts split over ep ranks of the TP group, each expert over tp/ep, with the all-to-all dispatch and combine priced; ep divides tp and the experts (data-parallel attention, ep a multiple of tp, is simulate's only)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of the weights (the GEMMs' weight inputs), the activations (GEMM inputs, attention and the other compute) and the KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4; under an 8- or 4-bit type the residual stream and its tensor-parallel, pipeline and expert-parallel collectives stay in bf16, as engines run them (see --comm), and so do a decoder's token embedding and LM head, as quantisers leave them")
 	fs.Var(&o.comm, "comm", "data type the residual stream's collectives move: the tensor-parallel all-reduces, pipeline sends and MoE all-to-alls (default: bf16 when --act is 8 or 4 bits, as vLLM and TensorRT-LLM do; else --act)")
@@ -125,10 +126,13 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"requests", o.requests}} {
+	}{{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"ep", o.ep}, {"requests", o.requests}} {
 		if f.v < 1 {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
+	}
+	if err := checkServeEP("ep", o.ep, "tp", o.tp); err != nil {
+		errs = append(errs, err)
 	}
 	// Leaving these out means the engine's own value; an explicit 0
 	// would silently mean the same, so it is refused (negatives are
@@ -246,7 +250,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		return nil, usageError{err}
 	}
 	sc := sim.Default()
-	sc.TP, sc.PP = o.tp, o.pp
+	sc.TP, sc.PP, sc.EP = o.tp, o.pp, o.ep
 	sc.Weights, sc.Act, sc.KV = pick("weights", o.weights), pick("act", o.act), pick("kv", o.kv)
 	sc.Comm = o.comm
 	sc = e.Scenario(sc)
@@ -288,6 +292,20 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		opts.SeriesPoints = 1000
 	}
 	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, trace: trace, wl: &wl, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
+}
+
+// checkServeEP refuses expert parallelism beyond the TP group: serve
+// prices a replica of one TP group, whose experts ep ranks of it share;
+// data-parallel attention (ep a multiple of tp, the experts spread over
+// several replicas' GPUs) couples the replicas' iterations, which serve's
+// independent replicas do not model. The rest of the layout's checks
+// (ep dividing tp and the experts, a model with experts) are the
+// scenario's, as simulate's.
+func checkServeEP(flag string, ep int, tpFlag string, tp int) error {
+	if ep > 1 && tp >= 1 && ep > tp {
+		return usagef("--%s: expert parallelism %d is more than --%s %d: serve prices expert parallelism within a replica's TP group (ep dividing tp); data-parallel attention with experts across replicas (ep a multiple of tp) is priced by perfsim simulate --dp only", flag, ep, tpFlag, tp)
+	}
+	return nil
 }
 
 // override applies the engine flags the user set.

@@ -17,7 +17,7 @@ import (
 // (docs/serving.md, Metrics).
 var serveJSONOnly = map[string]bool{
 	"schema": true, "model": true, "hardware": true, "calibration": true, "engine": true, "verdict": true, "router": true,
-	"tp": true, "pp": true, "dp": true, "gpus": true, "requests": true, "max_seqs": true, "max_tokens": true,
+	"tp": true, "pp": true, "dp": true, "ep": true, "gpus": true, "requests": true, "max_seqs": true, "max_tokens": true,
 	"users": true, "think_s": true, "prefix_hit": true, "pools": true, "energy": true,
 }
 

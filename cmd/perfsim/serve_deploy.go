@@ -185,6 +185,9 @@ func (o *deployOptions) deployment(fs *pflag.FlagSet, so *serveOptions, dev *har
 	pool := func(role string, tp, pp, n int) (serve.Pool, error) {
 		s := sc
 		s.TP, s.PP = tp, pp
+		if err := checkServeEP("ep", s.EP, role+"-tp", tp); err != nil {
+			return serve.Pool{}, err
+		}
 		sys, err := systemFor(dev, tp*pp)
 		if err != nil {
 			return serve.Pool{}, usagef("--%s-tp: %d devices: %v", role, tp*pp, err)

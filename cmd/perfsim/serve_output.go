@@ -33,6 +33,7 @@ type serveSummary struct {
 	TP            int    `json:"tp"`
 	PP            int    `json:"pp"`
 	DP            int    `json:"dp"`
+	EP            int    `json:"ep"` // expert parallelism within each replica's TP group (1: none)
 	GPUs          int    `json:"gpus"`
 	Requests      int    `json:"requests"`
 	MaxSeqs       int    `json:"max_seqs"`
@@ -86,6 +87,7 @@ type poolJSON struct {
 	Instances     int     `json:"instances"`
 	TP            int     `json:"tp"`
 	PP            int     `json:"pp"`
+	EP            int     `json:"ep"`
 	KVCacheTokens int     `json:"kv_cache_tokens"`
 	Iterations    int     `json:"iterations"`
 	Preemptions   int     `json:"preemptions"`
@@ -109,7 +111,7 @@ func serveSummaryOf(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds) 
 			pl = &d.Decode
 		}
 		sc := pl.Pricer.Scenario()
-		pj := poolJSON{Name: p.Name, Instances: p.Instances, TP: sc.TP, PP: sc.PP, KVCacheTokens: p.KVTokens,
+		pj := poolJSON{Name: p.Name, Instances: p.Instances, TP: sc.TP, PP: sc.PP, EP: max(sc.EP, 1), KVCacheTokens: p.KVTokens,
 			Iterations: p.Iterations, Preemptions: p.Preemptions, Utilization: p.Utilization}
 		if i == 0 && d.Disaggregated() {
 			pj.KVHeld = &p.KVHeld
@@ -127,7 +129,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 	sc := s.pricer.Scenario()
 	out := serveSummary{
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
-		TP: sc.TP, PP: sc.PP, DP: s.dp, GPUs: s.gpus, Requests: res.Count,
+		TP: sc.TP, PP: sc.PP, DP: s.dp, EP: max(sc.EP, 1), GPUs: s.gpus, Requests: res.Count,
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
 		KVStateTokens:       res.Engine.StateBlocks(res.Memory) * res.Engine.BlockSize,
 		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
@@ -173,14 +175,20 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 		fmt.Fprintf(tw, "memory\tper device before the KV cache: %s weights, %s activations, %s runtime buffers, %s reserve\n",
 			m.Weights.BinaryString(), m.Activations.BinaryString(), m.Buffers.BinaryString(), m.Reserve.BinaryString())
 	}
+	// ep N: the TP group's GPUs share each MoE layer's experts (no
+	// GPUs of its own, so outside the product).
+	ep := ""
+	if s.EP > 1 {
+		ep = fmt.Sprintf(", ep %d within tp", s.EP)
+	}
 	switch {
 	case s.KVTransferS != nil:
 		p, d := s.Pools[0], s.Pools[1]
-		fmt.Fprintf(tw, "layout\tprefill %d × (tp %d × pp %d) + decode %d × (tp %d × pp %d) = %s, %s router\n", p.Instances, p.TP, p.PP, d.Instances, d.TP, d.PP, gpuCount(s.GPUs), s.Router)
+		fmt.Fprintf(tw, "layout\tprefill %d × (tp %d × pp %d) + decode %d × (tp %d × pp %d) = %s%s, %s router\n", p.Instances, p.TP, p.PP, d.Instances, d.TP, d.PP, gpuCount(s.GPUs), ep, s.Router)
 	case s.Router != "":
-		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s, %s router\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs), s.Router)
+		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s%s, %s router\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs), ep, s.Router)
 	default:
-		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs))
+		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s%s\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs), ep)
 	}
 	if s.Users > 0 {
 		fmt.Fprintf(tw, "closed loop\t%s, %v think time\n", plural(s.Users, "user"), model.Seconds(s.ThinkS))
