@@ -26,6 +26,8 @@ func TestRead_headerProblems(t *testing.T) {
 			[]string{"m.csv:2: time: unknown column", "m.csv:2: time_s: missing column"}, "unknown measurements format"},
 		// A header sharing few of perfsim's columns is still of no known format.
 		{"foreign", "gpu,shape,ms\nH100,1x1x1,0.2\n", []string{"m.csv:1: unknown measurements format"}, "unknown column"},
+		// The header's own line, after comments (it had said line 1).
+		{"foreign after comments", "# one\n# two\ngpu,shape,ms\nH100,1x1x1,0.2\n", []string{"m.csv:3: unknown measurements format"}, "unknown column"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

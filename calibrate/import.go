@@ -99,8 +99,9 @@ func Read(r io.Reader, file, format, device string) ([]Measurement, []error, err
 	}
 	if format == "" || format == FormatAuto {
 		head, _ := br.Peek(4096)
-		line := string(head)
+		line, lineNo := string(head), 1
 		for strings.HasPrefix(line, "#") {
+			lineNo++
 			if i := strings.IndexByte(line, '\n'); i >= 0 {
 				line = line[i+1:]
 			} else {
@@ -118,7 +119,7 @@ func Read(r io.Reader, file, format, device string) ([]Measurement, []error, err
 			format = FormatAIConfigurator // a table whose constant columns were dropped
 		}
 		if format == "" {
-			return nil, nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("unknown measurements format: header %q is none of %s (give --input-format)", line, strings.Join(Formats[1:], ", "))}
+			return nil, nil, &ParseError{File: file, Line: lineNo, Err: fmt.Errorf("unknown measurements format: header %q is none of %s (give --input-format)", line, strings.Join(Formats[1:], ", "))}
 		}
 	}
 	var (
