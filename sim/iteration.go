@@ -220,11 +220,16 @@ func NewPricer(sys *hardware.System, w Workload, sc Scenario) (*Pricer, error) {
 	if need := sc.TP * sc.PP; sys.Devices() < need {
 		return nil, fmt.Errorf("sim: a replica needs %d devices (tp %d × pp %d); the system has %d", need, sc.TP, sc.PP, sys.Devices())
 	}
-	proc := sys.Device.Processor()
-	if err := proc.Validate(); err != nil {
+	// The processor as Run takes it: a power limit, the sustained
+	// clocks and the prefill attention kernel had been dropped here
+	// without a word.
+	proc, err := processor(sys, w, sc, shape)
+	if err != nil {
 		return nil, err
 	}
-	p := &Pricer{r: newRunner(sys, w, sc, shape),
+	r := &runner{}
+	r.init(sys, w, sc, shape, proc)
+	p := &Pricer{r: r,
 		dense: map[priceKey]float64{}, head: map[priceKey]float64{}, decm: map[decKey]float64{}, prem: map[preKey]float64{}}
 	p.eager, p.graph = p.r.c, p.r.decoder()
 	// The ops of a decode step and of a two-token prefill (r's scratch

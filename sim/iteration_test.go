@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/perfsim/perfsim/hardware"
 	"math"
 	"testing"
 
@@ -279,4 +280,59 @@ func tp2Pricer(t *testing.T, noGraphs bool) *Pricer {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestPricer_processorAsRun: a power limit and the prefill attention
+// kernel reach the pricer as they reach Run (NewPricer had dropped both
+// without a word, pricing a capped or FlashAttention-2 prefill at the
+// defaults), and a limit Run refuses, NewPricer refuses.
+func TestPricer_processorAsRun(t *testing.T) {
+	d, err := hardware.Resolve("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := hardware.NewSystem(d, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tinyLlama()
+	base := Default()
+	base.Batch, base.Input, base.Output = 8, 2048, 16
+	var basePrice, baseTTFT float64
+	for _, tt := range []struct {
+		name string
+		set  func(*Scenario)
+	}{
+		{"default", func(*Scenario) {}},
+		{"power cap 300 W", func(sc *Scenario) { sc.PowerCap = 300 }},
+		{"fa2", func(sc *Scenario) { sc.Attention = AttentionFA2 }},
+	} {
+		sc := base
+		tt.set(&sc)
+		rep := mustRun(t, sys, w, sc)
+		p, err := NewPricer(sys, w, sc)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		it := Iteration{Sampled: sc.Batch}
+		for range sc.Batch {
+			it.Prefill = append(it.Prefill, Chunk{Tokens: sc.Input})
+		}
+		got, ttft := float64(p.Price(&it).Time), float64(rep.Inference.TTFT)
+		if tt.name == "default" {
+			basePrice, baseTTFT = got, ttft
+			continue
+		}
+		// The setting moves the pricer's prefill as it moves Run's TTFT
+		// (within 1.5%: the TTFT holds more than the prefill pass; the
+		// pricer without the setting moves ×1, 2.3% off under fa2).
+		if pr, rr := got/basePrice, ttft/baseTTFT; math.Abs(pr/rr-1) > 0.015 {
+			t.Errorf("%s: the pricer's prefill moves ×%.4f, Run's TTFT ×%.4f", tt.name, pr, rr)
+		}
+	}
+	sc := base
+	sc.PowerCap = 5000
+	if _, err := NewPricer(sys, w, sc); err == nil {
+		t.Errorf("a 5 kW limit on an H100 (above its cap): no error")
+	}
 }

@@ -80,23 +80,8 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 	if sys.Devices() < need {
 		return nil, fmt.Errorf("sim: the scenario needs %d devices (tp %d × pp %d × dp %d × cp %d); the system has %d", need, sc.TP, sc.PP, sc.DP, sc.CP, sys.Devices())
 	}
-	p := sys.Device.Processor()
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	if err := powerLimit(&p, sc); err != nil {
-		return nil, err
-	}
-	if sc.Mode == Training && shape.Arch != CNN {
-		// A step's matrix kernels run at the sustained clock
-		// (sustainedStretch), from which a limit lowers it further
-		// only as far as its power needs (model.Processor.CappedMatrix).
-		p.PowerModel.Held = p.PowerModel.SustainedShare()
-	}
-	if err := attentionKernel(&p, sys.Device, sc.Attention); err != nil {
-		return nil, err
-	}
-	if err := fa2MLA(&p, w, sc); err != nil {
+	p, err := processor(sys, w, sc, shape)
+	if err != nil {
 		return nil, err
 	}
 	r := getRunner()
@@ -126,7 +111,6 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 		r.diag.freeRows, r.diag.freeClasses = make([]OpRow, r.rowsHint), make([]ClassRow, r.classesHint)
 		defer func() { r.rowsHint, r.classesHint = r.diag.rowsWanted, r.diag.classesWanted }()
 	}
-	var err error
 	if sc.Mode == Training {
 		err = r.training()
 		if mc := shape.MaxContext; err == nil && mc > 0 && sc.Seq > mc && (shape.Arch == Decoder || shape.Arch == Encoder) {
@@ -159,6 +143,33 @@ func run(sys *hardware.System, w Workload, sc Scenario, totals bool) (*Report, e
 		return nil, err
 	}
 	return r.rep, nil
+}
+
+// processor is the processor sc runs on: sys's device's, checked, under
+// sc's power limit and clocks, pricing prefill attention with sc's
+// kernel. Run and NewPricer both take it, so that a serving engine's
+// iterations see what a run sees.
+func processor(sys *hardware.System, w Workload, sc Scenario, shape Shape) (model.Processor, error) {
+	p := sys.Device.Processor()
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	if err := powerLimit(&p, sc); err != nil {
+		return p, err
+	}
+	if sc.Mode == Training && shape.Arch != CNN {
+		// A step's matrix kernels run at the sustained clock
+		// (sustainedStretch), from which a limit lowers it further
+		// only as far as its power needs (model.Processor.CappedMatrix).
+		p.PowerModel.Held = p.PowerModel.SustainedShare()
+	}
+	if err := attentionKernel(&p, sys.Device, sc.Attention); err != nil {
+		return p, err
+	}
+	if err := fa2MLA(&p, w, sc); err != nil {
+		return p, err
+	}
+	return p, nil
 }
 
 func newRunner(sys *hardware.System, w Workload, sc Scenario, shape Shape) *runner {
