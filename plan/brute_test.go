@@ -8,6 +8,29 @@ import (
 	"github.com/perfsim/perfsim/serve"
 )
 
+// judged runs a deployment as the plan documents it judges one: over
+// w's requests drawn as a plan draws them (plan.Requests), and again
+// over twice as many while the run has not settled, up to
+// plan.SettleFactor times w.N.
+func judged(t *testing.T, w serve.Workload, run func([]serve.Request) (*serve.Result, error)) *serve.Result {
+	t.Helper()
+	n := w.N
+	for {
+		reqs, err := plan.Requests(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := run(reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Unsettled || 2*w.N > plan.SettleFactor*n {
+			return res
+		}
+		w.N *= 2
+	}
+}
+
 // TestServe_bruteForce: on a small grid the plan's fewest replicas of
 // each layout equal a brute-force search over every replica count (its
 // pruning never skips the true optimum).
@@ -22,10 +45,6 @@ func TestServe_bruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reqs, err := w.Requests()
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, l := range layouts {
 			pr, e, err := dep(l)
 			if err != nil {
@@ -33,10 +52,9 @@ func TestServe_bruteForce(t *testing.T) {
 			}
 			want := 0
 			for dp := 1; dp*l.TP*l.PP <= maxGPUs; dp++ {
-				res, err := serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: pr, Engine: e, Instances: dp}}, reqs, serve.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := judged(t, w, func(reqs []serve.Request) (*serve.Result, error) {
+					return serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: pr, Engine: e, Instances: dp}}, reqs, serve.Options{})
+				})
 				if slo.Meets(res) {
 					want = dp
 					break
@@ -83,10 +101,6 @@ func TestServe_bruteForceDisagg(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reqs, err := w.Requests()
-		if err != nil {
-			t.Fatal(err)
-		}
 		pr, e, err := dep(l)
 		if err != nil {
 			t.Fatal(err)
@@ -98,11 +112,10 @@ func TestServe_bruteForceDisagg(t *testing.T) {
 					break
 				}
 				k, _ := link(x + y)
-				res, err := serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: pr, Engine: e, Instances: x},
-					Decode: serve.Pool{Pricer: pr, Engine: e, Instances: y}, Link: k}, reqs, serve.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := judged(t, w, func(reqs []serve.Request) (*serve.Result, error) {
+					return serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: pr, Engine: e, Instances: x},
+						Decode: serve.Pool{Pricer: pr, Engine: e, Instances: y}, Link: k}, reqs, serve.Options{})
+				})
 				if slo.Meets(res) {
 					want = x + y
 				}

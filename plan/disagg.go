@@ -91,12 +91,15 @@ func searchPair(q ServeQuery, pr Pair, reqs []serve.Request) (cands []Candidate,
 		}
 		d := serve.Deployment{Serve: serve.Pool{Pricer: pp, Engine: pe, Instances: x}, Decode: serve.Pool{Pricer: dp, Engine: de, Instances: y},
 			Link: link, Router: q.Router}
-		res, err := serve.RunDeployment(d, reqs, serve.Options{})
-		simulated++
+		res, n, err := q.settled(func(rs []serve.Request) (*serve.Result, error) {
+			simulated++
+			return serve.RunDeployment(d, rs, serve.Options{})
+		}, reqs)
 		if err != nil {
 			return Candidate{}, nil, err
 		}
 		c := candidate(pr.Prefill, 1, x*gp+y*gd, rate, res, q.SLO)
+		c.Requests = n
 		c.DP = 0
 		c.Disagg = Disagg{PrefillTP: pr.Prefill.TP, PrefillPP: pr.Prefill.PP, DecodeTP: pr.Decode.TP, DecodePP: pr.Decode.PP, Prefill: x, Decode: y}
 		if err := q.price(&c, res); err != nil {

@@ -64,6 +64,9 @@ type Candidate struct {
 	TokensPerSecondPerGPU  float64
 	TokensPerSecondPerUser float64
 	Overloaded, Meets      bool
+	// Requests is the requests its simulation ran: the query's, or more
+	// when a run had not settled (see SettleFactor).
+	Requests int
 	// CostPerHour is what the deployment costs per hour at the target
 	// load and CostPerMillionTokens per million output tokens, when the
 	// query has a Coster (0 otherwise).
@@ -270,12 +273,15 @@ func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candida
 	// misses (more replicas never serve worse).
 	start := min(max(1, int(math.Ceil(q.Workload.Rate/cap1.RequestsPerSecond))), maxDP)
 	try := func(dp int) (Candidate, error) {
-		res, err := serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: dp}, Router: q.Router}, reqs, serve.Options{})
-		simulated++
+		res, n, err := q.settled(func(rs []serve.Request) (*serve.Result, error) {
+			simulated++
+			return serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: dp}, Router: q.Router}, rs, serve.Options{})
+		}, reqs)
 		if err != nil {
 			return Candidate{}, err
 		}
 		c := candidate(l, dp, per, q.Workload.Rate, res, q.SLO)
+		c.Requests = n
 		err = q.price(&c, res)
 		return c, err
 	}
@@ -305,6 +311,36 @@ func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candida
 	}
 	pruned += start - 1
 	return cands, pruned, simulated, nil
+}
+
+// SettleFactor bounds how far a plan lengthens a candidate's run that
+// has not settled: one whose requests in the system were still rising
+// through its second half while the queue's wait was not
+// (serve.Result.Unsettled), the running batch still filling when the
+// arrivals stopped. serve's verdict calls such a run overloaded and
+// says more requests tell a slow warm-up from overload; the plan runs
+// it again over twice the requests, drawn as the query draws them
+// (same seed), until it settles or has run SettleFactor times
+// --requests. One still unsettled then stays overloaded.
+const SettleFactor = 8
+
+// settled runs a candidate by run over reqs, the query's requests, and
+// again over twice as many while the run has not settled (see
+// SettleFactor). It returns the last run's result and its requests.
+func (q ServeQuery) settled(run func([]serve.Request) (*serve.Result, error), reqs []serve.Request) (*serve.Result, int, error) {
+	res, err := run(reqs)
+	n := len(reqs)
+	for err == nil && res.Unsettled && 2*n <= SettleFactor*len(reqs) && 2*n <= serve.MaxRequests {
+		w := q.Workload
+		w.N = 2 * n
+		more, werr := Requests(w)
+		if werr != nil {
+			return nil, 0, werr
+		}
+		n = len(more)
+		res, err = run(more)
+	}
+	return res, n, err
 }
 
 func candidate(l Layout, dp, per int, rate float64, res *serve.Result, slo SLO) Candidate {
@@ -411,14 +447,33 @@ func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, t
 	if err != nil {
 		return 0, nil, err
 	}
-	// The requests at rate r are those at rate 1 with times scaled by 1/r.
+	// The requests at rate r are those at rate 1 with times scaled by
+	// 1/r; a run that has not settled is run again over twice the
+	// requests, up to SettleFactor times w.N, as a plan's candidates are
+	// (the longer draws kept for the rates after).
+	draws := [][]serve.Request{reqs}
 	at := func(r float64) (*serve.Result, error) {
-		rs := make([]serve.Request, len(reqs))
-		for i, q := range reqs {
-			q.Arrival = model.Seconds(float64(q.Arrival) / r)
-			rs[i] = q
+		for k := 0; ; k++ {
+			if k == len(draws) {
+				more := w
+				more.N = 2 * len(draws[k-1])
+				d, err := Requests(more)
+				if err != nil {
+					return nil, err
+				}
+				draws = append(draws, d)
+			}
+			rs := make([]serve.Request, len(draws[k]))
+			for i, q := range draws[k] {
+				q.Arrival = model.Seconds(float64(q.Arrival) / r)
+				rs[i] = q
+			}
+			res, err := serve.RunReplicas(p, e, rs, dp, serve.Options{})
+			if err != nil || !res.Unsettled || 2*len(rs) > SettleFactor*len(reqs) || 2*len(rs) > serve.MaxRequests ||
+				2*float64(rs[len(rs)-1].Arrival) > float64(serve.MaxTime) {
+				return res, err
+			}
 		}
-		return serve.RunReplicas(p, e, rs, dp, serve.Options{})
 	}
 	// The throughput at maximum load is where the search starts, not
 	// a cap: the requests at once spend much of their run draining the

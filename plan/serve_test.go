@@ -174,3 +174,44 @@ func TestServe_steadyThroughput(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_settles: a run whose running batch is still filling when
+// its arrivals stop (Llama 3 70B at 50 req/s, 1,024 in and 256 out: 600
+// requests arrive over 12 s, about the 9 s each takes) is run again
+// over more requests before it is called overloaded, so the plan's
+// answer at 600 requests is the one at 3,000. Before, tp 2 fp8 × dp 7
+// to 9 were called overloaded at 600 requests with a TPOT p99 of 31–39
+// ms, and the answer was 20 GPUs against 3,000 requests' 14.
+func TestServe_settles(t *testing.T) {
+	deploy := deployer(t, "llama3-70b")
+	l := plan.Layout{TP: 2, PP: 1, DType: model.FP8}
+	w := serve.Workload{Arrival: serve.Poisson, Rate: 50, Seed: 1, Input: serve.Fixed(1024), Output: serve.Fixed(256)}
+	gpus := map[int]int{}
+	for _, n := range []int{600, 3000} {
+		w.N = n
+		p, err := plan.Serve(plan.ServeQuery{Layouts: []plan.Layout{l}, MaxGPUs: 24, Deploy: deploy, Workload: w, SLO: plan.SLO{TTFTP99: 1, TPOTP99: 0.05}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Best == nil {
+			t.Fatalf("%d requests: no answer", n)
+		}
+		longer := 0
+		for _, c := range p.All {
+			if c.Requests < n || c.Requests > plan.SettleFactor*n {
+				t.Errorf("%d requests: %v ran %d requests, want %d to %d", n, c, c.Requests, n, plan.SettleFactor*n)
+			}
+			if c.Requests > n {
+				longer++
+			}
+		}
+		t.Logf("%d requests: %v (%d of %d candidates run longer)", n, p.Best, longer, len(p.All))
+		if n == 600 && longer == 0 {
+			t.Errorf("600 requests: no candidate was run longer, though their running batch is still filling at the end")
+		}
+		gpus[n] = p.Best.GPUs
+	}
+	if gpus[600] != gpus[3000] {
+		t.Errorf("fewest GPUs %d at 600 requests, %d at 3,000", gpus[600], gpus[3000])
+	}
+}

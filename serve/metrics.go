@@ -101,6 +101,11 @@ type Result struct {
 	// exceeds what the engine serves (see Verdict).
 	Overloaded bool
 	Verdict    string
+	// Unsettled says the verdict came from the requests in the system
+	// still rising through the run's second half while the queue's wait
+	// did not grow: a running batch still filling when the arrivals
+	// stopped, which a longer run tells from overload.
+	Unsettled bool
 
 	// Replicas is the schedulers the requests were spread over (1 for
 	// Run; replicas × PP; both pools' when disaggregated).
@@ -186,7 +191,7 @@ const MinJudged = 20
 func (res *Result) overload(buf []float64) {
 	// A merged result (RunReplicas) starts from its first replica's,
 	// whose verdict was on that replica's requests alone.
-	res.Overloaded, res.Verdict = false, ""
+	res.Overloaded, res.Verdict, res.Unsettled = false, "", false
 	r := &res.recs
 	n := r.len()
 	if n < MinJudged {
@@ -237,6 +242,7 @@ func (res *Result) overload(buf []float64) {
 		if wait >= 0.05 {
 			res.Verdict = fmt.Sprintf("overloaded: the queue grows without bound at %.3g req/s (the wait grows %.2f s per s; served %.3g req/s)", rate, wait, res.RequestsPerSecond)
 		} else {
+			res.Unsettled = true
 			res.Verdict = fmt.Sprintf("overloaded: the requests in the system grow through the run at %.3g req/s (by %.3g per s, the running batch rather than the queue; served %.3g req/s): no steady state in %d requests (more requests tell a slow warm-up from overload)", rate, grow, res.RequestsPerSecond, n)
 		}
 	}

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/serve"
@@ -38,6 +39,35 @@ func TestOverloaded_runningBatch(t *testing.T) {
 		t.Logf("%d requests at %g req/s: served %.3g req/s, %s", c.n, c.rate, res.RequestsPerSecond, res.Verdict)
 		if res.Overloaded != c.want {
 			t.Errorf("%d requests at %g req/s (served %.3g req/s): overloaded %v, want %v", c.n, c.rate, res.RequestsPerSecond, res.Overloaded, c.want)
+		}
+		// A verdict from the running batch alone, the waits flat, is
+		// the unsettled kind, which a longer run may overturn (plan
+		// lengthens such runs); one from the queue's waits is not.
+		if want := res.Overloaded && !strings.Contains(res.Verdict, "queue grows"); res.Unsettled != want {
+			t.Errorf("%d requests at %g req/s: unsettled %v, want %v (%s)", c.n, c.rate, res.Unsettled, want, res.Verdict)
+		}
+		if c.n == 400 && c.rate == 130 && !res.Unsettled {
+			t.Errorf("400 requests at 130 req/s: not unsettled, though its running batch grows and its queue does not")
+		}
+	}
+}
+
+// TestOverloaded_queueSettled: a verdict from a growing queue (one
+// running request at a time, offered twice what it serves) is not
+// the unsettled kind, and a run that keeps up is neither.
+func TestOverloaded_queueSettled(t *testing.T) {
+	sys, w := setup(t, "h100", "llama3-8b", 1)
+	p := pricer(t, sys, w, sim.Default())
+	e, _ := serve.Preset("vllm", sys.Device.Memory.Limit())
+	e.MaxSeqs = 1
+	for _, c := range []struct {
+		rate                  float64
+		overloaded, unsettled bool
+	}{{0.5, false, false}, {20, true, false}} {
+		res := mustServe(t, p, e, serve.Workload{N: 400, Arrival: serve.Poisson, Rate: c.rate, Seed: 3, Input: serve.Fixed(256), Output: serve.Fixed(64)})
+		t.Logf("%g req/s: served %.3g req/s, %s", c.rate, res.RequestsPerSecond, res.Verdict)
+		if res.Overloaded != c.overloaded || res.Unsettled != c.unsettled {
+			t.Errorf("%g req/s: overloaded %v, unsettled %v; want %v, %v", c.rate, res.Overloaded, res.Unsettled, c.overloaded, c.unsettled)
 		}
 	}
 }

@@ -107,34 +107,41 @@ func runCalibrateCmd(ctx context.Context, args []string, stdout, stderr io.Write
 }
 
 // loadMeasurements resolves the device and reads every measurement file.
+// The flags' problems are said together; the files are read once the
+// device and the list of them are right.
 func loadMeasurements(o calibrateOptions, stderr io.Writer) (*hardware.Device, []calibrate.Measurement, error) {
+	var errs []error
+	var dev *hardware.Device
 	if o.hw == "" {
-		return nil, nil, usagef("calibrate: --hw: give a device (a catalog name or a .toml file)")
+		errs = append(errs, usagef("calibrate: --hw: give a device (a catalog name or a .toml file)"))
+	} else if d, err := hardware.Resolve(o.hw); err != nil {
+		errs = append(errs, hwFlagError(err))
+	} else {
+		dev = d
 	}
+	var paths []string
 	if o.measurements == "" {
-		return nil, nil, usagef("calibrate: --measurements: give at least one file")
+		errs = append(errs, usagef("calibrate: --measurements: give at least one file"))
+	} else if p, err := parseNameList("measurements", o.measurements); err != nil {
+		errs = append(errs, err)
+	} else {
+		paths = p
 	}
 	known := false
 	for _, f := range calibrate.Formats {
 		known = known || f == o.format
 	}
 	if !known {
-		return nil, nil, usagef("calibrate: --input-format: unknown format %q (want one of %s)", o.format, strings.Join(calibrate.Formats, ", "))
+		errs = append(errs, usagef("calibrate: --input-format: unknown format %q (want one of %s)", o.format, strings.Join(calibrate.Formats, ", ")))
 	}
 	if o.timeCol != "median" && o.timeCol != "min" {
-		return nil, nil, usagef("calibrate: --time: %q, want median or min", o.timeCol)
+		errs = append(errs, usagef("calibrate: --time: %q, want median or min", o.timeCol))
 	}
-	dev, err := hardware.Resolve(o.hw)
-	if err != nil {
-		return nil, nil, hwFlagError(err)
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
 	}
 	names := append([]string{dev.Name}, dev.Aliases...)
 	var all []calibrate.Measurement
-	var errs []error
-	paths, err := parseNameList("measurements", o.measurements)
-	if err != nil {
-		return nil, nil, err
-	}
 	for _, path := range paths {
 		ms, warns, err := calibrate.ReadFile(path, o.format, strings.Join(names, "|"))
 		if err != nil {
@@ -161,12 +168,11 @@ func warn(w io.Writer, warns []error) {
 }
 
 func calibrateFit(ctx context.Context, o calibrateOptions, f format, stdout, stderr io.Writer) error {
-	if o.out == "" {
-		return usagef("calibrate fit: -o: give the calibrated hardware file to write")
-	}
 	// Every problem at once, and the output's before minutes of fitting.
-	outErr := fileio.CheckOutput(o.out)
-	if outErr != nil {
+	var outErr error
+	if o.out == "" {
+		outErr = usagef("calibrate fit: -o: give the calibrated hardware file to write")
+	} else if outErr = fileio.CheckOutput(o.out); outErr != nil {
 		outErr = fmt.Errorf("calibrate fit: -o: %w", outErr)
 	}
 	var flagErrs []error

@@ -138,6 +138,12 @@ func TestCalibrate_badInput(t *testing.T) {
 		// Every file's problems at once, and the output's.
 		{"every problem", []string{"calibrate", "fit", "--hw", "h100", "--measurements", nonNumeric + "," + missing, "-o", filepath.Join(dir, "no-dir", "out.toml")}, 2, "bad.csv:2: time_s",
 			[]string{"missing-col.csv:1: time_s: missing column", "-o: "}},
+		// Every flag's problem at once: a missing -o, an unknown --hw and
+		// a bad --time had each hidden the ones after it.
+		{"every flag problem", []string{"calibrate", "fit", "--hw", "h10", "--measurements", good, "--time", "max", "--input-format", "foo"}, 2, "calibrate fit: -o: give",
+			[]string{`--hw: hardware: unknown device "h10"`, `--time: "max"`, `--input-format: unknown format "foo"`}},
+		{"validate, every flag problem", []string{"calibrate", "validate", "--hw", "h10"}, 2, `--hw: hardware: unknown device "h10"`,
+			[]string{"--measurements: give at least one file"}},
 		// An -o that cannot be written fails the run (exit 1, as every
 		// command's outputs: cmd/perfsim/output.go checkOutputs).
 		{"unwritable out", []string{"calibrate", "fit", "--hw", "h100", "--measurements", good, "-o", filepath.Join(dir, "no-dir", "out.toml")}, 1, "calibrate fit: -o: ", nil},

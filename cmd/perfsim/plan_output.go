@@ -46,6 +46,7 @@ type candJSON struct {
 	TokensPerSPerUser float64 `json:"output_tokens_per_s_per_user"`
 	Meets             bool    `json:"meets_slo"`
 	Over              bool    `json:"overloaded"`
+	Requests          int     `json:"requests"`
 	// Disaggregated candidates only: TP and PP above are the prefill
 	// instances'.
 	PrefillInstances int `json:"prefill_instances,omitempty"`
@@ -61,7 +62,7 @@ type candJSON struct {
 func candOf(c plan.Candidate, priced bool) candJSON {
 	j := candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
 		TTFTP99S: c.TTFTP99, TPOTP99S: c.TPOTP99, TokensPerS: c.TokensPerSecond, TokensPerSPerGPU: c.TokensPerSecondPerGPU,
-		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded,
+		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded, Requests: c.Requests,
 		PrefillInstances: c.Disagg.Prefill, DecodeInstances: c.Disagg.Decode, DecodeTP: c.Disagg.DecodeTP, DecodePP: c.Disagg.DecodePP}
 	if priced {
 		j.CostPerHour, j.CostPerMOutput = fp(c.CostPerHour), fp(c.CostPerMillionTokens)
@@ -101,7 +102,7 @@ func planJSON(p *plan.ServePlan, o *planOptions) planOut {
 
 func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
 	header := []string{"tp", "pp", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best",
-		"prefill_instances", "decode_instances", "decode_tp", "decode_pp"}
+		"prefill_instances", "decode_instances", "decode_tp", "decode_pp", "requests"}
 	priced := o.currency != ""
 	if priced {
 		header = append(header, "cost_per_hour", "cost_per_million_output_tokens", "currency")
@@ -115,7 +116,7 @@ func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
 		rows = append(rows, []string{strconv.Itoa(c.TP), strconv.Itoa(c.PP), strconv.Itoa(c.DP), c.DType.String(), strconv.Itoa(c.MaxSeqs),
 			strconv.Itoa(c.GPUs), num(c.TTFTP99), num(c.TPOTP99), num(c.TokensPerSecond), num(c.TokensPerSecondPerGPU), num(c.TokensPerSecondPerUser),
 			strconv.FormatBool(c.Meets), strconv.FormatBool(c.Overloaded), strconv.FormatBool(onFront[c]), strconv.FormatBool(p.Best != nil && *p.Best == c),
-			strconv.Itoa(c.Disagg.Prefill), strconv.Itoa(c.Disagg.Decode), strconv.Itoa(c.Disagg.DecodeTP), strconv.Itoa(c.Disagg.DecodePP)})
+			strconv.Itoa(c.Disagg.Prefill), strconv.Itoa(c.Disagg.Decode), strconv.Itoa(c.Disagg.DecodeTP), strconv.Itoa(c.Disagg.DecodePP), strconv.Itoa(c.Requests)})
 		if priced {
 			rows[len(rows)-1] = append(rows[len(rows)-1], num(c.CostPerHour), num(c.CostPerMillionTokens), o.currency)
 		}
@@ -134,6 +135,9 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 		b := p.Best
 		fmt.Fprintf(tw, "best\t%v = %s: TTFT p99 %v, TPOT p99 %v, %s tokens/s per GPU\n", b, gpuCount(b.GPUs),
 			model.Seconds(b.TTFTP99), model.Seconds(b.TPOTP99), fnum(b.TokensPerSecondPerGPU))
+		if b.Requests > q.Workload.N {
+			fmt.Fprintf(tw, "\tjudged over %d requests: its run of %d had not settled (its running batch still filling when the arrivals stopped)\n", b.Requests, q.Workload.N)
+		}
 		if priced {
 			fmt.Fprintf(tw, "cost\t%s per hour, %s per million output tokens (by %s; %s)\n", money(b.CostPerHour), money(b.CostPerMillionTokens), o.objective, o.costInputs)
 		}

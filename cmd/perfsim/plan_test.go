@@ -223,3 +223,34 @@ func TestPlanServe_helpObjectives(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanServe_settledRequests: a candidate whose run of --requests had
+// not settled is judged over more, and the report says how many: the
+// table under the best, JSON and CSV per candidate.
+func TestPlanServe_settledRequests(t *testing.T) {
+	args := []string{"plan", "serve", "--hw", "h100", "--model", "llama3-70b", "--rate", "50", "--ttft-p99", "1s", "--tpot-p99", "50ms",
+		"--input", "1024", "--output", "256", "--tp", "2", "--pp", "1", "--dtypes", "fp8", "--max-seqs", "0", "--requests", "600"}
+	out, errOut, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "judged over 2400 requests: its run of 600 had not settled") {
+		t.Errorf("the table does not say the best was judged over more requests:\n%s", out)
+	}
+	out, errOut, code = perfsim(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Best struct {
+			GPUs     int `json:"gpus"`
+			Requests int `json:"requests"`
+		} `json:"best"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Best.GPUs != 14 || j.Best.Requests != 2400 {
+		t.Errorf("best: %d GPUs judged over %d requests, want 14 over 2400 (600 had not settled)", j.Best.GPUs, j.Best.Requests)
+	}
+}
