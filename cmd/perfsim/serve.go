@@ -381,8 +381,12 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stderr, "perfsim: %s\n", res.Verdict)
 	}
 	if res.Count < serve.MinJudged && o.deploy.users == 0 && (s.trace != nil || s.wl.Arrival != serve.AllAtOnce) {
-		fmt.Fprintf(stderr, "perfsim: warning: %s are too few to judge whether the deployment keeps up with the arrivals (the overload verdict needs %d): the figures may be those of a load it cannot sustain\n",
-			plural(res.Count, "request"), serve.MinJudged)
+		are := "are"
+		if res.Count == 1 {
+			are = "is"
+		}
+		fmt.Fprintf(stderr, "perfsim: warning: %s %s too few to judge whether the deployment keeps up with the arrivals (the overload verdict needs %d): the figures may be those of a load it cannot sustain\n",
+			plural(res.Count, "request"), are, serve.MinJudged)
 	}
 	if rw != nil {
 		if err := rw.commit(res); err != nil {

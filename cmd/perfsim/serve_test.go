@@ -283,18 +283,19 @@ func TestServe_notDecoderArticle(t *testing.T) {
 // a run of 20 say nothing.
 func TestServe_tooFewToJudge(t *testing.T) {
 	base := []string{"serve", "--hw", "h100", "--model", "llama3-8b", "--input", "128", "--output", "16"}
-	const warn = "perfsim: warning: 5 requests are too few to judge whether the deployment keeps up with the arrivals (the overload verdict needs 20)"
+	const warn = " too few to judge whether the deployment keeps up with the arrivals (the overload verdict needs 20)"
 	for _, tt := range []struct {
 		args []string
-		warn bool
+		warn string // the warning's subject, "" for none
 	}{
-		{[]string{"--requests", "5", "--rate", "1000"}, true},
-		{[]string{"--requests", "5", "--arrival", "all"}, false},
-		{[]string{"--requests", "5", "--users", "2"}, false},
-		{[]string{"--requests", "20", "--rate", "1"}, false},
+		{[]string{"--requests", "5", "--rate", "1000"}, "5 requests are"},
+		{[]string{"--requests", "1", "--rate", "1000"}, "1 request is"}, // it had said "1 request are"
+		{[]string{"--requests", "5", "--arrival", "all"}, ""},
+		{[]string{"--requests", "5", "--users", "2"}, ""},
+		{[]string{"--requests", "20", "--rate", "1"}, ""},
 	} {
 		_, stderr, code := perfsim(t, append(base, tt.args...)...)
-		if code != 0 || strings.Contains(stderr, "too few to judge") != tt.warn || (tt.warn && !strings.Contains(stderr, warn)) {
+		if code != 0 || strings.Contains(stderr, "too few to judge") != (tt.warn != "") || (tt.warn != "" && !strings.Contains(stderr, "perfsim: warning: "+tt.warn+warn)) {
 			t.Errorf("%v: exit %d, stderr %q; want the warning %v", tt.args, code, stderr, tt.warn)
 		}
 	}
