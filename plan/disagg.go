@@ -35,7 +35,8 @@ type Disagg struct {
 // when only TPOT misses, otherwise (both, or a queue that grows) the
 // busier pool. Every candidate is a full simulation of both pools and
 // the link between them (serve.RunDeployment).
-func searchPair(q ServeQuery, pr Pair, reqs []serve.Request) (cands []Candidate, pruned, simulated int, err error) {
+func searchPair(q ServeQuery, pr Pair, ds *draws) (cands []Candidate, pruned, simulated int, err error) {
+	reqs := ds.first()
 	if q.Link == nil {
 		return nil, 1, 0, errors.New("plan: disaggregated layouts need the link between the pools")
 	}
@@ -91,10 +92,10 @@ func searchPair(q ServeQuery, pr Pair, reqs []serve.Request) (cands []Candidate,
 		}
 		d := serve.Deployment{Serve: serve.Pool{Pricer: pp, Engine: pe, Instances: x}, Decode: serve.Pool{Pricer: dp, Engine: de, Instances: y},
 			Link: link, Router: q.Router}
-		res, n, err := q.settled(func(rs []serve.Request) (*serve.Result, error) {
+		res, n, err := ds.settle(q.Workload.Rate, func(rs []serve.Request) (*serve.Result, error) {
 			simulated++
 			return serve.RunDeployment(d, rs, serve.Options{})
-		}, reqs)
+		})
 		if err != nil {
 			return Candidate{}, nil, err
 		}

@@ -141,7 +141,7 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	if !(q.Workload.Rate > 0) {
 		return nil, errors.New("--rate: a plan needs a positive target rate")
 	}
-	reqs, err := Requests(q.Workload)
+	ds, err := newDraws(q.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +165,10 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 				var perr error
 				var name fmt.Stringer = it.l
 				if it.pair {
-					cands, pruned, simulated, perr = searchPair(q, it.p, reqs)
+					cands, pruned, simulated, perr = searchPair(q, it.p, ds)
 					name = it.p
 				} else {
-					cands, pruned, simulated, perr = searchLayout(q, it.l, reqs)
+					cands, pruned, simulated, perr = searchLayout(q, it.l, ds)
 				}
 				mu.Lock()
 				plan.All = append(plan.All, cands...)
@@ -244,7 +244,8 @@ func compareCand(a, b Candidate) int {
 // searchLayout finds the fewest replicas of l meeting the SLO. It
 // returns the candidates it simulated, how many replica counts it
 // pruned, and why l cannot run at all.
-func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candidate, pruned, simulated int, err error) {
+func searchLayout(q ServeQuery, l Layout, ds *draws) (cands []Candidate, pruned, simulated int, err error) {
+	reqs := ds.first()
 	p, e, err := q.Deploy(l)
 	if err != nil {
 		return nil, 1, 0, err
@@ -273,10 +274,10 @@ func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candida
 	// misses (more replicas never serve worse).
 	start := min(max(1, int(math.Ceil(q.Workload.Rate/cap1.RequestsPerSecond))), maxDP)
 	try := func(dp int) (Candidate, error) {
-		res, n, err := q.settled(func(rs []serve.Request) (*serve.Result, error) {
+		res, n, err := ds.settle(q.Workload.Rate, func(rs []serve.Request) (*serve.Result, error) {
 			simulated++
 			return serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: dp}, Router: q.Router}, rs, serve.Options{})
-		}, reqs)
+		})
 		if err != nil {
 			return Candidate{}, err
 		}
@@ -311,36 +312,6 @@ func searchLayout(q ServeQuery, l Layout, reqs []serve.Request) (cands []Candida
 	}
 	pruned += start - 1
 	return cands, pruned, simulated, nil
-}
-
-// SettleFactor bounds how far a plan lengthens a candidate's run that
-// has not settled: one whose requests in the system were still rising
-// through its second half while the queue's wait was not
-// (serve.Result.Unsettled), the running batch still filling when the
-// arrivals stopped. serve's verdict calls such a run overloaded and
-// says more requests tell a slow warm-up from overload; the plan runs
-// it again over twice the requests, drawn as the query draws them
-// (same seed), until it settles or has run SettleFactor times
-// --requests. One still unsettled then stays overloaded.
-const SettleFactor = 8
-
-// settled runs a candidate by run over reqs, the query's requests, and
-// again over twice as many while the run has not settled (see
-// SettleFactor). It returns the last run's result and its requests.
-func (q ServeQuery) settled(run func([]serve.Request) (*serve.Result, error), reqs []serve.Request) (*serve.Result, int, error) {
-	res, err := run(reqs)
-	n := len(reqs)
-	for err == nil && res.Unsettled && 2*n <= SettleFactor*len(reqs) && 2*n <= serve.MaxRequests {
-		w := q.Workload
-		w.N = 2 * n
-		more, werr := Requests(w)
-		if werr != nil {
-			return nil, 0, werr
-		}
-		n = len(more)
-		res, err = run(more)
-	}
-	return res, n, err
 }
 
 func candidate(l Layout, dp, per int, rate float64, res *serve.Result, slo SLO) Candidate {
@@ -435,10 +406,11 @@ func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, t
 		return 0, nil, errors.New("--arrival: the highest sustained rate needs arrivals over time (poisson, gamma or constant)")
 	}
 	w.Rate = 1
-	reqs, err := Requests(w)
+	ds, err := newDraws(w)
 	if err != nil {
 		return 0, nil, err
 	}
+	reqs := ds.first()
 	off := append([]serve.Request(nil), reqs...)
 	for i := range off {
 		off[i].Arrival = 0
@@ -448,32 +420,18 @@ func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, t
 		return 0, nil, err
 	}
 	// The requests at rate r are those at rate 1 with times scaled by
-	// 1/r; a run that has not settled is run again over twice the
-	// requests, up to SettleFactor times w.N, as a plan's candidates are
-	// (the longer draws kept for the rates after).
-	draws := [][]serve.Request{reqs}
+	// 1/r; a run that has not settled is run again over more, as a
+	// plan's candidates are.
 	at := func(r float64) (*serve.Result, error) {
-		for k := 0; ; k++ {
-			if k == len(draws) {
-				more := w
-				more.N = 2 * len(draws[k-1])
-				d, err := Requests(more)
-				if err != nil {
-					return nil, err
-				}
-				draws = append(draws, d)
-			}
-			rs := make([]serve.Request, len(draws[k]))
-			for i, q := range draws[k] {
+		res, _, err := ds.settle(r, func(reqs []serve.Request) (*serve.Result, error) {
+			rs := make([]serve.Request, len(reqs))
+			for i, q := range reqs {
 				q.Arrival = model.Seconds(float64(q.Arrival) / r)
 				rs[i] = q
 			}
-			res, err := serve.RunReplicas(p, e, rs, dp, serve.Options{})
-			if err != nil || !res.Unsettled || 2*len(rs) > SettleFactor*len(reqs) || 2*len(rs) > serve.MaxRequests ||
-				2*float64(rs[len(rs)-1].Arrival) > float64(serve.MaxTime) {
-				return res, err
-			}
-		}
+			return serve.RunReplicas(p, e, rs, dp, serve.Options{})
+		})
+		return res, err
 	}
 	// The throughput at maximum load is where the search starts, not
 	// a cap: the requests at once spend much of their run draining the
