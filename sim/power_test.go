@@ -231,16 +231,7 @@ func TestEnergy_trainingPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, e := rep.Training, rep.Energy
-	var energy, time float64
-	for _, x := range []struct {
-		ph    *sim.PhaseReport
-		times float64
-	}{{&tr.Forward, float64(tr.MicroBatches)}, {&tr.Backward, float64(tr.MicroBatches)}, {tr.Recompute, float64(tr.MicroBatches)}, {&tr.Optimizer, 1}} {
-		if x.ph != nil {
-			energy += x.times * float64(x.ph.Energy)
-			time += x.times * float64(x.ph.Time)
-		}
-	}
+	energy, time := kernelSums(tr)
 	if !(tr.StepTime > model.Seconds(time)) {
 		t.Fatalf("step %v, kernels back to back %v: want the step longer (sustained clocks)", tr.StepTime, time)
 	}
@@ -438,7 +429,17 @@ func TestEnergy_overlapIsBusy(t *testing.T) {
 	if !(b.Overlap > 0) {
 		t.Fatalf("no overlap (%v): the test needs a run with some", b.Overlap)
 	}
-	var energy, time float64
+	energy, time := kernelSums(tr)
+	mean := energy / time // the kernels' mean power on one device
+	busy := float64(b.Compute + b.Optimizer + b.Overlap)
+	if got, want := float64(e.Kernels)/float64(e.Devices), mean*busy; !close(got, want) {
+		t.Errorf("kernels' energy a device %.6g J, want the kernels' mean power %.1f W over compute, optimizer and overlap %v: %.6g J (overlap %v)", got, mean, model.Seconds(busy), want, b.Overlap)
+	}
+}
+
+// kernelSums is a training step's kernels back to back: the energy and
+// time of its micro-batches' passes and its optimizer step.
+func kernelSums(tr *sim.TrainingResult) (energy, time float64) {
 	for _, x := range []struct {
 		ph    *sim.PhaseReport
 		times float64
@@ -448,9 +449,5 @@ func TestEnergy_overlapIsBusy(t *testing.T) {
 			time += x.times * float64(x.ph.Time)
 		}
 	}
-	mean := energy / time // the kernels' mean power on one device
-	busy := float64(b.Compute + b.Optimizer + b.Overlap)
-	if got, want := float64(e.Kernels)/float64(e.Devices), mean*busy; !close(got, want) {
-		t.Errorf("kernels' energy a device %.6g J, want the kernels' mean power %.1f W over compute, optimizer and overlap %v: %.6g J (overlap %v)", got, mean, model.Seconds(busy), want, b.Overlap)
-	}
+	return energy, time
 }

@@ -18,18 +18,11 @@ import (
 // the file: a warning says the others are priced in --weights.
 func TestHF_quantizationConfig(t *testing.T) {
 	read := func(name string, q map[string]any) map[string]any {
-		b, err := os.ReadFile(filepath.Join("testdata", "hf", "today", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var raw map[string]any
-		if err := json.Unmarshal(b, &raw); err != nil {
-			t.Fatal(err)
-		}
-		if q != nil {
-			raw["quantization_config"] = q
-		}
-		return raw
+		return todayConfig(t, name, func(raw map[string]any) {
+			if q != nil {
+				raw["quantization_config"] = q
+			}
+		})
 	}
 	for _, tt := range []struct {
 		name   string
@@ -84,16 +77,7 @@ func TestHF_quantizationConfig(t *testing.T) {
 // error at its line (layer 60 of 48 had been dropped without a word).
 func TestHF_layerListsBad(t *testing.T) {
 	read := func(name string, edit func(map[string]any)) string {
-		b, err := os.ReadFile(filepath.Join("testdata", "hf", "today", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var raw map[string]any
-		if err := json.Unmarshal(b, &raw); err != nil {
-			t.Fatal(err)
-		}
-		edit(raw)
-		b, err = json.MarshalIndent(raw, "", " ")
+		b, err := json.MarshalIndent(todayConfig(t, name, edit), "", " ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,4 +140,19 @@ func TestHF_quantizationHint(t *testing.T) {
 			t.Errorf("%s: warning %q, want one naming %s", tt.q, got, tt.want)
 		}
 	}
+}
+
+// todayConfig reads testdata/hf/today/name as JSON and edits it.
+func todayConfig(t *testing.T, name string, edit func(map[string]any)) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "hf", "today", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	edit(raw)
+	return raw
 }
