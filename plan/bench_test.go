@@ -29,8 +29,8 @@ func BenchmarkPlanServe(b *testing.B) {
 }
 
 // BenchmarkPlanServeMoE: BenchmarkPlanServe's space for Mixtral 8x7B,
-// with EP searched within TP (plan.EPDegrees: ep 1 at tp 1; 1–2 at tp
-// 2; 1–4 at tp 4; 1–8 at tp 8): 280 layouts at 20 req/s, 600 requests
+// with EP searched within TP (plan.EPDegrees: ep 1 at tp 1; 1, 2 at
+// tp 2; 1, 2, 4 at tp 4; 1, 2, 4, 8 at tp 8): 280 layouts at 20 req/s, 600 requests
 // per simulation.
 func BenchmarkPlanServeMoE(b *testing.B) {
 	var layouts []plan.Layout

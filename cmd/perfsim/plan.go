@@ -66,7 +66,7 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.engine, "engine", "vllm", "engine preset: "+strings.Join(serve.Engines(), ", "))
 	fs.IntSliceVar(&o.tp, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to search")
 	fs.IntSliceVar(&o.pp, "pp", []int{1, 2}, "pipeline-parallel degrees to search")
-	fs.IntSliceVar(&o.ep, "ep", nil, "expert-parallel degrees to search for an MoE model, within each --tp group as perfsim serve --ep prices them (default: every degree dividing the TP degree and the experts; 1 for a dense model)")
+	fs.IntSliceVar(&o.ep, "ep", []int{}, "expert-parallel degrees to search for an MoE model, within each --tp group as perfsim serve --ep prices them (default: every degree dividing the TP degree and the experts; 1 for a dense model)")
 	fs.StringSliceVar(&o.dtypes, "dtypes", []string{"bf16", "fp8"}, "data types to search (weights, activations and KV cache)")
 	o.host.AddFlags(fs)
 	fs.IntSliceVar(&o.maxSeqs, "max-seqs", []int{0, 64, 256}, "caps on running requests to search (0: the engine's)")
@@ -345,7 +345,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 	// those pinned that divide it (CheckEP refused one that divides
 	// none), else every one serve prices for the model.
 	eps := func(tp int) []int {
-		if o.ep == nil {
+		if !fs.Changed("ep") {
 			return plan.EPDegrees(w.Shape(), tp)
 		}
 		var in []int
