@@ -281,6 +281,7 @@ func (r *runner) phase(k PhaseKind) Phase {
 	ph := Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, Comm: r.sc.CommType(), TP: r.sc.TP,
 		FuseCNN: r.sc.Exec == ExecFused && k == Prefill, Autocast: r.sc.Autocast}
 	if r.sc.Mode == Inference {
+		ph.GEMMAllReduce = r.sc.GEMMAllReduce
 		// The workload splits the experts itself in inference; training
 		// at scale divides them over EP in train_parallel.go.
 		ph.EP, ph.Imbalance = r.sc.EP, r.sc.ExpertImbalance

@@ -101,6 +101,10 @@ type Phase struct {
 	// FuseCNN and Autocast say how a CNN's graph runs (Scenario.Exec is
 	// ExecFused; Scenario.Autocast).
 	FuseCNN, Autocast bool
+	// GEMMAllReduce fuses each row-parallel GEMM with the TP all-reduce
+	// of its output (Scenario.GEMMAllReduce); the workload ignores it and
+	// package sim pairs the ops (gemm_allreduce.go).
+	GEMMAllReduce bool
 }
 
 // A Sharder is a Workload that sizes its memory per device itself:
