@@ -36,11 +36,11 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 		return nil, errors.New("--dp: must be at least 1")
 	}
 	if pp := p.Scenario().PP; pp > 1 {
-		kv, _, err := e.KVCapacity(p)
+		kv, mem, err := e.KVCapacity(p)
 		if err != nil {
 			return nil, err
 		}
-		e.KVTokens = max(kv/pp, e.BlockSize)
+		e.KVTokens = e.seqTokens(max(kv/pp, e.BlockSize), mem)
 		dp *= pp
 	}
 	if dp == 1 || src.n < dp {
