@@ -332,6 +332,12 @@ type Collective struct {
 	Size  Bytes
 	Ranks int
 	Tier  Tier
+	// Beside, when its M is not 0, is the GEMM whose output this
+	// all-reduce reduces in the same kernel, tile by tile as the GEMM
+	// writes them (TensorRT-LLM's gemm_allreduce_plugin): the
+	// collective then costs only what the fused kernel takes beyond the
+	// GEMM (package sim prices it). The zero value: a kernel of its own.
+	Beside GEMM
 }
 
 func (c Collective) FLOPs() FLOPs { return 0 }

@@ -249,7 +249,7 @@ func newPool(pl Pool, o Options, series bool, build func(arrival) *Metrics) (*po
 	pp := max(pl.Pricer.Scenario().PP, 1)
 	if pp > 1 {
 		kv = max(kv/pp, e.BlockSize)
-		e.KVTokens = kv
+		e.KVTokens = e.seqTokens(kv, mem)
 	}
 	p := &pool{e: e, blocks: kv / e.BlockSize, kv: chargeOf(e, mem), warns: warns}
 	for i := range pl.Instances * pp {
@@ -472,7 +472,7 @@ func (c *cluster) result() (*Result, error) {
 	res := &Result{}
 	var area float64
 	for k, p := range c.pools[:c.npools] {
-		pr := PoolResult{Engine: p.e, Instances: c.d.Serve.Instances, GPUs: c.d.Serve.GPUs(), Schedulers: len(p.nodes), KVTokens: p.blocks * p.e.BlockSize}
+		pr := PoolResult{Engine: p.e, Instances: c.d.Serve.Instances, GPUs: c.d.Serve.GPUs(), Schedulers: len(p.nodes), KVTokens: p.kv.tokens(p.blocks)}
 		if k == 1 {
 			pr.Instances, pr.GPUs = c.d.Decode.Instances, c.d.Decode.GPUs()
 		}

@@ -231,7 +231,7 @@ func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *lo
 	}
 	e.MaxSeqs = e.maxSeqs(blocks, ctx)
 	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init, graphs: e.GraphLimit()}
-	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
+	l.res = &Result{Engine: e, KVTokens: l.kv.tokens(blocks), KVBlocks: blocks, Memory: mem}
 	return l
 }
 

@@ -39,11 +39,11 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 	// so what its memory count rests on is said now.
 	warns := e.memoryWarnings(p)
 	if pp := p.Scenario().PP; pp > 1 {
-		kv, _, err := e.KVCapacity(p)
+		kv, mem, err := e.KVCapacity(p)
 		if err != nil {
 			return nil, err
 		}
-		e.KVTokens = max(kv/pp, e.BlockSize)
+		e.KVTokens = e.seqTokens(max(kv/pp, e.BlockSize), mem)
 		dp *= pp
 	}
 	if dp == 1 || src.n < dp {
