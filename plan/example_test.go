@@ -82,9 +82,9 @@ func ExampleTrain() {
 			i+1, l.TP, l.PP, l.DP, l.CP, c.Scenario.Batch, c.Scenario.ZeRO, c.Step, 100*c.MFU, c.GPUHours())
 	}
 	// Output:
-	// 1: tp 1 pp 1 dp 64 cp 1, micro-batch 2, ZeRO 2: step 2.655 s, MFU 60.2%, 22509 GPU-hours
-	// 2: tp 2 pp 1 dp 32 cp 1, micro-batch 4, ZeRO 1: step 2.68 s, MFU 59.7%, 22722 GPU-hours
-	// 3: tp 1 pp 1 dp 32 cp 2, micro-batch 4, ZeRO 2: step 2.802 s, MFU 57.1%, 23755 GPU-hours
+	// 1: tp 1 pp 1 dp 64 cp 1, micro-batch 2, ZeRO 2: step 2.669 s, MFU 59.9%, 22623 GPU-hours
+	// 2: tp 2 pp 1 dp 32 cp 1, micro-batch 4, ZeRO 1: step 2.698 s, MFU 59.3%, 22867 GPU-hours
+	// 3: tp 1 pp 1 dp 32 cp 2, micro-batch 4, ZeRO 2: step 2.816 s, MFU 56.8%, 23868 GPU-hours
 }
 
 // ExampleEPDegrees lists the expert-parallel degrees a serving plan

@@ -128,6 +128,12 @@ type Engine struct {
 	// been measured (hardware.EngineAllReduceOn); "" for the device's
 	// fitted collectives.
 	AllReduce string
+	// GEMMAllReduce fuses each row-parallel GEMM with the TP all-reduce
+	// of its output (sim.Scenario.GEMMAllReduce): TensorRT-LLM's
+	// gemm_allreduce_plugin, a build option off by default
+	// (tensorrt_llm/plugin/plugin.py PluginConfig: None) and in every
+	// preset; NVIDIA's MLPerf Llama 3.1 405B engines set it.
+	GEMMAllReduce bool
 	// Static runs static batches: up to MaxSeqs requests prefilled
 	// together and decoded together to the last one's end, the next
 	// batch only after (what Run in package sim prices, and
@@ -194,6 +200,7 @@ type Engine struct {
 func (e *Engine) Scenario(sc sim.Scenario) sim.Scenario {
 	sc.NoGraphs = !e.Graphs
 	sc.AllReduce = e.AllReduce
+	sc.GEMMAllReduce = e.GEMMAllReduce
 	return sc
 }
 
@@ -398,7 +405,7 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
 			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, Capture: CaptureVLLM06, AsyncOutput: true,
 			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm", NonTorch: NonTorchV06, Windows: WindowCyclic,
-			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node); vllm/worker/worker.py init_device and determine_num_available_blocks, model_runner.py profile_run (KV cache: 0.9 of total less the memory the profile run left taken since a reading after the CUDA context and before NCCL, whole blocks; serve.VLLMKVTokens, VLLM06NonTorch: 0.16 GiB measured in vllm-project/vllm#12126, 1.79 GiB of NCCL at TP × PP > 1 measured by V0's own profile in #10511, and NCCL 2.20.5's NVLink SHARP buffers of its two TP communicators, 576 MiB × TP on NVSwitch boards of NVLink 4 or later at TP > 2: src/transport/nvls.cc, 24 channels on H100/H200 in #9699's log)"}, nil
+			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node); vllm/worker/worker.py init_device and determine_num_available_blocks, model_runner.py profile_run (KV cache: 0.9 of total less the memory the profile run left taken since a reading after the CUDA context and before NCCL, whole blocks; serve.VLLMKVTokens, VLLM06NonTorch: 0.16 GiB measured in vllm-project/vllm#12126, 1.79 GiB of NCCL at TP × PP > 1 measured by V0's own profile in #10511, and NCCL 2.20.5's NVLink SHARP buffers of its two TP communicators, 576 MiB × TP at TP > 2 in one node where the scale-up switch reduces in the network (the hardware file's in_network_reduction nvlink-sharp: the third-generation NVSwitch and later): src/transport/nvls.cc, 24 channels on H100/H200 in #9699's log)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: SGLangMaxRunning, MaxTokens: SGLangChunkedPrefill(capacity), Chunked: true, BlockSize: 1,
 			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,

@@ -42,6 +42,9 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options, lock bo
 			return nil, err
 		}
 	}
+	// Past here a pipeline's engine has its KV cache given (KVTokens),
+	// so what its memory count rests on is said now.
+	warns := e.memoryWarnings(p)
 	if pp := p.Scenario().PP; pp > 1 {
 		kv, mem, err := e.KVCapacity(p)
 		if err != nil {
@@ -55,7 +58,11 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options, lock bo
 		dp = min(dp, src.n) // a replica without requests only idles
 	}
 	if !lock && (dp == 1 || src.n < dp) {
-		return run(p, e, src, o)
+		res, err := run(p, e, src, o)
+		if err == nil {
+			res.Warnings = addWarnings(res.Warnings, warns...)
+		}
+		return res, err
 	}
 	n := src.n
 	// The records in arrival order (ties by ID): request i of src is
@@ -145,6 +152,7 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options, lock bo
 		return byArrival(Request{Arrival: a.Arrival, ID: a.ID}, Request{Arrival: b.Arrival, ID: b.ID})
 	})
 	out.Replicas = dp
+	out.Warnings = addWarnings(out.Warnings, warns...)
 	out.summarize(area)
 	return out, nil
 }
