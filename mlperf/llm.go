@@ -97,9 +97,8 @@ func replica(dev *hardware.Device, w sim.Workload, b Benchmark, sc Scenario, tp,
 	// The engine is built for the benchmark's longest request; the
 	// runtime's buffers are sized by it (serve.TRTLLMBuffers).
 	lim := engineLimits(dev, w, b, sc, ssc.KV, tp, in, out)
-	ssc = e.Scenario(ssc)
-	ssc.GEMMAllReduce = lim.GEMMAllReduce && tp > 1
-	p, err := sim.NewPricer(sys, w, ssc)
+	e.GEMMAllReduce = lim.GEMMAllReduce && tp > 1
+	p, err := sim.NewPricer(sys, w, e.Scenario(ssc))
 	if err != nil {
 		return nil, err
 	}

@@ -128,6 +128,12 @@ type Engine struct {
 	// been measured (hardware.EngineAllReduceOn); "" for the device's
 	// fitted collectives.
 	AllReduce string
+	// GEMMAllReduce fuses each row-parallel GEMM with the TP all-reduce
+	// of its output (sim.Scenario.GEMMAllReduce): TensorRT-LLM's
+	// gemm_allreduce_plugin, a build option off by default
+	// (tensorrt_llm/plugin/plugin.py PluginConfig: None) and in every
+	// preset; NVIDIA's MLPerf Llama 3.1 405B engines set it.
+	GEMMAllReduce bool
 	// Static runs static batches: up to MaxSeqs requests prefilled
 	// together and decoded together to the last one's end, the next
 	// batch only after (what Run in package sim prices, and
@@ -194,6 +200,7 @@ type Engine struct {
 func (e *Engine) Scenario(sc sim.Scenario) sim.Scenario {
 	sc.NoGraphs = !e.Graphs
 	sc.AllReduce = e.AllReduce
+	sc.GEMMAllReduce = e.GEMMAllReduce
 	return sc
 }
 

@@ -183,6 +183,9 @@ func chargeOf(e Engine, m sim.Memory) charge {
 		return c
 	}
 	c.chunk = e.MaxTokens
+	if !e.Chunked {
+		c.chunk = 1 << 30 // a prompt longer than the budget is prefilled whole
+	}
 	switch {
 	case !c.free:
 		c.cap = ceilDiv(c.window, c.block)

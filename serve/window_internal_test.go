@@ -94,6 +94,12 @@ func TestCharge_windowed(t *testing.T) {
 			if got := kv.need(8192, 10000); got != c.second {
 				t.Errorf("computing tokens 8,192 to 10,000: %d pages, want %d", got, c.second)
 			}
+			// Unchunked, a prompt of 10,000 tokens holds all of its
+			// blocks in every group while it is computed.
+			e.Chunked = false
+			if got, want := chargeOf(e, mem).most(10000), kv.need(0, 10000); got != want {
+				t.Errorf("unchunked, 10,000 tokens hold at most %d pages, want %d", got, want)
+			}
 		})
 	}
 }
