@@ -122,8 +122,9 @@ func WriteDevice(w io.Writer, d *hardware.Device, comment []string) error {
 		if n.tier == "intra" {
 			fmt.Fprintf(&b, "devices_per_node = %d\n", n.n.DevicesPerNode)
 			str("topology", n.n.Topology)
+			str("in_network_reduction", n.n.Reduction)
 		}
-		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor", "devices_per_node")
+		src("interconnect."+n.tier, "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor", "devices_per_node", "in_network_reduction")
 	}
 	_, err := w.Write(b.Bytes())
 	return err

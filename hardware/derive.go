@@ -30,6 +30,7 @@ var SetKeys = []string{
 	"peak.matrix.<dtype>", "peak.vector.<dtype>",
 	"compute_units", "clock",
 	"interconnect.intra.bandwidth", "interconnect.inter.bandwidth",
+	"interconnect.intra.in_network_reduction",
 }
 
 // kernelNeutral lists the keys of SetKeys that no kernel's time reads:
@@ -39,17 +40,19 @@ var SetKeys = []string{
 // The capacity changes what fits (the max batch, the KV cache); the link
 // bandwidths change the collectives, whose fitted fractions and
 // latencies are the link's, not the chip's (Transfer carries them as
-// they are).
+// they are). The scale-up switch's in-network reduction changes what a
+// serving engine's communicators allocate (package serve), not a kernel.
 var kernelNeutral = map[string]bool{
-	"memory.capacity":              true,
-	"interconnect.intra.bandwidth": true,
-	"interconnect.inter.bandwidth": true,
+	"memory.capacity":                         true,
+	"interconnect.intra.bandwidth":            true,
+	"interconnect.inter.bandwidth":            true,
+	"interconnect.intra.in_network_reduction": true,
 }
 
 // KernelNeutral reports whether a SetKeys key changes no kernel's time
-// (memory.capacity, interconnect.intra.bandwidth and
-// interconnect.inter.bandwidth): a what-if that changes only such keys
-// keeps its base's calibration.
+// (memory.capacity, interconnect.intra.bandwidth,
+// interconnect.inter.bandwidth and interconnect.intra.in_network_reduction):
+// a what-if that changes only such keys keeps its base's calibration.
 func KernelNeutral(key string) bool { return kernelNeutral[key] }
 
 // Derive returns a hypothetical device: base with the datasheet numbers
@@ -149,7 +152,8 @@ func derive(base *Device, sets []string, flag string, wrap func(k, v string, err
 func sameDatasheet(a, b *Device) bool {
 	return maps.Equal(a.Matrix, b.Matrix) && maps.Equal(a.Vector, b.Vector) && maps.Equal(a.Sparse, b.Sparse) &&
 		a.Memory == b.Memory && a.ComputeUnits == b.ComputeUnits && a.Clock == b.Clock &&
-		a.Intra.Bandwidth == b.Intra.Bandwidth && a.Inter.Bandwidth == b.Inter.Bandwidth
+		a.Intra.Bandwidth == b.Intra.Bandwidth && a.Inter.Bandwidth == b.Inter.Bandwidth &&
+		a.Intra.Reduction == b.Intra.Reduction
 }
 
 // changes returns the numbers of d that a kernel's time reads and that
@@ -293,6 +297,17 @@ func setKey(d, base *Device, k, v string) error {
 			return fmt.Errorf("%s has no scale-out network (interconnect.inter) to change: give it one in a hardware file", base.Name)
 		}
 		return rate(&d.Inter.Bandwidth)
+	case "interconnect.intra.in_network_reduction":
+		switch {
+		case base.Intra.Bandwidth <= 0:
+			return fmt.Errorf("%s has no scale-up link (interconnect.intra) to change: give it one in a hardware file", base.Name)
+		case !slices.Contains(Reductions, v):
+			return badReduction(v)
+		case v == ReductionNVLinkSHARP && base.Intra.Topology != "switch":
+			return fmt.Errorf("%q is done in an NVSwitch, but %s's scale-up link is a %s, not a switch", v, base.Name, base.Intra.Topology)
+		}
+		d.Intra.Reduction = v
+		return nil
 	case "memory.capacity", "memory.l2":
 		x, err := model.ParseBytes(v)
 		if err == nil && !(x > 0) {

@@ -100,6 +100,12 @@ type Network struct {
 	Efficiency     float64        // achievable fraction of Bandwidth (NCCL bus bandwidth / link rate)
 	DevicesPerNode int            // devices that share this tier in one node (intra-node only)
 	Topology       string         // switch, ring, mesh, torus
+	// Reduction (TOML in_network_reduction, intra-node only) is the
+	// reduction the tier's switch does in the network: ReductionNVLinkSHARP
+	// (NVSwitch 3 and later: HGX H100, H200, B200, GB200 NVL72) or
+	// ReductionNone; "" where the file does not say, which counts as none
+	// (SHARP reports whether a tier states that it has one).
+	Reduction string
 	// Base is a fixed cost per collective (TOML base_latency), on top of
 	// Latency per ring step; AllReduceLatency and AllReduceEfficiency
 	// (allreduce_latency, allreduce_efficiency) model a one-shot
@@ -115,6 +121,29 @@ type Network struct {
 	// RankFactor (efficiency_rank_factor) makes the ring efficiency rise
 	// with the rank count (model.Link RankFactor); 0 for none.
 	RankFactor float64
+}
+
+// The values of Network.Reduction (in_network_reduction).
+const (
+	// ReductionNVLinkSHARP is NVLink SHARP (NVLS): the NVSwitch reduces
+	// and multicasts in the switch (third-generation NVSwitch and later;
+	// NCCL's NVLS algorithms and buffers need it).
+	ReductionNVLinkSHARP = "nvlink-sharp"
+	// ReductionNone is a tier without in-network reduction: the A100's
+	// second-generation NVSwitch, PCIe, NVLink bridges, Infinity Fabric,
+	// ICI.
+	ReductionNone = "none"
+)
+
+// Reductions lists the values in_network_reduction may take.
+var Reductions = []string{ReductionNVLinkSHARP, ReductionNone}
+
+// SHARP reports whether n is a switch that reduces in the network
+// (NVLink SHARP), and whether n says at all (in_network_reduction given):
+// a tier that does not say is read as having none, and a consumer whose
+// result it changes warns (serve.NVLinkSHARPUnstated).
+func (n Network) SHARP() (sharp, stated bool) {
+	return n.Reduction == ReductionNVLinkSHARP && n.Topology == "switch", n.Reduction != ""
 }
 
 // Link returns the network as the alpha-beta model sees it.

@@ -135,6 +135,13 @@
 //	                                       not negative; default 0
 //	devices_per_node  integer (intra only, required)  devices the link joins
 //	topology          string (intra only, required)   switch, ring, mesh or torus
+//	in_network_reduction  string (intra only)  whether the switch reduces in the
+//	                                       network: nvlink-sharp (NVLink SHARP, the
+//	                                       third-generation NVSwitch and later; needs
+//	                                       topology switch) or none; with a source, as
+//	                                       a number. Not given: not known, counted as
+//	                                       none (Network.SHARP), and a result that
+//	                                       rests on it warns (serve.NVLinkSHARPUnstated)
 //
 // # Sources
 //

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,7 @@ func FuzzLoad(f *testing.F) {
 		if err := d.Validate(); err != nil {
 			t.Errorf("Load accepted a device that does not validate: %v", err)
 		}
+		checkReduction(t, d.Intra, d.Inter, d.Host)
 		// What hardware show derives from an accepted device is finite.
 		for _, peaks := range []map[model.DType]model.FLOPRate{d.Matrix, d.Vector} {
 			for dt, p := range peaks {
@@ -62,6 +64,10 @@ func FuzzLoadSystem(f *testing.F) {
 		"device = \"a100\"\nnodes = 9223372036854775807\n",
 		"device = \"missing.toml\"\n",
 		"device = \"h100\"\nnodes = -1\ndevices_per_node = 0\n",
+		"device = \"h100\"\nsource = \"ours\"\n[intra]\nin_network_reduction = \"none\"\n",
+		"device = \"h100\"\nsource = \"ours\"\n[intra]\ntopology = \"mesh\"\n",
+		"device = \"mi300x\"\nsource = \"ours\"\n[intra]\nin_network_reduction = \"nvlink-sharp\"\n",
+		"device = \"a100\"\n[intra]\nin_network_reduction = \"NVLS\"\n",
 	} {
 		f.Add(s)
 	}
@@ -77,6 +83,7 @@ func FuzzLoadSystem(f *testing.F) {
 		if err := s.Device.Validate(); err != nil {
 			t.Errorf("LoadSystem accepted a device that does not validate: %v", err)
 		}
+		checkReduction(t, s.Intra, s.Inter, s.Device.Host)
 		if s.DevicesPerNode < 1 || s.Nodes < 1 || s.Devices()/s.Nodes != s.DevicesPerNode {
 			t.Errorf("LoadSystem accepted %d devices per node × %d nodes = %d devices", s.DevicesPerNode, s.Nodes, s.Devices())
 		}
@@ -96,7 +103,8 @@ func FuzzLoadSystem(f *testing.F) {
 //	go test -fuzz=FuzzDerive ./hardware
 func FuzzDerive(f *testing.F) {
 	for _, s := range []string{"memory.bandwidth=8TB/s", "peak.matrix.fp8=4PFLOP/s", "memory.capacity=160 GB", "clock=2 GHz",
-		"compute_units=160", "memory.bandwidth=8", "peak.matrix.fp9=1 PFLOP/s", "x", "=", "memory.l2=-1 MB", "interconnect.intra.bandwidth=1.8 TB/s"} {
+		"compute_units=160", "memory.bandwidth=8", "peak.matrix.fp9=1 PFLOP/s", "x", "=", "memory.l2=-1 MB", "interconnect.intra.bandwidth=1.8 TB/s",
+		"interconnect.intra.in_network_reduction=none", "interconnect.intra.in_network_reduction=NVLS", "interconnect.intra.in_network_reduction="} {
 		f.Add(s)
 	}
 	base, err := Lookup("h100")
@@ -111,5 +119,25 @@ func FuzzDerive(f *testing.F) {
 		if !(d.Memory.Bandwidth > 0) || d.Validate() != nil {
 			t.Errorf("%q: accepted a device with bandwidth %v: %v", s, d.Memory.Bandwidth, d.Validate())
 		}
+		checkReduction(t, d.Intra, d.Inter, d.Host)
 	})
+}
+
+// checkReduction fails t unless an accepted device's in-network reduction
+// is one of Reductions on its scale-up tier, NVLink SHARP only on a
+// switch, and absent from the other tiers (in_network_reduction is the
+// scale-up tier's key alone).
+func checkReduction(t *testing.T, intra Network, others ...Network) {
+	t.Helper()
+	if r := intra.Reduction; r != "" && !slices.Contains(Reductions, r) {
+		t.Errorf("accepted in_network_reduction %q", r)
+	}
+	if intra.Reduction == ReductionNVLinkSHARP && intra.Topology != "switch" {
+		t.Errorf("accepted NVLink SHARP on a %q", intra.Topology)
+	}
+	for _, n := range others {
+		if n.Reduction != "" {
+			t.Errorf("accepted in_network_reduction %q off the scale-up tier", n.Reduction)
+		}
+	}
 }

@@ -73,7 +73,7 @@ var (
 	memoryKeys  = []string{"source", "type", "capacity", "usable", "bandwidth", "l2", "reserve"}
 	icKeys      = []string{"source", "intra", "inter", "host"}
 	networkKeys = []string{"source", "name", "bandwidth", "latency", "efficiency", "base_latency", "allreduce_latency", "allreduce_efficiency", "efficiency_half_size", "efficiency_slope", "efficiency_rank_factor"}
-	intraKeys   = append(append([]string(nil), networkKeys...), "devices_per_node", "topology")
+	intraKeys   = append(append([]string(nil), networkKeys...), "devices_per_node", "topology", "in_network_reduction")
 )
 
 // LoadFile reads and validates the hardware file at path.
@@ -335,6 +335,7 @@ func (d *decoder) network(ic *table, tier string, known []string) Network {
 	if tier == "intra" {
 		n.DevicesPerNode, _ = t.integer("devices_per_node", true)
 		n.Topology, _ = t.str("topology", true)
+		n.Reduction, _ = t.fact("in_network_reduction")
 	}
 	t.close()
 	return n

@@ -20,6 +20,11 @@ func TestLoad_bad(t *testing.T) {
 		want string
 	}{
 		{"bad_kind.toml", `hardware: testdata/bad/bad_kind.toml:3: kind: "gpuu" is not a kind of device (want gpu, cpu, tpu, accelerator); did you mean "gpu"?`},
+		{"bad_reduction.toml", strings.Join([]string{
+			`hardware: testdata/bad/bad_reduction.toml:19: interconnect.intra.in_network_reduction: "NVLS" is not an in-network reduction (want nvlink-sharp, none); did you mean "nvlink-sharp"?`,
+			`hardware: testdata/bad/bad_reduction.toml:24: interconnect.host.latency: "10" is not a time: missing unit (expected "4.5 us")`,
+		}, "\n")},
+		{"reduction_not_switch.toml", `hardware: testdata/bad/reduction_not_switch.toml:20: interconnect.intra.in_network_reduction: "nvlink-sharp" is done in an NVSwitch, but the topology is "mesh", not switch`},
 		{"bare_number.toml", `hardware: testdata/bad/bare_number.toml:12: memory.bandwidth: "3.35" is not a bandwidth: missing unit (expected "3.35 TB/s")`},
 		{"duplicate_table.toml", `hardware: testdata/bad/duplicate_table.toml:14: "memory" is defined twice (a duplicate table or key)`},
 		{"empty.toml", `hardware: testdata/bad/empty.toml: empty file`},

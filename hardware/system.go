@@ -210,6 +210,9 @@ func override(t *table, tier string, known []string, n *Network) {
 		if s, ok := o.str("topology", false); ok {
 			n.Topology = s
 		}
+		if s, ok := o.fact("in_network_reduction"); ok {
+			n.Reduction = s
+		}
 	}
 	o.close()
 }

@@ -210,6 +210,16 @@ func (t *table) str(k string, required bool) (string, bool) {
 	return s, true
 }
 
+// fact reads a string that states a fact of the hardware (an enum such
+// as in_network_reduction), which needs a source as a number does.
+func (t *table) fact(k string) (string, bool) {
+	s, ok := t.str(k, false)
+	if ok {
+		t.numbers = append(t.numbers, k)
+	}
+	return s, ok
+}
+
 // strs reads an array of strings.
 func (t *table) strs(k string) []string {
 	p, ok := t.take(k)

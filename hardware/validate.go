@@ -262,7 +262,34 @@ func (v *validator) network(key string, n Network, intra bool) {
 		if !contains(Topologies, n.Topology) {
 			v.bad(key+".topology", "%q is not a topology (want %s)%s", n.Topology, strings.Join(Topologies, ", "), didYouMean(n.Topology, Topologies))
 		}
+		v.reduction(key, n)
 	}
+}
+
+// reduction checks a scale-up tier's in_network_reduction: one of
+// Reductions, or not given; NVLink SHARP is done in a switch, so it needs
+// topology "switch".
+func (v *validator) reduction(key string, n Network) {
+	k := key + ".in_network_reduction"
+	switch {
+	case n.Reduction == "" && v.set(k):
+		v.bad(k, "empty: want %s (or leave the key out when not known)", strings.Join(Reductions, " or "))
+	case n.Reduction != "" && !contains(Reductions, n.Reduction):
+		v.bad(k, "%s", badReduction(n.Reduction))
+	case n.Reduction == ReductionNVLinkSHARP && n.Topology != "switch" && contains(Topologies, n.Topology):
+		v.bad(k, "%q is done in an NVSwitch, but the topology is %q, not switch", n.Reduction, n.Topology)
+	}
+}
+
+// badReduction is the error for an in_network_reduction that is not one
+// of Reductions, suggesting the closest (NVLink SHARP by its other names,
+// "NVLS" and "SHARP", too).
+func badReduction(s string) error {
+	hint := didYouMean(s, Reductions)
+	if l := strings.ToLower(s); strings.Contains(l, "nvls") || strings.Contains(l, "sharp") {
+		hint = fmt.Sprintf("; did you mean %q?", ReductionNVLinkSHARP)
+	}
+	return fmt.Errorf("%q is not an in-network reduction (want %s)%s", s, strings.Join(Reductions, ", "), hint)
 }
 
 func didYouMean(s string, cands []string) string {

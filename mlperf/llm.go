@@ -94,13 +94,14 @@ func replica(dev *hardware.Device, w sim.Workload, b Benchmark, sc Scenario, tp,
 	if err != nil {
 		return nil, err
 	}
+	// The engine is built for the benchmark's longest request; the
+	// runtime's buffers are sized by it (serve.TRTLLMBuffers).
+	lim := engineLimits(dev, w, b, sc, ssc.KV, tp, in, out)
+	e.GEMMAllReduce = lim.GEMMAllReduce && tp > 1
 	p, err := sim.NewPricer(sys, w, e.Scenario(ssc))
 	if err != nil {
 		return nil, err
 	}
-	// The engine is built for the benchmark's longest request; the
-	// runtime's buffers are sized by it (serve.TRTLLMBuffers).
-	lim := engineLimits(dev, w, b, sc, ssc.KV, tp, in, out)
 	e.MaxSeqs, e.MaxTokens, e.MaxSeqLen = lim.MaxSeqs, lim.MaxTokens, lim.MaxSeqLen
 	if _, _, err := e.KVCapacity(p); err != nil {
 		return nil, fitError{err}

@@ -50,6 +50,10 @@ type nvidiaEngine struct {
 	// TP and PP are NVIDIA's layout of the engine, which perfsim does
 	// not take: it picks its own tensor parallelism (runLLM).
 	TP, PP int
+	// GEMMAllReduce is the build's gemm_allreduce_plugin: each
+	// row-parallel GEMM fused with the all-reduce of its output
+	// (sim.Scenario.GEMMAllReduce).
+	GEMMAllReduce bool
 }
 
 // nvidiaEngines holds NVIDIA's engine limits by benchmark and device
@@ -74,7 +78,13 @@ var nvidiaEngines = map[string]map[string][2]nvidiaEngine{
 		// Offline: gpu_batch_size 512, build max_num_tokens 2560, the
 		// runtime's 1536, TP 4 × PP 2. Server: build 512 and 8192, the
 		// runtime's max_batch_size 64 and max_num_tokens 2560, TP 8.
-		"H200 SXM": {{Batch: 512, Tokens: 1536, TP: 4, PP: 2}, {Batch: 64, Tokens: 2560, TP: 8, PP: 1}},
+		// Both builds set 'gemm_allreduce_plugin': 'float16' (v5.1's
+		// H200-SXM-141GBx8 files; v5.0's classes H200_SXM_141GBx8_TP4PP2
+		// and H200_SXM_141GBx8_TP8PP1, as submitters' v5.0 configs that
+		// derive from them copy them: closed/Dell/configs/llama3_1-405b
+		// and closed/HPE/configs/llama3_1-405b/Server/custom.py in
+		// ntuhpc/mlperf_inference_results_v5.0).
+		"H200 SXM": {{Batch: 512, Tokens: 1536, TP: 4, PP: 2, GEMMAllReduce: true}, {Batch: 64, Tokens: 2560, TP: 8, PP: 1, GEMMAllReduce: true}},
 	},
 	"gptj-99": {
 		// gpu_batch_size 192 Offline, 256 Server, max_num_tokens 4096;
@@ -90,6 +100,9 @@ type llmLimits struct {
 	// NVIDIA says the batch and token limits are NVIDIA's (else
 	// trtllm-bench's heuristic).
 	NVIDIA bool
+	// GEMMAllReduce says NVIDIA's engine fuses the row-parallel GEMMs
+	// with their all-reduces (gemm_allreduce_plugin).
+	GEMMAllReduce bool
 }
 
 func (l llmLimits) String() string {
@@ -97,7 +110,11 @@ func (l llmLimits) String() string {
 	if l.NVIDIA {
 		from = "NVIDIA's submission"
 	}
-	return fmt.Sprintf("max_batch_size %d, max_num_tokens %d from %s, max_seq_len %d", l.MaxSeqs, l.MaxTokens, from, l.MaxSeqLen)
+	s := fmt.Sprintf("max_batch_size %d, max_num_tokens %d from %s, max_seq_len %d", l.MaxSeqs, l.MaxTokens, from, l.MaxSeqLen)
+	if l.GEMMAllReduce {
+		s += ", gemm_allreduce_plugin"
+	}
+	return s
 }
 
 // engineLimits returns the limits of a replica of tp devices dev serving
@@ -111,7 +128,7 @@ func engineLimits(dev *hardware.Device, w sim.Workload, b Benchmark, sc Scenario
 		l.MaxSeqLen = in + out
 	}
 	if e, ok := nvidiaEngines[b.Name][dev.Name]; ok {
-		l.MaxSeqs, l.MaxTokens, l.NVIDIA = e[sc].Batch, e[sc].Tokens, true
+		l.MaxSeqs, l.MaxTokens, l.NVIDIA, l.GEMMAllReduce = e[sc].Batch, e[sc].Tokens, true, e[sc].GEMMAllReduce
 		return l
 	}
 	l.MaxSeqs, l.MaxTokens = serve.TRTLLMBench(dev.Memory.Capacity, tp, 1, w.Params(), b.Precision.Size(), w.KVBytesPerToken(kv), in, out)

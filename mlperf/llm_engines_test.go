@@ -2,6 +2,7 @@ package mlperf
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/hardware"
@@ -58,6 +59,47 @@ func TestEngineLimits(t *testing.T) {
 		}
 		if l.MaxSeqs != batch || l.MaxTokens != tokens || l.MaxSeqLen != tt.seqLen || l.NVIDIA != nvidia {
 			t.Errorf("%s %s %v tp %d: %+v; want batch %d, tokens %d, max_seq_len %d, NVIDIA's %v", tt.hw, tt.bench, tt.sc, tt.tp, l, batch, tokens, tt.seqLen, nvidia)
+		}
+	}
+}
+
+// TestEngineLimits_gemmAllReduce: NVIDIA's Llama 3.1 405B engines on the
+// H200 are built with gemm_allreduce_plugin, in both scenarios, and the
+// replica prices the fused kernel (at TP > 1); no other engine is.
+func TestEngineLimits_gemmAllReduce(t *testing.T) {
+	for _, tt := range []struct {
+		hw, bench string
+		sc        Scenario
+		tp        int
+		want      bool
+	}{
+		{"h200", "llama3.1-405b", Offline, 4, true},
+		{"h200", "llama3.1-405b", Server, 8, true},
+		{"h100", "llama3.1-405b", Server, 8, false},
+		{"h200", "llama2-70b", Server, 2, false},
+		{"h200", "mixtral-8x7b", Offline, 2, false},
+	} {
+		dev, err := hardware.Lookup(tt.hw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Find(tt.bench)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := resolveCatalog(b.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := replica(dev, w, b, tt.sc, tt.tp, 1000, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.lim.GEMMAllReduce != tt.want || r.p.Scenario().GEMMAllReduce != tt.want {
+			t.Errorf("%s %s %v tp %d: limits %v, pricer %v; want gemm_allreduce_plugin %v", tt.hw, tt.bench, tt.sc, tt.tp, r.lim.GEMMAllReduce, r.p.Scenario().GEMMAllReduce, tt.want)
+		}
+		if s := r.lim.String(); strings.Contains(s, "gemm_allreduce_plugin") != tt.want {
+			t.Errorf("%s %s %v: %q", tt.hw, tt.bench, tt.sc, s)
 		}
 	}
 }
@@ -119,7 +161,11 @@ func TestEngineLimits_table(t *testing.T) {
 // own layout (NVIDIA's Server engine is TP 8): TP 8, -60.9% -> -48.0%.
 // The runs then came to run at the sustained clocks (power.sustained, as
 // MLPerf Training's rows had): every row fell, by 4.9 to 7.4 points on
-// the H200 (share 0.912) and 1.8 and 1.9 on the H100 (0.963).
+// the H200 (share 0.912) and 1.8 and 1.9 on the H100 (0.963). NVIDIA's
+// Llama 3.1 405B engines on the H200 fuse each row-parallel GEMM with
+// its all-reduce (gemm_allreduce_plugin in their builds; 2026-11-26):
+// priced so, the 405B rows moved from -11.7% to -1.8% (Offline, TP 4)
+// and from -53.9% to -30.1% (Server, TP 8).
 func TestLLM_vsNVIDIA(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices six LLM rows")
@@ -133,7 +179,7 @@ func TestLLM_vsNVIDIA(t *testing.T) {
 		{"dgx-h100", "llama2-70b", 31306.8, 31106.28, -17.6, -17.7, 2, 2},
 		{"hgx-h200", "llama2-70b", 34988.2, 33071.46, -4.7, 0.5, 1, 1},
 		{"hgx-h200", "mixtral-8x7b", 62629.6, 61802, 11.5, 13.5, 1, 1},
-		{"hgx-h200", "llama3.1-405b", 560.65, 291.37, -11.7, -53.9, 4, 8},
+		{"hgx-h200", "llama3.1-405b", 560.65, 291.37, -1.8, -30.1, 4, 8},
 	} {
 		sys, err := hardware.LookupSystem(tt.system, 8)
 		if err != nil {

@@ -96,7 +96,8 @@ func (o Op) MACs() float64 {
 //
 // AElems and CElems state the elements of A read from, and of C written
 // to, device memory by one GEMM of the Batch when they differ from M·K and
-// M·N; 0 means M·K and M·N. A convolution runs as an implicit GEMM
+// M·N; 0 means M·K and M·N. A GEMM that accumulates into C (beta 1, as a
+// weight gradient into its fp32 main gradient) reads C as well: 2·M·N. A convolution runs as an implicit GEMM
 // (cuDNN's IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM algorithms; CUTLASS,
 // "Implicit GEMM Convolution", media/docs/implicit_gemm_convolution.md):
 // the unfolded (im2col) matrix of M = output positions by K = C_in ×
@@ -332,6 +333,12 @@ type Collective struct {
 	Size  Bytes
 	Ranks int
 	Tier  Tier
+	// Beside, when its M is not 0, is the GEMM whose output this
+	// all-reduce reduces in the same kernel, tile by tile as the GEMM
+	// writes them (TensorRT-LLM's gemm_allreduce_plugin): the
+	// collective then costs only what the fused kernel takes beyond the
+	// GEMM (package sim prices it). The zero value: a kernel of its own.
+	Beside GEMM
 }
 
 func (c Collective) FLOPs() FLOPs { return 0 }

@@ -28,6 +28,29 @@ func BenchmarkPlanServe(b *testing.B) {
 	benchServe(b, q)
 }
 
+// BenchmarkPlanServeMoE: BenchmarkPlanServe's space for Mixtral 8x7B,
+// with EP searched within TP (plan.EPDegrees: ep 1 at tp 1; 1, 2 at
+// tp 2; 1, 2, 4 at tp 4; 1, 2, 4, 8 at tp 8): 280 layouts at 20 req/s, 600 requests
+// per simulation.
+func BenchmarkPlanServeMoE(b *testing.B) {
+	var layouts []plan.Layout
+	for _, tp := range []int{1, 2, 4, 8} {
+		for _, ep := range plan.EPDegrees(shapeOf(b, "mixtral-8x7b"), tp) {
+			for _, pp := range []int{1, 2} {
+				for _, d := range []model.DType{model.BF16, model.FP8} {
+					for _, ms := range []int{0, 32, 64, 128, 256, 512, 1024} {
+						layouts = append(layouts, plan.Layout{TP: tp, PP: pp, EP: ep, DType: d, MaxSeqs: ms})
+					}
+				}
+			}
+		}
+	}
+	q := plan.ServeQuery{Layouts: layouts, MaxGPUs: 64, Deploy: deployer(b, "mixtral-8x7b"), Workers: 2,
+		Workload: serve.Workload{N: 600, Arrival: serve.Poisson, Rate: 20, Seed: 1, Input: serve.Fixed(1024), Output: serve.Fixed(256)},
+		SLO:      plan.SLO{TTFTP99: 1, TPOTP99: 0.05}}
+	benchServe(b, q)
+}
+
 // BenchmarkPlanServeDisagg: BenchmarkPlanServe's 224 aggregated layouts
 // and 128 disaggregated pairs (prefill and decode instances each TP 1–8
 // × PP 1–2, bf16 or fp8) of Llama 3 70B on H100s at 20 req/s: 352

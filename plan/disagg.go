@@ -9,18 +9,28 @@ import (
 )
 
 // A Pair is a disaggregated deployment's two instance layouts: the
-// prefill pool's and the decode pool's (the same data type and engine
-// settings).
+// prefill pool's and the decode pool's (the same data type, engine
+// settings and expert parallelism, which divides both pools' TP, as
+// perfsim serve --disagg --ep prices it).
 type Pair struct {
 	Prefill, Decode Layout
 }
 
 func (p Pair) String() string {
-	return fmt.Sprintf("prefill tp%d pp%d, decode tp%d pp%d %s", p.Prefill.TP, p.Prefill.PP, p.Decode.TP, p.Decode.PP, p.Prefill.DType)
+	return fmt.Sprintf("prefill %s, decode %s %s", shape(p.Prefill.TP, p.Prefill.EP, p.Prefill.PP), shape(p.Decode.TP, p.Decode.EP, p.Decode.PP), p.Prefill.DType)
+}
+
+// shape names an instance's layout: "tp4 pp1", or "tp4 ep2 pp1".
+func shape(tp, ep, pp int) string {
+	if ep > 1 {
+		return fmt.Sprintf("tp%d ep%d pp%d", tp, ep, pp)
+	}
+	return fmt.Sprintf("tp%d pp%d", tp, pp)
 }
 
 // A Disagg is the pools of a disaggregated candidate: the instances'
 // TP and PP and how many of each (zero for an aggregated candidate).
+// Both pools' expert parallelism is the candidate's Layout.EP.
 type Disagg struct {
 	PrefillTP, PrefillPP, DecodeTP, DecodePP int
 	Prefill, Decode                          int // instances
@@ -47,6 +57,9 @@ func searchPair(q ServeQuery, pr Pair, ds *draws) (cands []Candidate, pruned, si
 	dp, de, err := q.Deploy(pr.Decode)
 	if err != nil {
 		return nil, 1, 0, err
+	}
+	if max(pr.Prefill.EP, 1) != max(pr.Decode.EP, 1) {
+		return nil, 1, 0, fmt.Errorf("expert parallelism %d in the prefill pool and %d in the decode pool: a deployment has one", pr.Prefill.EP, pr.Decode.EP)
 	}
 	gp, gd := pr.Prefill.TP*pr.Prefill.PP, pr.Decode.TP*pr.Decode.PP
 	if gp+gd > q.MaxGPUs {

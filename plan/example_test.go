@@ -82,7 +82,29 @@ func ExampleTrain() {
 			i+1, l.TP, l.PP, l.DP, l.CP, c.Scenario.Batch, c.Scenario.ZeRO, c.Step, 100*c.MFU, c.GPUHours())
 	}
 	// Output:
-	// 1: tp 1 pp 1 dp 64 cp 1, micro-batch 2, ZeRO 2: step 2.655 s, MFU 60.2%, 22509 GPU-hours
-	// 2: tp 2 pp 1 dp 32 cp 1, micro-batch 4, ZeRO 1: step 2.68 s, MFU 59.7%, 22722 GPU-hours
-	// 3: tp 1 pp 1 dp 32 cp 2, micro-batch 4, ZeRO 2: step 2.802 s, MFU 57.1%, 23755 GPU-hours
+	// 1: tp 1 pp 1 dp 64 cp 1, micro-batch 2, ZeRO 2: step 2.669 s, MFU 59.9%, 22623 GPU-hours
+	// 2: tp 2 pp 1 dp 32 cp 1, micro-batch 4, ZeRO 1: step 2.698 s, MFU 59.3%, 22867 GPU-hours
+	// 3: tp 1 pp 1 dp 32 cp 2, micro-batch 4, ZeRO 2: step 2.816 s, MFU 56.8%, 23868 GPU-hours
+}
+
+// ExampleEPDegrees lists the expert-parallel degrees a serving plan
+// searches with each TP degree: for Mixtral 8x7B (8 experts) every one
+// dividing TP, for a dense model 1 alone.
+func ExampleEPDegrees() {
+	for _, name := range []string{"mixtral-8x7b", "llama3-8b"} {
+		m, err := workloads.Resolve(name)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		s := simload.Workload{M: m}.Shape()
+		for _, tp := range []int{2, 8} {
+			fmt.Printf("%s tp %d: ep %v\n", name, tp, plan.EPDegrees(s, tp))
+		}
+	}
+	// Output:
+	// mixtral-8x7b tp 2: ep [1 2]
+	// mixtral-8x7b tp 8: ep [1 2 4 8]
+	// llama3-8b tp 2: ep [1]
+	// llama3-8b tp 8: ep [1]
 }

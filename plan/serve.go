@@ -14,15 +14,22 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-// A Layout is one replica's shape and settings.
+// A Layout is one replica's shape and settings. EP is the
+// expert-parallel degree of an MoE model's layers within each stage's TP
+// group (0 or 1: none; EP divides TP and the experts, as serve prices
+// it): it adds no GPUs, a replica holding TP × PP of them.
 type Layout struct {
 	TP, PP  int
+	EP      int
 	DType   model.DType
 	MaxSeqs int // 0: the engine's default
 }
 
 func (l Layout) String() string {
 	s := fmt.Sprintf("tp%d pp%d %s", l.TP, l.PP, l.DType)
+	if l.EP > 1 {
+		s = fmt.Sprintf("tp%d ep%d pp%d %s", l.TP, l.EP, l.PP, l.DType)
+	}
 	if l.MaxSeqs > 0 {
 		s += fmt.Sprintf(" max-seqs %d", l.MaxSeqs)
 	}
@@ -77,7 +84,7 @@ type Candidate struct {
 // "prefill 2 × tp4 pp1 + decode 1 × tp8 pp1 bf16".
 func (c Candidate) String() string {
 	if d := c.Disagg; d.Prefill > 0 {
-		s := fmt.Sprintf("prefill %d × tp%d pp%d + decode %d × tp%d pp%d %s", d.Prefill, d.PrefillTP, d.PrefillPP, d.Decode, d.DecodeTP, d.DecodePP, c.DType)
+		s := fmt.Sprintf("prefill %d × %s + decode %d × %s %s", d.Prefill, shape(d.PrefillTP, c.EP, d.PrefillPP), d.Decode, shape(d.DecodeTP, c.EP, d.DecodePP), c.DType)
 		if c.MaxSeqs > 0 {
 			s += fmt.Sprintf(" max-seqs %d", c.MaxSeqs)
 		}
@@ -123,7 +130,9 @@ type ServePlan struct {
 	Elapsed                 time.Duration
 	Problems                []error // why layouts were pruned as unrunnable
 	// Warnings are what pricing the searched data types fell back on (a
-	// type the device has no peak for), each once, in search order.
+	// type the device has no peak for), then what the engine's memory
+	// count rests on that the hardware file does not say (memoryWarnings),
+	// each once, in search order.
 	Warnings []error
 }
 
@@ -145,7 +154,7 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &ServePlan{Warnings: dtypeWarnings(q)}
+	plan := &ServePlan{Warnings: append(dtypeWarnings(q), memoryWarnings(q)...)}
 	var mu sync.Mutex
 	// A work item is a layout (aggregated) or a pair (disaggregated).
 	type item struct {
@@ -232,7 +241,7 @@ func dtypeWarnings(q ServeQuery) []error {
 
 func compareCand(a, b Candidate) int {
 	x, y := a.Disagg, b.Disagg
-	for _, d := range [...]int{a.GPUs - b.GPUs, a.TP - b.TP, a.PP - b.PP, int(a.DType) - int(b.DType), a.MaxSeqs - b.MaxSeqs, a.DP - b.DP,
+	for _, d := range [...]int{a.GPUs - b.GPUs, a.TP - b.TP, max(a.EP, 1) - max(b.EP, 1), a.PP - b.PP, int(a.DType) - int(b.DType), a.MaxSeqs - b.MaxSeqs, a.DP - b.DP,
 		x.Prefill - y.Prefill, x.Decode - y.Decode, x.DecodeTP - y.DecodeTP, x.DecodePP - y.DecodePP} {
 		if d != 0 {
 			return d

@@ -37,7 +37,7 @@ func deployer(t testing.TB, mdl string) plan.Deployer {
 			e.MaxSeqs = l.MaxSeqs
 		}
 		sc := sim.Default()
-		sc.TP, sc.PP, sc.Weights, sc.Act, sc.KV = l.TP, l.PP, l.DType, l.DType, l.DType
+		sc.TP, sc.PP, sc.EP, sc.Weights, sc.Act, sc.KV = l.TP, l.PP, l.EP, l.DType, l.DType, l.DType
 		p, err := sim.NewPricer(sys, w, e.Scenario(sc))
 		return p, e, err
 	}

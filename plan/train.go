@@ -21,7 +21,8 @@ type TrainRequest struct {
 	Tokens      float64 // training budget for the time to train (0: none)
 	Top         int     // layouts to report (0: 5)
 	// Base carries the settings the search does not vary: data types,
-	// optimizer, TPOverlap, NoOverlap, ExpertImbalance, Reserve.
+	// optimizer, TPOverlap, NoOverlap, ExpertImbalance, Dropout,
+	// UnfusedAttention, Reserve.
 	Base sim.Scenario
 	// MicroBatches, Recomputes and ZeROStages are the values tried;
 	// empty means {1, 2, 4, 8}, {none, selective, full} and {0, 1, 2, 3}.
@@ -128,7 +129,10 @@ func trainSpace(sys *hardware.System, s sim.Shape, req TrainRequest) []sim.Scena
 			continue
 		}
 		for _, cp := range divisors(n / tp) {
-			if cp > 1 && (cp > 16 || req.Seq%(2*cp) != 0) {
+			// Ring attention exchanges the blocks of a fused kernel's
+			// running softmax: an unfused core has no context
+			// parallelism (sim refuses the pair).
+			if cp > 1 && (cp > 16 || req.Seq%(2*cp) != 0 || req.Base.UnfusedAttention) {
 				continue
 			}
 			for _, pp := range divisors(n / (tp * cp)) {

@@ -226,6 +226,7 @@ type pool struct {
 	kv     charge // what a sequence holds of a scheduler's blocks
 	rr     int
 	router Router
+	warns  []error // Engine.MemoryWarnings of the pool's own engine
 }
 
 // newPool builds pl's schedulers: Instances × PP, each with 1/PP of an
@@ -244,12 +245,13 @@ func newPool(pl Pool, o Options, series bool, build func(arrival) *Metrics) (*po
 	if err != nil {
 		return nil, err
 	}
+	warns := e.MemoryWarnings(pl.Pricer)
 	pp := max(pl.Pricer.Scenario().PP, 1)
 	if pp > 1 {
 		kv = max(kv/pp, e.BlockSize)
-		e.KVTokens = kv
+		e.KVTokens = e.seqTokens(kv, mem)
 	}
-	p := &pool{e: e, blocks: kv / e.BlockSize, kv: chargeOf(e, mem)}
+	p := &pool{e: e, blocks: kv / e.BlockSize, kv: chargeOf(e, mem), warns: warns}
 	for i := range pl.Instances * pp {
 		oi := o
 		if i > 0 || !series {
@@ -470,7 +472,7 @@ func (c *cluster) result() (*Result, error) {
 	res := &Result{}
 	var area float64
 	for k, p := range c.pools[:c.npools] {
-		pr := PoolResult{Engine: p.e, Instances: c.d.Serve.Instances, GPUs: c.d.Serve.GPUs(), Schedulers: len(p.nodes), KVTokens: p.blocks * p.e.BlockSize}
+		pr := PoolResult{Engine: p.e, Instances: c.d.Serve.Instances, GPUs: c.d.Serve.GPUs(), Schedulers: len(p.nodes), KVTokens: p.kv.tokens(p.blocks)}
 		if k == 1 {
 			pr.Instances, pr.GPUs = c.d.Decode.Instances, c.d.Decode.GPUs()
 		}
@@ -492,6 +494,7 @@ func (c *cluster) result() (*Result, error) {
 		pr.InService = model.Seconds(c.svc.sum[k])
 		res.Pools = append(res.Pools, pr)
 		res.Warnings = append(res.Warnings, p.nodes[0].l.p.Warnings()...)
+		res.Warnings = addWarnings(res.Warnings, p.warns...)
 		// The engine and KV cache reported are the last pool's (the
 		// decode pool's when disaggregated).
 		res.Engine, res.KVTokens, res.KVBlocks, res.Memory = p.e, pr.KVTokens, p.blocks, p.nodes[0].l.res.Memory

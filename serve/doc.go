@@ -29,7 +29,10 @@
 //     sized by its build limits, TRTLLMBuffers, which trtllm-bench 0.14
 //     picks per model and layout, TRTLLMBench014); kvstate.go: the KV
 //     blocks of a model with a fixed state per sequence (Mamba-2, gated
-//     DeltaNet: StateBlocks).
+//     DeltaNet: StateBlocks), and of one with sliding-window layers, held
+//     as each engine holds them (Engine.Windows: every token in every
+//     layer, capped at the window, or vLLM V1's KV-cache groups per layer
+//     kind freeing the blocks behind the window).
 //   - graphs.go: how each engine captures and replays CUDA graphs
 //     (Engine.Capture): which iterations, up to which size, padded to
 //     which (vLLM v0.6.0, vLLM V1's piecewise graphs, SGLang v0.4.0).

@@ -128,6 +128,12 @@ type Engine struct {
 	// been measured (hardware.EngineAllReduceOn); "" for the device's
 	// fitted collectives.
 	AllReduce string
+	// GEMMAllReduce fuses each row-parallel GEMM with the TP all-reduce
+	// of its output (sim.Scenario.GEMMAllReduce): TensorRT-LLM's
+	// gemm_allreduce_plugin, a build option off by default
+	// (tensorrt_llm/plugin/plugin.py PluginConfig: None) and in every
+	// preset; NVIDIA's MLPerf Llama 3.1 405B engines set it.
+	GEMMAllReduce bool
 	// Static runs static batches: up to MaxSeqs requests prefilled
 	// together and decoded together to the last one's end, the next
 	// batch only after (what Run in package sim prices, and
@@ -178,6 +184,13 @@ type Engine struct {
 	// torch (NCCL's buffers) the OfTotal sizing takes: V1's (the zero
 	// value) or v0.6.0's.
 	NonTorch NonTorchModel
+	// Windows says how the engine holds the KV cache of a model's
+	// sliding-window layers (kvstate.go): every token in every layer
+	// (WindowFull, the zero value), capped at the window's blocks when
+	// every layer has it (WindowCyclic), or in KV-cache groups per layer
+	// kind whose windowed blocks are freed once behind the window
+	// (WindowGroups). A model without windows is held alike by all.
+	Windows WindowKV
 	// Source says where the preset's settings come from.
 	Source string
 }
@@ -187,6 +200,7 @@ type Engine struct {
 func (e *Engine) Scenario(sc sim.Scenario) sim.Scenario {
 	sc.NoGraphs = !e.Graphs
 	sc.AllReduce = e.AllReduce
+	sc.GEMMAllReduce = e.GEMMAllReduce
 	return sc
 }
 
@@ -381,7 +395,7 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 	switch strings.ToLower(name) {
 	case "vllm":
 		e := Engine{Name: "vllm", MaxSeqs: 256, MaxTokens: 2048, Chunked: true, BlockSize: 16,
-			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true, Capture: CaptureVLLMV1, AllReduce: "vllm",
+			MemFraction: 0.9, MemBase: OfTotal, Policy: DecodeFirst, Admission: OnDemand, Graphs: true, Capture: CaptureVLLMV1, AllReduce: "vllm", Windows: WindowGroups,
 			Source: "vLLM V1 v0.10: vllm/v1/core/sched/scheduler.py; vllm/engine/arg_utils.py _set_default_args_v1 (server defaults); vllm/config.py VllmConfig._set_cudagraph_sizes, SchedulerConfig.cuda_graph_sizes, CompilationConfig.set_splitting_ops_for_v1 and vllm/v1/worker/gpu_model_runner.py execute_model (piecewise CUDA graphs to min(2 max_num_seqs, 512) tokens, padded; vllm-project/vllm@6d8d0a24); vllm/distributed/device_communicators/cuda_communicator.py and custom_all_reduce.py (its own all-reduce within a node; symmetric memory opt-in, VLLM_ALLREDUCE_USE_SYMM_MEM); vllm/v1/worker/gpu_worker.py init_device and determine_available_memory with vllm/utils memory_profiling (vllm-project/vllm#19312, before #25359 moved the first reading after NCCL) and vllm/v1/core/kv_cache_utils.py (KV cache: 0.9 of total less weights, the profile's torch peak and non-torch memory, whole blocks; serve.VLLMKVTokens, VLLMNonTorch: 0.16 GiB measured in #12126, 4.52 GiB of NCCL at TP > 1 assumed from #25359)"}
 		if big {
 			e.MaxSeqs, e.MaxTokens = 1024, 8192
@@ -390,8 +404,8 @@ func PresetFor(name string, capacity model.Bytes, tp int) (Engine, error) {
 	case "vllm-0.6", "vllm0.6":
 		return Engine{Name: "vllm-0.6", MaxSeqs: 256, MaxTokens: 2048, Chunked: false, BlockSize: 16,
 			MemFraction: 0.9, MemBase: OfTotal, Policy: PrefillFirst, Admission: OnDemand, SchedulerSteps: 1, Graphs: true, Capture: CaptureVLLM06, AsyncOutput: true,
-			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm", NonTorch: NonTorchV06,
-			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node); vllm/worker/worker.py init_device and determine_num_available_blocks, model_runner.py profile_run (KV cache: 0.9 of total less the memory the profile run left taken since a reading after the CUDA context and before NCCL, whole blocks; serve.VLLMKVTokens, VLLM06NonTorch: 0.16 GiB measured in vllm-project/vllm#12126, 1.79 GiB of NCCL at TP × PP > 1 measured by V0's own profile in #10511, and NCCL 2.20.5's NVLink SHARP buffers of its two TP communicators, 576 MiB × TP on NVSwitch boards of NVLink 4 or later at TP > 2: src/transport/nvls.cc, 24 channels on H100/H200 in #9699's log)"}, nil
+			SeqOverhead: VLLM06SeqOverhead, AllReduce: "vllm", NonTorch: NonTorchV06, Windows: WindowCyclic,
+			Source: "vLLM v0.6.0: vllm/core/scheduler.py _schedule_default; vllm/config.py SchedulerConfig (max_num_batched_tokens = max(max_model_len, 2048) without chunked prefill); vllm/worker/model_runner.py (_BATCH_SIZES_TO_CAPTURE, _get_max_graph_batch_size, _use_captured_graph: decode-only batches to max_num_seqs padded, max_seq_len_to_capture 8192; vllm-project/vllm@32e7db25); vllm/distributed/device_communicators/custom_all_reduce.py (its own all-reduce within a node); vllm/worker/worker.py init_device and determine_num_available_blocks, model_runner.py profile_run (KV cache: 0.9 of total less the memory the profile run left taken since a reading after the CUDA context and before NCCL, whole blocks; serve.VLLMKVTokens, VLLM06NonTorch: 0.16 GiB measured in vllm-project/vllm#12126, 1.79 GiB of NCCL at TP × PP > 1 measured by V0's own profile in #10511, and NCCL 2.20.5's NVLink SHARP buffers of its two TP communicators, 576 MiB × TP at TP > 2 in one node where the scale-up switch reduces in the network (the hardware file's in_network_reduction nvlink-sharp: the third-generation NVSwitch and later): src/transport/nvls.cc, 24 channels on H100/H200 in #9699's log)"}, nil
 	case "sglang":
 		return Engine{Name: "sglang", MaxSeqs: SGLangMaxRunning, MaxTokens: SGLangChunkedPrefill(capacity), Chunked: true, BlockSize: 1,
 			MemFraction: SGLangMemFraction(tp), MemBase: OfTotalStatic, Policy: PrefillFirst, Admission: OnDemand,
@@ -446,9 +460,11 @@ func TRTLLMBench(capacity model.Bytes, devices, pp int, params float64, weightBy
 	return maxBatch, maxTokens
 }
 
-// KVCapacity returns the KV cache of one replica in tokens (of the
-// attention layers' KV, kvUnit: a model with state-space or DeltaNet
-// layers also charges each sequence its fixed state, StateBlocks), from the
+// KVCapacity returns the KV cache of one replica in tokens of its pages
+// (of the attention layers' KV, kvUnit: a model with state-space or
+// DeltaNet layers also charges each sequence its fixed state,
+// StateBlocks; one with sliding-window layers is held as e.Windows
+// says, kvstate.go), from the
 // memory of one device as p sizes it (weights, the activations of an
 // iteration of MaxTokens tokens, the framework reserve, and the
 // engine's runtime buffers under its buffer model, m.Buffers) and the
@@ -494,13 +510,17 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		// A cache the device cannot hold even with every byte the
 		// model leaves (100M tokens of Llama 3 8B is 13 TB on an
 		// 80 GB H100) had been taken as given.
+		// In tokens of every group (kvGroups: 1 but for vLLM V1's
+		// groups of full and sliding layers), the pool in pages.
+		g := e.kvGroups(m)
+		pool := e.KVTokens * g
 		if unit := e.kvUnit(m); unit > 0 {
-			if most := math.Floor((c - held) / unit); float64(e.KVTokens) > most {
+			if most := math.Floor((c - held) / unit); float64(pool) > most {
 				return 0, m, fmt.Errorf("--kv-tokens %d: more than the device's memory holds: %s per device less %s of weights, activations, buffers and reserve leaves %s, at most %.0f tokens of %s",
-					e.KVTokens, model.Bytes(c), model.Bytes(held), model.Bytes(max(c-held, 0)), max(most, 0), model.Bytes(unit))
+					e.KVTokens, model.Bytes(c), model.Bytes(held), model.Bytes(max(c-held, 0)), math.Floor(max(most, 0)/float64(g)), model.Bytes(unit*float64(g)))
 			}
 		}
-		return e.KVTokens, m, nil
+		return pool, m, nil
 	}
 	if !(m.KVPerToken > 0) {
 		return 0, m, errors.New("serve: the model has no KV cache")

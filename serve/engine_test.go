@@ -86,3 +86,21 @@ func TestPreset_allReduce(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_gemmAllReduce: the engine hands its fused GEMM and
+// all-reduce to the pricer's scenario; no preset fuses them.
+func TestEngine_gemmAllReduce(t *testing.T) {
+	for _, name := range serve.Engines() {
+		e, err := serve.Preset(name, 80<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.GEMMAllReduce || e.Scenario(sim.Default()).GEMMAllReduce {
+			t.Errorf("%s: the preset fuses the GEMMs and all-reduces; TensorRT-LLM's plugin is off by default", name)
+		}
+		e.GEMMAllReduce = true
+		if !e.Scenario(sim.Default()).GEMMAllReduce {
+			t.Errorf("%s: GEMMAllReduce set, but not in the scenario", name)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/sim"
@@ -72,6 +73,9 @@ type loop struct {
 	running []*live // in admission order
 	now     float64
 	res     *Result
+	// warns are what the engine's memory count rests on that the
+	// hardware file does not say (Engine.MemoryWarnings).
+	warns []error
 
 	// queue holds the requests routed to the loop in the order the
 	// engine sees them; next is the first not yet seen, and those from
@@ -196,6 +200,7 @@ func startLoop(p *sim.Pricer, e Engine, src source, o Options, recs *records, s 
 	l.ahead, l.behind = src.cursor(), src.cursor()
 	l.up = l.ahead()
 	l.recs, l.slot = recs, s
+	l.warns = e.MemoryWarnings(p)
 	if recs == nil {
 		l.res.recs = newRecords(src.n)
 		l.recs = &l.res.recs
@@ -209,7 +214,7 @@ func (l *loop) end() (*Result, error) {
 	if err := l.p.Err(); err != nil {
 		return nil, err
 	}
-	l.res.Warnings = l.p.Warnings()
+	l.res.Warnings = addWarnings(slices.Clone(l.p.Warnings()), l.warns...)
 	if l.recs != &l.res.recs {
 		l.res.area = l.area
 		return l.res, nil
@@ -226,7 +231,7 @@ func newLoop(p *sim.Pricer, e Engine, o Options, blocks int, mem sim.Memory) *lo
 	}
 	e.MaxSeqs = e.maxSeqs(blocks, ctx)
 	l := &loop{p: p, e: e, o: o, blocks: blocks, free: blocks, every: 1, kv: chargeOf(e, mem), ratio: e.Headroom.Init, graphs: e.GraphLimit()}
-	l.res = &Result{Engine: e, KVTokens: blocks * e.BlockSize, KVBlocks: blocks, Memory: mem}
+	l.res = &Result{Engine: e, KVTokens: l.kv.tokens(blocks), KVBlocks: blocks, Memory: mem}
 	return l
 }
 

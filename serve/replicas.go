@@ -35,16 +35,23 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 	if dp < 1 {
 		return nil, errors.New("--dp: must be at least 1")
 	}
+	// Past here a pipeline's engine has its KV cache given (KVTokens),
+	// so what its memory count rests on is said now.
+	warns := e.MemoryWarnings(p)
 	if pp := p.Scenario().PP; pp > 1 {
-		kv, _, err := e.KVCapacity(p)
+		kv, mem, err := e.KVCapacity(p)
 		if err != nil {
 			return nil, err
 		}
-		e.KVTokens = max(kv/pp, e.BlockSize)
+		e.KVTokens = e.seqTokens(max(kv/pp, e.BlockSize), mem)
 		dp *= pp
 	}
 	if dp == 1 || src.n < dp {
-		return run(p, e, src, o)
+		res, err := run(p, e, src, o)
+		if err == nil {
+			res.Warnings = addWarnings(res.Warnings, warns...)
+		}
+		return res, err
 	}
 	n := src.n
 	// The records in arrival order (ties by ID): request i of src is
@@ -129,6 +136,7 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 		return byArrival(Request{Arrival: a.Arrival, ID: a.ID}, Request{Arrival: b.Arrival, ID: b.ID})
 	})
 	out.Replicas = dp
+	out.Warnings = addWarnings(out.Warnings, warns...)
 	out.summarize(area)
 	return out, nil
 }

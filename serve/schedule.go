@@ -13,9 +13,18 @@ import (
 // fixed state, if the model has one).
 func (l *loop) blocksFor(tokens int) int { return l.kv.blocks(tokens) }
 
-// grow makes r hold blocks for tokens tokens, if enough are free.
+// grow makes r hold blocks for tokens tokens, if enough are free. The
+// blocks of windowed layers behind the window (WindowGroups) go back to
+// the pool first, even when r then cannot grow (vLLM V1's
+// KVCacheManager.allocate_slots calls remove_skipped_blocks before it
+// counts the blocks to allocate).
 func (l *loop) grow(r *live, tokens int) bool {
-	need := l.blocksFor(tokens) - r.blocks
+	need := l.kv.need(r.computed, tokens) - r.blocks
+	if need < 0 && l.kv.free {
+		l.free -= need
+		r.blocks += need
+		return true
+	}
 	if need <= 0 {
 		return true
 	}

@@ -180,8 +180,8 @@ func checkSource(src source, kv charge, blocks int, o Options) error {
 			errs = append(errs, fmt.Errorf("serve: request %d: %d cached prompt tokens of %d: want 0 up to the prompt less one", r.ID, r.Cached, r.Input))
 		case r.Prefilled && r.Output < 2:
 			errs = append(errs, fmt.Errorf("serve: request %d: prefilled elsewhere with %d output tokens: nothing left to decode", r.ID, r.Output))
-		case kv.blocks(r.Input+r.Output) > blocks:
-			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens%s exceed the KV cache of %d tokens", ErrOverflow, r.ID, r.Input, r.Output, kv.stateSaid(), blocks*kv.block))
+		case kv.most(r.Input+r.Output) > blocks:
+			errs = append(errs, fmt.Errorf("%w: request %d: %d + %d tokens%s exceed the KV cache of %d tokens", ErrOverflow, r.ID, r.Input, r.Output, kv.stateSaid(), kv.tokens(blocks)))
 		}
 		prev = r
 	}

@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/model"
@@ -140,19 +141,51 @@ const (
 
 // NVLinkSHARP reports whether NCCL 2.20 sets up NVLink SHARP buffers for
 // a TP group of tp devices of sys: more than two, all in one node, joined
-// by an NVSwitch (interconnect.intra topology "switch") of NVLink 4 or
-// later (its name "NVLink N", N ≥ 4: Hopper and Blackwell boards; an
-// NVLink bridge, PCIe or NVLink 3 has none).
+// by a switch that reduces in the network (interconnect.intra
+// in_network_reduction "nvlink-sharp" on topology "switch",
+// hardware.Network.SHARP: the third-generation NVSwitch and later, on
+// HGX H100, H200 and B200 boards and the GB200 NVL72; not the A100's
+// second-generation NVSwitch, an NVLink bridge, PCIe, Infinity Fabric or
+// ICI). NCCL's own test is the device's multicast support
+// (ncclNvlsInit: CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED), which such a
+// switch gives. A hardware file that does not say is read as having
+// none; NVLinkSHARPUnstated says where that reading decides the count.
 func NVLinkSHARP(sys *hardware.System, tp int) bool {
-	if sys == nil || sys.Device == nil || tp <= 2 || tp > sys.DevicesPerNode {
+	if !nvlsGroup(sys, tp) {
 		return false
 	}
-	in := sys.Intra
-	var gen int
-	if _, err := fmt.Sscanf(in.Name, "NVLink %d", &gen); err != nil {
-		return false
+	sharp, _ := sys.Intra.SHARP()
+	return sharp
+}
+
+// nvlsGroup reports whether tp devices of sys are a group NCCL 2.20.5
+// would set NVLS up for on a switch that has it: more than two, in one
+// node.
+func nvlsGroup(sys *hardware.System, tp int) bool {
+	return sys != nil && sys.Device != nil && tp > 2 && tp <= sys.DevicesPerNode
+}
+
+// NVLinkSHARPUnstated returns a warning where NVLinkSHARP's answer for a
+// TP group of tp devices of sys rests on a hardware file that does not
+// say whether its switch reduces in the network: a group NCCL would set
+// NVLS up for (more than two devices in one node) behind a switch
+// (topology "switch") without in_network_reduction, counted as none.
+// nil elsewhere: the catalog states it for every device.
+func NVLinkSHARPUnstated(sys *hardware.System, tp int) error {
+	if !nvlsGroup(sys, tp) || sys.Intra.Topology != "switch" {
+		return nil
 	}
-	return in.Topology == "switch" && gen >= 4
+	if _, stated := sys.Intra.SHARP(); stated {
+		return nil
+	}
+	return fmt.Errorf("%s: interconnect.intra does not say whether its switch reduces in the network (in_network_reduction), so vLLM v0.6's memory counts no NVLink SHARP buffers at TP %d; a switch with them (third-generation NVSwitch and later: HGX H100, H200, B200) takes %s more per device, off the KV cache. Give in_network_reduction = %q or %q",
+		sys.Device.Name, tp, (2 * nvlsBytes(tp)).BinaryString(), hardware.ReductionNVLinkSHARP, hardware.ReductionNone)
+}
+
+// nvlsBytes is the NVLS memory one NCCL 2.20.5 communicator of tp GPUs
+// binds on each device of a switch that has it (NVLSBuffers).
+func nvlsBytes(tp int) model.Bytes {
+	return model.Bytes(NCCLHopperChannels*2*tp) * (NCCLBuffSize + NCCLNVLSMemAlign)
 }
 
 // NVLSBuffers returns the NVLS memory one NCCL 2.20.5 communicator of tp
@@ -164,7 +197,7 @@ func NVLSBuffers(sys *hardware.System, tp int) model.Bytes {
 	if !NVLinkSHARP(sys, tp) {
 		return 0
 	}
-	return model.Bytes(NCCLHopperChannels*2*tp) * (NCCLBuffSize + NCCLNVLSMemAlign)
+	return nvlsBytes(tp)
 }
 
 // VLLM06NonTorch returns the memory outside torch that vLLM v0.6.0
@@ -201,6 +234,35 @@ func (e *Engine) nonTorch(p *sim.Pricer) model.Bytes {
 		return VLLM06NonTorch(p.System(), sc.TP, sc.PP)
 	}
 	return VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
+}
+
+// MemoryWarnings returns what e's count of the memory outside torch on
+// p's replica rests on that the hardware file does not say: the NVLink
+// SHARP buffers of vLLM v0.6's accounting (NVLinkSHARPUnstated), where
+// that count sizes the KV cache (no KV cache given, no reserve set in the
+// scenario).
+func (e *Engine) MemoryWarnings(p *sim.Pricer) []error {
+	if p == nil || e.KVTokens > 0 || e.MemBase != OfTotal || e.NonTorch != NonTorchV06 {
+		return nil
+	}
+	sc := p.Scenario()
+	if sc.Reserve != nil {
+		return nil
+	}
+	if w := NVLinkSHARPUnstated(p.System(), sc.TP); w != nil {
+		return []error{w}
+	}
+	return nil
+}
+
+// addWarnings appends to ws each of more not already in it (by message).
+func addWarnings(ws []error, more ...error) []error {
+	for _, m := range more {
+		if !slices.ContainsFunc(ws, func(w error) bool { return w.Error() == m.Error() }) {
+			ws = append(ws, m)
+		}
+	}
+	return ws
 }
 
 // VLLMProfileRows is the sequences vLLM's profile run spreads its tokens

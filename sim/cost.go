@@ -382,6 +382,9 @@ func (c *coster) price(k model.Kernel) (model.Cost, float64) {
 		co = c.p.ScanCost(k)
 	case model.Collective:
 		t := model.CollectiveTime(k, c.link(k))
+		if k.Beside.M > 0 {
+			t = c.besideGEMM(k.Beside, t)
+		}
 		co = model.Cost{Bytes: k.Traffic(), Memory: t, Time: t, Bound: model.NetworkBound}
 	default:
 		co = c.p.Cost(k)

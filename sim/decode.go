@@ -380,6 +380,9 @@ func lerpKernel(k0, k1 model.Kernel, i, n int) model.Kernel {
 	case model.Collective:
 		b := k1.(model.Collective)
 		a.Size = model.Bytes(lerpf(float64(a.Size), float64(b.Size), i, n))
+		if a.Beside.M > 0 {
+			a.Beside = lerpKernel(a.Beside, b.Beside, i, n).(model.GEMM)
+		}
 		return a
 	case model.GroupedGEMM:
 		b := k1.(model.GroupedGEMM)

@@ -81,10 +81,10 @@ func (oc *opsCache) keeps(id opsID) bool {
 // be modified; it stays valid for opsSlots−1 further calls.
 func (oc *opsCache) decompose(w Workload, ph Phase) ([]model.Op, error) {
 	if oc == nil {
-		return w.Ops(ph)
+		return opsOf(w, ph)
 	}
 	if _, ok := w.(PureWorkload); !ok || !reflect.TypeOf(w).Comparable() {
-		return w.Ops(ph)
+		return opsOf(w, ph)
 	}
 	for i := range oc.entries {
 		if e := &oc.entries[i]; e.w == w && e.ph == ph {
@@ -120,14 +120,33 @@ func (oc *opsCache) workingSetOf(ops []model.Op) model.Bytes {
 // decomposeInto returns w's ops for ph in buf (its contents overwritten,
 // its room reused).
 func decomposeInto(buf []model.Op, w Workload, ph Phase) ([]model.Op, error) {
+	var ops []model.Op
+	var err error
 	if a, ok := w.(OpsAppender); ok {
-		return a.AppendOps(buf, ph)
+		ops, err = a.AppendOps(buf, ph)
+	} else {
+		var fresh []model.Op
+		if fresh, err = w.Ops(ph); err != nil {
+			return buf, err
+		}
+		ops = append(buf, fresh...)
 	}
+	if err == nil && ph.GEMMAllReduce {
+		fuseGEMMAllReduce(ops)
+	}
+	return ops, err
+}
+
+// opsOf returns w's ops for ph without a cache: a copy of them, with the
+// fused GEMM and all-reduce paired, when ph asks for it.
+func opsOf(w Workload, ph Phase) ([]model.Op, error) {
 	ops, err := w.Ops(ph)
-	if err != nil {
-		return buf, err
+	if err != nil || !ph.GEMMAllReduce {
+		return ops, err
 	}
-	return append(buf, ops...), nil
+	ops = append([]model.Op(nil), ops...)
+	fuseGEMMAllReduce(ops)
+	return ops, nil
 }
 
 // chunkSlots is how many chunk decompositions a runner remembers (a
@@ -168,7 +187,7 @@ func (cc *chunkCache) get(w Workload, ph Phase) ([]model.Op, model.Bytes, error)
 		}
 	}
 	if e == nil {
-		ops, err := w.Ops(ph)
+		ops, err := opsOf(w, ph)
 		if err != nil {
 			return nil, 0, err
 		}

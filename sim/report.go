@@ -178,11 +178,25 @@ type Memory struct {
 	// KVGrowth is what each further token of one sequence adds to its KV
 	// cache (the attention layers'), this device's share: KVPerToken
 	// less the state's average, equal to it for a model with no state.
-	KVGrowth    model.Bytes
-	Activations model.Bytes // inference working set, or training activations
-	Gradients   model.Bytes
-	Optimizer   model.Bytes // master weights and moments
-	Reserve     model.Bytes // framework, CUDA context, workspace
+	KVGrowth model.Bytes
+	// KVWindow is the sliding window of a model's windowed attention
+	// layers in tokens (0: none), and KVWindowed what one token within
+	// it adds to one sequence's KV cache in those layers, this device's
+	// share. For such a model KVGrowth is the full-attention layers'
+	// alone, so that a sequence of t tokens holds KVState + KVGrowth·t +
+	// KVWindowed·min(t, KVWindow), where KVPerToken averages it over the
+	// scenario's tokens.
+	KVWindow   int
+	KVWindowed model.Bytes
+	// KVFullLayers and KVWindowLayers are the attention layers of each
+	// kind on this device (a pipeline stage's share, rounded), set with
+	// KVWindow: what an engine that groups layers by kind
+	// (serve.WindowGroups) groups.
+	KVFullLayers, KVWindowLayers int
+	Activations                  model.Bytes // inference working set, or training activations
+	Gradients                    model.Bytes
+	Optimizer                    model.Bytes // master weights and moments
+	Reserve                      model.Bytes // framework, CUDA context, workspace
 	// Buffers is a serving engine's own runtime buffers, sized by its
 	// build limits (package serve sets it where it models them; sim
 	// leaves it 0 and Total does not count it).

@@ -281,6 +281,7 @@ func (r *runner) phase(k PhaseKind) Phase {
 	ph := Phase{Kind: k, Batch: r.sc.Batch, Weights: r.sc.Weights, Act: r.sc.Act, KV: r.sc.KV, Comm: r.sc.CommType(), TP: r.sc.TP,
 		FuseCNN: r.sc.Exec == ExecFused && k == Prefill, Autocast: r.sc.Autocast}
 	if r.sc.Mode == Inference {
+		ph.GEMMAllReduce = r.sc.GEMMAllReduce
 		// The workload splits the experts itself in inference; training
 		// at scale divides them over EP in train_parallel.go.
 		ph.EP, ph.Imbalance = r.sc.EP, r.sc.ExpertImbalance
@@ -475,10 +476,39 @@ func (r *runner) inferenceMemory(working model.Bytes) Memory {
 			m.KVPerToken = model.Bytes(seq / float64(tokens))
 			m.KVGrowth = model.Bytes(max(seq-float64(m.KVState), 0) / float64(tokens))
 		}
+		r.windowKV(&m, sh)
 	}
 	m.Activations = working
 	m.Reserve = r.reserve()
 	return r.fit(m)
+}
+
+// windowKV splits the KV cache of a model with sliding-window layers
+// (Windowed) into its full-attention layers' growth per token
+// (m.KVGrowth) and its windowed layers' per token within the window
+// (m.KVWindowed), this device's share, from the cache of a sequence of
+// one window (every attention layer holding every token) less its
+// state: the average KVGrowth had been spread the windowed layers'
+// capped cache over every token of the scenario's length. A model
+// without windowed layers keeps m as it is.
+func (r *runner) windowKV(m *Memory, sh Sharder) {
+	wd, ok := r.w.(Windowed)
+	if !ok {
+		return
+	}
+	full, win, window := wd.KVLayers()
+	if win <= 0 || window <= 0 || full+win <= 0 {
+		return
+	}
+	sc := r.sc
+	share := r.stageShare()
+	attn := float64(sh.KVBytes(window, sc.TP, sc.KV)-sh.KVBytes(0, sc.TP, sc.KV)) * share / float64(window)
+	layer := attn / float64(full+win)
+	m.KVWindow = window
+	m.KVWindowed = model.Bytes(layer * float64(win))
+	m.KVGrowth = model.Bytes(layer * float64(full))
+	m.KVFullLayers = int(math.Round(float64(full) * share))
+	m.KVWindowLayers = max(int(math.Round(float64(win)*share)), 1)
 }
 
 // fit totals m against the memory a program can use on the device.

@@ -214,6 +214,14 @@ type Scenario struct {
 	// one-shot kernel and the ring).
 	AllReduce string
 
+	// GEMMAllReduce runs each row-parallel GEMM (the attention output
+	// and FFN down projections) and the TP all-reduce of its output as
+	// one kernel, as TensorRT-LLM's gemm_allreduce_plugin does
+	// (gemm_allreduce.go): the all-reduce then costs what the fused
+	// kernel takes beyond its GEMM. Inference only, with the device's
+	// all-reduce (AllReduce "").
+	GEMMAllReduce bool
+
 	// PowerCap is a device power limit below the hardware's cap (0: the
 	// cap): kernels that would draw more run at lower clocks (energy.go).
 	PowerCap model.Watts
@@ -377,6 +385,14 @@ func (sc Scenario) Validate(s Shape) error {
 	if sc.AllReduce != "" {
 		if _, _, err := hardware.EngineAllReduceOn(sc.AllReduce, nil); err != nil {
 			bad("all-reduce", "%v", strings.TrimPrefix(err.Error(), "hardware: "))
+		}
+	}
+	if sc.GEMMAllReduce {
+		if sc.Mode != Inference {
+			bad("gemm-allreduce", "the fused GEMM and all-reduce is an inference engine's kernel (TensorRT-LLM's gemm_allreduce_plugin); training prices its overlap with --tp-overlap")
+		}
+		if sc.AllReduce != "" {
+			bad("gemm-allreduce", "the fused GEMM and all-reduce reduces in its own kernel, not %s's all-reduce: give one or the other", sc.AllReduce)
 		}
 	}
 	for _, f := range []struct {

@@ -126,13 +126,21 @@ func (r *runner) layoutOps(ops []model.Op, tokens int) (out []model.Op, tpCount 
 				o.Count *= sc.CP
 			}
 		case model.GEMM:
-			if g := r.gradType(); strings.HasSuffix(o.Name, ".wgrad") && k.C != g {
+			if strings.HasSuffix(o.Name, ".wgrad") {
 				// The weight gradient accumulates into the main
 				// gradient in its own type (Megatron-LM's
-				// gradient_accumulation_fusion, Transformer Engine's
-				// fuse_wgrad_accumulation: the GEMM's output is the fp32
-				// main_grad).
-				k.C = g
+				// gradient_accumulation_fusion, on by default,
+				// Transformer Engine's fuse_wgrad_accumulation: the
+				// GEMM's output is the main_grad, fp32 for bf16
+				// models), reading it as well as writing it: TE calls
+				// the GEMM with accumulate=True (beta 1, C loaded by
+				// the epilogue) into weight.main_grad
+				// (transformer_engine/pytorch/module/linear.py, 1.x;
+				// Megatron-LM's own layers, wgrad_gemm_accum_fp32),
+				// every micro-batch, the buffer zeroed at the step's
+				// start. C's elements in memory count twice.
+				k.C = r.gradType()
+				k.CElems = 2 * k.CElements()
 				o.Kernel = k
 			}
 			if sc.EP > 1 && o.Class == model.ClassExperts && k.Batch > 1 {

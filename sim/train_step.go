@@ -109,7 +109,7 @@ func (r *runner) trainingScaled() error {
 		lc.attnB += slow
 	}
 	lc.first += r.embeddingGradTime(fwd, bwd)
-	lc.last += r.lossTime(tokens)
+	lc.last += r.lossTime(tokens) + r.lossSync()
 	blocks, nb := tpBlocks(&tr.Forward, &tr.Backward, L)
 	var ubF, ubB model.Seconds
 	for i, a := range r.ubChunks(fwd, bwd) {
@@ -267,15 +267,30 @@ func chunkTimes(dst []model.Seconds, sp split, unit, comm, pp, first, last model
 	return dst
 }
 
-// lossBytes is the memory traffic of the cross-entropy loss per logit,
-// Megatron-LM's unfused vocab-parallel cross entropy
-// (megatron/core/tensor_parallel/cross_entropy.py, r0.8): forward, the
-// 16-bit logits read and written as fp32 (2 + 4), the max read (4), the
-// subtraction and exponentiation in place (4 + 4), the sum read (4), the
-// softmax normalised in place for the backward (4 + 4); backward, the
-// softmax minus the one-hot target in place (4 + 4) and its cast to a
-// 16-bit gradient (4 + 2): 44 bytes.
-const lossBytes = 44
+// lossRead and lossWritten are the memory traffic of the cross-entropy
+// loss per logit, Megatron-LM's unfused vocab-parallel cross entropy
+// (megatron/core/tensor_parallel/cross_entropy.py, core_r0.8.0; the
+// fused one is off by default, --cross-entropy-loss-fusion), pass by
+// pass:
+//
+//   - calculate_logits_max: the 16-bit logits cast to fp32 (.float():
+//     read 2, written 4), their maximum (torch.max: read 4);
+//   - calculate_predicted_logits: the maximum subtracted in place (-=:
+//     read 4, written 4), then exponentiated in place, a second kernel
+//     (torch.exp(out=): read 4, written 4), summed (read 4);
+//   - calculate_cross_entropy_loss: normalised in place (div_: read 4,
+//     written 4), kept for the backward;
+//   - backward: the softmax times the incoming gradient in place (mul_:
+//     read 4, written 4), and autograd's cast of that fp32 gradient back
+//     to the logits' 16 bits (.float()'s backward: read 4, written 2).
+//
+// 30 bytes read and 22 written, 52 in all (44 until 2026-11-26, which
+// counted the subtraction and the exponentiation as one pass). The
+// target's gather and its one-hot update touch a logit per token.
+const (
+	lossRead    = 2 + 4 + 4 + 4 + 4 + 4 + 4 + 4
+	lossWritten = 4 + 4 + 4 + 4 + 4 + 2
+)
 
 // lossTime prices the cross-entropy loss over one micro-batch's logits
 // (tokens × vocab / TP) on the last stage, forward and backward.
@@ -285,8 +300,30 @@ func (r *runner) lossTime(tokens int) model.Seconds {
 	}
 	n := float64(tokens) * float64(r.shape.Vocab) / float64(r.sc.TP)
 	k := model.Elementwise{Kind: "cross_entropy", Elements: n, Work: model.FLOPs(8 * n),
-		Read: model.Bytes(26 * n), Written: model.Bytes((lossBytes - 26) * n)}
+		Read: model.Bytes(lossRead * n), Written: model.Bytes(lossWritten * n)}
 	return r.c.p.StreamCost(k.Work, k.Read+k.Written, model.FP32).Time
+}
+
+// lossSync prices what Megatron-LM's GPT loss function does after each
+// micro-batch's loss on the last stage (pretrain_gpt.py loss_func,
+// core_r0.8.0): the loss and its token count (two fp32) all-reduced over
+// the context-parallel group, then, for logging, over the data-parallel
+// group, each a blocking torch.distributed.all_reduce the next kernel
+// waits for (and a NaN check between them that waits on the host).
+func (r *runner) lossSync() model.Seconds {
+	sc := r.sc
+	if r.shape.Arch != Decoder || r.shape.Vocab == 0 {
+		return 0
+	}
+	const size = 2 * 4 // bytes: the loss and the tokens, fp32
+	var t model.Seconds
+	if sc.CP > 1 {
+		t += r.comm(model.AllReduce, size, r.group(sc.CP, sc.TP))
+	}
+	if sc.DP > 1 {
+		t += r.comm(model.AllReduce, size, r.group(sc.DP, sc.TP*sc.CP))
+	}
+	return t
 }
 
 // finishTraining fills the rates of tr from its step time and FLOPs.
@@ -428,11 +465,36 @@ func (r *runner) dpComm(dense, experts float64, m int, fwd, bwd model.Seconds) (
 	if sc.NoOverlap {
 		return grads + params, 0
 	}
-	frac := model.Seconds(math.Min(1, ddpBucket(n)/math.Max(dense+experts, 1)))
+	frac := model.Seconds(math.Min(1, r.endBucket(n)/math.Max(dense+experts, 1)))
 	k := model.Seconds(r.overlapSlowdown())
 	exposed = max(frac*grads, grads-bwd) + max(frac*params, params-fwd)
 	over = k * (min(grads, bwd) + min(params, fwd))
 	return exposed, over
+}
+
+// endBucket returns the parameters of the data-parallel bucket a step
+// exposes, the last whose gradients are reduced and the first whose
+// parameters are gathered, under Megatron-LM's DDP (ZeRO 0 and 1) over n
+// ranks. Megatron-Core r0.8 fills its buckets walking the parameters in
+// reverse (megatron/core/distributed/param_and_grad_buffer.py: "for param
+// in params[::-1]"), closing a bucket once it holds ddpBucket(n)
+// parameters or more, and never splitting a parameter; a GPT's first
+// parameter is its word embedding (megatron/core/models/gpt/gpt_model.py),
+// so the last bucket holds the whole embedding table of this rank
+// (vocabulary/TP × d), whose gradient the backward computes last, and
+// the first gather of the next step's forward (the distributed
+// optimizer's all-gather, one bucket ahead of the forward) is that
+// bucket's. With a 131,072-token vocabulary at d 2,048 that is 268 M
+// parameters, where ddpBucket gives 48 M at 48 ranks. The bucket's
+// other parameters (the first layer's, fewer than ddpBucket) are not
+// counted. The first pipeline stage holds the embedding; in 1F1B and
+// interleaved schedules it is also the stage whose backward ends last.
+func (r *runner) endBucket(n int) float64 {
+	b := ddpBucket(n)
+	if r.shape.Arch != Decoder && r.shape.Arch != Encoder {
+		return b
+	}
+	return math.Max(b, float64(r.shape.Vocab)/float64(r.sc.TP)*float64(r.shape.DModel))
 }
 
 // optimizerOpsFor returns the optimizer step over this rank's share of

@@ -101,6 +101,10 @@ type Phase struct {
 	// FuseCNN and Autocast say how a CNN's graph runs (Scenario.Exec is
 	// ExecFused; Scenario.Autocast).
 	FuseCNN, Autocast bool
+	// GEMMAllReduce fuses each row-parallel GEMM with the TP all-reduce
+	// of its output (Scenario.GEMMAllReduce); the workload ignores it and
+	// package sim pairs the ops (gemm_allreduce.go).
+	GEMMAllReduce bool
 }
 
 // A Sharder is a Workload that sizes its memory per device itself:
@@ -112,4 +116,13 @@ type Phase struct {
 type Sharder interface {
 	WeightBytesPerDevice(w model.DType, tp, ep int) model.Bytes
 	KVBytes(tokens, tp int, kv model.DType) model.Bytes
+}
+
+// A Windowed workload says how many of its attention layers hold every
+// token (full) and how many at most the last window tokens (windowed,
+// sliding-window attention): Mistral 7B v0.1's 32 of 4,096, Gemma 3's
+// five local layers to each global one, gpt-oss's alternating 128-token
+// windows. Footprint splits a sequence's KV cache by it (Memory.KVWindow).
+type Windowed interface {
+	KVLayers() (full, windowed, window int)
 }

@@ -421,6 +421,20 @@ func (m *Model) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
 	return kv.Bytes(e)
 }
 
+// KVLayers returns a decoder's attention layers that hold every token
+// (full) and those that hold at most the last window tokens (sliding),
+// and the window: the split of its KV cache that KVBytes caps (sim's
+// Windowed). A model without sliding layers returns a window of 0.
+func (m *Model) KVLayers() (full, windowed, window int) {
+	if m.cfg.Kind != Decoder {
+		return 0, 0, 0
+	}
+	if m.n.sliding == 0 {
+		return m.n.full, 0, 0
+	}
+	return m.n.full, m.n.sliding, m.cfg.Window
+}
+
 // kvPerLayerToken returns the cached elements of one token in one
 // attention layer on one of tp ranks.
 func (m *Model) kvPerLayerToken(tp int) float64 {

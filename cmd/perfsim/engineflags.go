@@ -28,6 +28,7 @@ type hostFlags struct {
 	conservativeness float64
 	graphMaxBatch    int
 	schedulePolicy   string
+	gemmAllReduce    bool
 }
 
 func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
@@ -37,6 +38,7 @@ func (h *hostFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&h.conservativeness, "schedule-conservativeness", serve.SGLangConservativeness, "SGLang's --schedule-conservativeness: the decode reserve's ratio starts at min(0.7 × this, 1) and falls to 0.14 of that (implies --decode-reserve)")
 	fs.IntVar(&h.graphMaxBatch, "cuda-graph-max-bs", 0, "the cap on the batches the engine captures CUDA graphs for (SGLang's cuda_graph_max_bs, vLLM V1's --cuda-graph-sizes N; in tokens for vllm, whose piecewise graphs take prefills too); a larger batch is launched kernel by kernel, a smaller one padded to the next captured size (1, 2, 4, multiples of 8); 0: every decode step graphed, unpadded (default: the engine's; sglang 160, or 8 on a GPU under 25,000 MiB; vllm min(2 × --max-seqs, 512); vllm-0.6 --max-seqs padded up, decode steps whose longest sequence is at most 8192 tokens; trtllm no graphs)")
 	fs.StringVar(&h.schedulePolicy, "schedule-policy", "", "the waiting queue's order: fcfs, or lpm (longest cached prefix first while at most 128 wait, SGLang's) (default: the engine's; sglang lpm, the others fcfs)")
+	fs.BoolVar(&h.gemmAllReduce, "gemm-allreduce", false, "fuse each row-parallel GEMM with the TP all-reduce of its output, reduced tile by tile as the GEMM writes them (TensorRT-LLM's gemm_allreduce_plugin, which NVIDIA's MLPerf Llama 3.1 405B engines set; off in every preset; with the device's all-reduce)")
 	fs.BoolVar(&h.asyncOutput, "async-output", false, "process an iteration's outputs during the next one, so first tokens and completions reach the client an iteration later (vLLM 0.6's asynchronous output processor, SGLang's overlap scheduler) (default: the engine's)")
 }
 
@@ -73,6 +75,9 @@ func (h *hostFlags) ignored(fs *pflag.FlagSet, e *serve.Engine) []error {
 	if fs.Changed("cuda-graph-max-bs") && !e.Graphs {
 		errs = append(errs, usagef("--cuda-graph-max-bs: %s runs no CUDA graphs, so it would ignore the cap (give --cuda-graphs to turn them on, where the command has it)", e.Name))
 	}
+	if e.GEMMAllReduce && e.AllReduce != "" {
+		errs = append(errs, usagef("--gemm-allreduce: the fused kernel reduces in itself, not with %s's all-reduce (give --all-reduce device with it)", e.AllReduce))
+	}
 	return errs
 }
 
@@ -92,6 +97,9 @@ func (h *hostFlags) apply(fs *pflag.FlagSet, e *serve.Engine) {
 	}
 	if fs.Changed("schedule-policy") {
 		e.LPM = h.schedulePolicy == "lpm"
+	}
+	if fs.Changed("gemm-allreduce") {
+		e.GEMMAllReduce = h.gemmAllReduce
 	}
 	if fs.Changed("all-reduce") {
 		e.AllReduce = h.allReduce

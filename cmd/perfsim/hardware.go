@@ -277,6 +277,11 @@ func showFields(d *hardware.Device) []field {
 		quantity(k+".efficiency_rank_factor", "", n.n.RankFactor, strconv.FormatFloat(n.n.RankFactor, 'g', -1, 64), false)
 		count(k+".devices_per_node", n.n.DevicesPerNode)
 		str(k+".topology", n.n.Topology)
+		if r := n.n.Reduction; r != "" {
+			// A fact of the hardware, with its source (not given: none
+			// is counted, hardware.Network.SHARP).
+			fs = append(fs, field{key: k + ".in_network_reduction", text: r, shown: r, source: src(k + ".in_network_reduction")})
+		}
 	}
 	return fs
 }

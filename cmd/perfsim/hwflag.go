@@ -12,7 +12,7 @@ import (
 const hwFlagUsage = "hardware: a catalog name or alias (h100, a100, mi300x; see 'perfsim hardware list') or a hardware TOML file"
 
 // setFlagUsage is the help text of every --set flag.
-const setFlagUsage = "what-if: change a datasheet number of the --hw device (or of a system's), key=value with a unit (repeatable): memory.bandwidth=8TB/s, peak.matrix.fp8=4PFLOP/s, memory.capacity, memory.l2, peak.vector.<dtype>, compute_units, clock, interconnect.intra.bandwidth, interconnect.inter.bandwidth (clock and compute_units keep the peaks, which are per precision: set peak.matrix.<dtype> too for a faster or slower chip)"
+const setFlagUsage = "what-if: change a datasheet number of the --hw device (or of a system's), key=value with a unit (repeatable): memory.bandwidth=8TB/s, peak.matrix.fp8=4PFLOP/s, memory.capacity, memory.l2, peak.vector.<dtype>, compute_units, clock, interconnect.intra.bandwidth, interconnect.inter.bandwidth, interconnect.intra.in_network_reduction=nvlink-sharp|none (clock and compute_units keep the peaks, which are per precision: set peak.matrix.<dtype> too for a faster or slower chip)"
 
 // whatIf applies --set settings to d (hardware.Derive); a bad setting is
 // a usage error naming the flag.

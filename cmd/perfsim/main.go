@@ -200,6 +200,9 @@ func quietDefaults(fs *pflag.FlagSet) {
 		switch f.Value.Type() {
 		case "int", "int64", "uint", "uint64", "float64", "float32":
 			return
+		case "intSlice", "stringSlice", "stringArray":
+			f.DefValue = "[]" // a list's zero, which pflag does not print
+			return
 		}
 		f.DefValue = ""
 	})

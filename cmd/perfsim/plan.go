@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +20,7 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-const planSynopsis = "perfsim plan serve --hw NAME|FILE --model NAME|FILE --rate R --ttft-p99 T --tpot-p99 T [--input S --output G | --workload sharegpt] [--tp 1,2,4,8] [--pp 1,2] [--dtypes bf16,fp8] [--max-seqs 0,64,256] [--max-gpus N] [--engine E] [--disagg] [--router round-robin|least-outstanding] [--max-rate --dp N] [--format table|json|csv] [--front-plot FILE] [--load-plot FILE]"
+const planSynopsis = "perfsim plan serve --hw NAME|FILE --model NAME|FILE --rate R --ttft-p99 T --tpot-p99 T [--input S --output G | --workload sharegpt] [--tp 1,2,4,8] [--pp 1,2] [--ep N,...] [--dtypes bf16,fp8] [--max-seqs 0,64,256] [--max-gpus N] [--engine E] [--disagg] [--router round-robin|least-outstanding] [--max-rate --dp N] [--format table|json|csv] [--front-plot FILE] [--load-plot FILE]"
 
 const planExamples = `  # the fewest H100s serving 20 req/s of Llama 3 70B with p99 TTFT ≤ 1 s and p99 TPOT ≤ 50 ms
   perfsim plan serve --hw h100 --model llama3-70b --rate 20 --ttft-p99 1s --tpot-p99 50ms --input 1024 --output 256 --requests 600
@@ -36,7 +37,7 @@ type planOptions struct {
 	requests, maxGPUs, dp     int
 	rate                      float64
 	seed                      uint64
-	tp, pp, maxSeqs           []int
+	tp, pp, ep, maxSeqs       []int
 	dtypes                    []string
 	ttft, tpot                model.Seconds
 	maxRate, disagg           bool
@@ -65,11 +66,12 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.engine, "engine", "vllm", "engine preset: "+strings.Join(serve.Engines(), ", "))
 	fs.IntSliceVar(&o.tp, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to search")
 	fs.IntSliceVar(&o.pp, "pp", []int{1, 2}, "pipeline-parallel degrees to search")
+	fs.IntSliceVar(&o.ep, "ep", []int{}, "expert-parallel degrees to search for an MoE model, within each --tp group as perfsim serve --ep prices them (default: every degree dividing the TP degree and the experts; 1 for a dense model)")
 	fs.StringSliceVar(&o.dtypes, "dtypes", []string{"bf16", "fp8"}, "data types to search (weights, activations and KV cache)")
 	o.host.AddFlags(fs)
 	fs.IntSliceVar(&o.maxSeqs, "max-seqs", []int{0, 64, 256}, "caps on running requests to search (0: the engine's)")
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "GPUs at most")
-	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (one --tp, --pp, --dtypes and --max-seqs each, the first of a default list, and --dp) sustains under the SLOs, by bisection")
+	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (one --tp, --pp, --dtypes and --max-seqs each, the first of a default list, --ep 1 unless given, and --dp) sustains under the SLOs, by bisection")
 	fs.IntVar(&o.dp, "dp", 1, "replicas of the deployment with --max-rate")
 	fs.BoolVar(&o.disagg, "disagg", false, "also search disaggregated deployments: a prefill and a decode pool, each instance any of the --tp × --pp layouts, the same --dtypes, the engine's --max-seqs, and the fewest instances of each that meet the objectives")
 	fs.StringVar(&o.router, "router", "round-robin", "how requests are spread over replicas and pool instances: round-robin or least-outstanding")
@@ -217,7 +219,7 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		for _, l := range []struct {
 			name string
 			n    int
-		}{{"tp", len(o.tp)}, {"pp", len(o.pp)}, {"max-seqs", len(o.maxSeqs)}, {"dtypes", len(o.dtypes)}} {
+		}{{"tp", len(o.tp)}, {"pp", len(o.pp)}, {"ep", len(o.ep)}, {"max-seqs", len(o.maxSeqs)}, {"dtypes", len(o.dtypes)}} {
 			if fs.Changed(l.name) && l.n > 1 {
 				errs = append(errs, usagef("--%s: %d values, but --max-rate prices one deployment: give one", l.name, l.n))
 			}
@@ -245,8 +247,8 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		name string
 		v    []int
 		min  int
-	}{{"tp", o.tp, 1}, {"pp", o.pp, 1}, {"max-seqs", o.maxSeqs, 0}} {
-		if len(l.v) == 0 {
+	}{{"tp", o.tp, 1}, {"pp", o.pp, 1}, {"ep", o.ep, 1}, {"max-seqs", o.maxSeqs, 0}} {
+		if len(l.v) == 0 && (l.name != "ep" || fs.Changed("ep")) {
 			errs = append(errs, usagef("--%s: empty list", l.name))
 		}
 		if err := repeatedItems(l.name, l.v); err != nil {
@@ -324,12 +326,35 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		dev, hwErr = whatIf(dev, o.sets)
 	}
 	m, mErr := resolveModel(o.model)
+	if mErr == nil {
+		// An EP pinned must suit the model's experts.
+		for _, ep := range o.ep {
+			if err := plan.CheckEP("ep", o.model, simWorkload{M: m}.Shape(), ep, o.tp); ep >= 1 && err != nil {
+				errs = append(errs, usageError{err})
+			}
+		}
+	}
 	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
 		return nil, nil, err
 	}
 	w := simWorkload{M: m}
 	if err := fitsContext(&wl, w.Shape().MaxContext); err != nil {
 		return nil, nil, err
+	}
+	// eps are the expert-parallel degrees searched with a TP degree:
+	// those pinned that divide it (CheckEP refused one that divides
+	// none), else every one serve prices for the model.
+	eps := func(tp int) []int {
+		if !fs.Changed("ep") {
+			return plan.EPDegrees(w.Shape(), tp)
+		}
+		var in []int
+		for _, ep := range o.ep {
+			if tp%ep == 0 {
+				in = append(in, ep)
+			}
+		}
+		return in
 	}
 	e, err := serve.Preset(o.engine, dev.Memory.Limit())
 	if err != nil {
@@ -348,12 +373,15 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		if l.MaxSeqs > 0 {
 			e.MaxSeqs = l.MaxSeqs
 		}
+		if l.EP > 1 && l.TP%l.EP != 0 {
+			return nil, e, fmt.Errorf("expert parallelism %d does not divide tp %d: serve prices expert parallelism within a replica's TP group", l.EP, l.TP)
+		}
 		sys, err := systemFor(dev, l.TP*l.PP)
 		if err != nil {
 			return nil, e, err
 		}
 		sc := sim.Default()
-		sc.TP, sc.PP, sc.Weights, sc.Act, sc.KV = l.TP, l.PP, l.DType, l.DType, l.DType
+		sc.TP, sc.PP, sc.EP, sc.Weights, sc.Act, sc.KV = l.TP, l.PP, l.EP, l.DType, l.DType, l.DType
 		p, err := sim.NewPricer(sys, w, e.Scenario(sc))
 		return p, e, err
 	}
@@ -370,12 +398,19 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 			}
 			return &serve.KVLink{Intra: sys.Link(model.IntraNode), Inter: sys.Link(model.InterNode), PerNode: sys.DevicesPerNode}, nil
 		}
+		// Both pools take one EP (perfsim serve --disagg --ep): the
+		// degrees searched with both TP degrees.
 		for _, d := range dts {
 			for _, ptp := range o.tp {
 				for _, ppp := range o.pp {
 					for _, dtp := range o.tp {
 						for _, dpp := range o.pp {
-							q.Pairs = append(q.Pairs, plan.Pair{Prefill: plan.Layout{TP: ptp, PP: ppp, DType: d}, Decode: plan.Layout{TP: dtp, PP: dpp, DType: d}})
+							for _, ep := range eps(ptp) {
+								if !slices.Contains(eps(dtp), ep) {
+									continue
+								}
+								q.Pairs = append(q.Pairs, plan.Pair{Prefill: plan.Layout{TP: ptp, PP: ppp, EP: ep, DType: d}, Decode: plan.Layout{TP: dtp, PP: dpp, EP: ep, DType: d}})
+							}
 						}
 					}
 				}
@@ -383,10 +418,12 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		}
 	}
 	for _, tp := range o.tp {
-		for _, pp := range o.pp {
-			for _, d := range dts {
-				for _, ms := range o.maxSeqs {
-					q.Layouts = append(q.Layouts, plan.Layout{TP: tp, PP: pp, DType: d, MaxSeqs: ms})
+		for _, ep := range eps(tp) {
+			for _, pp := range o.pp {
+				for _, d := range dts {
+					for _, ms := range o.maxSeqs {
+						q.Layouts = append(q.Layouts, plan.Layout{TP: tp, PP: pp, EP: ep, DType: d, MaxSeqs: ms})
+					}
 				}
 			}
 		}

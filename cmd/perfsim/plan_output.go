@@ -35,6 +35,7 @@ type candJSON struct {
 	Deployment        string  `json:"deployment"`
 	TP                int     `json:"tp"`
 	PP                int     `json:"pp"`
+	EP                int     `json:"ep"` // expert parallelism within TP (1: none); both pools' for a disaggregated candidate
 	DP                int     `json:"dp"`
 	DType             string  `json:"dtype"`
 	MaxSeqs           int     `json:"max_seqs"`
@@ -60,7 +61,7 @@ type candJSON struct {
 }
 
 func candOf(c plan.Candidate, priced bool) candJSON {
-	j := candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
+	j := candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, EP: max(c.EP, 1), DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
 		TTFTP99S: c.TTFTP99, TPOTP99S: c.TPOTP99, TokensPerS: c.TokensPerSecond, TokensPerSPerGPU: c.TokensPerSecondPerGPU,
 		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded, Requests: c.Requests,
 		PrefillInstances: c.Disagg.Prefill, DecodeInstances: c.Disagg.Decode, DecodeTP: c.Disagg.DecodeTP, DecodePP: c.Disagg.DecodePP}
@@ -101,7 +102,7 @@ func planJSON(p *plan.ServePlan, o *planOptions) planOut {
 }
 
 func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
-	header := []string{"tp", "pp", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best",
+	header := []string{"tp", "pp", "ep", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best",
 		"prefill_instances", "decode_instances", "decode_tp", "decode_pp", "requests"}
 	priced := o.currency != ""
 	if priced {
@@ -113,7 +114,7 @@ func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
 		onFront[c] = true
 	}
 	for _, c := range p.All {
-		rows = append(rows, []string{strconv.Itoa(c.TP), strconv.Itoa(c.PP), strconv.Itoa(c.DP), c.DType.String(), strconv.Itoa(c.MaxSeqs),
+		rows = append(rows, []string{strconv.Itoa(c.TP), strconv.Itoa(c.PP), strconv.Itoa(max(c.EP, 1)), strconv.Itoa(c.DP), c.DType.String(), strconv.Itoa(c.MaxSeqs),
 			strconv.Itoa(c.GPUs), num(c.TTFTP99), num(c.TPOTP99), num(c.TokensPerSecond), num(c.TokensPerSecondPerGPU), num(c.TokensPerSecondPerUser),
 			strconv.FormatBool(c.Meets), strconv.FormatBool(c.Overloaded), strconv.FormatBool(onFront[c]), strconv.FormatBool(p.Best != nil && *p.Best == c),
 			strconv.Itoa(c.Disagg.Prefill), strconv.Itoa(c.Disagg.Decode), strconv.Itoa(c.Disagg.DecodeTP), strconv.Itoa(c.Disagg.DecodePP), strconv.Itoa(c.Requests)})

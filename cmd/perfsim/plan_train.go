@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,8 +39,8 @@ type planTrainOptions struct {
 	gpus, gb, seq, top             int
 	tokens                         float64
 	dtype                          model.DType
-	noOverlap                      bool
-	imbalance                      float64
+	noOverlap, unfused             bool
+	imbalance, dropout             float64
 }
 
 func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
@@ -55,6 +56,8 @@ func (o *planTrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.noOverlap, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE)")
 	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
+	fs.Float64Var(&o.dropout, "dropout", 0, dropoutUsage)
+	fs.BoolVar(&o.unfused, "unfused-attention", false, unfusedUsage+"; the search then tries no context parallelism, which needs a fused kernel")
 	fs.StringVar(&o.scaling, "scaling", "", "GPU counts for strong scaling (the global batch fixed) and weak scaling (the batch per GPU fixed), e.g. 256,512,1024")
 	fs.StringVar(&o.plot, "plot", "", "also draw the layouts' step breakdowns, a bar per layout, into this file: .svg, .png or .pdf")
 	fs.StringVar(&o.scalingPlot, "scaling-plot", "", "also draw the scaling curve (strong and weak efficiency against GPUs; needs --scaling) into this file: .svg, .png or .pdf")
@@ -100,6 +103,9 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	if math.IsNaN(o.imbalance) || o.imbalance < 1 || o.imbalance > 64 {
 		errs = append(errs, usagef("--expert-imbalance: want a factor from 1 to 64, got %v", o.imbalance))
 	}
+	if !(o.dropout >= 0 && o.dropout < 1) {
+		errs = append(errs, usagef("--dropout: want a probability from 0 to below 1, got %v", o.dropout))
+	}
 	errs = append(errs, checkOutputs(outputFile{"plot", o.plot, true}, outputFile{"scaling-plot", o.scalingPlot, true})...)
 	if o.scalingPlot != "" {
 		if o.scaling == "" {
@@ -144,6 +150,7 @@ func runPlanTrainCmd(_ context.Context, args []string, stdout, stderr io.Writer)
 	base := sim.Default()
 	base.Weights, base.Act, base.KV = o.dtype, o.dtype, o.dtype
 	base.NoOverlap, base.ExpertImbalance, base.GradType = o.noOverlap, o.imbalance, grad
+	base.Dropout, base.UnfusedAttention = o.dropout, o.unfused
 	req := plan.TrainRequest{GPUs: o.gpus, GlobalBatch: o.gb, Seq: o.seq, Tokens: o.tokens, Top: o.top, Base: base}
 	start := time.Now()
 	p, err := searchOn(o.system, w, req)
@@ -243,7 +250,8 @@ func parseCounts(flag, s string) ([]int, error) {
 
 // trainBaseNote names the settings every candidate of a search shares
 // and its figures depend on: "weights and activations fp8, gradients
-// fp32, no overlap, expert imbalance 1.2".
+// fp32, no overlap, expert imbalance 1.2, unfused attention, dropout
+// 0.1".
 func trainBaseNote(b sim.Scenario) string {
 	s := "weights and activations " + b.Weights.String()
 	if b.GradType != model.Invalid {
@@ -254,6 +262,12 @@ func trainBaseNote(b sim.Scenario) string {
 	}
 	if b.ExpertImbalance > 1 {
 		s += fmt.Sprintf(", expert imbalance %g", b.ExpertImbalance)
+	}
+	if b.UnfusedAttention {
+		s += ", unfused attention"
+	}
+	if b.Dropout > 0 {
+		s += ", dropout " + strconv.FormatFloat(b.Dropout, 'g', -1, 64)
 	}
 	return s
 }

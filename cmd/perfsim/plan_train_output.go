@@ -92,6 +92,8 @@ type planTrainJSONOut struct {
 	GradDType   string              `json:"grad_dtype,omitempty"`
 	NoOverlap   bool                `json:"no_overlap,omitempty"`
 	Imbalance   float64             `json:"expert_imbalance,omitempty"`
+	Dropout     float64             `json:"dropout,omitempty"`
+	Unfused     bool                `json:"unfused_attention,omitempty"`
 	Tokens      float64             `json:"tokens,omitempty"` // the budget, a language model's
 	Images      float64             `json:"images,omitempty"` // the budget, an image model's (--tokens counts its images)
 	Seen        int                 `json:"configurations"`
@@ -121,7 +123,8 @@ func candidateJSON(rank int, c *plan.TrainCandidate, why string, images bool) pl
 func planTrainJSON(name, system string, images bool, req plan.TrainRequest, p *plan.TrainPlan, sc []scalingRow) planTrainJSONOut {
 	out := planTrainJSONOut{Schema: "perfsim.plan-train/v1", Model: name, System: system, GPUs: req.GPUs, GlobalBatch: req.GlobalBatch, Seq: req.Seq,
 		Seen: p.Seen, Invalid: p.Invalid, Simulated: p.Simulated, NoFit: p.NoFit, Best: []planCandidateJSON{},
-		DType: req.Base.Weights.String(), NoOverlap: req.Base.NoOverlap, Tokens: req.Tokens}
+		DType: req.Base.Weights.String(), NoOverlap: req.Base.NoOverlap, Tokens: req.Tokens,
+		Dropout: req.Base.Dropout, Unfused: req.Base.UnfusedAttention}
 	if images {
 		// sim divides an image model's budget by its images/s.
 		out.Tokens, out.Images = 0, req.Tokens

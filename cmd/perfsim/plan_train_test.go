@@ -75,6 +75,11 @@ func TestPlanTrainBadInput(t *testing.T) {
 		// without a word.
 		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--scaling", ""}, "--scaling: empty list"},
 		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--tokens", "0"}, "--tokens: 0 is no token budget"},
+		// --dropout is a probability below 1, as simulate's.
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--dropout", "1"}, "--dropout: want a probability from 0 to below 1, got 1"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--dropout", "-0.1"}, "--dropout: want a probability"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--dropout", "NaN"}, "--dropout: want a probability"},
+		{[]string{"--model", "gpt3-2.7b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "8", "--unfused-attention=maybe"}, "--unfused-attention"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := perfsim(t, append([]string{"plan", "train"}, tt.args...)...)

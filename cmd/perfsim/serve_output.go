@@ -39,6 +39,9 @@ type serveSummary struct {
 	MaxSeqs       int    `json:"max_seqs"`
 	MaxTokens     int    `json:"max_tokens"`
 	KVCacheTokens int    `json:"kv_cache_tokens"`
+	// GEMMAllReduce: the TP all-reduces fused with their row-parallel
+	// GEMMs (--gemm-allreduce); absent when off.
+	GEMMAllReduce bool `json:"gemm_allreduce,omitempty"`
 	// KVStateTokens is what the fixed state of one sequence of a hybrid
 	// model (state-space or DeltaNet layers) takes of kv_cache_tokens,
 	// held once per running sequence beside its tokens' KV.
@@ -130,7 +133,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 	out := serveSummary{
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
 		TP: sc.TP, PP: sc.PP, DP: s.dp, EP: max(sc.EP, 1), GPUs: s.gpus, Requests: res.Count,
-		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens,
+		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens, GEMMAllReduce: res.Engine.GEMMAllReduce,
 		KVStateTokens:       res.Engine.StateBlocks(res.Memory) * res.Engine.BlockSize,
 		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
 		DurationS: float64(res.Duration),
@@ -169,6 +172,9 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 		// Disaggregated: each pool's scheduler has its own cache, on its
 		// pool line below (kv_cache_tokens is the decode pool's).
 		kv = "KV cache by pool below"
+	}
+	if s.GEMMAllReduce {
+		kv += ", TP all-reduces fused with their GEMMs"
 	}
 	fmt.Fprintf(tw, "engine\t%s (max %d running, %d tokens per iteration, %s)\n", s.Engine, s.MaxSeqs, s.MaxTokens, kv)
 	if m := s.mem; m.Buffers > 0 {

@@ -47,6 +47,7 @@ type simulateOptions struct {
 	tokens                    float64
 	reserve                   model.Bytes
 	breakdown, strict, graphs bool
+	gemmAllReduce             bool
 	requireFit                bool
 	maxNumTokens              int
 	exec                      string
@@ -94,6 +95,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.strict, "strict", false, "a data type the hardware has no peak for is an error, not a fallback")
 	o.energy.AddFlags(fs)
 	fs.BoolVar(&o.graphs, "cuda-graphs", true, "replay each decode step (inference) as a CUDA graph (launch overhead capped at 1 µs per kernel); --cuda-graphs=false launches kernels one by one")
+	fs.BoolVar(&o.gemmAllReduce, "gemm-allreduce", false, "fuse each row-parallel GEMM with the TP all-reduce of its output, reduced tile by tile as the GEMM writes them (inference: TensorRT-LLM's gemm_allreduce_plugin; docs/mlperf.md)")
 	fs.StringVar(&o.exec, "exec", "graph", "how the framework runs prefill and training passes: graph (kernels back to back), eager (each kernel dispatched by the host, as eager PyTorch; see --host-overhead) or fused (a TensorRT-style engine: a CNN's batch norms folded, activations fused)")
 	fs.StringVar(&o.attention, "attention", "engine", "the fused attention kernel of prefills: engine (the device's calibrated kernel) or fa2 (FlashAttention-2 from its measured throughput, as eager PyTorch calls it; B200 and H100 SXM; docs/simulate.md)")
 	fs.Var(&o.hostOverhead, "host-overhead", "host time per kernel with --exec eager, e.g. 30us (default 58 µs: eager PyTorch on a DGX-1, fitted; docs/simulate.md)")
@@ -110,7 +112,7 @@ func (o *simulateOptions) AddFlags(fs *pflag.FlagSet) {
 // mean something in both.
 var (
 	trainingOnly  = []string{"seq", "global-batch", "recompute", "optimizer", "zero", "tokens", "cp", "sp", "schedule", "virtual-stages", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split", "micro-batch", "tp-overlap", "no-overlap", "grad-dtype", "dropout", "unfused-attention"}
-	inferenceOnly = []string{"input", "output", "max-num-tokens", "cuda-graphs"}
+	inferenceOnly = []string{"input", "output", "max-num-tokens", "cuda-graphs", "gemm-allreduce"}
 )
 
 // scenario builds the sim scenario from the flags.
@@ -183,6 +185,7 @@ func (o *simulateOptions) scenario(fs *pflag.FlagSet) (sim.Scenario, error) {
 	}
 	sc.Strict = o.strict
 	sc.NoGraphs = !o.graphs
+	sc.GEMMAllReduce = o.gemmAllReduce
 	sc.PowerCap = o.energy.powerCap
 	if ex, err := sim.ParseExec(o.exec); err != nil {
 		errs = append(errs, usagef("--exec: %v", err))

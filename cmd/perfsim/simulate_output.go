@@ -68,6 +68,9 @@ type scenarioJSON struct {
 	Exec         string  `json:"exec"`
 	HostOverhead float64 `json:"host_overhead_s,omitempty"`
 	Autocast     bool    `json:"autocast,omitempty"`
+	// GEMMAllReduce: the TP all-reduces fused with their row-parallel
+	// GEMMs (--gemm-allreduce); absent when off.
+	GEMMAllReduce bool `json:"gemm_allreduce,omitempty"`
 	// Attention is the prefill attention kernel (--attention) when not
 	// the engine's calibrated one.
 	Attention  string  `json:"attention,omitempty"`
@@ -322,7 +325,7 @@ func scenarioOf(sc sim.Scenario, arch sim.Arch) scenarioJSON {
 		Batch: sc.Batch,
 		TP:    tp, PP: pp, DP: dp, Weights: sc.Weights.String(), Act: sc.Act.String(), KV: sc.KV.String(),
 		Comm: sc.CommType().String(),
-		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, LoaderRate: sc.LoaderRate,
+		Exec: sc.Exec.String(), HostOverhead: float64(hostOverhead(sc)), Autocast: sc.Autocast, GEMMAllReduce: sc.GEMMAllReduce, LoaderRate: sc.LoaderRate,
 		Parallel: par,
 	}
 	if sc.Attention != sim.AttentionEngine {
@@ -355,7 +358,11 @@ func commNote(sc sim.Scenario) string {
 	if max(sc.TP, sc.PP, sc.EP) <= 1 || sc.CommType() == sc.Act {
 		return ""
 	}
-	return ", collectives " + sc.CommType().String()
+	s := ", collectives " + sc.CommType().String()
+	if sc.GEMMAllReduce && sc.TP > 1 {
+		s += " (TP all-reduces fused with their GEMMs)"
+	}
+	return s
 }
 
 // hostOverhead is the host time per kernel an eager scenario uses, 0

@@ -23,6 +23,13 @@ type trainFlags struct {
 	unfused                bool
 }
 
+// dropoutUsage and unfusedUsage are the help of --dropout and
+// --unfused-attention, which simulate and plan train share.
+const (
+	dropoutUsage = "dropout probability (training): Megatron-LM's hidden dropout before each residual add (--hidden-dropout, 0.1 by default there) and, with --unfused-attention, on the attention probabilities; priced as its masks' traffic, whatever the probability (0: none)"
+	unfusedUsage = "run the attention core as Megatron-LM did before FlashAttention (training): scores and probabilities written to memory, every pair computed (Narayanan et al. 2021, Korthikanti et al. 2022)"
+)
+
 // gradDTypeUsage is the help of --grad-dtype.
 const gradDTypeUsage = "type gradients are accumulated and data-parallel reduced in (training): fp32 as Megatron-LM does for bf16 models; default the weights' type"
 
@@ -56,8 +63,8 @@ func (o *trainFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.noOver, "no-overlap", false, "expose all data-, pipeline- and context-parallel communication (training: no overlap with compute)")
 	fs.Float64Var(&o.imbalance, "expert-imbalance", 1, "the busiest expert rank's tokens over the mean (MoE; 1 is balanced)")
 	fs.StringVar(&o.gradType, "grad-dtype", "", gradDTypeUsage)
-	fs.Float64Var(&o.dropout, "dropout", 0, "dropout probability (training): Megatron-LM's hidden dropout before each residual add (--hidden-dropout, 0.1 by default there) and, with --unfused-attention, on the attention probabilities; priced as its masks' traffic, whatever the probability (0: none)")
-	fs.BoolVar(&o.unfused, "unfused-attention", false, "run the attention core as Megatron-LM did before FlashAttention (training): scores and probabilities written to memory, every pair computed (Narayanan et al. 2021, Korthikanti et al. 2022)")
+	fs.Float64Var(&o.dropout, "dropout", 0, dropoutUsage)
+	fs.BoolVar(&o.unfused, "unfused-attention", false, unfusedUsage)
 }
 
 // apply sets the training fields of sc from the flags.

@@ -83,6 +83,10 @@ func (w Workload) KVBytes(tokens, tp int, kv model.DType) model.Bytes {
 	return w.M.KVBytes(tokens, tp, kv)
 }
 
+// KVLayers is the split of the model's attention layers into full and
+// sliding-window ones (sim.Windowed).
+func (w Workload) KVLayers() (full, windowed, window int) { return w.M.KVLayers() }
+
 // FeatureBytes and GatheredBytes are a graph network's feature store
 // (mlperf.FeatureStore): the whole store and what a batch gathers.
 func (w Workload) FeatureBytes(d model.DType) model.Bytes { return w.M.FeatureBytes(d) }
