@@ -130,7 +130,9 @@ type ServePlan struct {
 	Elapsed                 time.Duration
 	Problems                []error // why layouts were pruned as unrunnable
 	// Warnings are what pricing the searched data types fell back on (a
-	// type the device has no peak for), each once, in search order.
+	// type the device has no peak for), then what the engine's memory
+	// count rests on that the hardware file does not say (memoryWarnings),
+	// each once, in search order.
 	Warnings []error
 }
 
@@ -152,7 +154,7 @@ func Serve(q ServeQuery) (*ServePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &ServePlan{Warnings: dtypeWarnings(q)}
+	plan := &ServePlan{Warnings: append(dtypeWarnings(q), memoryWarnings(q)...)}
 	var mu sync.Mutex
 	// A work item is a layout (aggregated) or a pair (disaggregated).
 	type item struct {

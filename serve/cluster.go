@@ -255,7 +255,7 @@ type pool struct {
 	kv     charge // what a sequence holds of a scheduler's blocks
 	rr     int
 	router Router
-	warns  []error // Engine.memoryWarnings of the pool's own engine
+	warns  []error // Engine.MemoryWarnings of the pool's own engine
 }
 
 // newPool builds pl's schedulers: Instances × PP, each with 1/PP of an
@@ -274,7 +274,7 @@ func newPool(pl Pool, o Options, series bool, build func(arrival) *Metrics) (*po
 	if err != nil {
 		return nil, err
 	}
-	warns := e.memoryWarnings(pl.Pricer)
+	warns := e.MemoryWarnings(pl.Pricer)
 	pp := max(pl.Pricer.Scenario().PP, 1)
 	if pp > 1 {
 		kv = max(kv/pp, e.BlockSize)

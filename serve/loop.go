@@ -74,7 +74,7 @@ type loop struct {
 	now     float64
 	res     *Result
 	// warns are what the engine's memory count rests on that the
-	// hardware file does not say (Engine.memoryWarnings).
+	// hardware file does not say (Engine.MemoryWarnings).
 	warns []error
 
 	// queue holds the requests routed to the loop in the order the
@@ -200,7 +200,7 @@ func startLoop(p *sim.Pricer, e Engine, src source, o Options, recs *records, s 
 	l.ahead, l.behind = src.cursor(), src.cursor()
 	l.up = l.ahead()
 	l.recs, l.slot = recs, s
-	l.warns = e.memoryWarnings(p)
+	l.warns = e.MemoryWarnings(p)
 	if recs == nil {
 		l.res.recs = newRecords(src.n)
 		l.recs = &l.res.recs

@@ -44,7 +44,7 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options, lock bo
 	}
 	// Past here a pipeline's engine has its KV cache given (KVTokens),
 	// so what its memory count rests on is said now.
-	warns := e.memoryWarnings(p)
+	warns := e.MemoryWarnings(p)
 	if pp := p.Scenario().PP; pp > 1 {
 		kv, mem, err := e.KVCapacity(p)
 		if err != nil {

@@ -236,12 +236,12 @@ func (e *Engine) nonTorch(p *sim.Pricer) model.Bytes {
 	return VLLMNonTorch(max(sc.TP, 1) * max(sc.PP, 1))
 }
 
-// memoryWarnings returns what e's count of the memory outside torch on
+// MemoryWarnings returns what e's count of the memory outside torch on
 // p's replica rests on that the hardware file does not say: the NVLink
 // SHARP buffers of vLLM v0.6's accounting (NVLinkSHARPUnstated), where
 // that count sizes the KV cache (no KV cache given, no reserve set in the
 // scenario).
-func (e *Engine) memoryWarnings(p *sim.Pricer) []error {
+func (e *Engine) MemoryWarnings(p *sim.Pricer) []error {
 	if p == nil || e.KVTokens > 0 || e.MemBase != OfTotal || e.NonTorch != NonTorchV06 {
 		return nil
 	}
