@@ -498,9 +498,11 @@ func (e *Engine) KVCapacity(p *sim.Pricer) (int, sim.Memory, error) {
 		// SGLang's: what the CUDA context and the communicators hold
 		// before its first reading (SGLangKeptBack), in place of the
 		// device's flat reserve; a reserve set in the scenario stands
-		// for it.
+		// for it. Its ranks are the whole world, every replica's GPUs
+		// under data-parallel attention (sc.DP, 1 otherwise), whose MoE
+		// layers hold communicators over all of them.
 		if sc := p.Scenario(); sc.Reserve == nil {
-			m.Reserve = SGLangKeptBack(max(sc.TP, 1) * max(sc.PP, 1))
+			m.Reserve = SGLangKeptBack(max(sc.TP, 1) * max(sc.PP, 1) * max(sc.DP, 1))
 		}
 	}
 	// Buffers allocated before the KV cache come off what it is sized

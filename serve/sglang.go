@@ -234,3 +234,21 @@ func (e *Engine) maxSeqs(blocks, context int) int {
 	}
 	return min(e.MaxSeqs, SGLangReqSlots(blocks*e.BlockSize, context))
 }
+
+// SGLangDPAttention applies to e, SGLang's preset made with PresetFor at
+// the world's TP size (every replica's GPUs: SGLang's --tp under
+// --enable-dp-attention is the world, its attention TP 1, and
+// mem_fraction_static follows it), what SGLang's ServerArgs.__post_init__
+// changes under --enable-dp-attention (python/sglang/srt/server_args.py
+// of the v0.4 series, the file with mem_fraction_static 0.81 at tp ≥ 8
+// and cuda_graph_max_bs 160 that the preset follows): "the chunked
+// prefill size is adjusted ... to avoid MoE kernel issues" (halved),
+// cuda_graph_max_bs capped at 96, schedule_conservativeness scaled by
+// 0.3 (the decode reserve), and the overlap scheduler disabled (no
+// asynchronous output).
+func SGLangDPAttention(e *Engine) {
+	e.MaxTokens /= 2
+	e.GraphMaxBatch = min(e.GraphMaxBatch, 96)
+	e.Headroom = SGLangHeadroom(0.3 * SGLangConservativeness)
+	e.AsyncOutput = false
+}

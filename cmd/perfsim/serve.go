@@ -243,6 +243,12 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if err != nil {
 		return nil, usagef("--engine: %v", err)
 	}
+	if o.dpAttn && e.Name == "sglang" {
+		// SGLang's own settings under --enable-dp-attention, its TP size
+		// the world's.
+		e, _ = serve.PresetFor(o.engine, dev.Memory.Limit(), o.dp*o.tp)
+		serve.SGLangDPAttention(&e)
+	}
 	o.override(fs, &e)
 	ign := o.host.ignored(fs, &e)
 	if fs.Changed("mem-fraction") && fs.Changed("kv-tokens") {

@@ -49,6 +49,16 @@ func TestServe_dpAttention(t *testing.T) {
 			t.Errorf("%s: serve %g s, simulate %g s (%+.3f%%)", c.name, c.got, c.want, 100*(c.got/c.want-1))
 		}
 	}
+	// SGLang's own settings under --enable-dp-attention: its chunked
+	// prefill halved (8192 to 4096 tokens on an H200).
+	var sg struct {
+		MaxTokens int `json:"max_tokens"`
+	}
+	perfsimJSON(t, &sg, append([]string{"serve", "--engine", "sglang", "--tp", "1", "--dp", "8", "--ep", "8", "--dp-attention",
+		"--arrival", "all", "--requests", "8", "--input", strconv.Itoa(in), "--output", "4", "--format", "json"}, model...)...)
+	if sg.MaxTokens != 4096 {
+		t.Errorf("sglang under --dp-attention: max_tokens %d, want 4096 (its chunked prefill halved)", sg.MaxTokens)
+	}
 	var tp8 served
 	perfsimJSON(t, &tp8, append([]string{"serve", "--static", "--engine", "trtllm", "--cuda-graphs", "--tp", "8", "--ep", "8",
 		"--arrival", "all", "--requests", "8", "--max-seqs", "1", "--input", strconv.Itoa(in), "--output", strconv.Itoa(out), "--format", "json"}, model...)...)
