@@ -68,6 +68,14 @@ type Deployment struct {
 	// time.
 	Link   *KVLink
 	Router Router
+	// DPAttention runs Serve's instances as one data-parallel attention
+	// group (DeepSeek's layout, SGLang's --enable-dp-attention): each its
+	// own scheduler, KV cache and requests (round-robin), their
+	// iterations in lockstep because every MoE layer's experts span the
+	// GPUs of them all (Serve's pricer has EP = Instances × TP;
+	// sim.Pricer.PriceGroup). Aggregated, round-robin and an open loop
+	// only.
+	DPAttention bool
 }
 
 // Disaggregated reports whether d has a decode pool.
@@ -114,9 +122,30 @@ type KVLink struct {
 // is paid once, at the prefill pool.
 func RunDeployment(d Deployment, reqs []Request, o Options) (*Result, error) {
 	if d.replicasOnly(o) && d.Serve.Instances >= 1 && d.Serve.Pricer != nil {
-		return RunReplicas(d.Serve.Pricer, d.Serve.Engine, reqs, d.Serve.Instances, o)
+		return runReplicas(d.Serve.Pricer, d.Serve.Engine, sliceSource(reqs), d.Serve.Instances, o, d.DPAttention)
+	}
+	if err := d.checkDPAttention(o); err != nil {
+		return nil, err
 	}
 	return runDeployment(d, sliceSource(reqs), o, nil)
+}
+
+// checkDPAttention refuses data-parallel attention (DPAttention) beside
+// what it is not modelled with: a decode pool, another router than
+// round-robin (SGLang's data-parallel controller's default,
+// --load-balance-method round_robin), a closed loop.
+func (d Deployment) checkDPAttention(o Options) error {
+	switch {
+	case !d.DPAttention:
+		return nil
+	case d.Disaggregated():
+		return errors.New("--dp-attention: a disaggregated deployment with data-parallel attention is not modelled")
+	case d.Router != RoundRobin:
+		return fmt.Errorf("--dp-attention: the %s router with data-parallel attention is not modelled (round-robin only)", d.Router)
+	case o.Users > 0:
+		return errors.New("--dp-attention: a closed loop (--users) with data-parallel attention is not modelled")
+	}
+	return nil
 }
 
 // replicasOnly says whether d under o is data-parallel replicas, each

@@ -250,31 +250,9 @@ func (l *loop) advance(t float64) {
 // pricer times. Requests seen during an iteration join the queue at its
 // end. l.finished holds the completions the round delivered.
 func (l *loop) round() error {
-	l.finished = l.finished[:0]
-	l.join(l.now)
-	if len(l.running) == 0 && l.nwait() == 0 {
-		if len(l.pending) > 0 {
-			// No next step to overlap with: the last outputs are
-			// processed now.
-			l.deliver()
-			return nil
-		}
-		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
-		if t, ok := l.upcoming(); ok {
-			l.now = max(l.now, l.seen(t)) // idle until the next arrival
-		}
-		return nil
-	}
-	steps := l.schedule()
-	if len(l.sched) == 0 && l.promote() {
-		steps = l.schedule()
-	}
-	if len(l.sched) == 0 {
-		if l.held > 0 || l.inbound > 0 {
-			l.block()
-			return nil
-		}
-		return fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), l.nwait(), len(l.running))
+	steps, ok, err := l.plan()
+	if !ok {
+		return err
 	}
 	l.multi = steps > 1
 	for s := 0; s < steps && len(l.sched) > 0; s++ {
@@ -282,22 +260,60 @@ func (l *loop) round() error {
 			break
 		}
 		l.build()
-		dt := float64(l.p.Price(&l.it).Time + l.e.StepOverhead + l.e.SeqOverhead*model.Seconds(len(l.sched)))
-		end := l.now + dt
-		// Requests that arrived during the iteration enter the
-		// system (not the engine) at their arrival times.
-		l.join(end)
-		l.now = end
-		l.res.Iterations++
-		l.res.BusyTime += model.Seconds(dt)
-		l.deliver() // the previous iteration's outputs (AsyncOutput)
-		l.apply()
-		l.sample()
+		l.commit(float64(l.p.Price(&l.it).Time + l.e.StepOverhead + l.e.SeqOverhead*model.Seconds(len(l.sched))))
 	}
 	if l.multi {
 		l.release()
 	}
 	return nil
+}
+
+// plan is a round up to its first iteration: it returns the steps the
+// scheduler chose, with l.sched filled, or false when there is no
+// iteration to run (an idle engine, which delivers its pending outputs or
+// waits for the next request; a blocked one; or an error).
+func (l *loop) plan() (steps int, ok bool, err error) {
+	l.finished = l.finished[:0]
+	l.join(l.now)
+	if len(l.running) == 0 && l.nwait() == 0 {
+		if len(l.pending) > 0 {
+			// No next step to overlap with: the last outputs are
+			// processed now.
+			l.deliver()
+			return 0, false, nil
+		}
+		l.ratio = l.e.Headroom.Init // an idle engine starts its estimate again
+		if t, ok := l.upcoming(); ok {
+			l.now = max(l.now, l.seen(t)) // idle until the next arrival
+		}
+		return 0, false, nil
+	}
+	steps = l.schedule()
+	if len(l.sched) == 0 && l.promote() {
+		steps = l.schedule()
+	}
+	if len(l.sched) == 0 {
+		if l.held > 0 || l.inbound > 0 {
+			l.block()
+			return 0, false, nil
+		}
+		return 0, false, fmt.Errorf("serve: the engine is stuck at %v with %d waiting and %d running (a bug)", model.Seconds(l.now), l.nwait(), len(l.running))
+	}
+	return steps, true, nil
+}
+
+// commit ends an iteration of dt seconds that l.sched ran from l.now.
+func (l *loop) commit(dt float64) {
+	end := l.now + dt
+	// Requests that arrived during the iteration enter the system (not
+	// the engine) at their arrival times.
+	l.join(end)
+	l.now = end
+	l.res.Iterations++
+	l.res.BusyTime += model.Seconds(dt)
+	l.deliver() // the previous iteration's outputs (AsyncOutput)
+	l.apply()
+	l.sample()
 }
 
 // join brings the requests the engine has seen by t into the system.

@@ -26,14 +26,21 @@ import (
 // micro-batch much larger than the others would hold the stages longer
 // than this assumes.
 func RunReplicas(p *sim.Pricer, e Engine, reqs []Request, dp int, o Options) (*Result, error) {
-	return runReplicas(p, e, sliceSource(reqs), dp, o)
+	return runReplicas(p, e, sliceSource(reqs), dp, o, false)
 }
 
 // runReplicas serves src as RunReplicas serves its requests, each
-// replica reading its share (source.stride) as its engine reaches it.
-func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Result, error) {
+// replica reading its share (source.stride) as its engine reaches it;
+// lock runs the replicas as one data-parallel attention group, their
+// iterations in lockstep (lockstep), instead of each on its own.
+func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options, lock bool) (*Result, error) {
 	if dp < 1 {
 		return nil, errors.New("--dp: must be at least 1")
+	}
+	if lock {
+		if err := checkLockstep(p, e, dp); err != nil {
+			return nil, err
+		}
 	}
 	// Past here a pipeline's engine has its KV cache given (KVTokens),
 	// so what its memory count rests on is said now.
@@ -46,7 +53,11 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 		e.KVTokens = e.seqTokens(max(kv/pp, e.BlockSize), mem)
 		dp *= pp
 	}
-	if dp == 1 || src.n < dp {
+	ranks := dp
+	if lock {
+		dp = min(dp, src.n) // a replica without requests only idles
+	}
+	if !lock && (dp == 1 || src.n < dp) {
 		res, err := run(p, e, src, o)
 		if err == nil {
 			res.Warnings = addWarnings(res.Warnings, warns...)
@@ -78,11 +89,16 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options) (*Resul
 		}
 		loops[i] = l
 	}
+	if lock {
+		if err := lockstep(p, loops, ranks); err != nil {
+			return nil, err
+		}
+	}
 	// The replicas share nothing, so the order their rounds run in
 	// changes none of their results; the one furthest behind goes next,
 	// so that requests finish (OnFinish) about in time order, as their
 	// records are streamed (--requests-out), not a replica after another.
-	for {
+	for !lock {
 		var next *loop
 		for _, l := range loops {
 			if l.done < l.srcN && (next == nil || l.now < next.now) {

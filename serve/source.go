@@ -99,7 +99,7 @@ func RunWorkload(p *sim.Pricer, e Engine, w *Workload, dp int, o Options) (*Resu
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	return runReplicas(p, e, source{n: w.N, open: w.cursor}, dp, o)
+	return runReplicas(p, e, source{n: w.N, open: w.cursor}, dp, o, false)
 }
 
 // RunDeploymentWorkload serves w's requests on d as RunDeployment serves
@@ -108,10 +108,13 @@ func RunWorkload(p *sim.Pricer, e Engine, w *Workload, dp int, o Options) (*Resu
 // and any other, run as one event loop, draws each as the loop reaches
 // it (flight.go).
 func RunDeploymentWorkload(d Deployment, w *Workload, o Options) (*Result, error) {
-	if d.replicasOnly(o) {
-		return RunWorkload(d.Serve.Pricer, d.Serve.Engine, w, d.Serve.Instances, o)
-	}
 	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	if d.replicasOnly(o) {
+		return runReplicas(d.Serve.Pricer, d.Serve.Engine, source{n: w.N, open: w.cursor}, d.Serve.Instances, o, d.DPAttention)
+	}
+	if err := d.checkDPAttention(o); err != nil {
 		return nil, err
 	}
 	return runDeployment(d, source{n: w.N, open: w.cursor}, o, nil)

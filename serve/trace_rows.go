@@ -90,7 +90,10 @@ func (t *traceReader) Read(p []byte) (int, error) {
 // draws a workload's requests (RunDeploymentWorkload).
 func RunDeploymentTrace(d Deployment, t *Trace, o Options) (*Result, error) {
 	if d.replicasOnly(o) && d.Serve.Instances >= 1 && d.Serve.Pricer != nil {
-		return runReplicas(d.Serve.Pricer, d.Serve.Engine, t.source(), d.Serve.Instances, o)
+		return runReplicas(d.Serve.Pricer, d.Serve.Engine, t.source(), d.Serve.Instances, o, d.DPAttention)
+	}
+	if err := d.checkDPAttention(o); err != nil {
+		return nil, err
 	}
 	return runDeployment(d, t.source(), o, nil)
 }

@@ -56,3 +56,11 @@ func PrefillChecks(s *hwSystem, w Workload, sc Scenario) (first, again [32]bool,
 	}
 	return first, again, nil
 }
+
+// GroupParts returns what PriceGroup adds up for one replica's iteration
+// it alone in its group: its own part and the group's MoE part at its
+// tokens (tests in sim_test).
+func (p *Pricer) GroupParts(it *Iteration) (own, moe float64) {
+	n := it.Tokens()
+	return float64(p.price(it, rankPart).Time), p.groupAt(n, n, len(it.Prefill) == 0 && !it.Eager)
+}

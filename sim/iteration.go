@@ -126,6 +126,11 @@ type Pricer struct {
 	decm             map[decKey]float64
 	prem             map[preKey]float64
 	share            float64 // the busiest stage's share of a pass
+	// groupOps names the ops of a data-parallel attention group's MoE
+	// layers that the whole expert-parallel group shares (PriceGroup);
+	// groupm remembers their price by busiest and total tokens.
+	groupOps []string
+	groupm   map[groupKey]float64
 }
 
 type priceKey struct {
@@ -140,6 +145,7 @@ type part uint8
 const (
 	bothPhases part = iota // the ops a prefill and a decode step share, at every token
 	decodeOnly             // the ops only a decode step has, at its tokens
+	rankPart               // bothPhases less the expert-parallel group's (PriceGroup)
 )
 
 // A mixer is a sequence-mixing op of a pass: an attention or a scan,
@@ -212,12 +218,22 @@ func NewPricer(sys *hardware.System, w Workload, sc Scenario) (*Pricer, error) {
 	if shape.Arch != Decoder {
 		return nil, fmt.Errorf("sim: %s is %s: serving needs a decoder", w.Name(), withArticle(shape.Arch.String()))
 	}
-	sc.Mode, sc.Batch, sc.Input, sc.Output, sc.DP = Inference, 1, 1, 1, 1
+	// DP is kept only for data-parallel attention (EP a multiple of TP,
+	// beyond it): the replicas whose MoE layers run as one expert-parallel
+	// group (PriceGroup).
+	dp := 1
+	if sc.EP > max(sc.TP, 1) {
+		dp = max(sc.DP, 1)
+	}
+	sc.Mode, sc.Batch, sc.Input, sc.Output, sc.DP = Inference, 1, 1, 1, dp
 	if err := sc.Validate(shape); err != nil {
 		return nil, err
 	}
 	sc = sc.normalized()
-	if need := sc.TP * sc.PP; sys.Devices() < need {
+	if need := sc.TP * sc.PP * sc.DP; sys.Devices() < need {
+		if sc.DP > 1 {
+			return nil, fmt.Errorf("sim: %d data-parallel attention replicas need %d devices (dp %d × tp %d × pp %d); the system has %d", sc.DP, need, sc.DP, sc.TP, sc.PP, sys.Devices())
+		}
 		return nil, fmt.Errorf("sim: a replica needs %d devices (tp %d × pp %d); the system has %d", need, sc.TP, sc.PP, sys.Devices())
 	}
 	// The processor as Run takes it: a power limit, the sustained
@@ -262,6 +278,9 @@ func NewPricer(sys *hardware.System, w Workload, sc Scenario) (*Pricer, error) {
 		return nil, fmt.Errorf("sim: %s: its prefill has no attention", w.Name())
 	}
 	p.preOnly, p.decOnly = onlyIn(pops, dops), onlyIn(dops, pops)
+	if err := p.findGroupOps(dops); err != nil {
+		return nil, err
+	}
 	p.share = 1
 	if sc.PP > 1 {
 		p.share = p.r.stageShare()
@@ -284,6 +303,12 @@ func (p *Pricer) Scenario() Scenario { return p.r.sc }
 // Price returns the time of one iteration. An empty iteration costs
 // nothing.
 func (p *Pricer) Price(it *Iteration) IterationCost {
+	return p.price(it, bothPhases)
+}
+
+// price prices it with the ops of part pt (bothPhases, or rankPart
+// leaving out the expert-parallel group's, PriceGroup) at its tokens.
+func (p *Pricer) price(it *Iteration, pt part) IterationCost {
 	tokens := it.Tokens()
 	if tokens == 0 {
 		return IterationCost{}
@@ -302,7 +327,7 @@ func (p *Pricer) Price(it *Iteration) IterationCost {
 			head += pad
 		}
 	}
-	t := p.denseTime(tokens+pad, graph, bothPhases) + p.headTime(head, graph && it.Head != HeadEager)
+	t := p.denseTime(tokens+pad, graph, pt) + p.headTime(head, graph && it.Head != HeadEager)
 	if n := len(it.Decode); n > 0 && len(p.decOnly) > 0 {
 		if len(it.Prefill) == 0 {
 			n += pad // the padding rows are decode rows
@@ -396,7 +421,7 @@ func (p *Pricer) denseAt(tokens int, graph bool, pt part) float64 {
 	ph.Batch = tokens
 	var extra []model.Op
 	switch pt {
-	case bothPhases:
+	case bothPhases, rankPart:
 		extra = p.r.ppTransfer(tokens)
 	}
 	ops, err := p.r.ops(ph, extra)
@@ -412,6 +437,10 @@ func (p *Pricer) denseAt(tokens int, graph bool, pt part) float64 {
 		switch pt {
 		case bothPhases:
 			if slices.Contains(p.decOnly, o.Name) {
+				continue
+			}
+		case rankPart:
+			if slices.Contains(p.decOnly, o.Name) || slices.Contains(p.groupOps, o.Name) {
 				continue
 			}
 		case decodeOnly:

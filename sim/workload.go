@@ -98,6 +98,10 @@ type Phase struct {
 	TP               int
 	EP               int     // expert-parallel degree; 0 or 1 for none
 	Imbalance        float64 // busiest expert rank's routed tokens over the mean; 0 or 1 for none
+	// Group is the tokens an expert-parallel group of data-parallel
+	// attention replicas routes when EP > TP, Batch being the busiest
+	// replica's (Pricer.PriceGroup); 0: Batch·Seq·EP/TP, replicas alike.
+	Group int
 	// FuseCNN and Autocast say how a CNN's graph runs (Scenario.Exec is
 	// ExecFused; Scenario.Autocast).
 	FuseCNN, Autocast bool

@@ -129,7 +129,8 @@ func (m *Model) mambaOps(ops []model.Op, ph Phase) []model.Op {
 // attention replicas, the all-to-all dispatch and combine.
 //
 // The experts are split over EP ranks. The tokens an EP group routes
-// are T = t·max(1, EP/TP) (EP/TP replicas of t tokens each); the busiest
+// are T = t·max(1, EP/TP) (EP/TP replicas of t tokens each), or
+// Phase.Group when set (replicas with batches of their own); the busiest
 // rank gets Imbalance × the mean T·top_k/EP assignments; they touch the
 // expected number of distinct experts among the rank's E/EP under uniform
 // routing, (E/EP)·(1 − (1 − k/E)^T) (model.ExpectedExperts). An expert's
@@ -152,6 +153,9 @@ func (m *Model) moeOps(ops []model.Op, ph Phase) []model.Op {
 	group, width := t, c.ExpertFFN/max(1, tp/ep)
 	if ep > tp {
 		group = t * (ep / tp)
+		if ph.Group > 0 {
+			group = ph.Group
+		}
 	}
 	local := float64(E / ep)
 	distinct := model.ExpectedExperts(group, k, E) / float64(ep)

@@ -95,6 +95,14 @@ type Phase struct {
 	// (DeepSeek's layout): tokens go to their experts' ranks by an
 	// all-to-all dispatch and come back by an all-to-all combine.
 	EP int
+	// Group is the tokens the expert-parallel group routes when EP > TP
+	// (0: Batch·Seq·EP/TP, every data-parallel attention replica holding
+	// this phase's tokens). A serving engine's replicas run their MoE
+	// layers in lockstep with batches of their own (sim.Pricer.PriceGroup):
+	// the phase is then the busiest replica's tokens, whose all-to-all is
+	// the longest, and Group the tokens of them all, which the experts
+	// see. Ignored when EP ≤ TP.
+	Group int
 	// Imbalance is the routed load of the busiest expert-parallel rank
 	// over the mean (max/mean, at least 1; 0 means 1, uniform routing).
 	Imbalance float64
@@ -216,6 +224,9 @@ func (ph Phase) norm(m *Model) (Phase, error) {
 	}
 	if !(ph.Imbalance >= 1) || !finite(ph.Imbalance) {
 		errs = append(errs, fmt.Sprintf("imbalance %v must be at least 1 (max/mean routed tokens)", ph.Imbalance))
+	}
+	if ph.Group < 0 {
+		errs = append(errs, fmt.Sprintf("group %d tokens must not be negative", ph.Group))
 	}
 	if ph.EP < 0 {
 		errs = append(errs, fmt.Sprintf("ep %d must be positive", ph.EP))

@@ -56,6 +56,7 @@ type serveOptions struct {
 	host                    hostFlags     // engineflags.go
 	energy                  energyOptions // serve_energy.go
 	deploy                  deployOptions // serve_deploy.go
+	dpAttn                  bool
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -67,7 +68,8 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree of a replica")
 	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind the router (--router)")
-	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree of a replica (MoE): each MoE layer's experts split over ep ranks of the TP group, each expert over tp/ep, with the all-to-all dispatch and combine priced; ep divides tp and the experts (data-parallel attention, ep a multiple of tp, is simulate's only)")
+	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree (MoE): each MoE layer's experts split over ep ranks of a replica's TP group, each expert over tp/ep (ep divides tp and the experts); with --dp-attention, ep = dp × tp, the experts over every replica's GPUs with the all-to-all dispatch and combine priced")
+	fs.BoolVar(&o.dpAttn, "dp-attention", false, "data-parallel attention with expert-parallel MoE (DeepSeek's layout, SGLang's --enable-dp-attention): the --dp replicas of tp GPUs each schedule their own requests and KV cache, and run their iterations in lockstep with each MoE layer's experts over all dp × tp GPUs (--ep dp×tp; docs/serving.md)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of the weights (the GEMMs' weight inputs), the activations (GEMM inputs, attention and the other compute) and the KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4; under an 8- or 4-bit type the residual stream and its tensor-parallel, pipeline and expert-parallel collectives stay in bf16, as engines run them (see --comm), and so do a decoder's token embedding and LM head, as quantisers leave them")
 	fs.Var(&o.comm, "comm", "data type the residual stream's collectives move: the tensor-parallel all-reduces, pipeline sends and MoE all-to-alls (default: bf16 when --act is 8 or 4 bits, as vLLM and TensorRT-LLM do; else --act)")
@@ -131,8 +133,10 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 			errs = append(errs, usagef("--%s: must be at least 1, got %d", f.name, f.v))
 		}
 	}
-	if err := checkServeEP("ep", o.ep, "tp", o.tp); err != nil {
-		errs = append(errs, err)
+	if !o.dpAttn {
+		if err := checkServeEP("ep", o.ep, "tp", o.tp); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	// Leaving these out means the engine's own value; an explicit 0
 	// would silently mean the same, so it is refused (negatives are
@@ -193,6 +197,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		errs = append(errs, ignoredFlags(fs, "not with --static, which prefills each batch whole and schedules once per step", "chunked-prefill", "scheduler-steps")...)
 	}
 	errs = append(errs, o.deploy.check(fs, o)...)
+	errs = append(errs, o.checkDPAttention(fs)...)
 	if o.deploy.users > 0 {
 		arr = serve.AllAtOnce // the closed loop sets the arrivals
 	}
@@ -251,10 +256,16 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	}
 	sc := sim.Default()
 	sc.TP, sc.PP, sc.EP = o.tp, o.pp, o.ep
+	if o.dpAttn {
+		sc.DP = o.dp // one expert-parallel group over the replicas
+		if e.SchedulerSteps > 1 {
+			return nil, usagef("--dp-attention: --engine %s decodes %d steps per scheduling decision; data-parallel attention is modelled with one (SGLang's): give --scheduler-steps 1", o.engine, e.SchedulerSteps)
+		}
+	}
 	sc.Weights, sc.Act, sc.KV = pick("weights", o.weights), pick("act", o.act), pick("kv", o.kv)
 	sc.Comm = o.comm
 	sc = e.Scenario(sc)
-	per := o.tp * o.pp
+	per := o.tp * o.pp * sc.DP
 	sys, err := systemFor(dev, per)
 	if err != nil {
 		return nil, usagef("--tp/--pp: %d devices: %v", per, err)
@@ -294,18 +305,44 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, trace: trace, wl: &wl, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
 }
 
-// checkServeEP refuses expert parallelism beyond the TP group: serve
-// prices a replica of one TP group, whose experts ep ranks of it share;
-// data-parallel attention (ep a multiple of tp, the experts spread over
-// several replicas' GPUs) couples the replicas' iterations, which serve's
-// independent replicas do not model. The rest of the layout's checks
-// (ep dividing tp and the experts, a model with experts) are the
+// checkServeEP refuses expert parallelism beyond the TP group without
+// --dp-attention: independent replicas each hold their TP group's share
+// of the experts; experts across replicas (ep a multiple of tp) couple
+// their iterations, which is --dp-attention. The rest of the layout's
+// checks (ep dividing tp and the experts, a model with experts) are the
 // scenario's, as simulate's.
 func checkServeEP(flag string, ep int, tpFlag string, tp int) error {
 	if ep > 1 && tp >= 1 && ep > tp {
-		return usagef("--%s: expert parallelism %d is more than --%s %d: serve prices expert parallelism within a replica's TP group (ep dividing tp); data-parallel attention with experts across replicas (ep a multiple of tp) is priced by perfsim simulate --dp only", flag, ep, tpFlag, tp)
+		return usagef("--%s: expert parallelism %d is more than --%s %d: a replica's experts are within its TP group (ep dividing tp); experts across replicas (ep a multiple of tp) need --dp-attention, with --ep = --dp × --tp", flag, ep, tpFlag, tp)
 	}
 	return nil
+}
+
+// checkDPAttention checks --dp-attention's layout: --ep is dp × tp (one
+// expert-parallel group over every replica's GPUs), and nothing it is
+// not modelled with (--disagg, --users, another router than
+// round-robin, --pp).
+func (o *serveOptions) checkDPAttention(fs *pflag.FlagSet) []error {
+	if !o.dpAttn {
+		return nil
+	}
+	var errs []error
+	if o.deploy.disagg != "" {
+		errs = append(errs, usagef("--dp-attention: not with --disagg (data-parallel attention in a disaggregated deployment is not modelled)"))
+	}
+	if o.deploy.users > 0 {
+		errs = append(errs, usagef("--dp-attention: not with --users (a closed loop over data-parallel attention is not modelled)"))
+	}
+	if r, err := serve.ParseRouter(o.deploy.router); err == nil && r != serve.RoundRobin {
+		errs = append(errs, usagef("--router: %s with --dp-attention is not modelled: its replicas take requests round-robin (SGLang's data-parallel controller's default, --load-balance-method round_robin)", r))
+	}
+	if o.pp > 1 {
+		errs = append(errs, usagef("--pp: %d pipeline stages with --dp-attention are not modelled", o.pp))
+	}
+	if o.tp >= 1 && o.dp >= 1 && o.ep != o.dp*o.tp {
+		errs = append(errs, usagef("--ep: %d, but --dp-attention spreads each MoE layer's experts over every replica's GPUs: --ep must be --dp %d × --tp %d = %d", o.ep, o.dp, o.tp, o.dp*o.tp))
+	}
+	return errs
 }
 
 // override applies the engine flags the user set.

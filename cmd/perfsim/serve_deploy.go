@@ -169,7 +169,7 @@ func lengths(flag, s string) (serve.Lengths, error) {
 // link between them from the system their GPUs make.
 func (o *deployOptions) deployment(fs *pflag.FlagSet, so *serveOptions, dev *hardware.Device, w sim.Workload, sc sim.Scenario, p *sim.Pricer, e serve.Engine) (serve.Deployment, error) {
 	r, _ := serve.ParseRouter(o.router)
-	d := serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: so.dp}, Router: r}
+	d := serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: so.dp}, Router: r, DPAttention: so.dpAttn}
 	if o.disagg == "" {
 		return d, nil
 	}

@@ -63,7 +63,9 @@ func serveEnergy(res *serve.Result, s *serveSetup, p *price.Pricing) (*serveEner
 	sc := s.pricer.Scenario()
 	sc.Batch, sc.Input, sc.Output = batch, max(1, int(math.Round(in/float64(n)))), max(2, int(math.Round(out/float64(n))))
 	dev := s.dev
-	sys, err := systemFor(dev, sc.TP*sc.PP)
+	// A data-parallel attention group's replicas are one run of dp of
+	// them (sc.DP is 1 otherwise).
+	sys, err := systemFor(dev, sc.TP*sc.PP*max(sc.DP, 1))
 	if err != nil {
 		return nil, err
 	}

@@ -126,8 +126,9 @@ func TestServe_epMemory(t *testing.T) {
 }
 
 // TestServe_epBad: --ep's problems exit 2 naming the flag, as simulate
-// names them, every problem at once; ep above tp is refused, naming
-// simulate as what prices data-parallel attention.
+// names them, every problem at once; ep above tp is refused without
+// --dp-attention, and --dp-attention's layout is checked (ep = dp × tp,
+// none of the features it is not modelled with).
 func TestServe_epBad(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -137,7 +138,11 @@ func TestServe_epBad(t *testing.T) {
 		{[]string{"--model", "mixtral-8x7b", "--tp", "4", "--ep", "3"}, []string{"--ep: expert parallelism 3 does not divide the 8 experts"}, true},
 		{[]string{"--model", "llama3-8b", "--tp", "2", "--ep", "2"}, []string{"--ep: expert parallelism 2 for a model without experts"}, true},
 		{[]string{"--model", "mixtral-8x7b", "--tp", "6", "--ep", "3"}, []string{"--tp: tensor parallelism 6 does not divide the 32 attention heads", "--ep: expert parallelism 3 does not divide the 8 experts"}, true},
-		{[]string{"--model", "mixtral-8x7b", "--tp", "2", "--ep", "4"}, []string{"--ep: expert parallelism 4 is more than --tp 2", "perfsim simulate --dp only"}, false},
+		{[]string{"--model", "mixtral-8x7b", "--tp", "2", "--ep", "4"}, []string{"--ep: expert parallelism 4 is more than --tp 2", "need --dp-attention"}, false},
+		{[]string{"--model", "mixtral-8x7b", "--tp", "2", "--dp", "2", "--ep", "8", "--dp-attention"}, []string{"--ep: 8, but --dp-attention spreads each MoE layer's experts over every replica's GPUs: --ep must be --dp 2 × --tp 2 = 4"}, false},
+		{[]string{"--model", "mixtral-8x7b", "--tp", "2", "--dp", "2", "--ep", "4", "--dp-attention", "--pp", "2", "--router", "least-outstanding", "--users", "4"}, []string{"--pp: 2 pipeline stages with --dp-attention", "--router: least-outstanding with --dp-attention", "--dp-attention: not with --users"}, false},
+		{[]string{"--model", "mixtral-8x7b", "--tp", "1", "--ep", "2", "--dp-attention", "--disagg", "1P1D"}, []string{"--dp-attention: not with --disagg"}, false},
+		{[]string{"--model", "mixtral-8x7b", "--tp", "1", "--dp", "2", "--ep", "2", "--dp-attention", "--engine", "vllm-0.6", "--scheduler-steps", "4"}, []string{"--dp-attention: --engine vllm-0.6 decodes 4 steps per scheduling decision"}, false},
 		{[]string{"--model", "mixtral-8x7b", "--tp", "4", "--ep", "0", "--requests", "0"}, []string{"--ep: must be at least 1, got 0", "--requests: must be at least 1"}, false},
 		{[]string{"--model", "mixtral-8x7b", "--tp", "4", "--ep", "4", "--disagg", "1P1D", "--prefill-tp", "2"}, []string{"--ep: expert parallelism 4 is more than --prefill-tp 2"}, false},
 	} {

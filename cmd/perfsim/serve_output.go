@@ -33,7 +33,8 @@ type serveSummary struct {
 	TP            int    `json:"tp"`
 	PP            int    `json:"pp"`
 	DP            int    `json:"dp"`
-	EP            int    `json:"ep"` // expert parallelism within each replica's TP group (1: none)
+	EP            int    `json:"ep"` // expert parallelism within each replica's TP group (1: none), or over every replica's GPUs with dp_attention
+	DPAttention   bool   `json:"dp_attention,omitempty"`
 	GPUs          int    `json:"gpus"`
 	Requests      int    `json:"requests"`
 	MaxSeqs       int    `json:"max_seqs"`
@@ -132,7 +133,7 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 	sc := s.pricer.Scenario()
 	out := serveSummary{
 		Schema: "perfsim.serve/v1", Model: s.w.Name(), Hardware: s.hw, Calibration: s.dev.CalibrationLabel(), Engine: res.Engine.Name,
-		TP: sc.TP, PP: sc.PP, DP: s.dp, EP: max(sc.EP, 1), GPUs: s.gpus, Requests: res.Count,
+		TP: sc.TP, PP: sc.PP, DP: s.dp, EP: max(sc.EP, 1), DPAttention: s.dep.DPAttention, GPUs: s.gpus, Requests: res.Count,
 		MaxSeqs: res.Engine.MaxSeqs, MaxTokens: res.Engine.MaxTokens, KVCacheTokens: res.KVTokens, GEMMAllReduce: res.Engine.GEMMAllReduce,
 		KVStateTokens:       res.Engine.StateBlocks(res.Memory) * res.Engine.BlockSize,
 		RuntimeBuffersBytes: int64(res.Memory.Buffers), mem: res.Memory,
@@ -184,7 +185,10 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	// ep N: the TP group's GPUs share each MoE layer's experts (no
 	// GPUs of its own, so outside the product).
 	ep := ""
-	if s.EP > 1 {
+	switch {
+	case s.DPAttention:
+		ep = fmt.Sprintf(", data-parallel attention with ep %d over them", s.EP)
+	case s.EP > 1:
 		ep = fmt.Sprintf(", ep %d within tp", s.EP)
 	}
 	switch {

@@ -44,7 +44,7 @@ func (w Workload) AppendOps(dst []model.Op, ph sim.Phase) ([]model.Op, error) {
 func phaseOf(ph sim.Phase) workloads.Phase {
 	return workloads.Phase{
 		Kind: phaseKinds[ph.Kind], Batch: ph.Batch, Seq: ph.Seq, Context: ph.Context,
-		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, Comm: ph.Comm, TP: ph.TP, EP: ph.EP, Imbalance: ph.Imbalance,
+		Weights: ph.Weights, Act: ph.Act, KV: ph.KV, Comm: ph.Comm, TP: ph.TP, EP: ph.EP, Group: ph.Group, Imbalance: ph.Imbalance,
 		FuseCNN: ph.FuseCNN, Autocast: ph.Autocast,
 	}
 }

@@ -1,0 +1,97 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perfsim/perfsim/model"
+	"github.com/perfsim/perfsim/sim"
+)
+
+// checkLockstep refuses what a data-parallel attention group of dp
+// replicas (Deployment.DPAttention) does not model: a pricer whose
+// expert-parallel group is not the dp replicas' devices (EP = dp·TP),
+// pipeline stages, and multi-step decode.
+func checkLockstep(p *sim.Pricer, e Engine, dp int) error {
+	sc := p.Scenario()
+	switch {
+	case p.Replicas() != dp:
+		return fmt.Errorf("--dp-attention: %d replicas of tp %d, but --ep %d spans %d: data-parallel attention needs --ep equal to --dp × --tp (%d), the experts over every replica's GPUs", dp, sc.TP, sc.EP, p.Replicas(), dp*sc.TP)
+	case sc.PP > 1:
+		return fmt.Errorf("--dp-attention: pipeline parallelism (--pp %d) with data-parallel attention is not modelled", sc.PP)
+	case e.SchedulerSteps > 1:
+		return fmt.Errorf("--dp-attention: multi-step scheduling (%d steps) with data-parallel attention is not modelled: SGLang, which runs the layout, schedules every iteration", e.SchedulerSteps)
+	}
+	return nil
+}
+
+// lockstep runs loops, the schedulers of a data-parallel attention group
+// of ranks replicas (loops[i] replica i; a replica the router gave no
+// request has none), to the end of their requests, as one engine: every
+// iteration starts on every replica at once, because every MoE layer's
+// all-to-all spans all of them. Each replica's scheduler fills its own
+// iteration from its own queue and KV cache; a replica with nothing to
+// run joins the iteration with an idle batch (sim.Pricer.PriceGroup says
+// what the group's iteration costs); the host overheads are the busiest
+// scheduler's. When no replica has anything to run, the group waits for
+// the next request any of them will see. Every replica's GPUs are busy
+// while the group iterates (BusyTime); Iterations counts the iterations
+// each replica ran requests in.
+func lockstep(p *sim.Pricer, loops []*loop, ranks int) error {
+	its := make([]sim.Iteration, ranks)
+	busy := make([]bool, len(loops))
+	e := loops[0].e
+	now := 0.0
+	for {
+		left := false
+		for _, l := range loops {
+			left = left || l.done < l.srcN
+		}
+		if !left {
+			return nil
+		}
+		any, seqs := false, 0
+		for i, l := range loops {
+			l.now = now
+			its[i], busy[i] = sim.Iteration{}, false
+			if _, ok, err := l.plan(); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
+			l.multi = false
+			l.build()
+			its[i], busy[i], any = l.it, true, true
+			seqs = max(seqs, len(l.sched))
+		}
+		if !any {
+			next := math.Inf(1)
+			for _, l := range loops {
+				if t, ok := l.upcoming(); ok {
+					next = min(next, l.seen(t))
+				}
+			}
+			if math.IsInf(next, 1) {
+				for _, l := range loops {
+					if l.done < l.srcN {
+						return fmt.Errorf("serve: the data-parallel attention group is stuck at %v with %d of %d requests finished on a replica (a bug)", model.Seconds(now), l.done, l.srcN)
+					}
+				}
+				return nil
+			}
+			now = max(now, next)
+			continue
+		}
+		dt := float64(p.PriceGroup(its).Time + e.StepOverhead + e.SeqOverhead*model.Seconds(seqs))
+		for i, l := range loops {
+			if busy[i] {
+				l.commit(dt)
+				continue
+			}
+			l.join(now + dt)
+			l.now = now + dt
+			l.res.BusyTime += model.Seconds(dt)
+		}
+		now += dt
+	}
+}
