@@ -167,6 +167,20 @@ func TestDerive_inNetworkReduction(t *testing.T) {
 	if d.Kept != nil || d.TransferredFrom != "" || d.Calibration().Kind != "calibrated" {
 		t.Errorf("--set ...=none: calibration %+v, want the H100's kept whole", d.Calibration())
 	}
+	// With a number that does move kernels set beside it, the base's
+	// calibration is carried over (Transfer), and the reduction set must
+	// stay the what-if's: the carried collective fit had brought the
+	// H100's nvlink-sharp back with it.
+	both, err := Derive(h100, []string{"memory.bandwidth=4TB/s", "interconnect.intra.in_network_reduction=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sharp, stated := both.Intra.SHARP(); sharp || !stated {
+		t.Errorf("--set memory.bandwidth=4TB/s --set ...=none: SHARP() = %v, %v; want false, true", sharp, stated)
+	}
+	if both.Intra.Base != h100.Intra.Base {
+		t.Errorf("--set memory.bandwidth=4TB/s --set ...=none: intra base latency %v, want the H100's fitted %v carried", both.Intra.Base, h100.Intra.Base)
+	}
 	if same, err := Derive(h100, []string{"interconnect.intra.in_network_reduction=nvlink-sharp"}); err != nil || same.WhatIfBase != "" {
 		t.Errorf("--set to the H100's own value: %v, %v; want the H100 itself", same.Name, err)
 	}

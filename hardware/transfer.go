@@ -440,11 +440,14 @@ func transfer(d, base *Device, keepResiduals bool) {
 	}
 	// The collective fit carries to a link of the same kind (the same
 	// NVLink generation and topology): its fractions and latencies are the
-	// link's and the library's.
+	// link's and the library's. What d states of its own tier (bandwidth,
+	// name, devices, topology, in-network reduction) stays d's: a what-if's
+	// --set interconnect.intra.in_network_reduction had been replaced by
+	// the base's whenever another number moved too.
 	if d.Intra.Name != "" && d.Intra.Name == base.Intra.Name && d.Intra.Topology == base.Intra.Topology && base.Intra.Base > 0 {
-		bw, name, per, topo := d.Intra.Bandwidth, d.Intra.Name, d.Intra.DevicesPerNode, d.Intra.Topology
+		own := d.Intra
 		d.Intra = base.Intra
-		d.Intra.Bandwidth, d.Intra.Name, d.Intra.DevicesPerNode, d.Intra.Topology = bw, name, per, topo
+		d.Intra.Bandwidth, d.Intra.Name, d.Intra.DevicesPerNode, d.Intra.Topology, d.Intra.Reduction = own.Bandwidth, own.Name, own.DevicesPerNode, own.Topology, own.Reduction
 	}
 	d.TransferredFrom = base.Name
 }
