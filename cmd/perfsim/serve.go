@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfsim/perfsim/cmd/perfsim/internal/chart"
 	"github.com/perfsim/perfsim/hardware"
+	"github.com/perfsim/perfsim/internal/errlist"
 	"github.com/perfsim/perfsim/internal/fileio"
 	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
@@ -235,6 +236,11 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if _, err := serve.Preset(o.engine, 0); err != nil {
 		errs = append(errs, usagef("--engine: %v", err))
 	}
+	if len(errs) > 0 && mErr == nil {
+		// The layout's refusals by the model (heads, experts) are
+		// otherwise said only once the flags are right.
+		errs = append(errs, o.layoutErrors(simWorkload{M: m}.Shape())...)
+	}
 	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
 		return nil, err
 	}
@@ -309,6 +315,31 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 		opts.SeriesPoints = 1000
 	}
 	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, trace: trace, wl: &wl, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
+}
+
+// layoutErrors returns the model's refusals of the layout's degrees
+// (--tp, --pp, and --ep within the TP group), as NewPricer would give
+// them, so that they are said beside other flags' problems. A degree
+// under 1, or an --ep the flags' own checks refuse (above --tp, or
+// across replicas under --dp-attention), is left to its flag's error.
+func (o *serveOptions) layoutErrors(s sim.Shape) []error {
+	if o.tp < 1 || o.pp < 1 || o.ep < 1 {
+		return nil
+	}
+	fields := map[string]bool{"tp": true, "pp": true, "ep": !o.dpAttn && o.ep <= o.tp}
+	sc := sim.Default()
+	sc.TP, sc.PP = o.tp, o.pp
+	if fields["ep"] {
+		sc.EP = o.ep
+	}
+	var out []error
+	for _, e := range errlist.Flatten(sc.Validate(s)) {
+		var se *sim.ScenarioError
+		if errors.As(e, &se) && fields[se.Field] {
+			out = append(out, usageError{e})
+		}
+	}
+	return out
 }
 
 // checkServeEP refuses expert parallelism beyond the TP group without

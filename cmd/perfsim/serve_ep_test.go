@@ -145,6 +145,9 @@ func TestServe_epBad(t *testing.T) {
 		{[]string{"--model", "mixtral-8x7b", "--tp", "1", "--dp", "2", "--ep", "2", "--dp-attention", "--engine", "vllm-0.6", "--scheduler-steps", "4"}, []string{"--dp-attention: --engine vllm-0.6 decodes 4 steps per scheduling decision"}, false},
 		{[]string{"--model", "mixtral-8x7b", "--tp", "4", "--ep", "0", "--requests", "0"}, []string{"--ep: must be at least 1, got 0", "--requests: must be at least 1"}, false},
 		{[]string{"--model", "mixtral-8x7b", "--tp", "4", "--ep", "4", "--disagg", "1P1D", "--prefill-tp", "2"}, []string{"--ep: expert parallelism 4 is more than --prefill-tp 2"}, false},
+		// The model's refusal of the layout beside another flag's problem,
+		// where it had been said only once the flags were right.
+		{[]string{"--model", "mixtral-8x7b", "--tp", "3", "--ep", "3", "--requests", "0"}, []string{"--requests: must be at least 1", "--tp: tensor parallelism 3 does not divide the 32 attention heads", "--ep: expert parallelism 3 does not divide the 8 experts"}, false},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, errOut, code := perfsim(t, append([]string{"serve", "--hw", "h100", "--rate", "1"}, c.args...)...)
