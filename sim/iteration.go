@@ -413,10 +413,6 @@ func (p *Pricer) denseAt(tokens int, graph bool, pt part) float64 {
 	if t, ok := p.dense[k]; ok {
 		return t
 	}
-	c := p.eager
-	if graph {
-		c = p.graph
-	}
 	ph := p.r.phase(Decode)
 	ph.Batch = tokens
 	var extra []model.Op
@@ -424,34 +420,46 @@ func (p *Pricer) denseAt(tokens int, graph bool, pt part) float64 {
 	case bothPhases, rankPart:
 		extra = p.r.ppTransfer(tokens)
 	}
+	t := p.opsTime(ph, extra, graph, func(o *model.Op) bool {
+		if o.Class == model.ClassLogits || isMixer(o.Kernel) {
+			return false
+		}
+		switch pt {
+		case bothPhases:
+			return !slices.Contains(p.decOnly, o.Name)
+		case rankPart:
+			return !slices.Contains(p.decOnly, o.Name) && !slices.Contains(p.groupOps, o.Name)
+		case decodeOnly:
+			return slices.Contains(p.decOnly, o.Name)
+		}
+		return true
+	})
+	remember(p.dense, k, t)
+	return t
+}
+
+// opsTime prices the ops of phase ph (and extra) that keep selects, on
+// the CUDA-graph coster or the eager one: what the dense, head and
+// expert-parallel group parts of an iteration each sum. A decomposition
+// that fails is the pricer's error (Err), and prices 0.
+func (p *Pricer) opsTime(ph Phase, extra []model.Op, graph bool, keep func(*model.Op) bool) float64 {
+	c := p.eager
+	if graph {
+		c = p.graph
+	}
 	ops, err := p.r.ops(ph, extra)
 	if err != nil {
 		p.fail(err)
 		return 0
 	}
 	var t float64
-	for _, o := range ops {
-		if o.Count <= 0 || o.Kernel == nil || o.Class == model.ClassLogits || isMixer(o.Kernel) {
-			continue
+	for i := range ops {
+		o := &ops[i]
+		if o.Count > 0 && o.Kernel != nil && keep(o) {
+			co, _ := c.price(o.Kernel)
+			t += float64(o.Count) * float64(co.Time)
 		}
-		switch pt {
-		case bothPhases:
-			if slices.Contains(p.decOnly, o.Name) {
-				continue
-			}
-		case rankPart:
-			if slices.Contains(p.decOnly, o.Name) || slices.Contains(p.groupOps, o.Name) {
-				continue
-			}
-		case decodeOnly:
-			if !slices.Contains(p.decOnly, o.Name) {
-				continue
-			}
-		}
-		co, _ := c.price(o.Kernel)
-		t += float64(o.Count) * float64(co.Time)
 	}
-	remember(p.dense, k, t)
 	return t
 }
 
@@ -465,24 +473,9 @@ func (p *Pricer) headTime(rows int, graph bool) float64 {
 	if t, ok := p.head[k]; ok {
 		return t
 	}
-	c := p.eager
-	if graph {
-		c = p.graph
-	}
 	ph := p.r.phase(Decode)
 	ph.Batch = rows
-	ops, err := p.r.ops(ph, nil)
-	if err != nil {
-		p.fail(err)
-		return 0
-	}
-	var t float64
-	for _, o := range ops {
-		if o.Count > 0 && o.Kernel != nil && o.Class == model.ClassLogits {
-			co, _ := c.price(o.Kernel)
-			t += float64(o.Count) * float64(co.Time)
-		}
-	}
+	t := p.opsTime(ph, nil, graph, func(o *model.Op) bool { return o.Class == model.ClassLogits })
 	remember(p.head, k, t)
 	return t
 }

@@ -120,24 +120,9 @@ func (p *Pricer) groupAt(busiest, total int, graph bool) float64 {
 	if t, ok := p.groupm[k]; ok {
 		return t
 	}
-	c := p.eager
-	if graph {
-		c = p.graph
-	}
 	ph := p.r.phase(Decode)
 	ph.Batch, ph.Group = busiest, total
-	ops, err := p.r.ops(ph, nil)
-	if err != nil {
-		p.fail(err)
-		return 0
-	}
-	var t float64
-	for _, o := range ops {
-		if o.Count > 0 && o.Kernel != nil && slices.Contains(p.groupOps, o.Name) {
-			co, _ := c.price(o.Kernel)
-			t += float64(o.Count) * float64(co.Time)
-		}
-	}
+	t := p.opsTime(ph, nil, graph, func(o *model.Op) bool { return slices.Contains(p.groupOps, o.Name) })
 	remember(p.groupm, k, t)
 	return t
 }
