@@ -32,17 +32,22 @@
     }                                                                           \
   } while (0)
 
+// How the L2 is flushed before each timed repetition (L2Flush below).
+enum class FlushMode { Read, Write, None };
+
 // Options every program takes.
 struct Options {
   bool quick = false;   // --quick: a small grid for a one-minute smoke run
   bool header = true;   // --no-header: leave out the CSV header (run.sh)
   int device = 0;       // --device N
   const char* shapes = nullptr;  // --shapes FILE (gemm only)
+  const char* dtypes = nullptr;  // --dtypes a,b,... (gemm only): which, in this order
+  const char* flush = "read";    // --flush read|write|none (gemm, membw): the L2 flush
 };
 
 inline void usage(const char* prog, const char* extra) {
   std::fprintf(stderr,
-               "usage: %s [--quick] [--no-header] [--device N]%s\n"
+               "usage: %s [--quick] [--no-header] [--device N] [--flush read|write|none]%s\n"
                "Prints CSV rows in perfsim's measurement schema on stdout "
                "(see kernels/README.md).\n",
                prog, extra);
@@ -60,6 +65,15 @@ inline Options parse_options(int argc, char** argv, const char* extra = "") {
       o.device = std::atoi(argv[++i]);
     } else if (a == "--shapes" && i + 1 < argc) {
       o.shapes = argv[++i];
+    } else if (a == "--dtypes" && i + 1 < argc) {
+      o.dtypes = argv[++i];
+    } else if (a == "--flush" && i + 1 < argc) {
+      o.flush = argv[++i];
+      std::string f = o.flush;
+      if (f != "read" && f != "write" && f != "none") {
+        std::fprintf(stderr, "%s: --flush %s: want read, write or none\n", argv[0], o.flush);
+        std::exit(2);
+      }
     } else if (a == "-h" || a == "--help") {
       usage(argv[0], extra);
       std::exit(0);
@@ -70,6 +84,11 @@ inline Options parse_options(int argc, char** argv, const char* extra = "") {
     }
   }
   return o;
+}
+
+inline FlushMode flush_mode(const Options& o) {
+  std::string f = o.flush;
+  return f == "write" ? FlushMode::Write : f == "none" ? FlushMode::None : FlushMode::Read;
 }
 
 // csv_text quotes a text cell when it holds a comma, a quote or a line
@@ -138,6 +157,12 @@ inline void print_header(const Options& o) {
   if (o.header) std::printf("%s\n", CSV_HEADER);
 }
 
+// print_flush_note writes, as a CSV comment line, how the rows that
+// follow flushed the L2, so that a file says how it was measured.
+inline void print_flush_note(const char* prog, const Options& o) {
+  std::printf("# %s: L2 flush before each repetition: %s\n", prog, o.flush);
+}
+
 // print_row writes one row and flushes, so that rows measured before a
 // crash or a timeout are kept.
 inline void print_row(const DeviceInfo& d, const Row& r) {
@@ -149,18 +174,61 @@ inline void print_row(const DeviceInfo& d, const Row& r) {
   std::fflush(stdout);
 }
 
-// An L2 flush: writing a buffer several times the L2's size evicts what a
-// previous repetition left there, so that each repetition reads its
-// operands from device memory, as a kernel in a model's step does.
+// An L2 flush: sweeping a buffer several times the L2's size evicts what
+// a previous repetition left there, so that each repetition reads its
+// operands from device memory, as a kernel in a model's step does. The
+// sweep also keeps the GPU busy while the host records the start event
+// and enqueues the timed kernel, so the host's enqueue time stays out of
+// the interval.
+//
+// --flush read (the default) sweeps with loads: it leaves the L2 full of
+// clean lines, which the timed kernel evicts for free. --flush write
+// (cudaMemsetAsync) leaves them dirty, and the timed kernel pays for
+// writing them back: on an H100 and an H200 (2026-11-26) that made bf16
+// GEMMs at decode token counts (m <= 256, memory-bound) 14% slower, the
+// median over about 450 shapes, than the read sweep (at prefill counts
+// 1-2%), a cost no kernel of a model's step pays for its predecessor's
+// data. --flush none
+// leaves the L2 as the last repetition left it, and the GPU idle at the
+// start event, so the interval also holds the host's enqueue time (the
+// same decode GEMMs: 15-17% slower than with the read sweep).
+__global__ void flush_read_kernel(const float4* __restrict__ a, size_t n, float* sink) {
+  float acc = 0.f;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float4 v = a[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == -1.2345678e-30f) *sink = acc;  // never: keeps the loads
+}
+
 struct L2Flush {
   void* buf = nullptr;
+  float* sink = nullptr;
   size_t bytes = 0;
-  explicit L2Flush(const DeviceInfo& d) {
+  int blocks = 0;
+  FlushMode mode = FlushMode::Read;
+  L2Flush(const DeviceInfo& d, FlushMode m) : mode(m) {
     bytes = std::max<size_t>(4 * d.l2_bytes, 64u << 20);
+    blocks = d.sms * 8;
     CUDA_CHECK(cudaMalloc(&buf, bytes));
+    CUDA_CHECK(cudaMalloc(&sink, sizeof(float)));
+    CUDA_CHECK(cudaMemset(buf, 0, bytes));
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
-  ~L2Flush() { cudaFree(buf); }
-  void run(cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes, s)); }
+  ~L2Flush() {
+    cudaFree(buf);
+    cudaFree(sink);
+  }
+  void run(cudaStream_t s) {
+    switch (mode) {
+      case FlushMode::Read:
+        flush_read_kernel<<<blocks, 256, 0, s>>>((const float4*)buf, bytes / sizeof(float4), sink);
+        CUDA_CHECK(cudaGetLastError());
+        break;
+      case FlushMode::Write: CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes, s)); break;
+      case FlushMode::None: break;
+    }
+  }
 };
 
 // Timing statistics of repeated runs, in seconds.

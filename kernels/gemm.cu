@@ -229,7 +229,7 @@ static void lt_plan(LtPlan& p, cublasLtHandle_t lt, DT dt, const Shape& s, long 
 }
 
 int main(int argc, char** argv) {
-  Options o = parse_options(argc, argv, " [--shapes FILE]");
+  Options o = parse_options(argc, argv, " [--shapes FILE] [--dtypes fp32,tf32,bf16,fp16,fp8,int8]");
   CUDA_CHECK(cudaSetDevice(o.device));
   std::string shapes_path;
   if (o.shapes) {
@@ -273,15 +273,35 @@ int main(int argc, char** argv) {
   CUBLAS_CHECK(cublasSetStream(h, stream));
   cublasLtHandle_t lt;
   CUBLAS_CHECK(cublasLtCreate(&lt));
-  L2Flush flush(dev);
+  L2Flush flush(dev, flush_mode(o));
   RepPolicy policy = rep_policy(o);
 
+  // The data types to time, in the order --dtypes gives (default: all, in
+  // kDT's order), so that a run cut short keeps the ones that matter most.
+  std::vector<DT> order;
+  if (o.dtypes) {
+    std::stringstream ss(o.dtypes);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+      int found = -1;
+      for (int d = 0; d < NUM_DT; d++)
+        if (name == kDT[d].name) found = d;
+      if (found < 0) {
+        std::fprintf(stderr, "gemm: --dtypes: unknown data type \"%s\" (want fp32, tf32, bf16, fp16, fp8, int8)\n", name.c_str());
+        return 2;
+      }
+      if (std::find(order.begin(), order.end(), (DT)found) == order.end()) order.push_back((DT)found);
+    }
+  } else {
+    for (int d = 0; d < NUM_DT; d++) order.push_back((DT)d);
+  }
+
   print_header(o);
+  print_flush_note("gemm", o);
   double t0 = now_s(), last = t0;
-  int done = 0, total = (int)shapes.size() * NUM_DT;
-  for (int d = 0; d < NUM_DT; d++) {
-    DT dt = (DT)d;
-    const DTInfo& info = kDT[d];
+  int done = 0, total = (int)(shapes.size() * order.size());
+  for (DT dt : order) {
+    const DTInfo& info = kDT[dt];
     if (dt == FP8 && !has_fp8) {
       PROGRESS("gemm: skipping fp8: compute capability %d.%d has no fp8 tensor cores (needs 8.9+)\n", dev.cc / 10, dev.cc % 10);
       done += (int)shapes.size();

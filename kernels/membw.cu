@@ -77,9 +77,10 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMemset(c, 0x3F, max_s));
   CUDA_CHECK(cudaDeviceSynchronize());
 
-  L2Flush flush(dev);
+  L2Flush flush(dev, flush_mode(o));
   RepPolicy policy = rep_policy(o);
   print_header(o);
+  print_flush_note("membw", o);
   const char* kernels[] = {"read", "write", "copy", "triad"};
   for (const char* kname : kernels) {
     std::string kn = kname;

@@ -3,8 +3,10 @@
 # the NCCL collectives across all visible GPUs, where built); the CSV goes
 # to stdout, progress and build output to stderr.
 #
-#   kernels/run.sh > h200.csv           the full grid, about 2-5 minutes on an H100/H200
+#   kernels/run.sh > h200.csv           the full grid, about 1.5 minutes on an H100/H200
 #   kernels/run.sh --quick > smoke.csv  a smoke run, under a minute
+#   kernels/run.sh --flush write ...    how membw and gemm flush the L2 (read, write
+#                                       or none; common.h says what each costs)
 #   CUDA_DEVICE=1 kernels/run.sh ...    another GPU (default 0)
 #
 # Environment passed to the programs: PERFSIM_DRIVER and PERFSIM_CLOCKS
@@ -14,12 +16,17 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 quick=""
-for a in "$@"; do
-  case "$a" in
+flush="read"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --quick) quick="--quick" ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument $a (want --quick)" >&2; exit 2 ;;
+    --flush)
+      flush="${2:-}"; shift
+      case "$flush" in read|write|none) ;; *) echo "run.sh: --flush $flush: want read, write or none" >&2; exit 2 ;; esac ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $1 (want --quick or --flush MODE)" >&2; exit 2 ;;
   esac
+  shift
 done
 dev="${CUDA_DEVICE:-0}"
 
@@ -41,9 +48,9 @@ start=$SECONDS
 echo "run.sh: launch overhead" >&2
 "$here/bin/launch" $quick --device "$dev"
 echo "run.sh: memory bandwidth" >&2
-"$here/bin/membw" $quick --device "$dev" --no-header
+"$here/bin/membw" $quick --device "$dev" --no-header --flush "$flush"
 echo "run.sh: GEMMs" >&2
-"$here/bin/gemm" $quick --device "$dev" --no-header --shapes "$here/shapes.txt"
+"$here/bin/gemm" $quick --device "$dev" --no-header --flush "$flush" --shapes "$here/shapes.txt"
 if [[ -x "$here/bin/nccl" ]]; then
   echo "run.sh: NCCL collectives" >&2
   "$here/bin/nccl" $quick --no-header
