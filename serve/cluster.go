@@ -68,12 +68,16 @@ type Deployment struct {
 	// time.
 	Link   *KVLink
 	Router Router
-	// DPAttention runs Serve's instances as one data-parallel attention
-	// group (DeepSeek's layout, SGLang's --enable-dp-attention): each its
-	// own scheduler, KV cache and requests (round-robin), their
+	// DPAttention runs Serve's instances as data-parallel attention
+	// groups (DeepSeek's layout, SGLang's --enable-dp-attention) of
+	// Serve's pricer's Replicas() instances each: each instance its own
+	// scheduler, KV cache and requests (round-robin), a group's
 	// iterations in lockstep because every MoE layer's experts span the
-	// GPUs of them all (Serve's pricer has EP = Instances × TP;
-	// sim.Pricer.PriceGroup). Aggregated, round-robin and an open loop
+	// GPUs of them all (the pricer has EP = Replicas() × TP;
+	// sim.Pricer.PriceGroup). Instances is a multiple of Replicas(): one
+	// group (perfsim serve --dp-attention), or several behind the
+	// round-robin router (perfsim plan serve), instance r in group r mod
+	// Instances/Replicas(). Aggregated, round-robin and an open loop
 	// only.
 	DPAttention bool
 }

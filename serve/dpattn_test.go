@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/perfsim/perfsim/model"
@@ -166,5 +167,95 @@ func TestDPAttention_load(t *testing.T) {
 		if !(m.TTFT() > 0) || m.Finish < m.FirstToken {
 			t.Fatalf("request %d: TTFT %v, finish %v before first token %v", m.ID, m.TTFT(), m.Finish, m.FirstToken)
 		}
+	}
+}
+
+// TestDPAttention_groups: G groups of a data-parallel attention layout
+// behind the round-robin router (Instances = G × the pricer's
+// Replicas()) serve each request exactly as its group alone serves the
+// requests it is sent (request i to group i mod G): qwen3-30b-a3b on
+// H100s, groups of 2 replicas of tp 1 (ep 2), 1, 2 and 3 groups; and
+// instances not a multiple of the group are refused.
+func TestDPAttention_groups(t *testing.T) {
+	const d = 2
+	sys, w := setup(t, "h100", "qwen3-30b-a3b", d)
+	e, err := serve.DPAttentionPreset("sglang", sys.Device.Memory.Limit(), d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := sim.Default()
+	sc.DP, sc.EP = d, d
+	p := pricer(t, sys, w, e.Scenario(sc))
+	wl := serve.Workload{N: 90, Arrival: serve.Poisson, Rate: 12, Seed: 5, Input: serve.Uniform{Min: 64, Max: 1024}, Output: serve.Uniform{Min: 16, Max: 128}}
+	reqs, err := wl.Requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(rs []serve.Request, instances int) (*serve.Result, error) {
+		return serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: instances}, DPAttention: true}, rs, serve.Options{Records: true})
+	}
+	for _, g := range []int{1, 2, 3} {
+		all, err := run(reqs, g*d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.Replicas != g*d || len(all.Requests) != len(reqs) {
+			t.Fatalf("%d groups: %d replicas, %d requests", g, all.Replicas, len(all.Requests))
+		}
+		byID := map[int]serve.Metrics{}
+		for _, m := range all.Requests {
+			byID[m.ID] = m
+		}
+		for k := range g {
+			var share []serve.Request
+			for i := k; i < len(reqs); i += g {
+				share = append(share, reqs[i])
+			}
+			alone, err := run(share, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range alone.Requests {
+				if byID[m.ID] != m {
+					t.Fatalf("%d groups, group %d: request %d %+v, alone %+v", g, k, m.ID, byID[m.ID], m)
+				}
+			}
+		}
+	}
+	if _, err := run(reqs, 3); err == nil || !strings.Contains(err.Error(), "--ep") {
+		t.Errorf("3 instances of groups of 2: %v, want a refusal naming --ep", err)
+	}
+}
+
+// TestDPAttentionPreset: SGLang's preset under data-parallel attention
+// is made at the world's TP size with SGLangDPAttention's changes; the
+// other engines' is PresetFor at the replica's TP. Every preset can run
+// the layout (CheckDPAttentionEngine); multi-step decode cannot.
+func TestDPAttentionPreset(t *testing.T) {
+	const capacity = 140 << 30
+	for _, name := range serve.Engines() {
+		got, err := serve.DPAttentionPreset(name, capacity, 4, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := serve.PresetFor(name, capacity, 2)
+		if name == "sglang" {
+			want, _ = serve.PresetFor(name, capacity, 8)
+			serve.SGLangDPAttention(&want)
+		}
+		if got.Name != want.Name || got.MaxTokens != want.MaxTokens || got.MemFraction != want.MemFraction || got.GraphMaxBatch != want.GraphMaxBatch || got.AsyncOutput != want.AsyncOutput {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+		if err := serve.CheckDPAttentionEngine(got); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := serve.DPAttentionPreset("nope", capacity, 2, 1); err == nil {
+		t.Error("an unknown engine was accepted")
+	}
+	e, _ := serve.Preset("vllm-0.6", capacity)
+	e.SchedulerSteps = 8
+	if err := serve.CheckDPAttentionEngine(e); err == nil || !strings.Contains(err.Error(), "multi-step") {
+		t.Errorf("8 scheduler steps: %v", err)
 	}
 }

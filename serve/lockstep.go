@@ -8,21 +8,47 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-// checkLockstep refuses what a data-parallel attention group of dp
-// replicas (Deployment.DPAttention) does not model: a pricer whose
-// expert-parallel group is not the dp replicas' devices (EP = dp·TP),
-// pipeline stages, and multi-step decode.
+// checkLockstep refuses what data-parallel attention groups of dp
+// replicas in all (Deployment.DPAttention) do not model: a pricer whose
+// expert-parallel group does not divide the dp replicas into whole
+// groups (EP = Replicas·TP, dp a multiple of Replicas), pipeline stages,
+// and an engine CheckDPAttentionEngine refuses.
 func checkLockstep(p *sim.Pricer, e Engine, dp int) error {
 	sc := p.Scenario()
 	switch {
-	case p.Replicas() != dp:
+	case dp%p.Replicas() != 0:
 		return fmt.Errorf("--dp-attention: %d replicas of tp %d, but --ep %d spans %d: data-parallel attention needs --ep equal to --dp × --tp (%d), the experts over every replica's GPUs", dp, sc.TP, sc.EP, p.Replicas(), dp*sc.TP)
 	case sc.PP > 1:
 		return fmt.Errorf("--dp-attention: pipeline parallelism (--pp %d) with data-parallel attention is not modelled", sc.PP)
-	case e.SchedulerSteps > 1:
+	}
+	return CheckDPAttentionEngine(e)
+}
+
+// CheckDPAttentionEngine reports why engine e cannot run data-parallel
+// attention as serve models it: multi-step decode (several decode steps
+// per scheduling decision; the group's iterations are scheduled one at a
+// time). nil when it can.
+func CheckDPAttentionEngine(e Engine) error {
+	if e.SchedulerSteps > 1 {
 		return fmt.Errorf("--dp-attention: multi-step scheduling (%d steps) with data-parallel attention is not modelled: SGLang, which runs the layout, schedules every iteration", e.SchedulerSteps)
 	}
 	return nil
+}
+
+// DPAttentionPreset returns engine name's preset for a data-parallel
+// attention group of dp replicas of tp devices each, each device with
+// capacity bytes a program can allocate: PresetFor at tp, except
+// SGLang's, which is made at the world's TP size (dp × tp: SGLang's --tp
+// under --enable-dp-attention is the world) with SGLangDPAttention's
+// changes, as SGLang's ServerArgs makes them.
+func DPAttentionPreset(name string, capacity model.Bytes, dp, tp int) (Engine, error) {
+	e, err := PresetFor(name, capacity, tp)
+	if err != nil || e.Name != "sglang" {
+		return e, err
+	}
+	e, err = PresetFor(name, capacity, dp*tp)
+	SGLangDPAttention(&e)
+	return e, err
 }
 
 // lockstep runs loops, the schedulers of a data-parallel attention group

@@ -53,8 +53,10 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options, lock bo
 		e.KVTokens = e.seqTokens(max(kv/pp, e.BlockSize), mem)
 		dp *= pp
 	}
-	ranks := dp
+	ranks, groups := dp, 1
 	if lock {
+		ranks = p.Replicas()
+		groups = dp / ranks
 		dp = min(dp, src.n) // a replica without requests only idles
 	}
 	if !lock && (dp == 1 || src.n < dp) {
@@ -90,8 +92,19 @@ func runReplicas(p *sim.Pricer, e Engine, src source, dp int, o Options, lock bo
 		loops[i] = l
 	}
 	if lock {
-		if err := lockstep(p, loops, ranks); err != nil {
-			return nil, err
+		// Replica r is group r mod groups's: request i goes to group i
+		// mod groups (round-robin), and that group's k-th request to its
+		// replica k mod ranks (its own round-robin). The groups share
+		// nothing, so each runs on its own.
+		group := make([]*loop, 0, ranks)
+		for g := range min(groups, dp) {
+			group = group[:0]
+			for r := g; r < dp; r += groups {
+				group = append(group, loops[r])
+			}
+			if err := lockstep(p, group, ranks); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The replicas share nothing, so the order their rounds run in

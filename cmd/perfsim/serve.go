@@ -246,14 +246,13 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	}
 	w := simWorkload{M: m}
 	e, err := serve.PresetFor(o.engine, dev.Memory.Limit(), o.tp)
-	if err != nil {
-		return nil, usagef("--engine: %v", err)
-	}
-	if o.dpAttn && e.Name == "sglang" {
+	if o.dpAttn {
 		// SGLang's own settings under --enable-dp-attention, its TP size
 		// the world's.
-		e, _ = serve.PresetFor(o.engine, dev.Memory.Limit(), o.dp*o.tp)
-		serve.SGLangDPAttention(&e)
+		e, err = serve.DPAttentionPreset(o.engine, dev.Memory.Limit(), o.dp, o.tp)
+	}
+	if err != nil {
+		return nil, usagef("--engine: %v", err)
 	}
 	o.override(fs, &e)
 	ign := o.host.ignored(fs, &e)
