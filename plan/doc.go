@@ -1,7 +1,8 @@
 // Package plan searches deployments and layouts. It prints nothing.
 //
 // For serving under latency SLOs (Serve), the layouts (TP, PP, replicas;
-// for an MoE model EP within TP, ep.go), data types and batch limits of a
+// for an MoE model EP within TP, ep.go, and data-parallel attention
+// groups with EP across their replicas, dpattn.go), data types and batch limits of a
 // model on a device, and (disagg.go)
 // disaggregated prefill and decode pools, each candidate it reports
 // checked by a full simulation of package serve; and the highest

@@ -14,8 +14,8 @@ import (
 // serve prices: experts split over ep ranks of the TP group, each over
 // tp/ep of them, sim.Scenario's checks). A dense model gets 1 alone, so
 // its search is unchanged. Data-parallel attention (ep a multiple of tp,
-// experts across replicas) is simulate's only: serve's replicas run
-// independently, and a plan checks each candidate with serve.
+// the experts across a group of replicas in lockstep) is searched apart:
+// DPAttentionDegrees.
 func EPDegrees(s sim.Shape, tp int) []int {
 	eps := []int{1}
 	if s.Experts <= 1 {

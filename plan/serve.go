@@ -18,17 +18,28 @@ import (
 // expert-parallel degree of an MoE model's layers within each stage's TP
 // group (0 or 1: none; EP divides TP and the experts, as serve prices
 // it): it adds no GPUs, a replica holding TP × PP of them.
+//
+// DPAttention > 1 makes the replica a data-parallel attention group
+// (DeepSeek's layout, perfsim serve --dp-attention): DPAttention
+// instances of TP GPUs, each with its own scheduler, KV cache and
+// requests, their iterations in lockstep, each MoE layer's experts over
+// all DPAttention × TP GPUs (EP is that product; PP is 1). Such a
+// replica holds DPAttention × TP GPUs (GPUs); 0 or 1: none.
 type Layout struct {
-	TP, PP  int
-	EP      int
-	DType   model.DType
-	MaxSeqs int // 0: the engine's default
+	TP, PP      int
+	EP          int
+	DType       model.DType
+	MaxSeqs     int // 0: the engine's default
+	DPAttention int
 }
 
 func (l Layout) String() string {
 	s := fmt.Sprintf("tp%d pp%d %s", l.TP, l.PP, l.DType)
 	if l.EP > 1 {
 		s = fmt.Sprintf("tp%d ep%d pp%d %s", l.TP, l.EP, l.PP, l.DType)
+	}
+	if l.DPAttention > 1 {
+		s = fmt.Sprintf("dp-attn %d × %s", l.DPAttention, s)
 	}
 	if l.MaxSeqs > 0 {
 		s += fmt.Sprintf(" max-seqs %d", l.MaxSeqs)
@@ -54,8 +65,9 @@ func (s SLO) Meets(res *serve.Result) bool {
 }
 
 // A Candidate is a deployment that was simulated: DP replicas of
-// Layout, or (Disagg.Prefill > 0) disaggregated pools, Layout then
-// being the prefill instances' (and the data type and batch cap of
+// Layout (under data-parallel attention DP groups of Layout.DPAttention
+// instances each), or (Disagg.Prefill > 0) disaggregated pools, Layout
+// then being the prefill instances' (and the data type and batch cap of
 // both).
 type Candidate struct {
 	Layout
@@ -241,7 +253,7 @@ func dtypeWarnings(q ServeQuery) []error {
 
 func compareCand(a, b Candidate) int {
 	x, y := a.Disagg, b.Disagg
-	for _, d := range [...]int{a.GPUs - b.GPUs, a.TP - b.TP, max(a.EP, 1) - max(b.EP, 1), a.PP - b.PP, int(a.DType) - int(b.DType), a.MaxSeqs - b.MaxSeqs, a.DP - b.DP,
+	for _, d := range [...]int{a.GPUs - b.GPUs, a.TP - b.TP, max(a.EP, 1) - max(b.EP, 1), a.DPAttention - b.DPAttention, a.PP - b.PP, int(a.DType) - int(b.DType), a.MaxSeqs - b.MaxSeqs, a.DP - b.DP,
 		x.Prefill - y.Prefill, x.Decode - y.Decode, x.DecodeTP - y.DecodeTP, x.DecodePP - y.DecodePP} {
 		if d != 0 {
 			return d
@@ -259,19 +271,25 @@ func searchLayout(q ServeQuery, l Layout, ds *draws) (cands []Candidate, pruned,
 	if err != nil {
 		return nil, 1, 0, err
 	}
-	per := l.TP * l.PP
+	per := l.GPUs()
 	maxDP := q.MaxGPUs / per
 	if maxDP < 1 {
 		return nil, 1, 0, fmt.Errorf("a replica needs %d GPUs, more than %d", per, q.MaxGPUs)
 	}
 	// The bound: one replica's throughput at maximum load on the same
-	// lengths (every request queued at once).
-	off := make([]serve.Request, min(len(reqs), 4*max(e.MaxSeqs, 64)))
+	// lengths (every request queued at once; as many for each instance
+	// of a data-parallel attention group).
+	off := make([]serve.Request, min(len(reqs), 4*max(e.MaxSeqs, 64)*max(l.DPAttention, 1)))
 	copy(off, reqs)
 	for i := range off {
 		off[i].Arrival = 0
 	}
-	cap1, err := serve.RunReplicas(p, e, off, 1, serve.Options{})
+	var cap1 *serve.Result
+	if l.DPAttention > 1 {
+		cap1, err = serve.RunDeployment(l.deployment(p, e, 1, serve.RoundRobin), off, serve.Options{})
+	} else {
+		cap1, err = serve.RunReplicas(p, e, off, 1, serve.Options{})
+	}
 	simulated++
 	if err != nil {
 		return nil, 1, simulated, err
@@ -285,7 +303,7 @@ func searchLayout(q ServeQuery, l Layout, ds *draws) (cands []Candidate, pruned,
 	try := func(dp int) (Candidate, error) {
 		res, n, err := ds.settle(q.Workload.Rate, func(rs []serve.Request) (*serve.Result, error) {
 			simulated++
-			return serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: dp}, Router: q.Router}, rs, serve.Options{})
+			return serve.RunDeployment(l.deployment(p, e, dp, q.Router), rs, serve.Options{})
 		})
 		if err != nil {
 			return Candidate{}, err

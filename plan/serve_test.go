@@ -27,17 +27,20 @@ func deployer(t testing.TB, mdl string) plan.Deployer {
 	}
 	w := adapter{M: m}
 	return func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
-		n := l.TP * l.PP
-		sys, err := hardware.NewSystem(d, n, 1)
+		sys, err := hardware.NewSystem(d, l.GPUs(), 1)
 		if err != nil {
 			return nil, serve.Engine{}, err
 		}
 		e, _ := serve.Preset("vllm", d.Memory.Limit())
+		if l.DPAttention > 1 {
+			e, _ = serve.DPAttentionPreset("vllm", d.Memory.Limit(), l.DPAttention, l.TP)
+		}
 		if l.MaxSeqs > 0 {
 			e.MaxSeqs = l.MaxSeqs
 		}
 		sc := sim.Default()
 		sc.TP, sc.PP, sc.EP, sc.Weights, sc.Act, sc.KV = l.TP, l.PP, l.EP, l.DType, l.DType, l.DType
+		sc.DP = max(l.DPAttention, 1)
 		p, err := sim.NewPricer(sys, w, e.Scenario(sc))
 		return p, e, err
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-const planSynopsis = "perfsim plan serve --hw NAME|FILE --model NAME|FILE --rate R --ttft-p99 T --tpot-p99 T [--input S --output G | --workload sharegpt] [--tp 1,2,4,8] [--pp 1,2] [--ep N,...] [--dtypes bf16,fp8] [--max-seqs 0,64,256] [--max-gpus N] [--engine E] [--disagg] [--router round-robin|least-outstanding] [--max-rate --dp N] [--format table|json|csv] [--front-plot FILE] [--load-plot FILE]"
+const planSynopsis = "perfsim plan serve --hw NAME|FILE --model NAME|FILE --rate R --ttft-p99 T --tpot-p99 T [--input S --output G | --workload sharegpt] [--tp 1,2,4,8] [--pp 1,2] [--ep N,...] [--dp-attention auto|on|off] [--dtypes bf16,fp8] [--max-seqs 0,64,256] [--max-gpus N] [--engine E] [--disagg] [--router round-robin|least-outstanding] [--max-rate --dp N] [--format table|json|csv] [--front-plot FILE] [--load-plot FILE]"
 
 const planExamples = `  # the fewest H100s serving 20 req/s of Llama 3 70B with p99 TTFT ≤ 1 s and p99 TPOT ≤ 50 ms
   perfsim plan serve --hw h100 --model llama3-70b --rate 20 --ttft-p99 1s --tpot-p99 50ms --input 1024 --output 256 --requests 600
@@ -47,6 +47,9 @@ type planOptions struct {
 	currency, costInputs      string        // of a priced plan
 	energy                    energyOptions // the price of a candidate (plan_cost.go)
 	host                      hostFlags     // engineflags.go
+	dpAttn                    string        // plan_dpattn.go
+	dpAttnShown               bool          // data-parallel attention searched: the CSV has its column
+	dpAttnNote                string        // why auto searches none for an MoE model
 }
 
 func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
@@ -67,6 +70,7 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&o.tp, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to search")
 	fs.IntSliceVar(&o.pp, "pp", []int{1, 2}, "pipeline-parallel degrees to search")
 	fs.IntSliceVar(&o.ep, "ep", []int{}, "expert-parallel degrees to search for an MoE model, within each --tp group as perfsim serve --ep prices them (default: every degree dividing the TP degree and the experts; 1 for a dense model)")
+	fs.StringVar(&o.dpAttn, "dp-attention", "auto", "data-parallel attention with expert-parallel MoE (DeepSeek's layout, perfsim serve --dp-attention): auto searches it beside the other layouts for an MoE model (groups of 2 or more replicas of each --tp degree, one stage, EP = replicas × tp, the group replicated behind the round-robin router), on searches it alone, off not at all")
 	fs.StringSliceVar(&o.dtypes, "dtypes", []string{"bf16", "fp8"}, "data types to search (weights, activations and KV cache)")
 	o.host.AddFlags(fs)
 	fs.IntSliceVar(&o.maxSeqs, "max-seqs", []int{0, 64, 256}, "caps on running requests to search (0: the engine's)")
@@ -114,6 +118,9 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "perfsim: warning: %v\n", w)
+	}
+	if o.dpAttnNote != "" {
+		fmt.Fprintf(stderr, "perfsim: %s\n", o.dpAttnNote)
 	}
 	fmt.Fprintf(stderr, "perfsim: %d layouts seen, %d pruned, %d simulations, %.1f s\n", p.Seen, p.Pruned, p.Simulated, p.Elapsed.Seconds())
 	if err := planProblems(p); err != nil {
@@ -326,12 +333,33 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		dev, hwErr = whatIf(dev, o.sets)
 	}
 	m, mErr := resolveModel(o.model)
+	mode, err := parseDPAttn(o.dpAttn)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var groups []dpAttnGroup
 	if mErr == nil {
-		// An EP pinned must suit the model's experts.
+		s := simWorkload{M: m}.Shape()
+		groups = o.dpAttnGroups(fs, mode, s, router)
+		// An EP pinned must suit the model's experts: within a TP degree,
+		// or as a data-parallel attention group's.
 		for _, ep := range o.ep {
-			if err := plan.CheckEP("ep", o.model, simWorkload{M: m}.Shape(), ep, o.tp); ep >= 1 && err != nil {
+			if err := plan.CheckEP("ep", o.model, s, ep, o.tp); ep >= 1 && err != nil &&
+				!slices.ContainsFunc(groups, func(g dpAttnGroup) bool { return g.d*g.tp == ep }) {
 				errs = append(errs, usageError{err})
 			}
+		}
+		var e *serve.Engine
+		if hwErr == nil && s.Experts > 1 {
+			if pe, err := serve.Preset(o.engine, dev.Memory.Limit()); err == nil {
+				o.host.apply(fs, &pe)
+				e = &pe
+				o.dpAttnNote = dpAttnNote(mode, s, router, pe)
+			}
+		}
+		errs = append(errs, o.dpAttnErrors(mode, s, router, e, groups)...)
+		if e != nil && serve.CheckDPAttentionEngine(*e) != nil {
+			groups = nil
 		}
 	}
 	if err := errors.Join(append(errs, hwErr, mErr)...); err != nil {
@@ -368,6 +396,9 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 		return nil, nil, usageError{err}
 	}
 	deploy := func(l plan.Layout) (*sim.Pricer, serve.Engine, error) {
+		if l.DPAttention > 1 {
+			return o.deployDPAttn(fs, dev, w, l)
+		}
 		e, _ := serve.PresetFor(o.engine, dev.Memory.Limit(), l.TP)
 		o.host.apply(fs, &e)
 		if l.MaxSeqs > 0 {
@@ -422,12 +453,16 @@ func (o *planOptions) query(fs *pflag.FlagSet) (*plan.ServeQuery, *hardware.Devi
 			for _, pp := range o.pp {
 				for _, d := range dts {
 					for _, ms := range o.maxSeqs {
-						q.Layouts = append(q.Layouts, plan.Layout{TP: tp, PP: pp, EP: ep, DType: d, MaxSeqs: ms})
+						if mode != dpAttnOn {
+							q.Layouts = append(q.Layouts, plan.Layout{TP: tp, PP: pp, EP: ep, DType: d, MaxSeqs: ms})
+						}
 					}
 				}
 			}
 		}
 	}
+	q.Layouts = append(q.Layouts, dpAttnLayouts(groups, dts, o.maxSeqs)...)
+	o.dpAttnShown = len(groups) > 0
 	return q, dev, nil
 }
 

@@ -11,9 +11,12 @@ var mixtralPlan = []string{"plan", "serve", "--hw", "h100", "--model", "mixtral-
 	"--input", "1024", "--output", "256", "--tp", "2,4", "--pp", "1", "--dtypes", "fp8", "--max-seqs", "0", "--requests", "200"}
 
 // TestPlanServe_ep: an MoE plan searches the EP degrees within each TP
-// degree (tp 2: ep 1, 2; tp 4: ep 1, 2, 4), --ep pins them, and each
-// candidate's JSON gives its ep and its GPUs (TP × PP × DP: EP adds
-// none); a dense model's search is unchanged (ep 1 alone).
+// degree (tp 2: ep 1, 2; tp 4: ep 1, 2, 4) and, with data-parallel
+// attention, groups whose EP spans them (2 or 4 replicas of tp 2: ep 4
+// or 8; 2 of tp 4: ep 8); --ep pins them, and each candidate's JSON
+// gives its ep and its GPUs (TP × PP × DP, times a group's replicas: EP
+// within TP adds none); a dense model's search is unchanged (ep 1
+// alone).
 func TestPlanServe_ep(t *testing.T) {
 	type cand struct {
 		Deployment string `json:"deployment"`
@@ -21,6 +24,7 @@ func TestPlanServe_ep(t *testing.T) {
 		PP         int    `json:"pp"`
 		EP         int    `json:"ep"`
 		DP         int    `json:"dp"`
+		DPAttn     int    `json:"dp_attention"`
 		GPUs       int    `json:"gpus"`
 		Prefill    int    `json:"prefill_instances"`
 		Decode     int    `json:"decode_instances"`
@@ -38,12 +42,15 @@ func TestPlanServe_ep(t *testing.T) {
 		seen int
 		eps  []int // the EP degrees the candidates show
 	}{
-		{"searched", mixtralPlan, 5, []int{1, 2, 4}},
+		{"searched", mixtralPlan, 5 + 3, []int{1, 2, 4, 8}},
+		{"without data-parallel attention", append(mixtralPlan[:len(mixtralPlan):len(mixtralPlan)], "--dp-attention", "off"), 5, []int{1, 2, 4}},
+		{"data-parallel attention alone", append(mixtralPlan[:len(mixtralPlan):len(mixtralPlan)], "--dp-attention", "on"), 3, []int{4, 8}},
 		{"pinned", append(mixtralPlan[:len(mixtralPlan):len(mixtralPlan)], "--ep", "2"), 2, []int{2}},
-		{"pinned list", append(mixtralPlan[:len(mixtralPlan):len(mixtralPlan)], "--ep", "1,4"), 3, []int{1, 4}},
+		// ep 4: tp 4's, and 2 replicas of tp 2's.
+		{"pinned list", append(mixtralPlan[:len(mixtralPlan):len(mixtralPlan)], "--ep", "1,4"), 3 + 1, []int{1, 4}},
 		// Pairs share one EP that divides both pools' TP: (2, 2) and
 		// (2, 4) and (4, 2) take ep 1 or 2, (4, 4) ep 1, 2 or 4.
-		{"disaggregated", append(mixtralPlan[:len(mixtralPlan):len(mixtralPlan)], "--disagg"), 5 + 9, []int{1, 2, 4}},
+		{"disaggregated", append(mixtralPlan[:len(mixtralPlan):len(mixtralPlan)], "--disagg"), 5 + 3 + 9, []int{1, 2, 4, 8}},
 		{"dense", []string{"plan", "serve", "--hw", "h100", "--model", "llama3-8b", "--rate", "10", "--ttft-p99", "1s", "--tp", "1,2", "--pp", "1",
 			"--dtypes", "bf16", "--max-seqs", "0", "--requests", "100"}, 2, []int{1}},
 	} {
@@ -56,7 +63,10 @@ func TestPlanServe_ep(t *testing.T) {
 			seen := map[int]bool{}
 			for _, c := range v.Candidates {
 				seen[c.EP] = true
-				want := c.TP * c.PP * c.DP
+				want := c.TP * c.PP * c.DP * max(c.DPAttn, 1)
+				if c.DPAttn > 0 && (c.EP != c.DPAttn*c.TP || c.PP != 1 || !strings.HasPrefix(c.Deployment, "dp-attn ")) {
+					t.Errorf("%s: ep %d, pp %d, want ep dp-attention %d × tp %d, one stage, named", c.Deployment, c.EP, c.PP, c.DPAttn, c.TP)
+				}
 				if c.Prefill > 0 {
 					want = c.Prefill*c.TP*c.PP + c.Decode*c.DecodeTP*c.DecodePP
 				}
@@ -108,7 +118,9 @@ func TestPlanServe_epBad(t *testing.T) {
 		{"mixtral-8x7b", []string{"--ep", "3,16"}, []string{"--ep: expert parallelism 3 does not divide mixtral-8x7b's 8 experts",
 			"--ep: expert parallelism 16 does not divide mixtral-8x7b's 8 experts"}},
 		{"llama3-8b", []string{"--ep", "2"}, []string{"--ep: expert parallelism 2 for llama3-8b, which has no experts"}},
-		{"mixtral-8x7b", []string{"--ep", "8", "--tp", "1,2,4"}, []string{"--ep: expert parallelism 8 divides none of the TP degrees searched (1,2,4)"}},
+		// Without data-parallel attention, whose groups of tp 1, 2 or 4
+		// would take it.
+		{"mixtral-8x7b", []string{"--ep", "8", "--tp", "1,2,4", "--dp-attention", "off"}, []string{"--ep: expert parallelism 8 divides none of the TP degrees searched (1,2,4)"}},
 		{"mixtral-8x7b", []string{"--ep", "0"}, []string{"--ep: 0 is below 1"}},
 		{"mixtral-8x7b", []string{"--ep", "2,2"}, []string{"--ep: 2 is in the list twice"}},
 		// With another flag's problem, both are said.

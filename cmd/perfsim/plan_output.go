@@ -32,11 +32,15 @@ type maxRateJSON struct {
 }
 
 type candJSON struct {
-	Deployment        string  `json:"deployment"`
-	TP                int     `json:"tp"`
-	PP                int     `json:"pp"`
-	EP                int     `json:"ep"` // expert parallelism within TP (1: none); both pools' for a disaggregated candidate
-	DP                int     `json:"dp"`
+	Deployment string `json:"deployment"`
+	TP         int    `json:"tp"`
+	PP         int    `json:"pp"`
+	EP         int    `json:"ep"` // expert parallelism within TP (1: none); both pools' for a disaggregated candidate
+	DP         int    `json:"dp"`
+	// DPAttention is a data-parallel attention group's replicas (its ep
+	// being DPAttention × tp; dp the groups, gpus dp × DPAttention ×
+	// tp); left out for other candidates.
+	DPAttention       int     `json:"dp_attention,omitempty"`
 	DType             string  `json:"dtype"`
 	MaxSeqs           int     `json:"max_seqs"`
 	GPUs              int     `json:"gpus"`
@@ -61,7 +65,7 @@ type candJSON struct {
 }
 
 func candOf(c plan.Candidate, priced bool) candJSON {
-	j := candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, EP: max(c.EP, 1), DP: c.DP, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
+	j := candJSON{Deployment: c.String(), TP: c.TP, PP: c.PP, EP: max(c.EP, 1), DP: c.DP, DPAttention: c.DPAttention, DType: c.DType.String(), MaxSeqs: c.MaxSeqs, GPUs: c.GPUs,
 		TTFTP99S: c.TTFTP99, TPOTP99S: c.TPOTP99, TokensPerS: c.TokensPerSecond, TokensPerSPerGPU: c.TokensPerSecondPerGPU,
 		TokensPerSPerUser: c.TokensPerSecondPerUser, Meets: c.Meets, Over: c.Overloaded, Requests: c.Requests,
 		PrefillInstances: c.Disagg.Prefill, DecodeInstances: c.Disagg.Decode, DecodeTP: c.Disagg.DecodeTP, DecodePP: c.Disagg.DecodePP}
@@ -104,6 +108,9 @@ func planJSON(p *plan.ServePlan, o *planOptions) planOut {
 func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
 	header := []string{"tp", "pp", "ep", "dp", "dtype", "max_seqs", "gpus", "ttft_p99_s", "tpot_p99_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "meets_slo", "overloaded", "pareto", "best",
 		"prefill_instances", "decode_instances", "decode_tp", "decode_pp", "requests"}
+	if o.dpAttnShown {
+		header = append(header, "dp_attention")
+	}
 	priced := o.currency != ""
 	if priced {
 		header = append(header, "cost_per_hour", "cost_per_million_output_tokens", "currency")
@@ -118,6 +125,9 @@ func writePlanCSV(w io.Writer, p *plan.ServePlan, o *planOptions) error {
 			strconv.Itoa(c.GPUs), num(c.TTFTP99), num(c.TPOTP99), num(c.TokensPerSecond), num(c.TokensPerSecondPerGPU), num(c.TokensPerSecondPerUser),
 			strconv.FormatBool(c.Meets), strconv.FormatBool(c.Overloaded), strconv.FormatBool(onFront[c]), strconv.FormatBool(p.Best != nil && *p.Best == c),
 			strconv.Itoa(c.Disagg.Prefill), strconv.Itoa(c.Disagg.Decode), strconv.Itoa(c.Disagg.DecodeTP), strconv.Itoa(c.Disagg.DecodePP), strconv.Itoa(c.Requests)})
+		if o.dpAttnShown {
+			rows[len(rows)-1] = append(rows[len(rows)-1], strconv.Itoa(c.DPAttention))
+		}
 		if priced {
 			rows[len(rows)-1] = append(rows[len(rows)-1], num(c.CostPerHour), num(c.CostPerMillionTokens), o.currency)
 		}
