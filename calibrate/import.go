@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -62,7 +63,7 @@ var aiconfiguratorConstants = map[string]map[string]string{
 // constantsOf returns the dropped constant columns of an aiconfigurator
 // table named file, or nil.
 func constantsOf(file string) map[string]string {
-	base := filepath.Base(file)
+	base := filepath.Base(dataName(file))
 	for suffix, c := range aiconfiguratorConstants {
 		if strings.HasSuffix(base, suffix) {
 			return c
@@ -81,13 +82,57 @@ const MaxFileSize = 256 << 20
 // single-device file and skipped with a warning in a file that mixes
 // devices by design (Vidur's). It returns the rows, warnings, and an
 // error joining every problem found, each naming file:line.
+//
+// A path ending in .gz is read through gzip (the CUDA suite's CSVs
+// compress tenfold); its name less the .gz is what names an
+// aiconfigurator or InferSim table's device and shape, and what it holds
+// uncompressed is bounded by MaxFileSize too.
 func ReadFile(path, format, device string) ([]Measurement, []error, error) {
 	f, err := fileio.Open(path, MaxFileSize, "measurements file")
 	if err != nil {
 		return nil, nil, fmt.Errorf("calibrate: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path, format, device)
+	var r io.Reader = f
+	if dataName(path) != path {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("calibrate: %s: not gzip data, as its .gz name says (%v)", path, err)
+		}
+		defer z.Close()
+		r = &gunzipped{r: z, left: MaxFileSize}
+	}
+	return Read(r, path, format, device)
+}
+
+// dataName is file without a trailing .gz: the name of the data inside.
+func dataName(file string) string { return strings.TrimSuffix(file, ".gz") }
+
+// gunzipped reads at most left bytes of decompressed data, and says in
+// its errors that they are the compression's (a truncated or corrupt
+// stream, or one that decompresses past MaxFileSize); Read names the file.
+type gunzipped struct {
+	r    io.Reader
+	left int64
+}
+
+func (g *gunzipped) Read(p []byte) (int, error) {
+	if g.left <= 0 {
+		var one [1]byte
+		if n, _ := g.r.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("gzip: decompresses to more than %d MiB, the limit of a measurements file", MaxFileSize>>20)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > g.left {
+		p = p[:g.left]
+	}
+	n, err := g.r.Read(p)
+	g.left -= int64(n)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("gzip: %w", err)
+	}
+	return n, err
 }
 
 // Read is ReadFile on a reader; file names it in messages and, for
@@ -345,7 +390,7 @@ func readThirdParty(r io.Reader, file, format string) ([]Measurement, []error, e
 	}
 	device := ""
 	if format == FormatAIConfigurator {
-		base := filepath.Base(file)
+		base := filepath.Base(dataName(file))
 		for p, d := range aiconfiguratorDevices {
 			if strings.HasPrefix(base, p+"_") {
 				device = d

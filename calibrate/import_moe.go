@@ -103,7 +103,7 @@ func importMoEMLA(r *row, kind, device string) (m Measurement, skip int) {
 // The device is the path's <dev> ("h800", "h20"). Other InferSim tables
 // (MHA, DSA, GDN, dense GEMM) are refused.
 func readInferSim(r io.Reader, file string) ([]Measurement, []error, error) {
-	parts := strings.Split(filepath.ToSlash(file), "/")
+	parts := strings.Split(filepath.ToSlash(dataName(file)), "/")
 	n := len(parts)
 	if n < 4 {
 		return nil, nil, &ParseError{File: file, Err: errors.New("an InferSim table is named by its path: <kind>/<phase>/<device>/<shape>.csv")}

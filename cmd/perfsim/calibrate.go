@@ -34,7 +34,8 @@ and prints, per kernel class and dtype, the median, p90 and max |error|
 in-sample and k-fold cross-validated. Measurements are perfsim's CSV
 (kernels/README.md) or a third-party table (aiconfigurator, vidur,
 llmcompass, xla; docs/hardware.md names each), told apart by the
-header unless --format says. Rows of another device are an error (skipped,
+header unless --input-format says; a file named .gz is read through gzip.
+Rows of another device are an error (skipped,
 with a warning, in files that mix devices by design).
 
 validate scores a device's predictions against measurements: per kernel
