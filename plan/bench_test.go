@@ -30,17 +30,32 @@ func BenchmarkPlanServe(b *testing.B) {
 
 // BenchmarkPlanServeMoE: BenchmarkPlanServe's space for Mixtral 8x7B,
 // with EP searched within TP (plan.EPDegrees: ep 1 at tp 1; 1, 2 at
-// tp 2; 1, 2, 4 at tp 4; 1, 2, 4, 8 at tp 8): 280 layouts at 20 req/s, 600 requests
+// tp 2; 1, 2, 4 at tp 4; 1, 2, 4, 8 at tp 8), 280 layouts, and the
+// data-parallel attention groups perfsim plan serve searches beside them
+// (plan.DPAttentionDegrees: 2, 4 or 8 replicas of tp 1, 2 or 4 of tp 2,
+// 2 of tp 4; one stage), 84 more: 364 layouts at 20 req/s, 600 requests
 // per simulation.
 func BenchmarkPlanServeMoE(b *testing.B) {
 	var layouts []plan.Layout
+	dts := []model.DType{model.BF16, model.FP8}
+	caps := []int{0, 32, 64, 128, 256, 512, 1024}
+	s := shapeOf(b, "mixtral-8x7b")
 	for _, tp := range []int{1, 2, 4, 8} {
-		for _, ep := range plan.EPDegrees(shapeOf(b, "mixtral-8x7b"), tp) {
+		for _, ep := range plan.EPDegrees(s, tp) {
 			for _, pp := range []int{1, 2} {
-				for _, d := range []model.DType{model.BF16, model.FP8} {
-					for _, ms := range []int{0, 32, 64, 128, 256, 512, 1024} {
+				for _, d := range dts {
+					for _, ms := range caps {
 						layouts = append(layouts, plan.Layout{TP: tp, PP: pp, EP: ep, DType: d, MaxSeqs: ms})
 					}
+				}
+			}
+		}
+	}
+	for _, tp := range []int{1, 2, 4, 8} {
+		for _, g := range plan.DPAttentionDegrees(s, tp, 64) {
+			for _, d := range dts {
+				for _, ms := range caps {
+					layouts = append(layouts, plan.Layout{TP: tp, PP: 1, EP: g * tp, DType: d, MaxSeqs: ms, DPAttention: g})
 				}
 			}
 		}
