@@ -28,6 +28,8 @@ var measuredRuns = []struct {
 	{"h100-bf16-flush-none-2026-11-26.csv.gz", "NVIDIA H100 80GB HBM3", "h100"},
 	{"h200-bf16-flush-write-2026-11-26.csv.gz", "NVIDIA H200", "h200"},
 	{"h200-bf16-flush-none-2026-11-26.csv.gz", "NVIDIA H200", "h200"},
+	{"launch-h100-2026-11-26.csv", "NVIDIA H100 80GB HBM3", "h100"},
+	{"launch-h200-2026-11-26.csv", "NVIDIA H200", "h200"},
 }
 
 // readMeasured returns a measured file of kernels/testdata, unzipped.
@@ -38,6 +40,13 @@ func readMeasured(t *testing.T, file string) []byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	if !strings.HasSuffix(file, ".gz") {
+		raw, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
 	z, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
@@ -68,18 +77,27 @@ func TestKernelsMeasured_read(t *testing.T) {
 		if ms[0].Device != r.device {
 			t.Errorf("%s: device %q, want %q", r.file, ms[0].Device, r.device)
 		}
+		gemms := map[string]int{}
+		launches := map[string]float64{}
+		for _, m := range ms {
+			switch {
+			case m.Kernel == KernelGEMM:
+				gemms[m.DType.String()]++
+			case strings.HasPrefix(m.Kernel, "launch"):
+				launches[m.Kernel] = float64(m.Time)
+			}
+		}
 		flush := "read"
 		if strings.Contains(r.file, "flush-") {
 			flush = strings.SplitN(strings.SplitN(r.file, "flush-", 2)[1], "-", 2)[0]
 		}
-		if want := "# gemm: L2 flush before each repetition: " + flush + "\n"; !bytes.Contains(raw, []byte(want)) {
+		if want := "# gemm: L2 flush before each repetition: " + flush + "\n"; len(gemms) > 0 && !bytes.Contains(raw, []byte(want)) {
 			t.Errorf("%s: no line %q", r.file, strings.TrimSpace(want))
 		}
-		gemms := map[string]int{}
-		for _, m := range ms {
-			if m.Kernel == KernelGEMM {
-				gemms[m.DType.String()]++
-			}
+		// A kernel replayed from a graph pays less than one launched to a
+		// stream, which pays less than a launch the host waits for.
+		if strings.HasPrefix(r.file, "launch-") && !(launches["launch_graph"] > 0 && launches["launch_graph"] < launches["launch"] && launches["launch"] < launches["launch_sync"]) {
+			t.Errorf("%s: launch_graph %v, launch %v, launch_sync %v: want 0 < graph < stream < sync", r.file, launches["launch_graph"], launches["launch"], launches["launch_sync"])
 		}
 		for dt, n := range gemms {
 			if min := 724; n < min || n > 742 {
