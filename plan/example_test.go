@@ -108,3 +108,29 @@ func ExampleEPDegrees() {
 	// llama3-8b tp 2: ep [1]
 	// llama3-8b tp 8: ep [1]
 }
+
+// ExampleDPAttentionDegrees lists the data-parallel attention groups a
+// serving plan searches with each TP degree within 64 GPUs: d replicas
+// of tp GPUs, the experts over all d × tp of them, for each d the
+// simulator accepts (d × tp dividing Mixtral's 8 experts, DeepSeek-V3's
+// 256); a dense model gets none.
+func ExampleDPAttentionDegrees() {
+	for _, name := range []string{"mixtral-8x7b", "deepseek-v3", "llama3-8b"} {
+		m, err := workloads.Resolve(name)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		s := simload.Workload{M: m}.Shape()
+		for _, tp := range []int{1, 8} {
+			fmt.Printf("%s tp %d: groups of %v\n", name, tp, plan.DPAttentionDegrees(s, tp, 64))
+		}
+	}
+	// Output:
+	// mixtral-8x7b tp 1: groups of [2 4 8]
+	// mixtral-8x7b tp 8: groups of []
+	// deepseek-v3 tp 1: groups of [2 4 8 16 32 64]
+	// deepseek-v3 tp 8: groups of [2 4 8]
+	// llama3-8b tp 1: groups of []
+	// llama3-8b tp 8: groups of []
+}

@@ -177,3 +177,25 @@ func TestPlanServe_denseGolden(t *testing.T) {
 		golden(t, "plan_serve_dense."+f, got)
 	}
 }
+
+// FuzzParseDPAttn: --dp-attention takes auto, on or off in any case and
+// refuses anything else naming the flag; it never panics.
+func FuzzParseDPAttn(f *testing.F) {
+	for _, s := range []string{"auto", "on", "off", "ON", "", "yes", "on ", "1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := parseDPAttn(s)
+		switch strings.ToLower(s) {
+		case "auto", "on", "off":
+			want := map[string]dpAttnMode{"auto": dpAttnAuto, "on": dpAttnOn, "off": dpAttnOff}[strings.ToLower(s)]
+			if err != nil || m != want {
+				t.Errorf("%q: %v, %v", s, m, err)
+			}
+		default:
+			if err == nil || !strings.HasPrefix(err.Error(), "--dp-attention: want auto, on or off") {
+				t.Errorf("%q: accepted as %v (%v)", s, m, err)
+			}
+		}
+	})
+}
