@@ -1,10 +1,7 @@
 package sim_test
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"testing"
@@ -25,17 +22,7 @@ import (
 // attention (PyTorch's scaled_dot_product_attention, not vLLM's paged
 // kernel) and the whole unfused step are logged.
 func TestDecode_llama70bTP4Measured(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "kernels", "testdata", "llama70b-tp4-decode-h100-2026-11-26.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	rows, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := measuredRows(t, "llama70b-tp4-decode-h100-2026-11-26.csv")
 	type key struct {
 		part         string
 		batch, input int

@@ -12,10 +12,9 @@ import (
 	"github.com/perfsim/perfsim/sim"
 )
 
-// measuredStep reads the "step" rows of kernels/torch/mixtral_decode.py's
-// output for one implementation: time per batch, and the mean distinct
-// experts a layer touched.
-func measuredStep(t *testing.T, file, impl string) (time, experts map[int]float64) {
+// measuredRows reads a CSV of kernels/testdata that the PyTorch scripts
+// of kernels/torch wrote: '#' comment lines, a header, then rows.
+func measuredRows(t *testing.T, file string) [][]string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "kernels", "testdata", file))
 	if err != nil {
@@ -25,9 +24,18 @@ func measuredStep(t *testing.T, file, impl string) (time, experts map[int]float6
 	r := csv.NewReader(f)
 	r.Comment = '#'
 	rows, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("%s: %d rows, %v", file, len(rows), err)
 	}
+	return rows
+}
+
+// measuredStep reads the "step" rows of kernels/torch/mixtral_decode.py's
+// output for one implementation: time per batch, and the mean distinct
+// experts a layer touched.
+func measuredStep(t *testing.T, file, impl string) (time, experts map[int]float64) {
+	t.Helper()
+	rows := measuredRows(t, file)
 	time, experts = map[int]float64{}, map[int]float64{}
 	for _, row := range rows[1:] {
 		if row[0] != "step" || row[1] != impl {
