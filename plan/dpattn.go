@@ -63,3 +63,16 @@ func (l Layout) deployment(p *sim.Pricer, e serve.Engine, n int, router serve.Ro
 	}
 	return d
 }
+
+// ServeReplicas serves reqs (in arrival order) on dp replicas of pricer
+// p's layout with engine e behind the round-robin router: independent
+// replicas (serve.RunReplicas), or, for a pricer of a data-parallel
+// attention group (p.Replicas() > 1: EP beyond TP), dp groups of
+// p.Replicas() instances each in lockstep (serve.Deployment's
+// DPAttention). MaxRate and the load plot run a deployment with it.
+func ServeReplicas(p *sim.Pricer, e serve.Engine, reqs []serve.Request, dp int) (*serve.Result, error) {
+	if g := p.Replicas(); g > 1 {
+		return serve.RunDeployment(Layout{DPAttention: g}.deployment(p, e, dp, serve.RoundRobin), reqs, serve.Options{})
+	}
+	return serve.RunReplicas(p, e, reqs, dp, serve.Options{})
+}

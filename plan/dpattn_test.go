@@ -91,3 +91,55 @@ func TestServe_dpAttention(t *testing.T) {
 		t.Errorf("no candidate of several groups (at most %d)", groups)
 	}
 }
+
+// TestMaxRate_dpAttention: for a data-parallel attention pricer
+// (qwen3-30b-a3b, groups of 2 replicas of tp 1, ep 2) MaxRate runs dp
+// groups in lockstep (ServeReplicas: serve.RunDeployment's DPAttention
+// over dp × 2 instances, where an ordinary pricer's replicas are
+// serve.RunReplicas'); the rate found for two groups meets the SLO and
+// 10% more does not.
+func TestMaxRate_dpAttention(t *testing.T) {
+	deploy := deployer(t, "qwen3-30b-a3b")
+	l := plan.Layout{TP: 1, PP: 1, EP: 2, DType: model.FP8, DPAttention: 2}
+	p, e, err := deploy(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := serve.Workload{N: 300, Arrival: serve.Poisson, Rate: 1, Seed: 2, Input: serve.Fixed(1000), Output: serve.Fixed(200)}
+	reqs, err := plan.Requests(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := plan.ServeReplicas(p, e, reqs, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := serve.RunDeployment(serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: 4}, DPAttention: true}, reqs, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Replicas != 4 || got.TTFT != want.TTFT || got.TPOT != want.TPOT {
+		t.Errorf("ServeReplicas over 2 groups: %d replicas, TTFT %+v, TPOT %+v; want 4, %+v, %+v", got.Replicas, got.TTFT, got.TPOT, want.TTFT, want.TPOT)
+	}
+	slo := plan.SLO{TTFTP99: 0.5, TPOTP99: 0.03}
+	r, res, err := plan.MaxRate(p, e, 2, w, slo, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r <= 0 || res == nil || !slo.Meets(res) || res.Replicas != 4 {
+		t.Fatalf("MaxRate = %g (result %+v)", r, res)
+	}
+	w.Rate = 1.1 * r
+	reqs, err = plan.Requests(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	over, err := plan.ServeReplicas(p, e, reqs, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("max rate %.4g req/s (TTFT p99 %.3g s, TPOT p99 %.3g s); at 1.1× TTFT p99 %.3g s, TPOT p99 %.3g s", r, res.TTFT.P99, res.TPOT.P99, over.TTFT.P99, over.TPOT.P99)
+	if slo.Meets(over) {
+		t.Errorf("1.1 × the max rate (%g req/s) still meets the SLO", 1.1*r)
+	}
+}

@@ -423,7 +423,8 @@ func front(all []Candidate) []Candidate {
 }
 
 // MaxRate returns the highest arrival rate (requests per second) at
-// which dp replicas of a deployment meet the SLO, by bisection between
+// which dp replicas of a deployment (dp groups of a data-parallel
+// attention pricer's: ServeReplicas) meet the SLO, by bisection between
 // 0 and the replicas' throughput at maximum load (doubled while it meets
 // the SLO), to a relative tolerance tol (e.g. 0.01), with w's lengths,
 // process and seed (its Rate is ignored). It returns 0 when even a
@@ -442,7 +443,7 @@ func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, t
 	for i := range off {
 		off[i].Arrival = 0
 	}
-	capRes, err := serve.RunReplicas(p, e, off, dp, serve.Options{})
+	capRes, err := ServeReplicas(p, e, off, dp)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -456,7 +457,7 @@ func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, t
 				q.Arrival = model.Seconds(float64(q.Arrival) / r)
 				rs[i] = q
 			}
-			return serve.RunReplicas(p, e, rs, dp, serve.Options{})
+			return ServeReplicas(p, e, rs, dp)
 		})
 		return res, err
 	}

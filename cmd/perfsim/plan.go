@@ -75,8 +75,8 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	o.host.AddFlags(fs)
 	fs.IntSliceVar(&o.maxSeqs, "max-seqs", []int{0, 64, 256}, "caps on running requests to search (0: the engine's)")
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "GPUs at most")
-	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (one --tp, --pp, --dtypes and --max-seqs each, the first of a default list, --ep 1 unless given, and --dp) sustains under the SLOs, by bisection")
-	fs.IntVar(&o.dp, "dp", 1, "replicas of the deployment with --max-rate")
+	fs.BoolVar(&o.maxRate, "max-rate", false, "find the highest rate one deployment (one --tp, --pp, --dtypes and --max-seqs each, the first of a default list, --ep 1 unless given, and --dp) sustains under the SLOs, by bisection; for an MoE model an --ep that is a multiple of --tp, one stage, is a data-parallel attention group of ep/tp replicas (--dp of them)")
+	fs.IntVar(&o.dp, "dp", 1, "replicas of the deployment with --max-rate (groups, for a data-parallel attention group)")
 	fs.BoolVar(&o.disagg, "disagg", false, "also search disaggregated deployments: a prefill and a decode pool, each instance any of the --tp × --pp layouts, the same --dtypes, the engine's --max-seqs, and the fewest instances of each that meet the objectives")
 	fs.StringVar(&o.router, "router", "round-robin", "how requests are spread over replicas and pool instances: round-robin or least-outstanding")
 	addFormatFlag(fs, &o.format)
@@ -509,7 +509,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 			return fmt.Errorf("--load-plot: %w", err)
 		}
 	}
-	out := maxRateJSON{Schema: "perfsim.plan-rate/v1", Layout: l.String(), DP: o.dp, GPUs: o.dp * l.TP * l.PP, MaxRequestsPerS: r}
+	out := maxRateJSON{Schema: "perfsim.plan-rate/v1", Layout: l.String(), DP: o.dp, DPAttention: l.DPAttention, GPUs: o.dp * l.GPUs(), MaxRequestsPerS: r}
 	cells := []string{"", "", ""}
 	if res != nil {
 		ttft, tpot, tok := float64(res.TTFT.P99), float64(res.TPOT.P99), plan.SteadyTokens(r, res)

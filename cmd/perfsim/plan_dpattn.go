@@ -43,13 +43,25 @@ func parseDPAttn(s string) (dpAttnMode, error) {
 type dpAttnGroup struct{ tp, d int }
 
 // dpAttnGroups returns the groups a plan searches for a model of shape s
-// under mode: none when off, for --max-rate, for a dense model, without
-// --pp 1 (serve models no pipeline under the layout), or behind another
-// router than round-robin; else, for each --tp degree, every group size
+// under mode: none when off, for a dense model, without --pp 1 (serve
+// models no pipeline under the layout), or behind another router than
+// round-robin; else, for each --tp degree, every group size
 // plan.DPAttentionDegrees gives within --max-gpus, whose EP (d × tp) is
-// among --ep's where that is pinned.
+// among --ep's where that is pinned. --max-rate prices one deployment: a
+// group only where --ep pins a multiple of the first --tp (and the first
+// --pp is 1), EP over TP replicas.
 func (o *planOptions) dpAttnGroups(fs *pflag.FlagSet, mode dpAttnMode, s sim.Shape, router serve.Router) []dpAttnGroup {
-	if mode == dpAttnOff || o.maxRate || s.Experts <= 1 || !slices.Contains(o.pp, 1) || router != serve.RoundRobin {
+	if mode == dpAttnOff || s.Experts <= 1 || !slices.Contains(o.pp, 1) || router != serve.RoundRobin {
+		return nil
+	}
+	if o.maxRate {
+		if !fs.Changed("ep") || len(o.ep) != 1 || len(o.tp) == 0 || o.pp[0] != 1 {
+			return nil
+		}
+		tp, ep := o.tp[0], o.ep[0]
+		if tp >= 1 && ep%tp == 0 && slices.Contains(plan.DPAttentionDegrees(s, tp, ep), ep/tp) {
+			return []dpAttnGroup{{tp, ep / tp}}
+		}
 		return nil
 	}
 	var out []dpAttnGroup
@@ -66,8 +78,9 @@ func (o *planOptions) dpAttnGroups(fs *pflag.FlagSet, mode dpAttnMode, s sim.Sha
 // dpAttnErrors returns what --dp-attention on cannot search, each a
 // usage error said beside the other flags' problems: a dense model, an
 // engine serve cannot run the layout with (e nil: not known yet), and
-// what serve does not model with it (--max-rate, --disagg, another
-// router, no --pp 1); then, if none of those, that no group fits.
+// what serve does not model with it (--disagg, another router, no --pp
+// 1); then, if none of those, that no group fits (with --max-rate, that
+// --ep names none).
 func (o *planOptions) dpAttnErrors(mode dpAttnMode, s sim.Shape, router serve.Router, e *serve.Engine, groups []dpAttnGroup) []error {
 	if mode != dpAttnOn {
 		return nil
@@ -81,9 +94,6 @@ func (o *planOptions) dpAttnErrors(mode dpAttnMode, s sim.Shape, router serve.Ro
 			errs = append(errs, usagef("--engine: %s cannot run data-parallel attention: %v", e.Name, err))
 		}
 	}
-	if o.maxRate {
-		errs = append(errs, usagef("--dp-attention: on is not with --max-rate, which prices one deployment of independent replicas (perfsim serve --dp-attention prices a group at a rate)"))
-	}
 	if o.disagg {
 		errs = append(errs, usagef("--dp-attention: on is not with --disagg (data-parallel attention in a disaggregated deployment is not modelled)"))
 	}
@@ -93,7 +103,9 @@ func (o *planOptions) dpAttnErrors(mode dpAttnMode, s sim.Shape, router serve.Ro
 	if !slices.Contains(o.pp, 1) {
 		errs = append(errs, usagef("--pp: data-parallel attention runs one pipeline stage, and --dp-attention on was given without --pp 1 among %s", intList(o.pp)))
 	}
-	if len(errs) == 0 && len(groups) == 0 && s.Experts > 1 {
+	if len(errs) == 0 && len(groups) == 0 && s.Experts > 1 && o.maxRate {
+		errs = append(errs, usagef("--dp-attention: on with --max-rate prices one group of replicas × --tp GPUs, the experts over all of them: give --ep, a multiple of --tp that %s's %d experts and layout take (e.g. --tp %d --ep %d), and --pp 1", o.model, s.Experts, max(o.tp[0], 1), 2*max(o.tp[0], 1)))
+	} else if len(errs) == 0 && len(groups) == 0 && s.Experts > 1 {
 		ep := ""
 		if len(o.ep) > 0 {
 			ep = fmt.Sprintf(" among --ep %s", intList(o.ep))

@@ -101,7 +101,10 @@ func TestPlanServe_dpAttentionBad(t *testing.T) {
 		{"llama3-8b", []string{"--dp-attention", "on", "--pp", "0"}, []string{"--pp: 0 is below 1", "--dp-attention: on, but llama3-8b has no routed experts"}},
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--router", "least-outstanding"}, []string{"--router: least-outstanding with --dp-attention on is not modelled"}},
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--disagg"}, []string{"--dp-attention: on is not with --disagg"}},
-		{"mixtral-8x7b", []string{"--dp-attention", "on", "--max-rate", "--tp", "2"}, []string{"--dp-attention: on is not with --max-rate", "--rate: not with --max-rate"}},
+		// --max-rate's one group needs its EP.
+		{"mixtral-8x7b", []string{"--dp-attention", "on", "--max-rate", "--tp", "2"}, []string{"--dp-attention: on with --max-rate prices one group of replicas × --tp GPUs", "give --ep, a multiple of --tp", "--rate: not with --max-rate"}},
+		{"mixtral-8x7b", []string{"--dp-attention", "on", "--max-rate", "--tp", "2", "--ep", "2"}, []string{"--dp-attention: on with --max-rate prices one group"}},
+		{"mixtral-8x7b", []string{"--dp-attention", "off", "--max-rate", "--tp", "1", "--ep", "4"}, []string{"--ep: expert parallelism 4 divides none of the TP degrees searched (1)"}},
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--pp", "2"}, []string{"--pp: data-parallel attention runs one pipeline stage"}},
 		// 8 experts: no group of tp 8 (ep 16 and up), none within 4 GPUs at tp 4.
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--tp", "8"}, []string{"--dp-attention: on, but no group of 2 or more replicas of --tp 8 within --max-gpus 64"}},
@@ -198,4 +201,29 @@ func FuzzParseDPAttn(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPlanServe_maxRateDPAttention: --max-rate with an --ep a multiple
+// of --tp prices a data-parallel attention group (--dp of them): named,
+// its GPUs groups × replicas × tp, dp_attention its replicas; two groups
+// sustain more than one.
+func TestPlanServe_maxRateDPAttention(t *testing.T) {
+	type rate struct {
+		Layout string  `json:"layout"`
+		DP     int     `json:"dp"`
+		DPAttn int     `json:"dp_attention"`
+		GPUs   int     `json:"gpus"`
+		Rate   float64 `json:"max_requests_per_s"`
+	}
+	args := []string{"plan", "serve", "--hw", "h100", "--model", "mixtral-8x7b", "--max-rate", "--tp", "1", "--ep", "4", "--dtypes", "fp8", "--max-seqs", "0",
+		"--ttft-p99", "1s", "--tpot-p99", "50ms", "--requests", "200", "--format", "json"}
+	var one, two rate
+	perfsimJSON(t, &one, args...)
+	perfsimJSON(t, &two, append(args, "--dp", "2")...)
+	if one.Layout != "dp-attn 4 × tp1 ep4 pp1 fp8" || one.DP != 1 || one.DPAttn != 4 || one.GPUs != 4 || !(one.Rate > 0) {
+		t.Errorf("one group: %+v", one)
+	}
+	if two.DP != 2 || two.GPUs != 8 || !(two.Rate > one.Rate) {
+		t.Errorf("two groups: %+v, one: %+v", two, one)
+	}
 }

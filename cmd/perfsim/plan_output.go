@@ -19,9 +19,12 @@ import (
 )
 
 type maxRateJSON struct {
-	Schema          string  `json:"schema"`
-	Layout          string  `json:"layout"`
-	DP              int     `json:"dp"`
+	Schema string `json:"schema"`
+	Layout string `json:"layout"`
+	DP     int    `json:"dp"`
+	// DPAttention is a data-parallel attention group's replicas (dp
+	// being the groups); left out for other deployments.
+	DPAttention     int     `json:"dp_attention,omitempty"`
 	GPUs            int     `json:"gpus"`
 	MaxRequestsPerS float64 `json:"max_requests_per_s"`
 	// At that rate; null when no rate meets the objectives (no run
@@ -245,7 +248,7 @@ func saveLoadPlot(path string, p *sim.Pricer, e serve.Engine, dp int, q *plan.Se
 		if err != nil {
 			return err
 		}
-		res, err := serve.RunReplicas(p, e, reqs, dp, serve.Options{})
+		res, err := plan.ServeReplicas(p, e, reqs, dp)
 		if err != nil {
 			return err
 		}
