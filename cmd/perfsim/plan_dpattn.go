@@ -103,6 +103,15 @@ func (o *planOptions) dpAttnErrors(mode dpAttnMode, s sim.Shape, router serve.Ro
 	if !slices.Contains(o.pp, 1) {
 		errs = append(errs, usagef("--pp: data-parallel attention runs one pipeline stage, and --dp-attention on was given without --pp 1 among %s", intList(o.pp)))
 	}
+	if len(errs) == 0 && len(groups) > 0 && !o.maxRate {
+		// on searches the groups alone: an EP pinned that is no group's
+		// would be dropped without a word.
+		for _, ep := range o.ep {
+			if !slices.ContainsFunc(groups, func(g dpAttnGroup) bool { return g.d*g.tp == ep }) {
+				errs = append(errs, usagef("--ep: %d is the expert parallelism of no data-parallel attention group searched (replicas × --tp %s), and --dp-attention on searches those alone", ep, intList(o.tp)))
+			}
+		}
+	}
 	if len(errs) == 0 && len(groups) == 0 && s.Experts > 1 && o.maxRate {
 		errs = append(errs, usagef("--dp-attention: on with --max-rate prices one group of replicas × --tp GPUs, the experts over all of them: give --ep, a multiple of --tp that %s's %d experts and layout take (e.g. --tp %d --ep %d), and --pp 1", o.model, s.Experts, max(o.tp[0], 1), 2*max(o.tp[0], 1)))
 	} else if len(errs) == 0 && len(groups) == 0 && s.Experts > 1 {

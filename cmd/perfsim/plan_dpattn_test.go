@@ -101,6 +101,8 @@ func TestPlanServe_dpAttentionBad(t *testing.T) {
 		{"llama3-8b", []string{"--dp-attention", "on", "--pp", "0"}, []string{"--pp: 0 is below 1", "--dp-attention: on, but llama3-8b has no routed experts"}},
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--router", "least-outstanding"}, []string{"--router: least-outstanding with --dp-attention on is not modelled"}},
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--disagg"}, []string{"--dp-attention: on is not with --disagg"}},
+		// ep 4 is tp 4's within its group alone, which on does not search.
+		{"mixtral-8x7b", []string{"--dp-attention", "on", "--tp", "4", "--ep", "4,8"}, []string{"--ep: 4 is the expert parallelism of no data-parallel attention group searched (replicas × --tp 4)"}},
 		// --max-rate's one group needs its EP.
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--max-rate", "--tp", "2"}, []string{"--dp-attention: on with --max-rate prices one group of replicas × --tp GPUs", "give --ep, a multiple of --tp", "--rate: not with --max-rate"}},
 		{"mixtral-8x7b", []string{"--dp-attention", "on", "--max-rate", "--tp", "2", "--ep", "2"}, []string{"--dp-attention: on with --max-rate prices one group"}},
