@@ -181,3 +181,16 @@ func (o *planOptions) deployDPAttn(fs *pflag.FlagSet, dev *hardware.Device, w si
 	p, err := sim.NewPricer(sys, w, e.Scenario(sc))
 	return p, e, err
 }
+
+// dpAttnServeFlags returns perfsim serve's layout flags for c, a
+// data-parallel attention candidate: its groups of c.DPAttention
+// replicas of tp GPUs (--ep the group's GPUs, --dp-attention's default
+// --dp being --ep / --tp), c.DP of them (--gpus), its data type and
+// the replicas' cap where the plan set one.
+func dpAttnServeFlags(c *plan.Candidate) string {
+	s := fmt.Sprintf("--dp-attention --tp %d --ep %d --gpus %d --dtype %s", c.TP, c.EP, c.GPUs, c.DType)
+	if c.MaxSeqs > 0 {
+		s += fmt.Sprintf(" --max-seqs %d", c.MaxSeqs)
+	}
+	return s
+}

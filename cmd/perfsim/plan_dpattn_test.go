@@ -14,13 +14,31 @@ import (
 )
 
 // TestPlanServe_dpAttentionEqualsServe: the plan's best data-parallel
-// attention candidate (qwen3-30b-a3b on H100s at 12 req/s, --dp-attention
-// on, SGLang's preset) has the figures of perfsim serve --dp-attention
-// run on its layout over the very requests the plan simulated (its
-// Poisson arrivals pinned to the rate, replayed as a trace; same seed):
-// TTFT and TPOT p99 and tokens/s per user, to the bit.
+// attention candidate (qwen3-30b-a3b on H100s, --dp-attention on,
+// SGLang's preset) has the figures of the perfsim serve command its
+// table prints for it, run over the very requests the plan simulated
+// (its Poisson arrivals pinned to the rate, replayed as a trace; same
+// seed): GPUs, TTFT and TPOT p99 and tokens/s per user, to the bit; one
+// group at 12 req/s, and two groups of 2 × tp1 ep2 at 60 req/s (--gpus
+// 4 behind the round-robin router).
 func TestPlanServe_dpAttentionEqualsServe(t *testing.T) {
-	const rate, n, seed = 12.0, 200, 3
+	for _, tt := range []struct {
+		rate   float64
+		layout []string
+		groups int
+	}{
+		{12, []string{"--tp", "1,2"}, 1},
+		{60, []string{"--tp", "1", "--ep", "2"}, 2},
+	} {
+		t.Run(fmt.Sprint(tt.rate), func(t *testing.T) { planEqualsServe(t, tt.rate, tt.layout, tt.groups) })
+	}
+}
+
+func planEqualsServe(t *testing.T, rate float64, layout []string, groups int) {
+	const n, seed = 200, 3
+	args := append([]string{"plan", "serve", "--hw", "h100", "--model", "qwen3-30b-a3b", "--engine", "sglang", "--rate", fmt.Sprint(rate), "--ttft-p99", "1s", "--tpot-p99", "50ms",
+		"--input", "uniform:128:1024", "--output", "uniform:16:256", "--pp", "1", "--dtypes", "fp8", "--max-seqs", "0", "--requests", strconv.Itoa(n),
+		"--seed", strconv.Itoa(seed), "--dp-attention", "on"}, layout...)
 	var v struct {
 		Best *struct {
 			TP       int     `json:"tp"`
@@ -36,16 +54,30 @@ func TestPlanServe_dpAttentionEqualsServe(t *testing.T) {
 			Requests int     `json:"requests"`
 		} `json:"best"`
 	}
-	perfsimJSON(t, &v, "plan", "serve", "--hw", "h100", "--model", "qwen3-30b-a3b", "--engine", "sglang", "--rate", fmt.Sprint(rate), "--ttft-p99", "1s", "--tpot-p99", "50ms",
-		"--input", "uniform:128:1024", "--output", "uniform:16:256", "--tp", "1,2", "--pp", "1", "--dtypes", "fp8", "--max-seqs", "0", "--requests", strconv.Itoa(n),
-		"--seed", strconv.Itoa(seed), "--dp-attention", "on", "--format", "json")
+	perfsimJSON(t, &v, append(args, "--format", "json")...)
 	b := v.Best
 	if b == nil || b.DPAttn < 2 || b.EP != b.DPAttn*b.TP || b.GPUs != b.DP*b.DPAttn*b.TP {
 		t.Fatalf("best %+v: want a data-parallel attention group", b)
 	}
 	t.Logf("best: %+v", *b)
-	if b.DP != 1 {
-		t.Fatalf("best %+v: %d groups; serve --dp-attention runs one", b, b.DP)
+	if b.DP != groups {
+		t.Fatalf("best %+v: %d groups, want %d", b, b.DP, groups)
+	}
+	// The serve command the table prints for the best.
+	table, errOut, code := perfsim(t, args...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errOut)
+	}
+	var cmd string
+	for _, line := range strings.Split(table, "\n") {
+		if rest, ok := strings.CutPrefix(line, "serve"); ok {
+			cmd, _, _ = strings.Cut(strings.TrimSpace(rest), ",")
+			break
+		}
+	}
+	flags, ok := strings.CutPrefix(cmd, "perfsim serve ")
+	if !ok {
+		t.Fatalf("the plan's table names no serve command for its best:\n%s", table)
 	}
 	in, err := serve.ParseLengths("uniform:128:1024")
 	if err != nil {
@@ -69,8 +101,10 @@ func TestPlanServe_dpAttentionEqualsServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s struct {
-		GPUs int `json:"gpus"`
-		TTFT struct {
+		DP     int `json:"dp"`
+		Groups int `json:"dp_attention_groups"`
+		GPUs   int `json:"gpus"`
+		TTFT   struct {
 			P99 float64 `json:"p99"`
 		} `json:"ttft_s"`
 		TPOT struct {
@@ -79,11 +113,15 @@ func TestPlanServe_dpAttentionEqualsServe(t *testing.T) {
 		} `json:"tpot_s"`
 		Overloaded bool `json:"overloaded"`
 	}
-	perfsimJSON(t, &s, "serve", "--hw", "h100", "--model", "qwen3-30b-a3b", "--engine", "sglang", "--dtype", b.DType, "--tp", strconv.Itoa(b.TP), "--dp", strconv.Itoa(b.DPAttn),
-		"--ep", strconv.Itoa(b.EP), "--dp-attention", "--trace", trace, "--format", "json")
-	if s.GPUs != b.GPUs || s.TTFT.P99 != b.TTFT || s.TPOT.P99 != b.TPOT || 1/s.TPOT.Mean != b.PerUser || s.Overloaded {
-		t.Errorf("plan's best %+v; serve on its layout: %d GPUs, TTFT p99 %v, TPOT p99 %v, %v tokens/s per user, overloaded %v",
-			b, s.GPUs, s.TTFT.P99, s.TPOT.P99, 1/s.TPOT.Mean, s.Overloaded)
+	perfsimJSON(t, &s, append(append([]string{"serve", "--hw", "h100", "--model", "qwen3-30b-a3b", "--engine", "sglang"}, strings.Fields(flags)...),
+		"--trace", trace, "--format", "json")...)
+	wantGroups := groups
+	if groups == 1 {
+		wantGroups = 0 // left out
+	}
+	if s.DP != b.DPAttn || s.Groups != wantGroups || s.GPUs != b.GPUs || s.TTFT.P99 != b.TTFT || s.TPOT.P99 != b.TPOT || 1/s.TPOT.Mean != b.PerUser || s.Overloaded {
+		t.Errorf("plan's best %+v; perfsim serve %s on its requests: dp %d, %d groups, %d GPUs, TTFT p99 %v, TPOT p99 %v, %v tokens/s per user, overloaded %v",
+			b, flags, s.DP, s.Groups, s.GPUs, s.TTFT.P99, s.TPOT.P99, 1/s.TPOT.Mean, s.Overloaded)
 	}
 }
 

@@ -58,6 +58,7 @@ type serveOptions struct {
 	energy                  energyOptions // serve_energy.go
 	deploy                  deployOptions // serve_deploy.go
 	dpAttn                  bool
+	groups                  int // data-parallel attention groups of dp replicas (serve_dpattn.go); 1 otherwise
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -68,9 +69,9 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "model: a catalog name (llama3-8b, llama3-70b, ...) or a model .toml, a HuggingFace config.json or a model directory holding one")
 	fs.IntVar(&o.tp, "tp", 1, "tensor-parallel degree of a replica")
 	fs.IntVar(&o.pp, "pp", 1, "pipeline-parallel degree of a replica")
-	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind the router (--router)")
+	fs.IntVar(&o.dp, "dp", 1, "data-parallel replicas behind the router (--router); with --dp-attention, the replicas of one group (--ep / --tp when not given)")
 	fs.IntVar(&o.ep, "ep", 1, "expert-parallel degree (MoE): each MoE layer's experts split over ep ranks of a replica's TP group, each expert over tp/ep (ep divides tp and the experts); with --dp-attention, ep = dp × tp, the experts over every replica's GPUs with the all-to-all dispatch and combine priced")
-	fs.BoolVar(&o.dpAttn, "dp-attention", false, "data-parallel attention with expert-parallel MoE (DeepSeek's layout, SGLang's --enable-dp-attention): the --dp replicas of tp GPUs each schedule their own requests and KV cache, and run their iterations in lockstep with each MoE layer's experts over all dp × tp GPUs (--ep dp×tp; docs/serving.md)")
+	fs.BoolVar(&o.dpAttn, "dp-attention", false, "data-parallel attention with expert-parallel MoE (DeepSeek's layout, SGLang's --enable-dp-attention): a group of --dp replicas of tp GPUs, each scheduling its own requests and KV cache, their iterations in lockstep with each MoE layer's experts over all dp × tp GPUs (--ep dp×tp); --gpus, a multiple of dp × tp, runs that many GPUs / (dp × tp) groups behind the round-robin router (docs/serving.md)")
 	o.dtype, o.weights, o.act, o.kv = model.BF16, model.BF16, model.BF16, model.BF16
 	fs.Var(&o.dtype, "dtype", "data type of the weights (the GEMMs' weight inputs), the activations (GEMM inputs, attention and the other compute) and the KV cache: fp32, bf16, fp16, fp8, int8, int4, fp4; under an 8- or 4-bit type the residual stream and its tensor-parallel, pipeline and expert-parallel collectives stay in bf16, as engines run them (see --comm), and so do a decoder's token embedding and LM head, as quantisers leave them")
 	fs.Var(&o.comm, "comm", "data type the residual stream's collectives move: the tensor-parallel all-reduces, pipeline sends and MoE all-to-alls (default: bf16 when --act is 8 or 4 bits, as vLLM and TensorRT-LLM do; else --act)")
@@ -116,7 +117,8 @@ type serveSetup struct {
 	engine serve.Engine
 	trace  *serve.Trace // nil: wl's requests, drawn as the run needs them
 	wl     *serve.Workload
-	dp     int
+	dp     int // replicas, or a data-parallel attention group's replicas
+	groups int // data-parallel attention groups (1 otherwise)
 	gpus   int
 	w      sim.Workload
 	hw     string
@@ -313,7 +315,7 @@ func (o *serveOptions) setup(fs *pflag.FlagSet) (*serveSetup, error) {
 	if o.seriesOut != "" {
 		opts.SeriesPoints = 1000
 	}
-	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, trace: trace, wl: &wl, dp: o.dp, gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
+	return &serveSetup{dep: dep, opts: opts, pricer: dep.Serve.Pricer, engine: e, trace: trace, wl: &wl, dp: o.dp, groups: max(o.groups, 1), gpus: dep.GPUs(), w: w, hw: dev.Name, dev: dev}, nil
 }
 
 // layoutErrors returns the model's refusals of the layout's degrees
@@ -352,33 +354,6 @@ func checkServeEP(flag string, ep int, tpFlag string, tp int) error {
 		return usagef("--%s: expert parallelism %d is more than --%s %d: a replica's experts are within its TP group (ep dividing tp); experts across replicas (ep a multiple of tp) need --dp-attention, with --ep = --dp × --tp", flag, ep, tpFlag, tp)
 	}
 	return nil
-}
-
-// checkDPAttention checks --dp-attention's layout: --ep is dp × tp (one
-// expert-parallel group over every replica's GPUs), and nothing it is
-// not modelled with (--disagg, --users, another router than
-// round-robin, --pp).
-func (o *serveOptions) checkDPAttention(fs *pflag.FlagSet) []error {
-	if !o.dpAttn {
-		return nil
-	}
-	var errs []error
-	if o.deploy.disagg != "" {
-		errs = append(errs, usagef("--dp-attention: not with --disagg (data-parallel attention in a disaggregated deployment is not modelled)"))
-	}
-	if o.deploy.users > 0 {
-		errs = append(errs, usagef("--dp-attention: not with --users (a closed loop over data-parallel attention is not modelled)"))
-	}
-	if r, err := serve.ParseRouter(o.deploy.router); err == nil && r != serve.RoundRobin {
-		errs = append(errs, usagef("--router: %s with --dp-attention is not modelled: its replicas take requests round-robin (SGLang's data-parallel controller's default, --load-balance-method round_robin)", r))
-	}
-	if o.pp > 1 {
-		errs = append(errs, usagef("--pp: %d pipeline stages with --dp-attention are not modelled", o.pp))
-	}
-	if o.tp >= 1 && o.dp >= 1 && o.ep != o.dp*o.tp {
-		errs = append(errs, usagef("--ep: %d, but --dp-attention spreads each MoE layer's experts over every replica's GPUs: --ep must be --dp %d × --tp %d = %d", o.ep, o.dp, o.tp, o.dp*o.tp))
-	}
-	return errs
 }
 
 // override applies the engine flags the user set.
@@ -468,6 +443,9 @@ func runServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if o.seriesPlot != "" {
 		what := fmt.Sprintf("%s on %s, %s, tp %d × pp %d × dp %d: replica 0", s.w.Name(), s.dev.Name, res.Engine.Name, o.tp, o.pp, s.dp)
+		if s.groups > 1 {
+			what = fmt.Sprintf("%s on %s, %s, %d groups of tp %d × pp %d × dp %d: group 0's replica 0", s.w.Name(), s.dev.Name, res.Engine.Name, s.groups, o.tp, o.pp, s.dp)
+		}
 		if o.deploy.disagg != "" {
 			what = fmt.Sprintf("%s on %s, %s, %s on %d GPUs: the first decode scheduler", s.w.Name(), s.dev.Name, res.Engine.Name, o.deploy.disagg, s.gpus)
 		}

@@ -38,7 +38,7 @@ func (o *deployOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.prefill, "prefill-pp", 0, "PP of a prefill instance with --disagg (default --pp)")
 	fs.IntVar(&o.decodeTP, "decode-tp", 0, "TP of a decode instance with --disagg (default --tp)")
 	fs.IntVar(&o.decodePP, "decode-pp", 0, "PP of a decode instance with --disagg (default --pp)")
-	fs.IntVar(&o.gpus, "gpus", 0, "GPUs of the deployment: without --dp, replicas = GPUs / (tp × pp); a layout that does not use exactly this many is an error")
+	fs.IntVar(&o.gpus, "gpus", 0, "GPUs of the deployment: without --dp, replicas = GPUs / (tp × pp); with --dp-attention, groups = GPUs / (dp × tp); a layout that does not use exactly this many is an error")
 	fs.IntVar(&o.users, "users", 0, "closed loop: N users, each sending its next request when its last finishes (plus --think); instead of --arrival and --rate")
 	fs.Var(&o.think, "think", "closed loop: a user's pause between a response and its next request, e.g. 2s (default 0)")
 	fs.Float64Var(&o.prefixHit, "prefix-hit", 0, "fraction of each prompt found in the prefix cache (0 to 1): it skips the prefill but holds KV; with a trace's prefix_id, from the second request of an id on a replica")
@@ -103,6 +103,9 @@ func (o *deployOptions) check(fs *pflag.FlagSet, so *serveOptions) []error {
 			errs = append(errs, usagef("--static: not with --disagg"))
 		}
 		return errs
+	}
+	if so.dpAttn {
+		return errs // --gpus and --router: checkDPAttention (serve_dpattn.go)
 	}
 	if per := so.tp * so.pp; fs.Changed("gpus") && o.gpus >= 1 && per >= 1 && so.dp >= 1 {
 		switch {
@@ -169,7 +172,7 @@ func lengths(flag, s string) (serve.Lengths, error) {
 // link between them from the system their GPUs make.
 func (o *deployOptions) deployment(fs *pflag.FlagSet, so *serveOptions, dev *hardware.Device, w sim.Workload, sc sim.Scenario, p *sim.Pricer, e serve.Engine) (serve.Deployment, error) {
 	r, _ := serve.ParseRouter(o.router)
-	d := serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: so.dp}, Router: r, DPAttention: so.dpAttn}
+	d := serve.Deployment{Serve: serve.Pool{Pricer: p, Engine: e, Instances: so.dp * max(so.groups, 1)}, Router: r, DPAttention: so.dpAttn}
 	if o.disagg == "" {
 		return d, nil
 	}

@@ -25,21 +25,25 @@ func statsOf(s serve.Stats) statsJSON { return statsJSON(s) }
 
 // serveSummary is perfsim serve's result: JSON keys in base units.
 type serveSummary struct {
-	Schema        string `json:"schema"`
-	Model         string `json:"model"`
-	Hardware      string `json:"hardware"`
-	Calibration   string `json:"calibration"`
-	Engine        string `json:"engine"`
-	TP            int    `json:"tp"`
-	PP            int    `json:"pp"`
-	DP            int    `json:"dp"`
-	EP            int    `json:"ep"` // expert parallelism within each replica's TP group (1: none), or over every replica's GPUs with dp_attention
-	DPAttention   bool   `json:"dp_attention,omitempty"`
-	GPUs          int    `json:"gpus"`
-	Requests      int    `json:"requests"`
-	MaxSeqs       int    `json:"max_seqs"`
-	MaxTokens     int    `json:"max_tokens"`
-	KVCacheTokens int    `json:"kv_cache_tokens"`
+	Schema      string `json:"schema"`
+	Model       string `json:"model"`
+	Hardware    string `json:"hardware"`
+	Calibration string `json:"calibration"`
+	Engine      string `json:"engine"`
+	TP          int    `json:"tp"`
+	PP          int    `json:"pp"`
+	DP          int    `json:"dp"`
+	EP          int    `json:"ep"` // expert parallelism within each replica's TP group (1: none), or over every replica's GPUs with dp_attention
+	DPAttention bool   `json:"dp_attention,omitempty"`
+	// DPAttentionGroups: the data-parallel attention groups of dp
+	// replicas each behind the round-robin router (gpus being groups ×
+	// dp × tp); left out for one.
+	DPAttentionGroups int `json:"dp_attention_groups,omitempty"`
+	GPUs              int `json:"gpus"`
+	Requests          int `json:"requests"`
+	MaxSeqs           int `json:"max_seqs"`
+	MaxTokens         int `json:"max_tokens"`
+	KVCacheTokens     int `json:"kv_cache_tokens"`
 	// GEMMAllReduce: the TP all-reduces fused with their row-parallel
 	// GEMMs (--gemm-allreduce); absent when off.
 	GEMMAllReduce bool `json:"gemm_allreduce,omitempty"`
@@ -145,6 +149,9 @@ func serveSummaryBase(res *serve.Result, s *serveSetup, ttft, tpot model.Seconds
 		Utilization: res.Utilization, MeanRequestsInSystem: res.MeanInSystem,
 		Iterations: res.Iterations, Preemptions: res.Preemptions, Overloaded: res.Overloaded, Verdict: res.Verdict,
 	}
+	if s.groups > 1 {
+		out.DPAttentionGroups = s.groups
+	}
 	if ttft > 0 || tpot > 0 {
 		out.GoodputRequestsPerS = fp(res.Goodput(ttft, tpot))
 	}
@@ -186,6 +193,8 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	// GPUs of its own, so outside the product).
 	ep := ""
 	switch {
+	case s.DPAttentionGroups > 1:
+		ep = fmt.Sprintf(", data-parallel attention with ep %d over each group", s.EP)
 	case s.DPAttention:
 		ep = fmt.Sprintf(", data-parallel attention with ep %d over them", s.EP)
 	case s.EP > 1:
@@ -195,6 +204,8 @@ func writeServeTable(w io.Writer, s serveSummary) error {
 	case s.KVTransferS != nil:
 		p, d := s.Pools[0], s.Pools[1]
 		fmt.Fprintf(tw, "layout\tprefill %d × (tp %d × pp %d) + decode %d × (tp %d × pp %d) = %s%s, %s router\n", p.Instances, p.TP, p.PP, d.Instances, d.TP, d.PP, gpuCount(s.GPUs), ep, s.Router)
+	case s.DPAttentionGroups > 1:
+		fmt.Fprintf(tw, "layout\t%d groups of tp %d × pp %d × dp %d = %s%s, %s router\n", s.DPAttentionGroups, s.TP, s.PP, s.DP, gpuCount(s.GPUs), ep, s.Router)
 	case s.Router != "":
 		fmt.Fprintf(tw, "layout\ttp %d × pp %d × dp %d = %s%s, %s router\n", s.TP, s.PP, s.DP, gpuCount(s.GPUs), ep, s.Router)
 	default:
@@ -289,8 +300,12 @@ func writeServeCSV(w io.Writer, s serveSummary) error {
 	scalar := func(name string, v float64) {
 		rows = append(rows, []string{name, num(v), "", "", "", "", ""})
 	}
-	// Where they apply, as in the JSON: a hybrid model's state per
-	// sequence, trtllm's runtime buffers.
+	// Where they apply, as in the JSON: data-parallel attention's groups
+	// (the per-GPU figures are over all of them), a hybrid model's state
+	// per sequence, trtllm's runtime buffers.
+	if s.DPAttentionGroups > 1 {
+		scalar("dp_attention_groups", float64(s.DPAttentionGroups))
+	}
 	if s.KVStateTokens > 0 {
 		scalar("kv_state_tokens_per_sequence", float64(s.KVStateTokens))
 	}
