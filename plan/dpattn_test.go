@@ -97,7 +97,7 @@ func TestServe_dpAttention(t *testing.T) {
 // groups in lockstep (ServeReplicas: serve.RunDeployment's DPAttention
 // over dp × 2 instances, where an ordinary pricer's replicas are
 // serve.RunReplicas'); the rate found for two groups meets the SLO and
-// 10% more does not.
+// 10% more does not, judged as MaxRate judges a rate (RateVerdict).
 func TestMaxRate_dpAttention(t *testing.T) {
 	deploy := deployer(t, "qwen3-30b-a3b")
 	l := plan.Layout{TP: 1, PP: 1, EP: 2, DType: model.FP8, DPAttention: 2}
@@ -129,17 +129,12 @@ func TestMaxRate_dpAttention(t *testing.T) {
 	if r <= 0 || res == nil || !slo.Meets(res) || res.Replicas != 4 {
 		t.Fatalf("MaxRate = %g (result %+v)", r, res)
 	}
-	w.Rate = 1.1 * r
-	reqs, err = plan.Requests(w)
+	over, n, err := plan.RateVerdict(p, e, 2, w, 1.1*r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	over, err := plan.ServeReplicas(p, e, reqs, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("max rate %.4g req/s (TTFT p99 %.3g s, TPOT p99 %.3g s); at 1.1× TTFT p99 %.3g s, TPOT p99 %.3g s", r, res.TTFT.P99, res.TPOT.P99, over.TTFT.P99, over.TPOT.P99)
-	if slo.Meets(over) {
-		t.Errorf("1.1 × the max rate (%g req/s) still meets the SLO", 1.1*r)
+	t.Logf("max rate %.4g req/s (TTFT p99 %.3g s, TPOT p99 %.3g s); at 1.1× over %d requests: TTFT p99 %.3g s, TPOT p99 %.3g s, %s", r, res.TTFT.P99, res.TPOT.P99, n, over.TTFT.P99, over.TPOT.P99, over.Verdict)
+	if over.Replicas != 4 || slo.Meets(over) {
+		t.Errorf("1.1 × the max rate (%g req/s) over %d requests on %d replicas still meets the SLO", 1.1*r, n, over.Replicas)
 	}
 }

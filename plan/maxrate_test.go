@@ -10,9 +10,12 @@ import (
 
 // TestMaxRate_loose: with objectives loose enough that the overload
 // verdict, not a latency, ends the load, the rate found still meets them
-// and 10% more does not: the search is not capped by the replicas'
-// throughput at maximum load, which a few hundred requests at once
-// understate (their drain).
+// and 10% more does not (judged as MaxRate judges a rate, RateVerdict: a
+// run that has not settled is run again over more requests; one run had
+// read "not settled" at 10% more in three of the four cases, and at 1.1
+// × 0.85 of the answer in two, which meet over more): the search is not
+// capped by the replicas' throughput at maximum load, which a few
+// hundred requests at once understate (their drain).
 func TestMaxRate_loose(t *testing.T) {
 	p, e, err := deployer(t, "llama3-8b")(plan.Layout{TP: 1, PP: 1, DType: model.BF16})
 	if err != nil {
@@ -37,15 +40,13 @@ func TestMaxRate_loose(t *testing.T) {
 		if r <= 0 || res == nil || !c.slo.Meets(res) {
 			t.Fatalf("%s: MaxRate = %g", c.name, r)
 		}
-		w.Rate = 1.1 * r
-		reqs, _ := plan.Requests(w)
-		over, err := serve.Run(p, e, reqs, serve.Options{})
+		over, n, err := plan.RateVerdict(p, e, 1, w, 1.1*r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: max rate %.3g req/s; at 1.1×: TTFT p99 %.3g s, TPOT p99 %.3g s, %s", c.name, r, over.TTFT.P99, over.TPOT.P99, over.Verdict)
+		t.Logf("%s: max rate %.3g req/s; at 1.1× over %d requests: TTFT p99 %.3g s, TPOT p99 %.3g s, %s", c.name, r, n, over.TTFT.P99, over.TPOT.P99, over.Verdict)
 		if c.slo.Meets(over) {
-			t.Errorf("%s: 1.1 × the max rate (%.3g req/s) still meets the SLO", c.name, 1.1*r)
+			t.Errorf("%s: 1.1 × the max rate (%.3g req/s) still meets the SLO over %d requests", c.name, 1.1*r, n)
 		}
 	}
 }

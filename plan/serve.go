@@ -447,18 +447,8 @@ func MaxRate(p *sim.Pricer, e serve.Engine, dp int, w serve.Workload, slo SLO, t
 	if err != nil {
 		return 0, nil, err
 	}
-	// The requests at rate r are those at rate 1 with times scaled by
-	// 1/r; a run that has not settled is run again over more, as a
-	// plan's candidates are.
 	at := func(r float64) (*serve.Result, error) {
-		res, _, err := ds.settle(r, func(reqs []serve.Request) (*serve.Result, error) {
-			rs := make([]serve.Request, len(reqs))
-			for i, q := range reqs {
-				q.Arrival = model.Seconds(float64(q.Arrival) / r)
-				rs[i] = q
-			}
-			return ServeReplicas(p, e, rs, dp)
-		})
+		res, _, err := ds.replicasAt(p, e, dp, r)
 		return res, err
 	}
 	// The throughput at maximum load is where the search starts, not

@@ -85,7 +85,12 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// TestMaxRate: the rate found meets the SLO; 10% more does not.
+// TestMaxRate: the rate found meets the SLO; 10% more does not, judged
+// as MaxRate judges a rate (RateVerdict: a run that has not settled is
+// run again over more requests, up to SettleFactor times). One run of
+// 800 requests at 10% more had read "not settled" (overloaded) and so
+// missed, whatever the answer: it missed at 1.1 × 0.85 of it too, which
+// meets the SLO over 1,600.
 func TestMaxRate(t *testing.T) {
 	p, e, err := deployer(t, "llama3-8b")(plan.Layout{TP: 1, PP: 1, DType: model.BF16})
 	if err != nil {
@@ -100,15 +105,13 @@ func TestMaxRate(t *testing.T) {
 	if r <= 0 || res == nil || !slo.Meets(res) {
 		t.Fatalf("MaxRate = %g", r)
 	}
-	w.Rate = 1.1 * r
-	reqs, _ := w.Requests()
-	over, err := serve.Run(p, e, reqs, serve.Options{})
+	over, n, err := plan.RateVerdict(p, e, 1, w, 1.1*r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("max rate %.3g req/s (TTFT p99 %.3g s, TPOT p99 %.3g s); at 1.1× TTFT p99 %.3g s, TPOT p99 %.3g s", r, res.TTFT.P99, res.TPOT.P99, over.TTFT.P99, over.TPOT.P99)
+	t.Logf("max rate %.3g req/s (TTFT p99 %.3g s, TPOT p99 %.3g s); at 1.1× over %d requests: TTFT p99 %.3g s, TPOT p99 %.3g s, %s", r, res.TTFT.P99, res.TPOT.P99, n, over.TTFT.P99, over.TPOT.P99, over.Verdict)
 	if slo.Meets(over) {
-		t.Errorf("1.1 × the max rate (%g req/s) still meets the SLO", 1.1*r)
+		t.Errorf("1.1 × the max rate (%g req/s) still meets the SLO over %d requests", 1.1*r, n)
 	}
 }
 

@@ -3,7 +3,9 @@ package plan
 import (
 	"sync"
 
+	"github.com/perfsim/perfsim/model"
 	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
 )
 
 // SettleFactor bounds how far a plan lengthens a candidate's run that
@@ -73,4 +75,20 @@ func (d *draws) settle(rate float64, run func([]serve.Request) (*serve.Result, e
 			return res, n, err
 		}
 	}
+}
+
+// replicasAt runs dp replicas of p and e (ServeReplicas) at rate r as
+// MaxRate judges a rate: over the draws made at rate 1 (d's workload's
+// Rate is 1) with their times scaled by 1/r, again over twice as many
+// while the run has not settled (settle), as a plan's candidates are.
+// It returns the last run's result and its requests.
+func (d *draws) replicasAt(p *sim.Pricer, e serve.Engine, dp int, r float64) (*serve.Result, int, error) {
+	return d.settle(r, func(reqs []serve.Request) (*serve.Result, error) {
+		rs := make([]serve.Request, len(reqs))
+		for i, q := range reqs {
+			q.Arrival = model.Seconds(float64(q.Arrival) / r)
+			rs[i] = q
+		}
+		return ServeReplicas(p, e, rs, dp)
+	})
 }
