@@ -246,7 +246,8 @@ func FuzzParseDPAttn(f *testing.F) {
 // TestPlanServe_maxRateDPAttention: --max-rate with an --ep a multiple
 // of --tp prices a data-parallel attention group (--dp of them): named,
 // its GPUs groups × replicas × tp, dp_attention its replicas; two groups
-// sustain more than one.
+// sustain more than one, and the table names the perfsim serve command
+// that runs them.
 func TestPlanServe_maxRateDPAttention(t *testing.T) {
 	type rate struct {
 		Layout string  `json:"layout"`
@@ -265,5 +266,10 @@ func TestPlanServe_maxRateDPAttention(t *testing.T) {
 	}
 	if two.DP != 2 || two.GPUs != 8 || !(two.Rate > one.Rate) {
 		t.Errorf("two groups: %+v, one: %+v", two, one)
+	}
+	// The table names the serve command that runs the two groups.
+	table, errOut, code := perfsim(t, append(args[:len(args)-2:len(args)-2], "--dp", "2")...)
+	if want := "serve       perfsim serve --dp-attention --tp 1 --ep 4 --gpus 8 --dtype fp8,"; code != 0 || !strings.Contains(table, want) {
+		t.Errorf("exit %d (%s); table:\n%s\nwant %q", code, errOut, table, want)
 	}
 }
