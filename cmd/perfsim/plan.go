@@ -530,7 +530,7 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 			fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), fnum(*out.OutputTokensPerS))
 		}
 		if l.DPAttention > 1 {
-			fmt.Fprintf(tw, "serve\tperfsim serve %s, with this plan's --hw, --model, --engine and request flags\n", dpAttnServeFlags(&plan.Candidate{Layout: l, GPUs: out.GPUs}))
+			fmt.Fprintf(tw, "serve\tperfsim serve %s, with this plan's --hw, --model, --engine, engine and request flags\n", dpAttnServeFlags(&plan.Candidate{Layout: l, GPUs: out.GPUs}))
 		}
 		err = tw.Flush()
 	}

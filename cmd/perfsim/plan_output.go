@@ -158,7 +158,7 @@ func writePlanTable(w io.Writer, p *plan.ServePlan, q *plan.ServeQuery, o *planO
 			if b.Requests > q.Workload.N {
 				n = fmt.Sprintf(" --requests %d", b.Requests)
 			}
-			fmt.Fprintf(tw, "serve\tperfsim serve %s%s, with this plan's --hw, --model, --engine and request flags\n", dpAttnServeFlags(b), n)
+			fmt.Fprintf(tw, "serve\tperfsim serve %s%s, with this plan's --hw, --model, --engine, engine and request flags\n", dpAttnServeFlags(b), n)
 		}
 		if priced {
 			fmt.Fprintf(tw, "cost\t%s per hour, %s per million output tokens (by %s; %s)\n", money(b.CostPerHour), money(b.CostPerMillionTokens), o.objective, o.costInputs)
