@@ -529,8 +529,12 @@ func (o *planOptions) runMaxRate(q *plan.ServeQuery, dev *hardware.Device, f for
 		if res != nil {
 			fmt.Fprintf(tw, "there\tTTFT p99 %v, TPOT p99 %v, %s output tokens/s\n", model.Seconds(res.TTFT.P99), model.Seconds(res.TPOT.P99), fnum(*out.OutputTokensPerS))
 		}
-		if l.DPAttention > 1 {
-			fmt.Fprintf(tw, "serve\tperfsim serve %s, with this plan's --hw, --model, --engine, engine and request flags\n", dpAttnServeFlags(&plan.Candidate{Layout: l, GPUs: out.GPUs}))
+		if l.DPAttention > 1 && res != nil {
+			// The serve command that reruns the deployment at the rate
+			// found, over as many requests as that rate was judged on
+			// (more than --requests where its run had to settle).
+			fmt.Fprintf(tw, "serve\tperfsim serve %s --rate %s --requests %d, with this plan's --hw, --model, --engine, engine and request flags\n",
+				dpAttnServeFlags(&plan.Candidate{Layout: l, GPUs: out.GPUs}), rateFlag(r), res.Count)
 		}
 		err = tw.Flush()
 	}

@@ -5,7 +5,9 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -193,4 +195,14 @@ func dpAttnServeFlags(c *plan.Candidate) string {
 		s += fmt.Sprintf(" --max-seqs %d", c.MaxSeqs)
 	}
 	return s
+}
+
+// rateFlag writes a rate for --rate to four significant digits, rounded
+// down, so that the command it is given to runs at no more than r.
+func rateFlag(r float64) string {
+	if !(r > 0) || math.IsInf(r, 0) {
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	scale := math.Pow(10, 3-math.Floor(math.Log10(r)))
+	return strconv.FormatFloat(math.Floor(r*scale)/scale, 'f', -1, 64)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,7 +270,28 @@ func TestPlanServe_maxRateDPAttention(t *testing.T) {
 	}
 	// The table names the serve command that runs the two groups.
 	table, errOut, code := perfsim(t, append(args[:len(args)-2:len(args)-2], "--dp", "2")...)
-	if want := "serve       perfsim serve --dp-attention --tp 1 --ep 4 --gpus 8 --dtype fp8,"; code != 0 || !strings.Contains(table, want) {
-		t.Errorf("exit %d (%s); table:\n%s\nwant %q", code, errOut, table, want)
+	want := regexp.MustCompile(`serve +perfsim serve --dp-attention --tp 1 --ep 4 --gpus 8 --dtype fp8 --rate ([0-9.]+) --requests ([0-9]+),`)
+	m := want.FindStringSubmatch(table)
+	if code != 0 || m == nil {
+		t.Fatalf("exit %d (%s); table:\n%s\nwant %v", code, errOut, table, want)
+	}
+	// The rate is the one found, rounded down to four digits; the
+	// requests at least --requests.
+	if r, _ := strconv.ParseFloat(m[1], 64); !(r <= two.Rate && r > 0.999*two.Rate) {
+		t.Errorf("serve line's --rate %s, the rate found %v", m[1], two.Rate)
+	}
+	if n, _ := strconv.Atoi(m[2]); n < 200 {
+		t.Errorf("serve line's --requests %s, fewer than the plan's 200", m[2])
+	}
+}
+
+func TestRateFlag(t *testing.T) {
+	for _, c := range []struct {
+		r    float64
+		want string
+	}{{63.7649, "63.76"}, {109.6, "109.6"}, {0.123456, "0.1234"}, {1234.56, "1234"}, {5, "5"}, {0, "0"}} {
+		if got := rateFlag(c.r); got != c.want {
+			t.Errorf("rateFlag(%v) = %s, want %s", c.r, got, c.want)
+		}
 	}
 }
