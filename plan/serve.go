@@ -284,12 +284,7 @@ func searchLayout(q ServeQuery, l Layout, ds *draws) (cands []Candidate, pruned,
 	for i := range off {
 		off[i].Arrival = 0
 	}
-	var cap1 *serve.Result
-	if l.DPAttention > 1 {
-		cap1, err = serve.RunDeployment(l.deployment(p, e, 1, serve.RoundRobin), off, serve.Options{})
-	} else {
-		cap1, err = serve.RunReplicas(p, e, off, 1, serve.Options{})
-	}
+	cap1, err := ServeReplicas(p, e, off, 1)
 	simulated++
 	if err != nil {
 		return nil, 1, simulated, err

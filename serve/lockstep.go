@@ -17,7 +17,7 @@ func checkLockstep(p *sim.Pricer, e Engine, dp int) error {
 	sc := p.Scenario()
 	switch {
 	case dp%p.Replicas() != 0:
-		return fmt.Errorf("--dp-attention: %d replicas of tp %d, but --ep %d spans %d: data-parallel attention needs --ep equal to --dp × --tp (%d), the experts over every replica's GPUs", dp, sc.TP, sc.EP, p.Replicas(), dp*sc.TP)
+		return fmt.Errorf("--dp-attention: %d replicas of tp %d, but --ep %d spans groups of %d: data-parallel attention needs the replicas to be whole groups, each group's experts over its replicas' GPUs (--ep = replicas of a group × --tp)", dp, sc.TP, sc.EP, p.Replicas())
 	case sc.PP > 1:
 		return fmt.Errorf("--dp-attention: pipeline parallelism (--pp %d) with data-parallel attention is not modelled", sc.PP)
 	}
