@@ -29,23 +29,7 @@ func TestValidate_rankFactor(t *testing.T) {
 			t.Errorf("γ %v: Validate() = %v, want %s", tt.g, err, tt.want)
 		}
 	}
-	const src = `name = "x"
-vendor = "v"
-kind = "gpu"
-compute_units = 1
-source = "test"
-[peak.matrix]
-bf16 = "1 TFLOP/s"
-[memory]
-capacity = "80 GB"
-bandwidth = "1 GB/s"
-[interconnect.intra]
-name = "link"
-bandwidth = "1 GB/s"
-devices_per_node = 2
-topology = "switch"
-efficiency_rank_factor = -1
-`
+	src := minimalIntra("topology = \"switch\"\nefficiency_rank_factor = -1\n")
 	_, err := Load(strings.NewReader(src), "x.toml")
 	if err == nil || !strings.Contains(err.Error(), "x.toml:16: interconnect.intra.efficiency_rank_factor: must not be negative") {
 		t.Errorf("Load(efficiency_rank_factor = -1) = %v, want the key, its line and what is wrong", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfsim/perfsim/hardware"
 	"github.com/perfsim/perfsim/serve"
+	"github.com/perfsim/perfsim/sim"
 )
 
 // TestEngineLimits: a replica on an H100 SXM or H200 SXM takes NVIDIA's
@@ -39,18 +40,7 @@ func TestEngineLimits(t *testing.T) {
 		{"a100", "llama2-70b", Offline, 4, 0, 0, 2048},
 		{"b200", "mixtral-8x7b", Server, 1, 0, 0, 3072},
 	} {
-		dev, err := hardware.Lookup(tt.hw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := Find(tt.bench)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := resolveCatalog(b.Model)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dev, b, w := benchOn(t, tt.hw, tt.bench)
 		in, out := 500, 300
 		l := engineLimits(dev, w, b, tt.sc, b.Precision, tt.tp, in, out)
 		batch, tokens, nvidia := tt.batch, tt.tokens, tt.batch > 0
@@ -79,18 +69,7 @@ func TestEngineLimits_gemmAllReduce(t *testing.T) {
 		{"h200", "llama2-70b", Server, 2, false},
 		{"h200", "mixtral-8x7b", Offline, 2, false},
 	} {
-		dev, err := hardware.Lookup(tt.hw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := Find(tt.bench)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := resolveCatalog(b.Model)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dev, b, w := benchOn(t, tt.hw, tt.bench)
 		r, err := replica(dev, w, b, tt.sc, tt.tp, 1000, 300)
 		if err != nil {
 			t.Fatal(err)
@@ -209,4 +188,23 @@ func TestLLM_vsNVIDIA(t *testing.T) {
 			}
 		}
 	}
+}
+
+// benchOn returns the catalog device hw, the benchmark bench and its
+// model from the catalog.
+func benchOn(t *testing.T, hw, bench string) (*hardware.Device, Benchmark, sim.Workload) {
+	t.Helper()
+	dev, err := hardware.Lookup(hw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Find(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := resolveCatalog(b.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev, b, w
 }
