@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,20 +100,7 @@ func TestDPAttention_static(t *testing.T) {
 	e.Static, e.MaxSeqs = true, 1
 	p := pricer(t, sys, w, sc)
 	res := deploy(t, p, e, dp, serve.Workload{N: dp, Arrival: serve.AllAtOnce, Input: serve.Fixed(in), Output: serve.Fixed(out)}, true)
-	inf := rep.Inference
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
-		{"TTFT", res.TTFT.Mean, float64(inf.TTFT)},
-		{"TPOT", res.TPOT.Mean, float64(inf.TPOT)},
-		{"E2E", res.E2E.Mean, float64(inf.E2E)},
-	} {
-		t.Logf("%s: serve %v, simulate %v (%+.4f%%)", c.name, model.Seconds(c.got), model.Seconds(c.want), 100*(c.got/c.want-1))
-		if relErr(c.got, c.want) > 0.005 {
-			t.Errorf("%s = %v, simulate --dp %d --ep %d %v (%+.3f%%)", c.name, model.Seconds(c.got), dp, dp, model.Seconds(c.want), 100*(c.got/c.want-1))
-		}
-	}
+	equalsSimulate(t, res, rep.Inference, fmt.Sprintf("simulate --dp %d --ep %d", dp, dp))
 }
 
 // TestDPAttention_idleReplica: one request on a group of 8 replicas: the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -15,10 +14,6 @@ func TestSimulate_gemmAllReduce(t *testing.T) {
 	base := []string{"simulate", "--hw", "h200", "--model", "llama3.1-405b", "--tp", "8", "--dtype", "fp8", "--input", "2560", "--output", "2", "--format", "json"}
 	run := func(extra ...string) (ttft, tpot float64, fused bool) {
 		t.Helper()
-		out, stderr, code := perfsim(t, append(append([]string{}, base...), extra...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
-		}
 		var j struct {
 			Scenario struct {
 				GEMMAllReduce bool `json:"gemm_allreduce"`
@@ -26,9 +21,7 @@ func TestSimulate_gemmAllReduce(t *testing.T) {
 			TTFT float64 `json:"ttft_s"`
 			TPOT float64 `json:"tpot_s"`
 		}
-		if err := json.Unmarshal([]byte(out), &j); err != nil {
-			t.Fatal(err)
-		}
+		perfsimJSON(t, &j, append(append([]string{}, base...), extra...)...)
 		return j.TTFT, j.TPOT, j.Scenario.GEMMAllReduce
 	}
 	ttft0, tpot0, f0 := run()
@@ -61,19 +54,13 @@ func TestServe_gemmAllReduce(t *testing.T) {
 		"--input", "8000", "--output", "20", "--requests", "20", "--rate", "0.3", "--max-seqs", "64", "--max-tokens", "2560", "--format", "json"}
 	run := func(extra ...string) (ttft float64, fused bool) {
 		t.Helper()
-		out, stderr, code := perfsim(t, append(append([]string{}, base...), extra...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
-		}
 		var j struct {
 			GEMMAllReduce bool `json:"gemm_allreduce"`
 			TTFT          struct {
 				Mean float64 `json:"mean"`
 			} `json:"ttft_s"`
 		}
-		if err := json.Unmarshal([]byte(out), &j); err != nil {
-			t.Fatal(err)
-		}
+		perfsimJSON(t, &j, append(append([]string{}, base...), extra...)...)
 		return j.TTFT.Mean, j.GEMMAllReduce
 	}
 	t0, f0 := run()

@@ -100,18 +100,12 @@ func TestPlanTrain_dropoutAndUnfused(t *testing.T) {
 			if c.TPOverlap {
 				args = append(args, "--tp-overlap")
 			}
-			out, stderr, code := perfsim(t, args...)
-			if code != 0 {
-				t.Fatalf("simulate %v: exit %d: %s", args, code, stderr)
-			}
 			var s struct {
 				Training struct {
 					Step float64 `json:"step_time_s"`
 				} `json:"training"`
 			}
-			if err := json.Unmarshal([]byte(out), &s); err != nil {
-				t.Fatal(err)
-			}
+			perfsimJSON(t, &s, args...)
 			if s.Training.Step != c.Step {
 				t.Errorf("simulate prices the winner's layout at %v s, plan train at %v s", s.Training.Step, c.Step)
 			}
